@@ -1,0 +1,56 @@
+"""The simulated address space a strategy carves blocks from.
+
+Two modes, as real allocators take memory:
+
+* **grown by sbrk** (Unix malloc, K&R 8.7): the break starts at ``base`` and a
+  strategy asks for more with :meth:`Arena.sbrk`.  An optional ``limit`` caps the
+  heap; past it ``sbrk`` fails like ENOMEM and the request that needed it fails.
+* **fixed pool** (embedded allocators, TLSF's ``tlsf_create_with_pool``): the
+  whole pool exists from the start and ``sbrk`` always fails.
+
+Addresses are plain byte offsets; nothing is ever really allocated.
+"""
+
+from __future__ import annotations
+
+
+class Arena:
+    """A byte-addressed heap ``[base, brk)``."""
+
+    __slots__ = ("base", "brk", "limit", "fixed", "grow_calls")
+
+    def __init__(self, *, pool_size: int | None = None, limit: int | None = None,
+                 base: int = 0) -> None:
+        if pool_size is not None and pool_size < 0:
+            raise ValueError(f"pool size must be >= 0, got {pool_size}")
+        if limit is not None and limit < 0:
+            raise ValueError(f"heap limit must be >= 0, got {limit}")
+        self.base = base
+        self.fixed = pool_size is not None
+        self.brk = base + (pool_size or 0)
+        # A fixed pool is its own limit.
+        self.limit = pool_size if self.fixed else limit
+        self.grow_calls = 0
+
+    @property
+    def size(self) -> int:
+        """H in DESIGN.md: break minus base."""
+        return self.brk - self.base
+
+    def sbrk(self, increment: int) -> int | None:
+        """Move the break up by ``increment`` bytes; return the old break, or None
+        when the pool is fixed or the limit would be passed (ENOMEM)."""
+        if increment < 0:
+            raise ValueError("heapscope never shrinks the heap")
+        if self.fixed and increment:
+            return None
+        if self.limit is not None and self.size + increment > self.limit:
+            return None
+        old = self.brk
+        self.brk += increment
+        self.grow_calls += 1
+        return old
+
+    def __repr__(self) -> str:
+        mode = "pool" if self.fixed else "sbrk"
+        return f"Arena({mode}, base={self.base:#x}, brk={self.brk:#x}, limit={self.limit})"

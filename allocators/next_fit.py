@@ -1,0 +1,215 @@
+"""Next fit with a roving pointer: the storage allocator of Kernighan & Ritchie,
+*The C Programming Language*, 2nd ed., section 8.7 (the old Unix malloc that
+seed 000 calls "fsi").
+
+The original, followed line by line:
+
+* Memory is counted in units of ``sizeof(Header)``: a header is one pointer and
+  one ``unsigned`` size padded to the most restrictive alignment, so on LP64
+  one unit is 16 bytes, twice the word.  A request of ``nbytes`` takes
+  ``(nbytes + sizeof(Header) - 1) / sizeof(Header) + 1`` units: the payload
+  rounded up, plus the header.
+* Free blocks sit on a circular list in increasing address order, closed by a
+  zero-size ``base`` header that lives outside the heap (in static data, so at
+  an address below every heap block: we use ``BASE = -1``).
+* ``malloc`` searches from the block after the rover ``freep``.  An exact fit is
+  unlinked; otherwise the *tail* of the block is cut off and returned, so the
+  free block keeps its place in the list.  The rover is then left at the block
+  *before* the one used (``freep = prevp``).
+* When the search comes back round to ``freep``, ``morecore`` calls
+  ``sbrk(max(nunits, NALLOC) * sizeof(Header))`` with ``NALLOC = 1024`` and
+  hands the new memory to ``free``.
+* ``free`` walks from ``freep`` to the address-ordered place of the block,
+  joins it to its upper and lower neighbours when they touch, and leaves the
+  rover at the block before it: the rover moves on free too.
+
+View: the rover arrow moving round the ring, the scanned blocks lit in order.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .events import Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
+from .strategy import FREE_BLOCK, USED, Block, Strategy
+
+#: the address of K&R's static ``base`` header: below every heap address.
+BASE = -1
+#: K&R's minimum number of units to ask sbrk for.
+NALLOC = 1024
+
+
+class NextFit(Strategy):
+    """K&R 8.7 malloc/free on a circular address-ordered free list with a rover."""
+
+    name = "next-fit"
+    title = "Next fit, roving pointer (K&R 8.7)"
+    citation = "Kernighan & Ritchie, The C Programming Language, 2nd ed., 8.7 (1988)"
+
+    #: K&R moves the rover; first fit (a subclass) always starts from base.
+    roving = True
+
+    def __init__(self, *, nalloc: int = NALLOC, **common) -> None:
+        super().__init__(**common)
+        # sizeof(Header): a pointer plus an unsigned, padded to Align (a long).
+        self.unit = 2 * self.word
+        self.align = max(self.align, self.unit)
+        self.nalloc = nalloc
+        # size in units of every block, free or used, by header address
+        self.size: dict[int, int] = {BASE: 0}
+        # s.ptr of the free blocks (and base): the circular free list
+        self.next: dict[int, int] = {BASE: BASE}
+        self.freep = BASE
+
+    # ------------------------------------------------------------ malloc
+    def _malloc(self, nbytes: int) -> int | None:
+        unit = self.unit
+        size = self.size
+        nxt = self.next
+        nunits = (nbytes + unit - 1) // unit + 1
+        if not self.roving:
+            self.freep = BASE
+        prevp = self.freep
+        p = nxt[prevp]
+        while True:
+            psize = size[p]
+            if p != BASE:
+                self._visit(p, psize * unit, psize >= nunits)
+            if psize >= nunits:
+                if psize == nunits:
+                    nxt[prevp] = nxt.pop(p)
+                else:
+                    # Cut the tail: the free block keeps its address and list place.
+                    rest = psize - nunits
+                    size[p] = rest
+                    taken = p + rest * unit
+                    size[taken] = nunits
+                    self.rec.splits += 1
+                    self._event(Split(p, psize * unit, taken, nunits * unit, p, rest * unit))
+                    p = taken
+                self._move_rover(prevp)
+                payload = p + unit
+                self._note_alloc(payload, p, nunits * unit, nbytes, unit)
+                self._event(Placed(p, nunits * unit, payload, nbytes))
+                return payload
+            if p == self.freep:
+                # Wrapped round the whole list: ask the system for more.
+                p = self._morecore(nunits)
+                if p is None:
+                    return None
+            prevp = p
+            p = nxt[p]
+
+    def _morecore(self, nunits: int) -> int | None:
+        nu = max(nunits, self.nalloc)
+        cp = self.arena.sbrk(nu * self.unit)
+        if cp is None:
+            self._event(GrowFailed(nu * self.unit))
+            return None
+        self.rec.grows += 1
+        self._event(Grow(cp, nu * self.unit))
+        self.size[cp] = nu
+        self._insert_free(cp)
+        return self.freep
+
+    # -------------------------------------------------------------- free
+    def _free(self, payload: int) -> None:
+        lb = self._note_free(payload)
+        bp = lb.block_addr
+        self._event(Released(bp, lb.block_size))
+        if not self.roving:
+            self.freep = BASE
+        self._insert_free(bp)
+
+    def _insert_free(self, bp: int) -> None:
+        """K&R's free() body: find the address-ordered place, join neighbours."""
+        size = self.size
+        nxt = self.next
+        unit = self.unit
+        p = self.freep
+        while not (p < bp < nxt[p]):
+            # p is the highest free block and bp lies past it or before the lowest.
+            if p >= nxt[p] and (bp > p or bp < nxt[p]):
+                break
+            p = nxt[p]
+            if p != BASE:
+                self.rec.visits += 1
+        q = nxt[p]
+        if bp + size[bp] * unit == q:      # join to the upper neighbour
+            self.rec.merges += 1
+            self._event(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
+            size[bp] += size.pop(q)
+            nxt[bp] = nxt.pop(q)
+        else:
+            nxt[bp] = q
+        if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour
+            self.rec.merges += 1
+            self._event(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
+            size[p] += size.pop(bp)
+            nxt[p] = nxt.pop(bp)
+        else:
+            nxt[p] = bp
+        self._move_rover(p)
+
+    def _move_rover(self, new: int) -> None:
+        if new != self.freep and self.roving:
+            self._event(PointerMove("rover", self._pointer_addr(self.freep), self._pointer_addr(new)))
+        self.freep = new
+
+    @staticmethod
+    def _pointer_addr(p: int) -> int | None:
+        return None if p == BASE else p
+
+    # ------------------------------------------------------------- views
+    @property
+    def rover(self) -> int | None:
+        """Header address of the block the rover points at; None when it is at base."""
+        return self._pointer_addr(self.freep)
+
+    def free_list(self) -> list[int]:
+        """Free block addresses in list order, starting after base."""
+        out = []
+        p = self.next[BASE]
+        while p != BASE:
+            out.append(p)
+            p = self.next[p]
+        return out
+
+    def free_blocks(self) -> Iterator[tuple[int, int]]:
+        unit = self.unit
+        for addr in self.next:
+            if addr != BASE:
+                yield addr, self.size[addr] * unit
+
+    def _blocks(self):
+        unit = self.unit
+        nxt = self.next
+        for addr in sorted(self.size):
+            if addr == BASE:
+                continue
+            if addr in nxt:
+                yield addr, self.size[addr] * unit, FREE_BLOCK, None
+            else:
+                yield addr, self.size[addr] * unit, USED, addr + unit
+
+    def _policy_signature(self) -> tuple:
+        return (self.freep, tuple(self.free_list()))
+
+    # ------------------------------------------------------------- check
+    def _check_structure(self, blocks: list[Block]) -> None:
+        fail = self._fail
+        fail(self.size.get(BASE) == 0, "base header must have size 0")
+        ring = self.free_list()
+        fail(len(ring) == len(self.next) - 1,
+             f"free list ring reaches {len(ring)} blocks but {len(self.next) - 1} are linked "
+             "(a cycle that skips base, or a lost block)")
+        fail(ring == sorted(ring), f"free list is not in address order: {ring[:8]}")
+        free_addrs = [b.addr for b in blocks if b.free]
+        fail(free_addrs == ring,
+             f"free blocks in the heap {free_addrs[:8]} differ from the free list {ring[:8]}")
+        for a, b in zip(blocks, blocks[1:]):
+            fail(not (a.free and b.free), f"free neighbours {a.addr:#x} and {b.addr:#x} were not joined")
+        fail(self.freep == BASE or self.freep in self.next,
+             f"rover {self.freep:#x} points at a block that is not free")
+        for b in blocks:
+            fail(b.size % self.unit == 0, f"block {b.addr:#x} size {b.size} is not a whole number of units")

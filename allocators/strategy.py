@@ -1,0 +1,302 @@
+"""The interface every allocation strategy implements, and the heap invariants
+they all share.
+
+A strategy subclass implements four things:
+
+* ``_malloc(size) -> payload | None`` and ``_free(payload)``: the policy itself.
+  It reports what it does through :meth:`Strategy._visit`,
+  :meth:`Strategy._event` and the counters of ``self.rec``, and books every
+  block it hands out or takes back with :meth:`Strategy._note_alloc` /
+  :meth:`Strategy._note_free`, so that the shared measures (A, header bytes)
+  stay right without each strategy recomputing them.
+* ``_blocks()``: every block in address order as ``(addr, size, state, payload)``.
+* ``_check_structure(blocks)``: the policy's own invariants (free list order,
+  tree order, bitmap bits, buddy orders...).  Raise :class:`HeapInvariantError`.
+
+The public ``malloc``/``free``/``realloc`` wrap those and open one
+:class:`~allocators.events.OpRecord` per call.  ``check()`` runs the shared
+invariants of DESIGN.md (blocks cover ``[base, brk)`` exactly, no overlap or gap,
+payload alignment, live blocks and books agree) and then the policy's own;
+tests call it after every operation, as sortedcontainers calls ``_check()``.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Iterator, NamedTuple
+
+from .arena import Arena
+from .events import FREE, MALLOC, REALLOC, OpRecord, Visit
+
+USED = "used"
+FREE_BLOCK = "free"
+META = "meta"  # bytes the allocator keeps for itself: sentinels, page headers, padding between chunks
+
+
+class HeapInvariantError(AssertionError):
+    """``check()`` found the heap or a free structure in a state the policy forbids."""
+
+
+class InvalidFree(ValueError):
+    """free/realloc of an address that is not a live payload of this heap."""
+
+
+class Block(NamedTuple):
+    """One block of the heap as ``walk()`` reports it."""
+    addr: int
+    size: int
+    state: str                 # USED, FREE_BLOCK or META
+    payload: int | None = None  # payload address of a used block
+    request: int = 0            # bytes the program asked for (used blocks)
+    header: int = 0             # bytes of header/footer/tags in this used block
+
+    @property
+    def free(self) -> bool:
+        return self.state == FREE_BLOCK
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.size
+
+    @property
+    def padding(self) -> int:
+        """Alignment and rounding bytes of a used block (neither header nor payload)."""
+        return self.size - self.header - self.request if self.state == USED else 0
+
+
+class LiveBlock(NamedTuple):
+    block_addr: int
+    block_size: int
+    request: int
+    header: int
+
+
+class Strategy:
+    """Base class of all strategies; see the module docstring for the contract."""
+
+    #: registry key, e.g. ``"next-fit"``
+    name = "abstract"
+    #: one line for menus and tables
+    title = "abstract strategy"
+    #: the original this strategy follows
+    citation = ""
+
+    def __init__(self, *, word: int = 8, align: int | None = None,
+                 heap_limit: int | None = None, pool_size: int | None = None,
+                 record: bool = True) -> None:
+        if word not in (4, 8):
+            raise ValueError(f"word size must be 4 or 8 bytes, got {word}")
+        self.word = word
+        self.align = align or word
+        if self.align & (self.align - 1):
+            raise ValueError(f"alignment must be a power of two, got {self.align}")
+        self.arena = Arena(pool_size=pool_size, limit=heap_limit)
+        self.record = record
+        self.live: dict[int, LiveBlock] = {}
+        self.in_use = 0          # A: bytes of live blocks, headers and padding included
+        self.header_in_use = 0   # header/footer bytes inside live blocks
+        self.rec = OpRecord()
+
+    # ----------------------------------------------------------------- public API
+    def malloc(self, size: int) -> int | None:
+        """Allocate ``size`` bytes; the payload address, or None if the heap cannot grow."""
+        if size < 0:
+            raise ValueError(f"malloc of a negative size {size}")
+        rec = self.rec = OpRecord(MALLOC, size, events=[] if self.record else None)
+        payload = self._malloc(size)
+        rec.payload = payload
+        rec.failed = payload is None
+        return payload
+
+    def free(self, payload: int | None) -> None:
+        """Give back the block whose payload is at ``payload`` (free(NULL) does nothing)."""
+        rec = self.rec = OpRecord(FREE, 0, payload, events=[] if self.record else None)
+        if payload is None:
+            return
+        if payload not in self.live:
+            raise InvalidFree(f"free of {payload:#x}, which is not a live block of this heap")
+        rec.request = self.live[payload].request
+        self._free(payload)
+
+    def realloc(self, payload: int | None, size: int) -> int | None:
+        """C's realloc: None payload means malloc; a failed realloc keeps the old block."""
+        if size < 0:
+            raise ValueError(f"realloc to a negative size {size}")
+        rec = self.rec = OpRecord(REALLOC, size, old_payload=payload,
+                                  events=[] if self.record else None)
+        if payload is None:
+            new = self._malloc(size)
+        else:
+            if payload not in self.live:
+                raise InvalidFree(f"realloc of {payload:#x}, which is not a live block of this heap")
+            new = self._realloc(payload, size)
+        rec.payload = new
+        rec.failed = new is None
+        return new
+
+    def walk(self) -> list[Block]:
+        """Every block of the heap in address order."""
+        out = []
+        live = self.live
+        for addr, size, state, payload in self._blocks():
+            if state == USED:
+                lb = live.get(payload)
+                if lb is None:
+                    out.append(Block(addr, size, state, payload))
+                else:
+                    out.append(Block(addr, size, state, payload, lb.request, lb.header))
+            else:
+                out.append(Block(addr, size, state))
+        return out
+
+    def check(self) -> None:
+        """Raise :class:`HeapInvariantError` if any invariant is broken."""
+        blocks = self.walk()
+        self._check_heap(blocks)
+        self._check_structure(blocks)
+
+    # ------------------------------------------------------------------ measures
+    @property
+    def heap_size(self) -> int:
+        return self.arena.size
+
+    def free_blocks(self) -> Iterator[tuple[int, int]]:
+        """(addr, size) of each free block; strategies override with their free structure."""
+        for b in self._blocks():
+            if b[2] == FREE_BLOCK:
+                yield b[0], b[1]
+
+    def fragmentation_probe(self) -> tuple[int, int, int, int]:
+        """(free bytes F, largest free block, the free block touching the break or
+        0, largest free block other than that one), in one pass over the free
+        blocks; strategies with a cheaper answer override it."""
+        total = largest = top = largest_below = 0
+        brk = self.arena.brk
+        for addr, size in self.free_blocks():
+            total += size
+            if addr + size == brk:
+                top = size
+            elif size > largest_below:
+                largest_below = size
+        largest = max(top, largest_below)
+        return total, largest, top, largest_below
+
+    # ---------------------------------------------------------- checkpointing
+    def snapshot(self) -> bytes:
+        """The whole state as bytes, for the timeline's checkpoints."""
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def restore(data: bytes) -> "Strategy":
+        return pickle.loads(data)
+
+    def state_signature(self) -> tuple:
+        """A value equal for equal heaps: used by tests comparing seek with replay."""
+        return (self.arena.brk, tuple(self.walk()), self._policy_signature())
+
+    def _policy_signature(self) -> tuple:
+        """Policy state not visible in walk() (rover, list order); override."""
+        return ()
+
+    # ------------------------------------------------------ for subclasses
+    def _malloc(self, size: int) -> int | None:
+        raise NotImplementedError
+
+    def _free(self, payload: int) -> None:
+        raise NotImplementedError
+
+    def _realloc(self, payload: int, size: int) -> int | None:
+        """Default realloc: keep the block if the payload still fits, else
+        malloc-copy-free (the old block stays if malloc fails)."""
+        if size <= self._payload_capacity(payload):
+            self._rebook(payload, size)
+            return payload
+        new = self._malloc(size)
+        if new is None:
+            return None
+        self._free(payload)
+        return new
+
+    def _payload_capacity(self, payload: int) -> int:
+        """Bytes the program may use at ``payload`` without moving it; strategies
+        with a footer or boundary tag at the block end override."""
+        lb = self.live[payload]
+        return lb.block_addr + lb.block_size - payload
+
+    def _blocks(self) -> Iterator[tuple[int, int, str, int | None]]:
+        raise NotImplementedError
+
+    def _check_structure(self, blocks: list[Block]) -> None:
+        pass
+
+    def _visit(self, addr: int, size: int, fits: bool) -> None:
+        """Count one node of the search path and record it."""
+        rec = self.rec
+        rec.visits += 1
+        if rec.events is not None:
+            rec.events.append(Visit(addr, size, fits))
+
+    def _event(self, event) -> None:
+        events = self.rec.events
+        if events is not None:
+            events.append(event)
+
+    def _note_alloc(self, payload: int, block_addr: int, block_size: int,
+                    request: int, header: int) -> None:
+        self.live[payload] = LiveBlock(block_addr, block_size, request, header)
+        self.in_use += block_size
+        self.header_in_use += header
+
+    def _note_free(self, payload: int) -> LiveBlock:
+        lb = self.live.pop(payload)
+        self.in_use -= lb.block_size
+        self.header_in_use -= lb.header
+        return lb
+
+    def _rebook(self, payload: int, request: int) -> None:
+        """A realloc that stays in place: only the requested size changes."""
+        lb = self.live[payload]
+        self.live[payload] = lb._replace(request=request)
+
+    def _fail(self, condition: bool, message: str) -> None:
+        if not condition:
+            raise HeapInvariantError(f"{self.name}: {message}")
+
+    def _check_heap(self, blocks: list[Block]) -> None:
+        """The invariants every strategy shares (DESIGN.md, core model)."""
+        fail = self._fail
+        pos = self.arena.base
+        used_payloads = set()
+        in_use = header = 0
+        for b in blocks:
+            fail(b.size > 0, f"block at {b.addr:#x} has size {b.size}")
+            fail(b.addr == pos, (f"gap before block {b.addr:#x} (previous block ends at {pos:#x})"
+                                 if b.addr > pos else
+                                 f"block {b.addr:#x} overlaps the previous block, which ends at {pos:#x}"))
+            pos = b.end
+            if b.state == USED:
+                fail(b.payload is not None and b.addr <= b.payload <= b.end,
+                     f"used block {b.addr:#x} has payload {b.payload!r} outside it")
+                fail(b.payload % self.align == 0,
+                     f"payload {b.payload:#x} is not aligned to {self.align}")
+                fail(b.payload in self.live, f"used block {b.addr:#x} is not booked as live")
+                lb = self.live[b.payload]
+                fail(lb.block_addr == b.addr and lb.block_size == b.size,
+                     f"block {b.addr:#x}+{b.size} is booked as {lb.block_addr:#x}+{lb.block_size}")
+                fail(b.payload + b.request <= b.end,
+                     f"payload {b.payload:#x} of {b.request} bytes runs past its block end {b.end:#x}")
+                used_payloads.add(b.payload)
+                in_use += b.size
+                header += b.header
+            else:
+                fail(b.state in (FREE_BLOCK, META), f"block {b.addr:#x} has unknown state {b.state!r}")
+        fail(pos == self.arena.brk, f"blocks end at {pos:#x} but the break is at {self.arena.brk:#x}")
+        missing = set(self.live) - used_payloads
+        fail(not missing, f"live payloads {sorted(missing)[:5]} are in no used block")
+        fail(in_use == self.in_use, f"used blocks add up to {in_use} bytes but A is booked as {self.in_use}")
+        fail(header == self.header_in_use,
+             f"headers add up to {header} bytes but are booked as {self.header_in_use}")
+
+
+def align_up(n: int, a: int) -> int:
+    return (n + a - 1) & -a

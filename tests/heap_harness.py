@@ -1,0 +1,70 @@
+"""Shared helpers for strategy tests: valid random op sequences for hypothesis,
+and a driver that calls ``check()`` after every operation (as sortedcontainers'
+tests call ``_check()``)."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from allocators.strategy import Strategy
+
+ALLOC, FREE, REALLOC = 0, 1, 2
+
+
+@st.composite
+def op_sequences(draw, max_ops: int = 80, max_size: int = 2000, reallocs: bool = True):
+    """A list of (kind, id, size) that a correct program could issue: frees and
+    reallocs only name live ids."""
+    n = draw(st.integers(min_value=1, max_value=max_ops))
+    live: list[int] = []
+    next_id = 0
+    ops = []
+    sizes = st.one_of(st.integers(0, 64), st.integers(0, max_size))
+    for _ in range(n):
+        choices = ["a"] + (["f", "f"] if live else []) + (["r"] if live and reallocs else [])
+        what = draw(st.sampled_from(choices))
+        if what == "a":
+            ops.append((ALLOC, next_id, draw(sizes)))
+            live.append(next_id)
+            next_id += 1
+        else:
+            i = live[draw(st.integers(0, len(live) - 1))]
+            if what == "f":
+                live.remove(i)
+                ops.append((FREE, i, 0))
+            else:
+                ops.append((REALLOC, i, draw(sizes)))
+    return ops
+
+
+def run_checked(strategy: Strategy, ops, check_every: int = 1) -> dict[int, int]:
+    """Apply ops, calling ``strategy.check()`` after every ``check_every``-th one
+    and verifying that live payloads never overlap and keep their bytes' owner.
+    Returns the final id -> payload map."""
+    where: dict[int, int] = {}
+    asked: dict[int, int] = {}
+    for step, (kind, ident, size) in enumerate(ops):
+        if kind == ALLOC:
+            p = strategy.malloc(size)
+            if p is not None:
+                where[ident] = p
+                asked[ident] = size
+        elif kind == FREE:
+            p = where.pop(ident, None)
+            asked.pop(ident, None)
+            strategy.free(p)
+        else:
+            old = where.get(ident)
+            p = strategy.realloc(old, size)
+            if p is not None:
+                where[ident] = p
+                asked[ident] = size
+        if step % check_every == 0 or step == len(ops) - 1:
+            strategy.check()
+            blocks = strategy.walk()
+            assert sum(b.size for b in blocks) == strategy.heap_size, \
+                f"step {step}: walk() covers {sum(b.size for b in blocks)} bytes of {strategy.heap_size}"
+            spans = sorted((where[i], where[i] + asked[i]) for i in where)
+            for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+                assert a1 <= b0, f"step {step}: payloads [{a0:#x},{a1:#x}) and [{b0:#x},{b1:#x}) overlap"
+    return where
