@@ -1,0 +1,77 @@
+"""Benchmark: .rep parse speed against the budget of 1,000,000 ops/s.
+
+Generates a 1,000,000-op trace (a mix of mallocs, reallocs and frees, ids up
+to ~200k, sizes up to 64 KiB), writes it to a temporary .rep file, and reads
+it back with ``traces.read_rep`` (best of 5 runs, file in the page cache).
+The semantic checks are included: that is what a user waits for.
+
+    python benchmarks/bench_parse.py [--ops N] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from traces import ALLOC, FREE, REALLOC, Trace, read_rep, write_rep  # noqa: E402
+
+BUDGET_OPS_PER_S = 1_000_000
+
+
+def synthetic_trace(num_ops: int, seed: int = 0) -> Trace:
+    """A valid random trace of exactly ``num_ops`` ops: 45% frees, 10%
+    reallocs, the rest mallocs of fresh ids (blocks live at the end stay so)."""
+    rng = np.random.default_rng(seed)
+    live: list[int] = []
+    ops: list[tuple[int, int, int]] = []
+    next_id = 0
+    coins = rng.random(num_ops).tolist()
+    sizes = rng.integers(1, 65536, size=num_ops).tolist()
+    picks = rng.random(num_ops).tolist()
+    for coin, size, pick in zip(coins, sizes, picks):
+        j = int(pick * len(live))
+        if live and coin < 0.45:
+            live[j], live[-1] = live[-1], live[j]
+            ops.append((FREE, live.pop(), 0))
+        elif live and coin < 0.55:
+            ops.append((REALLOC, live[j], size))
+        else:
+            ops.append((ALLOC, next_id, size))
+            live.append(next_id)
+            next_id += 1
+    return Trace.from_ops(ops, name="bench")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    trace = synthetic_trace(args.ops)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "bench.rep")
+        write_rep(trace, path)
+        size_mb = os.path.getsize(path) / 1e6
+        times = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            parsed = read_rep(path)
+            times.append(time.perf_counter() - t0)
+        assert len(parsed) == len(trace) and np.array_equal(parsed.sizes, trace.sizes)
+    best = min(times)
+    rate = len(trace) / best
+    print(f"parsed {len(trace):,} ops ({size_mb:.1f} MB) in {best * 1000:.0f} ms "
+          f"(best of {args.repeat}; median {sorted(times)[len(times) // 2] * 1000:.0f} ms)")
+    print(f"{rate:,.0f} ops/s = {rate / BUDGET_OPS_PER_S:.2f} x the budget of "
+          f"{BUDGET_OPS_PER_S:,} ops/s -> {'OK' if rate >= BUDGET_OPS_PER_S else 'TOO SLOW'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""Malloc/free traces for heapscope: the Trace type, .rep files, workloads.
+
+Pure Python + numpy; never imports Qt.
+
+    >>> from traces import load_trace
+    >>> t = load_trace("vo1989:steps=500")
+    >>> len(t), t.stats()["max_live_blocks"] > 0
+    (1000, True)
+"""
+
+from .bundled import default_trace_path
+from .errors import TraceError
+from .load import load_trace, parse_spec
+from .rep import format_rep, parse_rep, read_rep, write_rep
+from .trace import ALLOC, FREE, REALLOC, Trace
+from .workloads import WORKLOADS, make_workload
+
+__all__ = [
+    "ALLOC", "FREE", "REALLOC", "Trace", "TraceError",
+    "read_rep", "parse_rep", "write_rep", "format_rep",
+    "WORKLOADS", "make_workload", "load_trace", "parse_spec", "default_trace_path",
+]

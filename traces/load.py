@@ -1,0 +1,72 @@
+"""Turning a user's trace spec (a file path or a workload name) into a Trace.
+
+A spec is either a path to a ``.rep`` / ``.rep.gz`` file, or a workload name
+from :data:`traces.workloads.WORKLOADS` with optional parameters::
+
+    traces/bundled/default.rep
+    vo1989
+    vo1989:seed=3,steps=500
+    plotnick1983:m=100,giant_first=true
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import TraceError
+from .rep import read_rep
+from .trace import Trace
+from .workloads import WORKLOADS, make_workload
+
+_TRUE = {"true", "yes", "on"}
+_FALSE = {"false", "no", "off"}
+
+
+def parse_value(text: str) -> int | float | bool | str:
+    """A parameter value: int, float, bool (true/false/yes/no/on/off), else the text."""
+    low = text.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """Split ``"name:k=v,k=v"`` into the name and a dict of parsed values."""
+    name, _, rest = spec.partition(":")
+    params: dict = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise TraceError(f"bad workload parameter {item!r} in {spec!r} (expected key=value)")
+        params[key.strip()] = parse_value(value.strip())
+    return name.strip(), params
+
+
+def _looks_like_path(spec: str) -> bool:
+    low = spec.lower()
+    return low.endswith((".rep", ".rep.gz", ".gz")) or os.sep in spec or "/" in spec
+
+
+def load_trace(spec: str | os.PathLike) -> Trace:
+    """Load a trace from a file path or a workload spec; TraceError if neither.
+
+    A spec names a file when it is a path object, ends in .rep / .rep.gz,
+    contains a path separator, or is an existing file; otherwise it is a
+    workload name with optional ``:key=value,...`` parameters.
+    """
+    if not isinstance(spec, str):
+        return read_rep(spec)
+    if _looks_like_path(spec) or os.path.isfile(spec):
+        return read_rep(spec)
+    name, params = parse_spec(spec)
+    if name not in WORKLOADS:
+        raise TraceError(f"{spec!r} is neither a trace file nor a known workload "
+                         f"(workloads: {', '.join(WORKLOADS)})")
+    return make_workload(name, **params)
