@@ -1,0 +1,84 @@
+"""The heapscope command without a window: compare, check, and its errors."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from allocators.registry import strategy_names
+from gui.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compare_table_has_one_row_per_strategy(capsys):
+    code, out, err = run(capsys, "compare", "vo1989:steps=600")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("# vo1989")
+    header = lines[1]
+    for title in ("max live (Salloc)", "max heap (Sarena)", "waste", "JW#1", "JW#4", "search p99", "work/op"):
+        assert title in header
+    names = [line.split()[0] for line in lines[3:]]
+    assert names == strategy_names()
+
+
+def test_compare_csv_and_json_agree(capsys):
+    code, out, _ = run(capsys, "compare", "vo1989:steps=300", "-s", "next-fit", "-s", "first-fit",
+                       "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["strategy"] for r in rows] == ["next-fit", "first-fit"]
+    code, out, _ = run(capsys, "compare", "vo1989:steps=300", "-s", "next-fit", "-s", "first-fit",
+                       "--format", "json")
+    data = json.loads(out)
+    assert [d["max_heap"] for d in data] == [int(r["max_heap"]) for r in rows]
+    assert data[0]["max_live"] == data[1]["max_live"] > 0   # same trace, same live bytes
+    assert data[0]["waste"] == pytest.approx((data[0]["max_heap"] - data[0]["max_live"]) / data[0]["max_live"])
+
+
+def test_compare_under_a_heap_limit_reports_failures(capsys):
+    code, out, _ = run(capsys, "compare", "vo1989:steps=400", "-s", "next-fit", "--heap-limit", "32K",
+                       "--format", "json")
+    assert code == 0
+    row = json.loads(out)[0]
+    assert row["failed"] > 0 and row["max_heap"] <= 32 * 1024
+
+
+def test_check_prints_statistics(capsys, tmp_path):
+    path = tmp_path / "t.rep"
+    path.write_text("0\n2\n3\n1\na 0 10\na 1 20\nf 0\n")
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 0
+    assert "OK" in out
+    assert any(line.split()[:2] == ["max_live_bytes", "30"] for line in out.splitlines())
+
+
+def test_bad_trace_gives_file_and_line_not_a_traceback(capsys, tmp_path):
+    path = tmp_path / "broken.rep"
+    path.write_text("0\n2\n3\n1\na 0 10\nf 0\nf 0\n")
+    code, out, err = run(capsys, "compare", str(path))
+    assert code == 2
+    assert f"{path}:7:" in err and "double free" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_strategy_and_workload_are_one_line_errors(capsys):
+    code, _, err = run(capsys, "compare", "vo1989:steps=50", "-s", "nope")
+    assert code == 2 and "unknown strategy 'nope'" in err
+    code, _, err = run(capsys, "compare", "no-such-workload")
+    assert code == 2 and "no-such-workload" in err
+
+
+def test_installed_command_runs_compare_on_the_default_trace():
+    result = subprocess.run([sys.executable, "-m", "gui.cli", "compare", "-s", "next-fit"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "next-fit" in result.stdout

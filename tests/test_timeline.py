@@ -1,0 +1,75 @@
+"""Seek: the heap reached by seek(k) equals the heap reached by replaying ops 0..k
+from scratch, forwards and backwards, for every strategy."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+import pytest
+
+from allocators.registry import make_strategy, strategy_names
+from allocators.replay import Program, ReplayCancelled, Timeline, apply_op
+from traces import make_workload
+
+TRACE = make_workload("vo1989", steps=400, seed=7)
+
+
+def replayed_from_scratch(name: str, k: int):
+    s = make_strategy(name)
+    program = Program()
+    for kind, ident, size in list(TRACE)[:k]:
+        apply_op(s, program, kind, ident, size)
+    return s, program
+
+
+@pytest.fixture(scope="module", params=strategy_names())
+def timeline(request):
+    return Timeline(TRACE, request.param, checkpoint_every=37).build()
+
+
+@settings(max_examples=25, deadline=None)
+@given(ks=st.lists(st.integers(0, len(TRACE)), min_size=1, max_size=6))
+def test_seek_matches_replay_from_scratch(timeline, ks):
+    for k in ks:     # a random walk: forwards, backwards, repeats
+        s = timeline.seek(k)
+        ref, program = replayed_from_scratch(timeline.strategy_name, k)
+        assert timeline.position == k
+        assert s.state_signature() == ref.state_signature()
+        assert timeline.program.live == program.live
+        s.check()
+
+
+def test_seek_keeps_the_events_of_the_shown_step_only(timeline):
+    timeline.seek(150)
+    rec = timeline.last_record
+    assert rec is not None and rec.events is not None and len(rec.events) > 0
+    assert timeline.describe().startswith("step 150: ")
+
+
+def test_step_back_and_forward(timeline):
+    timeline.seek(100)
+    before = timeline.strategy.state_signature()
+    timeline.step_forward()
+    assert timeline.position == 101
+    timeline.step_back()
+    assert timeline.position == 100
+    assert timeline.strategy.state_signature() == before
+
+
+def test_measures_at_a_step_match_the_heap_there(timeline):
+    for k in (1, 57, 200, len(TRACE)):
+        s = timeline.seek(k)
+        row = k - 1
+        assert timeline.series.heap[row] == s.heap_size
+        assert timeline.series.in_use[row] == sum(b.size for b in s.walk() if b.state == "used")
+        assert timeline.series.free[row] == sum(b.size for b in s.walk() if b.free)
+
+
+def test_cancelled_build_keeps_the_steps_done():
+    trace = make_workload("vo1989", steps=6000, seed=1)
+    tl = Timeline(trace, "next-fit")
+    calls = []
+    with pytest.raises(ReplayCancelled) as info:
+        tl.build(progress=lambda d, n: calls.append(d), cancel=lambda: True)
+    assert info.value.done == 4096 and tl.n == 4096
+    assert tl.series.n == 4096
+    tl.seek(4000)
+    tl.strategy.check()
