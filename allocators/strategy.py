@@ -167,9 +167,12 @@ class Strategy:
                 yield b[0], b[1]
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        """(free bytes F, largest free block, the free block touching the break or
-        0, largest free block other than that one), in one pass over the free
-        blocks; strategies with a cheaper answer override it."""
+        """(free bytes F, largest free block, the top block's size or 0, largest
+        free block other than the top one), in one pass over the free blocks.
+
+        The top (wilderness) block is the free block at the end of the heap: it
+        touches the break, or, in a strategy with an end sentinel (TLSF), the
+        sentinel.  Strategies with a cheaper answer override this."""
         total = largest = top = largest_below = 0
         brk = self.arena.brk
         for addr, size in self.free_blocks():
@@ -263,39 +266,50 @@ class Strategy:
             raise HeapInvariantError(f"{self.name}: {message}")
 
     def _check_heap(self, blocks: list[Block]) -> None:
-        """The invariants every strategy shares (DESIGN.md, core model)."""
+        """The invariants every strategy shares (DESIGN.md, core model).
+
+        Messages are built only on failure: check() runs after every operation
+        in the tests, so its cost matters."""
         fail = self._fail
         pos = self.arena.base
+        live = self.live
         used_payloads = set()
         in_use = header = 0
         for b in blocks:
-            fail(b.size > 0, f"block at {b.addr:#x} has size {b.size}")
-            fail(b.addr == pos, (f"gap before block {b.addr:#x} (previous block ends at {pos:#x})"
-                                 if b.addr > pos else
-                                 f"block {b.addr:#x} overlaps the previous block, which ends at {pos:#x}"))
-            pos = b.end
+            if b.size <= 0:
+                fail(False, f"block at {b.addr:#x} has size {b.size}")
+            if b.addr != pos:
+                fail(False, f"gap before block {b.addr:#x} (previous block ends at {pos:#x})"
+                     if b.addr > pos else
+                     f"block {b.addr:#x} overlaps the previous block, which ends at {pos:#x}")
+            pos = b.addr + b.size
             if b.state == USED:
-                fail(b.payload is not None and b.addr <= b.payload <= b.end,
-                     f"used block {b.addr:#x} has payload {b.payload!r} outside it")
-                fail(b.payload % self.align == 0,
-                     f"payload {b.payload:#x} is not aligned to {self.align}")
-                fail(b.payload in self.live, f"used block {b.addr:#x} is not booked as live")
-                lb = self.live[b.payload]
-                fail(lb.block_addr == b.addr and lb.block_size == b.size,
-                     f"block {b.addr:#x}+{b.size} is booked as {lb.block_addr:#x}+{lb.block_size}")
-                fail(b.payload + b.request <= b.end,
-                     f"payload {b.payload:#x} of {b.request} bytes runs past its block end {b.end:#x}")
-                used_payloads.add(b.payload)
+                p = b.payload
+                if p is None or not b.addr <= p <= pos:
+                    fail(False, f"used block {b.addr:#x} has payload {p!r} outside it")
+                if p % self.align:
+                    fail(False, f"payload {p:#x} is not aligned to {self.align}")
+                lb = live.get(p)
+                if lb is None:
+                    fail(False, f"used block {b.addr:#x} is not booked as live")
+                if lb.block_addr != b.addr or lb.block_size != b.size:
+                    fail(False, f"block {b.addr:#x}+{b.size} is booked as {lb.block_addr:#x}+{lb.block_size}")
+                if p + b.request > pos:
+                    fail(False, f"payload {p:#x} of {b.request} bytes runs past its block end {pos:#x}")
+                used_payloads.add(p)
                 in_use += b.size
                 header += b.header
-            else:
-                fail(b.state in (FREE_BLOCK, META), f"block {b.addr:#x} has unknown state {b.state!r}")
-        fail(pos == self.arena.brk, f"blocks end at {pos:#x} but the break is at {self.arena.brk:#x}")
-        missing = set(self.live) - used_payloads
-        fail(not missing, f"live payloads {sorted(missing)[:5]} are in no used block")
-        fail(in_use == self.in_use, f"used blocks add up to {in_use} bytes but A is booked as {self.in_use}")
-        fail(header == self.header_in_use,
-             f"headers add up to {header} bytes but are booked as {self.header_in_use}")
+            elif b.state != FREE_BLOCK and b.state != META:
+                fail(False, f"block {b.addr:#x} has unknown state {b.state!r}")
+        if pos != self.arena.brk:
+            fail(False, f"blocks end at {pos:#x} but the break is at {self.arena.brk:#x}")
+        if len(used_payloads) != len(live):
+            missing = set(live) - used_payloads
+            fail(False, f"live payloads {sorted(missing)[:5]} are in no used block")
+        if in_use != self.in_use:
+            fail(False, f"used blocks add up to {in_use} bytes but A is booked as {self.in_use}")
+        if header != self.header_in_use:
+            fail(False, f"headers add up to {header} bytes but are booked as {self.header_in_use}")
 
 
 def align_up(n: int, a: int) -> int:
