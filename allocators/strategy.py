@@ -102,28 +102,31 @@ class Strategy:
         """Allocate ``size`` bytes; the payload address, or None if the heap cannot grow."""
         if size < 0:
             raise ValueError(f"malloc of a negative size {size}")
-        rec = self.rec = OpRecord(MALLOC, size, events=[] if self.record else None)
+        rec = self.rec = OpRecord(MALLOC, size, [] if self.record else None)
         payload = self._malloc(size)
         rec.payload = payload
-        rec.failed = payload is None
+        if payload is None:
+            rec.failed = True
         return payload
 
     def free(self, payload: int | None) -> None:
         """Give back the block whose payload is at ``payload`` (free(NULL) does nothing)."""
-        rec = self.rec = OpRecord(FREE, 0, payload, events=[] if self.record else None)
+        rec = self.rec = OpRecord(FREE, 0, [] if self.record else None)
         if payload is None:
             return
-        if payload not in self.live:
+        lb = self.live.get(payload)
+        if lb is None:
             raise InvalidFree(f"free of {payload:#x}, which is not a live block of this heap")
-        rec.request = self.live[payload].request
+        rec.payload = payload
+        rec.request = lb.request
         self._free(payload)
 
     def realloc(self, payload: int | None, size: int) -> int | None:
         """C's realloc: None payload means malloc; a failed realloc keeps the old block."""
         if size < 0:
             raise ValueError(f"realloc to a negative size {size}")
-        rec = self.rec = OpRecord(REALLOC, size, old_payload=payload,
-                                  events=[] if self.record else None)
+        rec = self.rec = OpRecord(REALLOC, size, [] if self.record else None)
+        rec.old_payload = payload
         if payload is None:
             new = self._malloc(size)
         else:
@@ -131,7 +134,8 @@ class Strategy:
                 raise InvalidFree(f"realloc of {payload:#x}, which is not a live block of this heap")
             new = self._realloc(payload, size)
         rec.payload = new
-        rec.failed = new is None
+        if new is None:
+            rec.failed = True
         return new
 
     def walk(self) -> list[Block]:
