@@ -101,7 +101,7 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
     series.largest_free[t] = largest
     series.top_free[t] = top
     series.largest_below_top[t] = below
-    series.search[t] = rec.visits
+    series.search[t] = strategy.search_length(rec)
     series.work[t] = rec.work
     series.rotations[t] = rec.rotations
     series.splits[t] = rec.splits

@@ -80,6 +80,9 @@ class Strategy:
     title = "abstract strategy"
     #: the original this strategy follows
     citation = ""
+    #: DESIGN.md counts a buddy system's splits in its search length (orders
+    #: probed + splits); other strategies count nodes examined only.
+    search_counts_splits = False
 
     def __init__(self, *, word: int = 8, align: int | None = None,
                  heap_limit: int | None = None, pool_size: int | None = None,
@@ -160,6 +163,11 @@ class Strategy:
         self._check_structure(blocks)
 
     # ------------------------------------------------------------------ measures
+    def search_length(self, rec: OpRecord | None = None) -> int:
+        """Search length of an operation (the last one by default)."""
+        rec = rec or self.rec
+        return rec.visits + rec.splits if self.search_counts_splits else rec.visits
+
     @property
     def heap_size(self) -> int:
         return self.arena.size

@@ -66,3 +66,13 @@ def test_failed_requests_are_counted_and_replay_goes_on():
     tl.seek(2)
     assert "NULL" in tl.describe()
     assert not math.isnan(row["waste"])
+
+
+def test_buddy_search_length_counts_orders_probed_and_splits():
+    # DESIGN.md: "buddy: orders probed + splits".  malloc(40) on an empty heap:
+    # AVAIL[6..12] probed empty (7 lists), a chunk of order 12 added and its list
+    # probed again (8 probes); 4096 is split down to 64 (6 splits): 14.
+    trace = Trace.from_ops([(ALLOC, 0, 40)], name="one")
+    tl = Timeline(trace, "buddy").build()
+    assert tl.series.search.tolist() == [8 + 6]
+    assert tl.series.work.tolist() == [8 + 6]
