@@ -1,0 +1,667 @@
+"""Best fit on a splay tree of free blocks keyed by size: Phong Vo's AT&T malloc
+(1985-88, the "vsi" of seed 000: "The speed of vsi is due to the use of a splay
+tree to maintain free blocks") as it lives on in vmalloc's Vmbest method
+(K.-P. Vo, "Vmalloc: A General and Efficient Memory Allocator", Software:
+Practice & Experience 26(3), 1996; ``src/lib/libast/vmalloc/vmbest.c`` in AT&T
+ast), with the splay tree of Sleator & Tarjan, "Self-Adjusting Binary Search
+Trees", JACM 32(3), 1985.
+
+The rules, as simulated here:
+
+* **Tree by size only.**  Free blocks sit in a binary search tree keyed by
+  block size.  Blocks of equal size hang in a doubly linked list off the one
+  tree node of that size (Vmbest's ``LINK``; a list member keeps its back link
+  in its ``left`` word and is not a tree node).
+* **Search.**  malloc walks down from the root remembering the smallest size
+  >= the request (stopping early on an exact size), then **splays** that node
+  to the root and takes it out.  If the node has a size list, its first
+  member takes its place in the tree (Vmbest: "head of a link list, use next
+  one for root"); otherwise its two subtrees are joined by splaying the least
+  node of the right subtree to its top and hanging the left subtree under it
+  (Sleator & Tarjan's join).  When nothing in the tree fits, the last node
+  examined is splayed instead, as a splay tree does after any access.
+* **Splaying** is bottom-up (Sleator & Tarjan's version; Vmbest itself splays
+  top-down, which gives the same amortised bound): the node rises by **zig**
+  (its parent is the root), **zig-zig** (it and its parent are both left or
+  both right children: rotate the grandparent first) or **zig-zag** (rotate
+  the parent, then the grandparent) steps.  Each step is a
+  :class:`~allocators.events.Rotation` event; ``rec.rotations`` counts single
+  rotations (zig 1, zig-zig 2, zig-zag 2), Sleator & Tarjan's cost measure,
+  apart from the visits (the nodes examined by the search).
+* **Wilderness.**  The free block at the top of the heap stays out of the
+  tree (Vmbest's ``vd->wild``) and is used only when no tree block fits; if it
+  is too small the heap grows by ``sbrk`` of the shortfall rounded up to
+  ``chunk`` (4096 bytes by default, vmalloc's ``incr``) and the wilderness is
+  extended.
+* **Split.**  The request takes the front of the block; the rest becomes a
+  free block (a tree leaf, or the new wilderness) when it is at least
+  ``MINSIZE + W`` bytes, as Vmbest splits when ``s >= sizeof(Head_t)+BODYSIZE``.
+* **free** joins the block with both neighbours at once (the upper one through
+  its header, the lower one through the ``PFREE`` bit and the self pointer in
+  the last word of a free block, Vmbest's ``LAST(b)``), then inserts the result
+  as a **leaf** without splaying (the next search splays), or makes it the
+  wilderness when it reaches the top.
+
+Block layout (W = word; one contiguous sbrk heap, so Vmbest's per-block
+segment pointer is dropped and the header is one word):
+
+    used block:  [size|BUSY|PFREE] [payload ...................]
+    free node:   [size|PFREE] [left] [right] [parent] [link] ... [self]
+    list member: [size|PFREE] [prev] [  -  ] [  -   ] [link] ... [self]
+
+``MINSIZE`` = header + the tree node fields = 5 words (header, left, right,
+parent, link); a free block also needs its self word, so the least block is
+``MINSIZE + W`` = 6 words, rounded up to the alignment (48 bytes on LP64, as
+Vmbest's ``sizeof(Block_t)`` there).  Requests are rounded up to a whole
+number of alignment units after the header, and to that least block.
+
+Cost: a malloc is O(log n) amortised in the number of distinct free sizes
+(splay + join); free is O(1) to coalesce plus a leaf insertion whose depth is
+not bounded until the next search splays.
+
+View: the tree with a column of same-size blocks under each node, the search
+path lit, the rotations animated step by step; the wilderness drawn apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from .events import (Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Rotation, Split,
+                     Visit)
+from .strategy import FREE_BLOCK, META, USED, Block, HeapInvariantError, Strategy, align_up
+
+#: header bit: the block is in use (Vmbest's BUSY)
+BUSY = 1
+#: header bit: the block just below is free (Vmbest's PFREE)
+PFREE = 2
+#: mask of the size in a header word
+SIZE_MASK = -4
+#: default least sbrk increment, in bytes (vmalloc's ``incr``: a page)
+CHUNK = 4096
+#: words of a free tree node after its header: left, right, parent, link
+NODE_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class TreeInsert:
+    """Free block ``addr`` of ``size`` bytes put in the tree: ``side`` is 'root',
+    'left' or 'right' (a new leaf under ``parent``) or 'list' (hung in the size
+    list of node ``parent``)."""
+    addr: int
+    size: int
+    parent: int | None
+    side: str
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRemove:
+    """Free block ``addr`` of ``size`` bytes taken out of the tree; if it was a
+    tree node with a size list, ``replaced_by`` (the first list member) took its place."""
+    addr: int
+    size: int
+    replaced_by: int | None
+
+
+class SplayBestFit(Strategy):
+    """Vo's best fit on a splay tree of sizes with a wilderness block (Vmbest)."""
+
+    name = "splay-best-fit"
+    title = "Best fit on a splay tree (Vo, AT&T malloc / Vmbest)"
+    citation = ("K.-P. Vo, Vmalloc: A General and Efficient Memory Allocator, SP&E 26(3), 1996 "
+                "(Vmbest; AT&T malloc 1985-88); Sleator & Tarjan, JACM 32(3), 1985")
+
+    def __init__(self, *, chunk: int = CHUNK, **common) -> None:
+        super().__init__(**common)
+        word = self.word
+        self.grain = max(self.align, word)
+        if chunk <= 0:
+            raise ValueError(f"chunk must be positive, got {chunk}")
+        self.chunk = align_up(chunk, self.grain)
+        #: header + left + right + parent + link
+        self.minsize = (1 + NODE_WORDS) * word
+        #: MINSIZE + the self word, aligned: the least block, and the least leftover that is split off
+        self.min_block = align_up(self.minsize + word, self.grain)
+        self.start = self.arena.base + (-word) % self.grain
+        self.top = self.start
+        #: header words of every block, self words of free blocks
+        self.mem: dict[int, int] = {}
+        # Tree node words, by block address.  ``link`` is also the next-member
+        # word of list members, ``prev`` their back link (Vmbest keeps it in LEFT).
+        self.left: dict[int, int | None] = {}
+        self.right: dict[int, int | None] = {}
+        self.parent: dict[int, int | None] = {}
+        self.link: dict[int, int | None] = {}
+        self.prev: dict[int, int] = {}
+        self.root: int | None = None
+        #: the free block at the top of the heap, kept out of the tree
+        self.wilderness: int | None = None
+        #: F, kept for the measures (fragmentation_probe)
+        self.free_bytes = 0
+        if self.arena.fixed:
+            self._pool_init()
+
+    def _pool_init(self) -> None:
+        usable = (self.arena.brk - self.start) // self.grain * self.grain
+        if usable >= self.min_block:
+            self.top = self.start + usable
+            self.mem[self.start] = usable
+            self.mem[self.top - self.word] = self.start
+            self.wilderness = self.start
+            self.free_bytes = usable
+
+    # ------------------------------------------------------------ malloc
+    def _malloc(self, request: int) -> int | None:
+        need = max(align_up(request + self.word, self.grain), self.min_block)
+        mem = self.mem
+        rec = self.rec
+        events = rec.events
+        left, right = self.left, self.right
+        # Best fit: remember the least size >= need on the way down.
+        x = self.root
+        best = last = None
+        while x is not None:
+            size = mem[x] & SIZE_MASK
+            rec.visits += 1
+            if events is not None:
+                events.append(Visit(x, size, size >= need))
+            last = x
+            if size == need:
+                best = x
+                break
+            if size > need:
+                best = x
+                x = left[x]
+            else:
+                x = right[x]
+        if best is not None:
+            self._splay(best)
+            self.root = best
+            size = mem[best] & SIZE_MASK
+            self._take_root(size)
+            return self._place(best, size, need, request, False)
+        if last is not None:
+            self._splay(last)
+            self.root = last
+        # Nothing in the tree fits: the wilderness, extended if need be.
+        wild = self.wilderness
+        wild_size = 0
+        if wild is not None:
+            wild_size = mem[wild] & SIZE_MASK
+            rec.visits += 1
+            if events is not None:
+                events.append(Visit(wild, wild_size, wild_size >= need))
+        if wild_size < need:
+            if not self._extend_wilderness(need - wild_size):
+                return None
+            wild = self.wilderness
+            wild_size = mem[wild] & SIZE_MASK
+            self._visit(wild, wild_size, True)
+        return self._place(wild, wild_size, need, request, True)
+
+    def _place(self, b: int, size: int, need: int, request: int, from_wild: bool) -> int:
+        """Give the front ``need`` bytes of free block ``b`` (already out of the
+        tree) to the request; a big enough rest stays free."""
+        mem = self.mem
+        word = self.word
+        rest = size - need
+        if rest >= self.min_block:          # leftover >= MINSIZE + W
+            r = b + need
+            self.rec.splits += 1
+            self._event(Split(b, size, b, need, r, rest))
+            mem[b] = need | BUSY | (mem[b] & PFREE)
+            mem[r] = rest                    # its lower neighbour b is busy: no PFREE
+            mem[r + rest - word] = r         # self word (the old one of b, now r's)
+            if from_wild:
+                self._set_wilderness(r)
+            else:
+                self._tree_insert(r, rest, False)
+        else:
+            need = size
+            mem[b] |= BUSY
+            del mem[b + size - word]
+            upper = b + size
+            if upper < self.top:
+                mem[upper] &= ~PFREE
+            if from_wild:
+                self._set_wilderness(None)
+        self.free_bytes -= need
+        payload = b + word
+        self._note_alloc(payload, b, need, request, word)
+        self._event(Placed(b, need, payload, request))
+        return payload
+
+    def _extend_wilderness(self, shortfall: int) -> bool:
+        """sbrk the shortfall rounded up to ``chunk``; the new memory joins the
+        wilderness (or becomes it)."""
+        increment = align_up(shortfall, self.chunk)
+        prologue = max(0, self.start - self.arena.brk)   # first growth only
+        old = self.arena.sbrk(prologue + increment)
+        if old is None:
+            self._event(GrowFailed(prologue + increment))
+            return False
+        self.rec.grows += 1
+        self._event(Grow(old, prologue + increment))
+        self.free_bytes += increment
+        mem, word = self.mem, self.word
+        wild = self.wilderness
+        top = self.top
+        self.top = top + increment
+        if wild is None:
+            # The top block is busy (a free top block is always the wilderness).
+            mem[top] = increment
+            mem[top + increment - word] = top
+            self._set_wilderness(top)
+        else:
+            size = mem[wild] & SIZE_MASK
+            self._event(Coalesce(wild, size, top, increment))
+            del mem[top - word]
+            mem[wild] = (size + increment) | (mem[wild] & PFREE)
+            mem[top + increment - word] = wild
+        return True
+
+    def _set_wilderness(self, new: int | None) -> None:
+        if new != self.wilderness:
+            self._event(PointerMove("wilderness", self.wilderness, new))
+            self.wilderness = new
+
+    # -------------------------------------------------------------- free
+    def _free(self, payload: int) -> None:
+        lb = self._note_free(payload)
+        b, size = lb.block_addr, lb.block_size
+        self._event(Released(b, size))
+        self.free_bytes += size
+        mem, word = self.mem, self.word
+        rec = self.rec
+        header = mem[b]
+        if header & PFREE:
+            low = mem[b - word]              # the lower block's self word: LAST(b)
+            low_size = mem[low] & SIZE_MASK
+            self._tree_remove(low, low_size)
+            rec.merges += 1
+            self._event(Coalesce(low, low_size, b, size))
+            del mem[b - word], mem[b]
+            header = mem[low]
+            b = low
+            size += low_size
+        upper = b + size
+        if upper < self.top:
+            upper_header = mem[upper]
+            if not upper_header & BUSY:
+                upper_size = upper_header & SIZE_MASK
+                if upper == self.wilderness:
+                    self.wilderness = None   # the joined block reaches the top: it is the wilderness
+                else:
+                    self._tree_remove(upper, upper_size)
+                rec.merges += 1
+                self._event(Coalesce(b, size, upper, upper_size))
+                del mem[upper]
+                size += upper_size
+        mem[b] = size | (header & PFREE)
+        mem[b + size - word] = b
+        upper = b + size
+        if upper == self.top:
+            self._set_wilderness(b)
+        else:
+            mem[upper] |= PFREE
+            self._tree_insert(b, size, True)
+
+    # ------------------------------------------------------------ the tree
+    def _tree_insert(self, b: int, size: int, count_visits: bool) -> None:
+        """Vmbest's leaf insertion: walk down by size; an equal size hangs ``b``
+        in that node's list right after the node; no splaying."""
+        mem = self.mem
+        left, right, parent, link = self.left, self.right, self.parent, self.link
+        x = self.root
+        if x is None:
+            self.root = b
+            left[b] = right[b] = parent[b] = link[b] = None
+            self._event(TreeInsert(b, size, None, "root"))
+            return
+        rec = self.rec
+        while True:
+            if count_visits:
+                rec.visits += 1
+            node_size = mem[x] & SIZE_MASK
+            if size < node_size:
+                child = left[x]
+                if child is None:
+                    left[x] = b
+                    side = "left"
+                    break
+            elif size > node_size:
+                child = right[x]
+                if child is None:
+                    right[x] = b
+                    side = "right"
+                    break
+            else:
+                first = link[x]
+                link[b] = first
+                if first is not None:
+                    self.prev[first] = b
+                link[x] = b
+                self.prev[b] = x
+                self._event(TreeInsert(b, size, x, "list"))
+                return
+            x = child
+        left[b] = right[b] = link[b] = None
+        parent[b] = x
+        self._event(TreeInsert(b, size, x, side))
+
+    def _tree_remove(self, b: int, size: int) -> None:
+        """Take free block ``b`` out of the tree (a neighbour being joined).
+        A list member is unlinked in O(1); a tree node is splayed to the root
+        and taken there, as Vmbest's REMOVE searches for it."""
+        prev = self.prev
+        if b in prev:
+            before = prev.pop(b)
+            after = self.link.pop(b)
+            self.link[before] = after
+            if after is not None:
+                prev[after] = before
+            self._event(TreeRemove(b, size, None))
+            return
+        self._splay(b)
+        self.root = b
+        self._take_root(size)
+
+    def _take_root(self, size: int) -> None:
+        """Remove the root node: its first list member takes its place, or its
+        subtrees are joined."""
+        left, right, parent, link = self.left, self.right, self.parent, self.link
+        x = self.root
+        lo, hi = left.pop(x), right.pop(x)
+        del parent[x]
+        member = link.pop(x)
+        if member is not None:
+            # "head of a link list, use next one for root"
+            del self.prev[member]
+            left[member], right[member], parent[member] = lo, hi, None
+            if lo is not None:
+                parent[lo] = member
+            if hi is not None:
+                parent[hi] = member
+            self.root = member
+            self._event(TreeRemove(x, size, member))
+            return
+        self._event(TreeRemove(x, size, None))
+        if lo is None or hi is None:
+            root = hi if lo is None else lo
+            if root is not None:
+                parent[root] = None
+            self.root = root
+            return
+        # Join: splay the least node of the right subtree to its top; it has no
+        # left child then, so the left subtree hangs there.
+        parent[hi] = None
+        least = hi
+        while left[least] is not None:
+            least = left[least]
+        self._splay(least)
+        left[least] = lo
+        parent[lo] = least
+        self.root = least
+
+    def _splay(self, x: int) -> None:
+        """Bottom-up splay (Sleator & Tarjan 1985): raise ``x`` until it has no
+        parent, by zig, zig-zig and zig-zag steps.  The caller makes ``x`` the
+        root of whatever (sub)tree it was splayed in."""
+        parent, left = self.parent, self.left
+        rec = self.rec
+        events = rec.events
+        rotate = self._rotate_up
+        p = parent[x]
+        if p is None:
+            return
+        key = self.mem[x] & SIZE_MASK if events is not None else 0
+        while p is not None:
+            g = parent[p]
+            if g is None:
+                kind = "zig"
+                rotate(x, p)
+                rec.rotations += 1
+            elif (left[g] == p) == (left[p] == x):
+                kind = "zig-zig"
+                rotate(p, g)
+                rotate(x, p)
+                rec.rotations += 2
+            else:
+                kind = "zig-zag"
+                rotate(x, p)
+                rotate(x, g)
+                rec.rotations += 2
+            if events is not None:
+                events.append(Rotation(kind, key, x))
+            p = parent[x]
+
+    def _rotate_up(self, x: int, p: int) -> None:
+        """One rotation: child ``x`` goes above its parent ``p``."""
+        left, right, parent = self.left, self.right, self.parent
+        g = parent[p]
+        if left[p] == x:
+            inner = right[x]
+            left[p] = inner
+            right[x] = p
+        else:
+            inner = left[x]
+            right[p] = inner
+            left[x] = p
+        if inner is not None:
+            parent[inner] = p
+        parent[p] = x
+        parent[x] = g
+        if g is not None:
+            if left[g] == p:
+                left[g] = x
+            else:
+                right[g] = x
+
+    # ------------------------------------------------------------- views
+    def tree_root(self) -> int | None:
+        """Address of the root node (None for an empty tree)."""
+        return self.root
+
+    def size_list(self, node: int) -> list[int]:
+        """The blocks of node ``node``'s size: the node first, then its list."""
+        out = [node]
+        m = self.link[node]
+        while m is not None:
+            out.append(m)
+            m = self.link[m]
+        return out
+
+    def tree(self, node: int | None = -1):
+        """The tree (or the subtree at ``node``) as nested ``(size, [addrs],
+        left, right)`` tuples, None for an empty subtree; ``addrs`` is the node
+        then its size list.  Built without recursion: leaf insertion can make
+        paths longer than Python's recursion limit until a search splays them."""
+        if node == -1:
+            node = self.root
+        if node is None:
+            return None
+        left, right, mem = self.left, self.right, self.mem
+        built: dict[int, tuple] = {}
+        stack = [(node, False)]
+        while stack:
+            x, children_done = stack.pop()
+            if children_done:
+                lo, hi = left[x], right[x]
+                built[x] = (mem[x] & SIZE_MASK, self.size_list(x),
+                            built.pop(lo) if lo is not None else None,
+                            built.pop(hi) if hi is not None else None)
+                continue
+            stack.append((x, True))
+            for child in (left[x], right[x]):
+                if child is not None:
+                    stack.append((child, False))
+        return built[node]
+
+    def tree_nodes(self) -> Iterator[int]:
+        """Tree node addresses in increasing size order (no recursion)."""
+        stack: list[int] = []
+        x = self.root
+        left, right = self.left, self.right
+        while stack or x is not None:
+            while x is not None:
+                stack.append(x)
+                x = left[x]
+            x = stack.pop()
+            yield x
+            x = right[x]
+
+    def free_blocks(self) -> Iterator[tuple[int, int]]:
+        mem, link = self.mem, self.link
+        for node in self.tree_nodes():
+            size = mem[node] & SIZE_MASK
+            m = node
+            while m is not None:
+                yield m, size
+                m = link[m]
+        if self.wilderness is not None:
+            yield self.wilderness, mem[self.wilderness] & SIZE_MASK
+
+    def fragmentation_probe(self) -> tuple[int, int, int, int]:
+        """(F, largest free block, free block at the break or 0, largest other
+        free block): F is kept as a running total, the wilderness is the block
+        at the break, and the largest tree block is the rightmost node."""
+        mem = self.mem
+        right = self.right
+        tree_max = 0
+        x = self.root
+        if x is not None:
+            while right[x] is not None:
+                x = right[x]
+            tree_max = mem[x] & SIZE_MASK
+        wild = self.wilderness
+        wild_size = mem[wild] & SIZE_MASK if wild is not None else 0
+        if self.top == self.arena.brk:
+            top, below = wild_size, tree_max
+        else:               # a fixed pool's META tail: nothing touches the break
+            top, below = 0, max(tree_max, wild_size)
+        return self.free_bytes, max(top, below), top, below
+
+    def _blocks(self):
+        base, brk = self.arena.base, self.arena.brk
+        if brk == base:
+            return
+        if self.start > base:
+            yield base, min(self.start, brk) - base, META, None
+        mem, word = self.mem, self.word
+        a, top = self.start, self.top
+        while a < top:
+            header = mem.get(a)
+            if header is None:
+                raise HeapInvariantError(f"{self.name}: no header at {a:#x} (heap walk lost)")
+            size = header & SIZE_MASK
+            if header & BUSY:
+                yield a, size, USED, a + word
+            else:
+                yield a, size, FREE_BLOCK, None
+            if size <= 0:
+                return      # _check_heap reports the bad size; do not loop
+            a += size
+        if self.start <= top < brk:
+            yield top, brk - top, META, None
+
+    def _policy_signature(self) -> tuple:
+        return (self.wilderness, self.tree())
+
+    # ------------------------------------------------------------- check
+    def _check_structure(self, blocks: list[Block]) -> None:
+        fail = self._fail
+        mem, word = self.mem, self.word
+        left, right, parent, link, prev = self.left, self.right, self.parent, self.link, self.prev
+        # Heap walk: header bits, self words, coalescing, wilderness at the top.
+        free_size: dict[int, int] = {}
+        previous = None
+        last = None
+        for b in blocks:
+            if b.state == META:
+                continue
+            header = mem[b.addr]
+            if b.size < self.min_block or b.size % self.grain:
+                fail(False, f"block {b.addr:#x} has size {b.size}: not a multiple of "
+                            f"{self.grain} of at least {self.min_block} bytes")
+            lower_free = previous is not None and previous.free
+            if bool(header & PFREE) != lower_free:
+                fail(False, f"block {b.addr:#x} has PFREE {'set' if header & PFREE else 'clear'} "
+                            f"but the block below is {'free' if lower_free else 'not free'}")
+            if b.free:
+                if lower_free:
+                    fail(False, f"free neighbours {previous.addr:#x} and {b.addr:#x} were not joined")
+                self_word = mem.get(b.end - word)
+                if self_word != b.addr:
+                    fail(False, f"free block {b.addr:#x}: self word at {b.end - word:#x} "
+                                f"holds {self_word!r}")
+                free_size[b.addr] = b.size
+            previous = last = b
+        n_blocks = sum(1 for b in blocks if b.state != META)
+        if len(mem) != n_blocks + len(free_size):
+            fail(False, f"{len(mem)} words in memory, expected a header x {n_blocks} blocks "
+                        f"+ a self word x {len(free_size)} free blocks (a stale word)")
+        wild = self.wilderness
+        if wild is not None:
+            if wild not in free_size:
+                fail(False, f"wilderness {wild:#x} is not a free block")
+            if last.addr != wild:
+                fail(False, f"wilderness {wild:#x} is not the last block (the last is {last.addr:#x})")
+        elif last is not None and last.free:
+            fail(False, f"the last block {last.addr:#x} is free but is not the wilderness")
+        # The tree: order by size, parent links, size lists; each free block once.
+        in_tree: set[int] = set()
+        nodes: set[int] = set()
+        members: set[int] = set()
+        root = self.root
+        if root is not None and parent.get(root, 0) is not None:
+            fail(False, f"root {root:#x} has parent {parent.get(root, 'missing')!r}")
+        stack: list[tuple[int, int, float]] = [(root, -1, float("inf"))] if root is not None else []
+        while stack:
+            x, lo, hi = stack.pop()
+            if x in in_tree:
+                fail(False, f"block {x:#x} appears twice in the tree (a cycle)")
+            if x not in free_size or x == wild:
+                fail(False, f"tree node {x:#x} is not a free block"
+                            + (" (it is the wilderness)" if x == wild else ""))
+            if x not in left or x not in right:
+                fail(False, f"tree node {x:#x} has no left/right words")
+            in_tree.add(x)
+            nodes.add(x)
+            key = free_size[x]
+            if not lo < key < hi:
+                fail(False, f"tree out of order: node {x:#x} of size {key} lies in a subtree "
+                            f"for sizes in ({lo}, {hi})")
+            for child, child_lo, child_hi, side in ((left[x], lo, key, "left"),
+                                                    (right[x], key, hi, "right")):
+                if child is None:
+                    continue
+                if parent.get(child) != x:
+                    fail(False, f"{side} child {child:#x} of {x:#x} has parent "
+                                f"{parent.get(child)!r}")
+                stack.append((child, child_lo, child_hi))
+            before, m = x, link.get(x)
+            while m is not None:
+                if m in in_tree:
+                    fail(False, f"block {m:#x} appears twice in the tree (in the list of {x:#x})")
+                if m not in free_size or free_size[m] != key:
+                    fail(False, f"size list of node {x:#x} (size {key}) holds {m:#x} of size "
+                                f"{free_size.get(m, 'not free')}")
+                if prev.get(m) != before:
+                    fail(False, f"list member {m:#x} has back link {prev.get(m)!r}, expected {before:#x}")
+                in_tree.add(m)
+                members.add(m)
+                before, m = m, link.get(m)
+        expected = set(free_size) - ({wild} if wild is not None else set())
+        missing = sorted(expected - in_tree)
+        if missing:
+            fail(False, f"free blocks {[hex(a) for a in missing[:5]]} are not in the tree")
+        if set(left) != nodes or set(parent) != nodes or set(right) != nodes:
+            fail(False, f"stale tree words: {sorted(set(left) ^ nodes)[:5]}")
+        if set(prev) != members:
+            fail(False, f"stale list back links: {sorted(set(prev) ^ members)[:5]}")
+        if set(link) != in_tree:
+            fail(False, f"stale link words: {sorted(set(link) ^ in_tree)[:5]}")
+        if self.free_bytes != sum(free_size.values()):
+            fail(False, f"F is booked as {self.free_bytes} bytes but the free blocks "
+                        f"add up to {sum(free_size.values())}")
