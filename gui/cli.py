@@ -81,16 +81,53 @@ def _strategy_params(args) -> dict:
     return params
 
 
-def compare_rows(trace, names: list[str], params: dict, progress=None) -> list[dict]:
-    """Replay ``trace`` through each strategy; one summary dict per strategy."""
+def _policy_param(text: str) -> tuple[str, str, object]:
+    """``STRATEGY.NAME=VALUE`` -> (strategy, name, value); VALUE an int, float,
+    true/false, or left a string."""
+    key, sep, raw = text.partition("=")
+    strategy, dot, name = key.partition(".")
+    if not (sep and dot and strategy and name):
+        raise argparse.ArgumentTypeError(f"expected STRATEGY.NAME=VALUE, got {text!r}")
+    value: object = raw
+    low = raw.lower()
+    if low in ("true", "false"):
+        value = low == "true"
+    else:
+        for conv in (int, float):
+            try:
+                value = conv(raw)
+                break
+            except ValueError:
+                pass
+    return strategy, name, value
+
+
+def _policy_params(args) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for strategy, name, value in args.param or []:
+        if strategy not in STRATEGIES:
+            raise CliError(f"--param names unknown strategy {strategy!r}")
+        out.setdefault(strategy, {})[name] = value
+    return out
+
+
+def compare_rows(trace, names: list[str], params: dict, progress=None,
+                 policy: dict[str, dict] | None = None) -> list[dict]:
+    """Replay ``trace`` through each strategy; one summary dict per strategy.
+    ``policy`` adds a strategy's own parameters (e.g. bsd-buckets' pagesize)."""
     rows = []
     for name in names:
-        timeline = Timeline(trace, name, params)
+        own = dict(params, **(policy or {}).get(name, {}))
+        try:
+            make_strategy(name, **own)
+        except TypeError as exc:
+            raise CliError(f"{name}: {exc}") from None
+        timeline = Timeline(trace, name, own)
         timeline.build(progress=(lambda d, n, name=name: progress(name, d, n)) if progress else None)
         row = {"strategy": name}
         row.update(timeline.summary())
         # wall time of the allocator alone, without the measures' bookkeeping
-        row["wall_s"] = replay_bare(trace, make_strategy(name, **params))
+        row["wall_s"] = replay_bare(trace, make_strategy(name, **own))
         rows.append(row)
     return rows
 
@@ -153,7 +190,7 @@ def cmd_compare(args) -> int:
             raise CliError(f"unknown strategy {n!r}; known: {', '.join(strategy_names())}")
     trace = load_trace(args.trace)
     progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
-    rows = compare_rows(trace, names, _strategy_params(args), progress)
+    rows = compare_rows(trace, names, _strategy_params(args), progress, _policy_params(args))
     print(f"# {trace.name}: {len(trace)} ops", file=sys.stderr if args.format != "table" else sys.stdout)
     print(format_rows(rows, args.format))
     return 0
@@ -202,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", "-s", action="append", metavar="NAME",
                    help=f"repeatable; default all of: {', '.join(strategy_names())}")
     p.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")
+    p.add_argument("--param", "-P", action="append", type=_policy_param, metavar="STRATEGY.NAME=VALUE",
+                   help="a strategy's own parameter, e.g. bsd-buckets.pagesize=1024 (repeatable)")
     strategy_options(p)
     p.set_defaults(func=cmd_compare)
 

@@ -82,3 +82,20 @@ def test_installed_command_runs_compare_on_the_default_trace():
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "next-fit" in result.stdout
+
+
+def test_strategy_parameters_reach_the_strategy(capsys):
+    # 4.3BSD on a VAX: 4-byte words, 1 KiB pages (seed 000's setting).
+    code, out, _ = run(capsys, "compare", "vo1989:steps=400", "-s", "bsd-buckets", "--word", "4",
+                       "-P", "bsd-buckets.pagesize=1024", "--format", "json")
+    assert code == 0
+    vax = json.loads(out)[0]
+    code, out, _ = run(capsys, "compare", "vo1989:steps=400", "-s", "bsd-buckets", "--format", "json")
+    lp64 = json.loads(out)[0]
+    assert vax["max_heap"] != lp64["max_heap"]
+    code, _, err = run(capsys, "compare", "vo1989:steps=50", "-s", "tlsf", "-P", "tlsf.no_such=1")
+    assert code == 2 and "no_such" in err
+    with pytest.raises(SystemExit) as exit_info:     # argparse's own usage error
+        main(["compare", "vo1989:steps=50", "-P", "pagesize=1"])
+    assert exit_info.value.code == 2
+    assert "STRATEGY.NAME=VALUE" in capsys.readouterr().err
