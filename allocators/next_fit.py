@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from .free_index import FreeSizeIndex
 from .events import Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
@@ -60,6 +61,7 @@ class NextFit(Strategy):
         # s.ptr of the free blocks (and base): the circular free list
         self.next: dict[int, int] = {BASE: BASE}
         self.freep = BASE
+        self.free_index = FreeSizeIndex()   # for the measures only
 
     # ------------------------------------------------------------ malloc
     def _malloc(self, nbytes: int) -> int | None:
@@ -78,10 +80,12 @@ class NextFit(Strategy):
             if psize >= nunits:
                 if psize == nunits:
                     nxt[prevp] = nxt.pop(p)
+                    self.free_index.remove(p, psize * unit)
                 else:
                     # Cut the tail: the free block keeps its address and list place.
                     rest = psize - nunits
                     size[p] = rest
+                    self.free_index.resize(p, psize * unit, rest * unit)
                     taken = p + rest * unit
                     size[taken] = nunits
                     self.rec.splits += 1
@@ -134,10 +138,14 @@ class NextFit(Strategy):
             p = nxt[p]
             if p != BASE:
                 self.rec.visits += 1
+        index = self.free_index
+        index.add(bp, size[bp] * unit)
         q = nxt[p]
         if bp + size[bp] * unit == q:      # join to the upper neighbour
             self.rec.merges += 1
             self._event(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
+            index.remove(q, size[q] * unit)
+            index.resize(bp, size[bp] * unit, (size[bp] + size[q]) * unit)
             size[bp] += size.pop(q)
             nxt[bp] = nxt.pop(q)
         else:
@@ -145,6 +153,8 @@ class NextFit(Strategy):
         if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour
             self.rec.merges += 1
             self._event(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
+            index.remove(bp, size[bp] * unit)
+            index.resize(p, size[p] * unit, (size[p] + size[bp]) * unit)
             size[p] += size.pop(bp)
             nxt[p] = nxt.pop(bp)
         else:
@@ -174,6 +184,9 @@ class NextFit(Strategy):
             out.append(p)
             p = self.next[p]
         return out
+
+    def fragmentation_probe(self) -> tuple[int, int, int, int]:
+        return self.free_index.probe(self.arena.brk)
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
         unit = self.unit
@@ -211,5 +224,10 @@ class NextFit(Strategy):
             fail(not (a.free and b.free), f"free neighbours {a.addr:#x} and {b.addr:#x} were not joined")
         fail(self.freep == BASE or self.freep in self.next,
              f"rover {self.freep:#x} points at a block that is not free")
+        index = self.free_index
+        free_sizes = sorted(b.size for b in blocks if b.free)
+        if list(index.sizes) != free_sizes or index.total != sum(free_sizes):
+            fail(False, f"free size index {list(index.sizes)[:8]} (total {index.total}) does not match "
+                        f"the free blocks {free_sizes[:8]} (total {sum(free_sizes)})")
         for b in blocks:
             fail(b.size % self.unit == 0, f"block {b.addr:#x} size {b.size} is not a whole number of units")

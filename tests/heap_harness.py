@@ -64,6 +64,9 @@ def run_checked(strategy: Strategy, ops, check_every: int = 1) -> dict[int, int]
             blocks = strategy.walk()
             assert sum(b.size for b in blocks) == strategy.heap_size, \
                 f"step {step}: walk() covers {sum(b.size for b in blocks)} bytes of {strategy.heap_size}"
+            fast = strategy.fragmentation_probe()
+            slow = Strategy.fragmentation_probe(strategy)   # one pass over free_blocks()
+            assert fast[:2] == slow[:2], f"step {step}: (F, Fmax) is {fast[:2]}, the free blocks say {slow[:2]}"
             spans = sorted((where[i], where[i] + asked[i]) for i in where)
             for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
                 assert a1 <= b0, f"step {step}: payloads [{a0:#x},{a1:#x}) and [{b0:#x},{b1:#x}) overlap"

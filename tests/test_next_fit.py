@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from allocators.events import Coalesce, Grow, PointerMove, Split, Visit
 from allocators.first_fit import FirstFit
 from allocators.next_fit import BASE, NextFit
-from allocators.strategy import HeapInvariantError
+from allocators.strategy import HeapInvariantError, Strategy
 
 from .heap_harness import op_sequences, run_checked
 
@@ -167,3 +167,18 @@ def test_first_fit_random_traces_keep_every_invariant(ops):
 @given(op_sequences(max_size=9000))
 def test_next_fit_under_a_heap_limit(ops):
     run_checked(NextFit(heap_limit=40000, word=4), ops)
+
+
+@settings(max_examples=80, deadline=None)
+@given(op_sequences(max_size=20000))
+def test_running_free_index_matches_a_walk_of_the_free_list(ops):
+    for s in (NextFit(), FirstFit()):
+        where = {}
+        for kind, ident, size in ops:
+            if kind == 0:
+                where[ident] = s.malloc(size)
+            elif kind == 1:
+                s.free(where.pop(ident))
+            else:
+                where[ident] = s.realloc(where.get(ident), size)
+            assert s.fragmentation_probe() == Strategy.fragmentation_probe(s)
