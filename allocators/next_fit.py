@@ -211,23 +211,36 @@ class NextFit(Strategy):
     # ------------------------------------------------------------- check
     def _check_structure(self, blocks: list[Block]) -> None:
         fail = self._fail
-        fail(self.size.get(BASE) == 0, "base header must have size 0")
-        ring = self.free_list()
-        fail(len(ring) == len(self.next) - 1,
-             f"free list ring reaches {len(ring)} blocks but {len(self.next) - 1} are linked "
-             "(a cycle that skips base, or a lost block)")
-        fail(ring == sorted(ring), f"free list is not in address order: {ring[:8]}")
-        free_addrs = [b.addr for b in blocks if b.free]
-        fail(free_addrs == ring,
-             f"free blocks in the heap {free_addrs[:8]} differ from the free list {ring[:8]}")
-        for a, b in zip(blocks, blocks[1:]):
-            fail(not (a.free and b.free), f"free neighbours {a.addr:#x} and {b.addr:#x} were not joined")
-        fail(self.freep == BASE or self.freep in self.next,
-             f"rover {self.freep:#x} points at a block that is not free")
+        if self.size.get(BASE) != 0:
+            fail(False, "base header must have size 0")
+        # Walk the ring by hand, bounded, so a cycle that skips base cannot hang check().
+        nxt = self.next
+        ring = []
+        p = nxt[BASE]
+        while p != BASE and len(ring) < len(nxt):
+            ring.append(p)
+            p = nxt.get(p, BASE)
+        if len(ring) != len(nxt) - 1:
+            fail(False, f"free list ring reaches {len(ring)} blocks but {len(nxt) - 1} are linked "
+                        "(a cycle that skips base, or a lost block)")
+        if any(a >= b for a, b in zip(ring, ring[1:])):
+            fail(False, f"free list is not in address order: {ring[:8]}")
+        free_blocks = [b for b in blocks if b[2] == FREE_BLOCK]
+        free_addrs = [b[0] for b in free_blocks]
+        if free_addrs != ring:
+            fail(False, f"free blocks in the heap {free_addrs[:8]} differ from the free list {ring[:8]}")
+        previous_free = False
+        for b in blocks:
+            is_free = b[2] == FREE_BLOCK
+            if is_free and previous_free:
+                fail(False, f"free neighbours ending at {b[0]:#x} and starting there were not joined")
+            previous_free = is_free
+            if b[1] % self.unit:
+                fail(False, f"block {b[0]:#x} size {b[1]} is not a whole number of units")
+        if not (self.freep == BASE or self.freep in nxt):
+            fail(False, f"rover {self.freep:#x} points at a block that is not free")
         index = self.free_index
-        free_sizes = sorted(b.size for b in blocks if b.free)
+        free_sizes = sorted(b[1] for b in free_blocks)
         if list(index.sizes) != free_sizes or index.total != sum(free_sizes):
             fail(False, f"free size index {list(index.sizes)[:8]} (total {index.total}) does not match "
                         f"the free blocks {free_sizes[:8]} (total {sum(free_sizes)})")
-        for b in blocks:
-            fail(b.size % self.unit == 0, f"block {b.addr:#x} size {b.size} is not a whole number of units")

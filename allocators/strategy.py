@@ -156,11 +156,13 @@ class Strategy:
                 out.append(Block(addr, size, state))
         return out
 
-    def check(self) -> None:
-        """Raise :class:`HeapInvariantError` if any invariant is broken."""
+    def check(self) -> list[Block]:
+        """Raise :class:`HeapInvariantError` if any invariant is broken; return
+        the blocks checked, so a caller need not walk the heap again."""
         blocks = self.walk()
         self._check_heap(blocks)
         self._check_structure(blocks)
+        return blocks
 
     # ------------------------------------------------------------------ measures
     def search_length(self, rec: OpRecord | None = None) -> int:

@@ -60,8 +60,7 @@ def run_checked(strategy: Strategy, ops, check_every: int = 1) -> dict[int, int]
                 where[ident] = p
                 asked[ident] = size
         if step % check_every == 0 or step == len(ops) - 1:
-            strategy.check()
-            blocks = strategy.walk()
+            blocks = strategy.check()
             assert sum(b.size for b in blocks) == strategy.heap_size, \
                 f"step {step}: walk() covers {sum(b.size for b in blocks)} bytes of {strategy.heap_size}"
             fast = strategy.fragmentation_probe()
