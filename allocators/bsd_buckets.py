@@ -61,7 +61,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterator
 
-from .events import Grow, GrowFailed, ListInsert, ListRemove, Note, Placed, Released
+from .events import ListInsert, ListRemove, Note, Placed, Released
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: number of buckets, nextf[0 .. NBUCKETS-1], as in 4.3BSD
@@ -109,7 +109,6 @@ class BSDBuckets(Strategy):
         self.regions: list[tuple[int, int, int]] = []  # (addr, bucket, blocks) per morecore
         self.pad = 0                # META bytes the first call sbrk'd to page-align payloads
         self.started = False        # 4.3BSD's "pagesz != 0": the first call has run
-        self.core_top = self.arena.base
         self.last_block: int | None = None
 
     def _bucket_block_size(self, k: int) -> int:
@@ -194,25 +193,6 @@ class BSDBuckets(Strategy):
         self.free_count[bucket] += nblks
         self.free_bytes += amt
         self._event(BucketRefill(bucket, op, sz, nblks))
-
-    def _take_core(self, size: int) -> int | None:
-        """``size`` fresh bytes at the top: sbrk, or the uncarved part of a fixed pool."""
-        arena = self.arena
-        if arena.fixed:
-            if self.core_top + size > arena.brk:
-                self._event(GrowFailed(size))
-                return None
-            addr = self.core_top
-            self._event(Note(f"carved {size} bytes at {addr:#x} from the pool"))
-        else:
-            addr = arena.sbrk(size)
-            if addr is None:
-                self._event(GrowFailed(size))
-                return None
-            self.rec.grows += 1
-            self._event(Grow(addr, size))
-        self.core_top = addr + size
-        return addr
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:

@@ -63,7 +63,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
-from .events import BuddyMerge, BuddySplit, Grow, GrowFailed, ListInsert, ListRemove, Note, Placed, Released
+from .events import BuddyMerge, BuddySplit, ListInsert, ListRemove, Placed, Released
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
 #: state of an inner node of :meth:`BinaryBuddy.split_tree`: a block split in two
@@ -130,7 +130,6 @@ class BinaryBuddy(Strategy):
         # chunk starts in address order, to find a block's chunk by bisection
         self._chunk_starts: list[int] = []
         self.free_bytes = 0            # bytes on the AVAIL lists
-        self.core_top = self.arena.base  # end of the chunks carved so far
 
     # ------------------------------------------------------------ malloc
     def _malloc(self, size: int) -> int | None:
@@ -201,25 +200,6 @@ class BinaryBuddy(Strategy):
         self.free_bytes += size
         self._event(ListInsert(addr, size, (order,)))
         return order
-
-    def _take_core(self, size: int) -> int | None:
-        """``size`` fresh bytes at the top: sbrk, or the uncarved part of a fixed pool."""
-        arena = self.arena
-        if arena.fixed:
-            if self.core_top + size > arena.brk:
-                self._event(GrowFailed(size))
-                return None
-            addr = self.core_top
-            self._event(Note(f"carved a {size}-byte chunk at {addr:#x} from the pool"))
-        else:
-            addr = arena.sbrk(size)
-            if addr is None:
-                self._event(GrowFailed(size))
-                return None
-            self.rec.grows += 1
-            self._event(Grow(addr, size))
-        self.core_top = addr + size
-        return addr
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:

@@ -26,7 +26,7 @@ import pickle
 from typing import Iterator, NamedTuple
 
 from .arena import Arena
-from .events import FREE, MALLOC, REALLOC, OpRecord, Visit
+from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
 
 USED = "used"
 FREE_BLOCK = "free"
@@ -99,6 +99,9 @@ class Strategy:
         self.in_use = 0          # A: bytes of live blocks, headers and padding included
         self.header_in_use = 0   # header/footer bytes inside live blocks
         self.rec = OpRecord()
+        #: end of the memory carved so far, for strategies that take fresh memory
+        #: with :meth:`_take_core` (in a fixed pool it lags behind the break)
+        self.core_top = self.arena.base
 
     # ----------------------------------------------------------------- public API
     def malloc(self, size: int) -> int | None:
@@ -252,6 +255,26 @@ class Strategy:
         rec.visits += 1
         if rec.events is not None:
             rec.events.append(Visit(addr, size, fits))
+
+    def _take_core(self, size: int) -> int | None:
+        """``size`` fresh bytes at the top: ``sbrk`` them, or, in a fixed pool,
+        carve them from the part not carved yet.  None when neither can."""
+        arena = self.arena
+        if arena.fixed:
+            if self.core_top + size > arena.brk:
+                self._event(GrowFailed(size))
+                return None
+            addr = self.core_top
+            self._event(Note(f"carved {size} bytes at {addr:#x} from the pool"))
+        else:
+            addr = arena.sbrk(size)
+            if addr is None:
+                self._event(GrowFailed(size))
+                return None
+            self.rec.grows += 1
+            self._event(Grow(addr, size))
+        self.core_top = addr + size
+        return addr
 
     def _event(self, event) -> None:
         events = self.rec.events

@@ -37,10 +37,10 @@ def op_sequences(draw, max_ops: int = 80, max_size: int = 2000, reallocs: bool =
     return ops
 
 
-def run_checked(strategy: Strategy, ops, check_every: int = 1) -> dict[int, int]:
-    """Apply ops, calling ``strategy.check()`` after every ``check_every``-th one
-    and verifying that live payloads never overlap and keep their bytes' owner.
-    Returns the final id -> payload map."""
+def apply_program(strategy: Strategy, ops, after=None) -> dict[int, int]:
+    """Apply (kind, id, size) ops as the traced program would: a failed malloc
+    leaves NULL, free(NULL) does nothing, a failed realloc keeps the old block.
+    ``after(step, where, asked)`` runs after each op.  Returns id -> payload."""
     where: dict[int, int] = {}
     asked: dict[int, int] = {}
     for step, (kind, ident, size) in enumerate(ops):
@@ -50,23 +50,60 @@ def run_checked(strategy: Strategy, ops, check_every: int = 1) -> dict[int, int]
                 where[ident] = p
                 asked[ident] = size
         elif kind == FREE:
-            p = where.pop(ident, None)
             asked.pop(ident, None)
-            strategy.free(p)
+            strategy.free(where.pop(ident, None))
         else:
-            old = where.get(ident)
-            p = strategy.realloc(old, size)
+            p = strategy.realloc(where.get(ident), size)
             if p is not None:
                 where[ident] = p
                 asked[ident] = size
-        if step % check_every == 0 or step == len(ops) - 1:
-            blocks = strategy.check()
-            assert sum(b.size for b in blocks) == strategy.heap_size, \
-                f"step {step}: walk() covers {sum(b.size for b in blocks)} bytes of {strategy.heap_size}"
-            fast = strategy.fragmentation_probe()
-            slow = Strategy.fragmentation_probe(strategy)   # one pass over free_blocks()
-            assert fast[:2] == slow[:2], f"step {step}: (F, Fmax) is {fast[:2]}, the free blocks say {slow[:2]}"
-            spans = sorted((where[i], where[i] + asked[i]) for i in where)
-            for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
-                assert a1 <= b0, f"step {step}: payloads [{a0:#x},{a1:#x}) and [{b0:#x},{b1:#x}) overlap"
+        if after is not None:
+            after(step, where, asked)
     return where
+
+
+def run_checked(strategy: Strategy, ops, check_every: int = 1) -> dict[int, int]:
+    """Apply ops, calling ``strategy.check()`` after every ``check_every``-th one
+    and verifying that walk() covers the heap, that the strategy's fast
+    fragmentation probe agrees with a walk of its free blocks, and that live
+    payloads never overlap.  Returns the final id -> payload map."""
+    last = len(ops) - 1
+
+    def verify(step, where, asked):
+        if step % check_every and step != last:
+            return
+        blocks = strategy.check()
+        assert sum(b.size for b in blocks) == strategy.heap_size, \
+            f"step {step}: walk() covers {sum(b.size for b in blocks)} bytes of {strategy.heap_size}"
+        fast = strategy.fragmentation_probe()
+        slow = Strategy.fragmentation_probe(strategy)   # one pass over free_blocks()
+        assert fast[:2] == slow[:2], f"step {step}: (F, Fmax) is {fast[:2]}, the free blocks say {slow[:2]}"
+        spans = sorted((where[i], where[i] + asked[i]) for i in where)
+        for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+            assert a1 <= b0, f"step {step}: payloads [{a0:#x},{a1:#x}) and [{b0:#x},{b1:#x}) overlap"
+
+    return apply_program(strategy, ops, verify)
+
+
+def check_long_trace(strategy: Strategy, ops, dense: int = 2000, every: int = 50) -> dict[int, int]:
+    """check() after each of the first ``dense`` ops, then after every
+    ``every``-th and the last: a whole bundled trace in a few seconds."""
+    last = len(ops) - 1
+
+    def verify(step, where, asked):
+        if step < dense or step % every == 0 or step == last:
+            blocks = strategy.check()
+            assert sum(b.size for b in blocks) == strategy.heap_size
+
+    return apply_program(strategy, ops, verify)
+
+
+def assert_probe_matches_walk(strategy: Strategy, ops, slow=None) -> None:
+    """After every op, the strategy's fast fragmentation probe equals the
+    one-pass walk of its free blocks (or ``slow(strategy)``)."""
+    slow = slow or Strategy.fragmentation_probe
+
+    def compare(step, where, asked):
+        assert strategy.fragmentation_probe() == slow(strategy), f"after op {step}"
+
+    apply_program(strategy, ops, compare)

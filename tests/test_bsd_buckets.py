@@ -17,7 +17,7 @@ from allocators.replay import Program, apply_op
 from allocators.strategy import FREE_BLOCK, META, USED, HeapInvariantError, Strategy
 from traces import default_trace_path, read_rep
 
-from .heap_harness import op_sequences, run_checked
+from .heap_harness import assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 
 
 def test_bucket_choice_lp64():
@@ -257,30 +257,14 @@ def test_random_traces_under_other_parameters(ops, params):
 @settings(max_examples=60, deadline=None)
 @given(op_sequences(max_ops=60, max_size=9000))
 def test_fragmentation_probe_matches_the_generic_one_after_every_op(ops):
-    s = BSDBuckets()
-    where = {}
-    for kind, ident, size in ops:
-        if kind == 0:
-            where[ident] = s.malloc(size)
-        elif kind == 1:
-            s.free(where.pop(ident))
-        else:
-            where[ident] = s.realloc(where[ident], size)
-        assert s.fragmentation_probe() == Strategy.fragmentation_probe(s)
+    assert_probe_matches_walk(BSDBuckets(), ops)
 
 
 def test_bundled_default_trace():
     trace = read_rep(default_trace_path())
     s = make_strategy("bsd-buckets")
     assert isinstance(s, BSDBuckets)
-    program = Program()
-    for t, (kind, ident, size) in enumerate(zip(trace.kind.tolist(), trace.ids.tolist(),
-                                                trace.sizes.tolist())):
-        apply_op(s, program, kind, ident, size)
-        if t < 2000 or t % 50 == 0:
-            s.check()
-            assert sum(b.size for b in s.walk()) == s.heap_size
-    s.check()
+    check_long_trace(s, list(trace))
     # Everything is freed at the end, and nothing is ever coalesced: every
     # carved block is on its bucket's list.
     assert not s.live

@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 from allocators.buddy import SPLIT, AvailProbe, BinaryBuddy, SplitNode
 from allocators.events import BuddyMerge, BuddySplit, Grow, GrowFailed, ListInsert
 from allocators.registry import make_strategy
-from allocators.replay import Program, apply_op
 from allocators.strategy import FREE_BLOCK, USED, HeapInvariantError, Strategy
 from traces import default_trace_path, read_rep
 
-from .heap_harness import op_sequences, run_checked
+from .heap_harness import assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 
 
 def avail_lists(s: BinaryBuddy) -> dict[int, list[int]]:
@@ -290,30 +289,14 @@ def test_random_traces_under_other_parameters(ops, params):
 @settings(max_examples=60, deadline=None)
 @given(op_sequences(max_ops=60, max_size=5000))
 def test_fragmentation_probe_matches_the_generic_one_after_every_op(ops):
-    s = BinaryBuddy()
-    where = {}
-    for kind, ident, size in ops:
-        if kind == 0:
-            where[ident] = s.malloc(size)
-        elif kind == 1:
-            s.free(where.pop(ident))
-        else:
-            where[ident] = s.realloc(where[ident], size)
-        assert s.fragmentation_probe() == Strategy.fragmentation_probe(s)
+    assert_probe_matches_walk(BinaryBuddy(), ops)
 
 
 def test_bundled_default_trace():
     trace = read_rep(default_trace_path())
     s = make_strategy("buddy")
     assert isinstance(s, BinaryBuddy)
-    program = Program()
-    for t, (kind, ident, size) in enumerate(zip(trace.kind.tolist(), trace.ids.tolist(),
-                                                trace.sizes.tolist())):
-        apply_op(s, program, kind, ident, size)
-        if t < 2000 or t % 50 == 0:
-            s.check()
-            assert sum(b.size for b in s.walk()) == s.heap_size
-    s.check()
+    check_long_trace(s, list(trace))
     # The trace frees everything at the end: every chunk is whole again.
     assert not s.live
     assert all(s.avail(order).count(addr) == 1 for addr, order in s.chunks)

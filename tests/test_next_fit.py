@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from allocators.events import Coalesce, Grow, PointerMove, Split, Visit
 from allocators.first_fit import FirstFit
 from allocators.next_fit import BASE, NextFit
-from allocators.strategy import HeapInvariantError, Strategy
+from allocators.strategy import HeapInvariantError
 
-from .heap_harness import op_sequences, run_checked
+from .heap_harness import assert_probe_matches_walk, op_sequences, run_checked
 
 import pytest
 
@@ -173,12 +173,4 @@ def test_next_fit_under_a_heap_limit(ops):
 @given(op_sequences(max_size=20000))
 def test_running_free_index_matches_a_walk_of_the_free_list(ops):
     for s in (NextFit(), FirstFit()):
-        where = {}
-        for kind, ident, size in ops:
-            if kind == 0:
-                where[ident] = s.malloc(size)
-            elif kind == 1:
-                s.free(where.pop(ident))
-            else:
-                where[ident] = s.realloc(where.get(ident), size)
-            assert s.fragmentation_probe() == Strategy.fragmentation_probe(s)
+        assert_probe_matches_walk(s, ops)

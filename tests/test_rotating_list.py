@@ -17,7 +17,7 @@ from allocators.strategy import HeapInvariantError
 from traces import read_rep
 from traces.bundled import default_trace_path
 
-from .heap_harness import ALLOC, FREE, op_sequences, run_checked
+from .heap_harness import ALLOC, FREE, assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 
 
 def ring(s: RotatingList) -> list[tuple[int, int]]:
@@ -262,28 +262,13 @@ def test_random_traces_under_a_heap_limit_and_other_layouts(ops):
     run_checked(RotatingList(pool_size=20005), ops)
 
 
-def replay_checked(strategy, ops, every_op_until: int = 2000, then_every: int = 50) -> None:
-    """Replay a long trace, calling check() after each of the first
-    ``every_op_until`` ops and after every ``then_every``-th one later."""
-    where: dict[int, int] = {}
-    for step, (kind, ident, size) in enumerate(ops):
-        if kind == ALLOC:
-            where[ident] = strategy.malloc(size)
-            assert where[ident] is not None
-        else:
-            strategy.free(where.pop(ident))
-        if step < every_op_until or step % then_every == 0:
-            strategy.check()
-    strategy.check()
-    assert sum(b.size for b in strategy.walk()) == strategy.heap_size
-
-
 def test_bundled_default_trace_keeps_every_invariant():
     trace = read_rep(default_trace_path())
     ops = list(zip(trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()))
     assert len(ops) >= 10000 and {k for k, _, _ in ops} <= {ALLOC, FREE}
     s = RotatingList(record=False)
-    replay_checked(s, ops)
+    where = check_long_trace(s, ops)
+    assert where == {}
     assert not s.live                       # the trace frees everything at the end
     assert len(s.free_list()) == 1          # all joined back into one block
 
@@ -292,18 +277,5 @@ def test_bundled_default_trace_keeps_every_invariant():
 @given(op_sequences(max_size=5000))
 def test_fast_fragmentation_probe_agrees_with_a_walk(ops):
     # The override keeps running totals; the base class walks free_blocks().
-    from allocators.strategy import Strategy
     for s in (RotatingList(), RotatingList(pool_size=30001, align=16)):
-        where: dict[int, int] = {}
-        for kind, ident, size in ops:
-            if kind == ALLOC:
-                p = s.malloc(size)
-                if p is not None:
-                    where[ident] = p
-            elif kind == FREE:
-                s.free(where.pop(ident, None))
-            else:
-                p = s.realloc(where.get(ident), size)
-                if p is not None:
-                    where[ident] = p
-            assert s.fragmentation_probe() == Strategy.fragmentation_probe(s)
+        assert_probe_matches_walk(s, ops)

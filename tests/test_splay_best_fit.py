@@ -19,7 +19,7 @@ from allocators.strategy import HeapInvariantError
 from traces import read_rep
 from traces.bundled import default_trace_path
 
-from .heap_harness import ALLOC, FREE, op_sequences, run_checked
+from .heap_harness import ALLOC, FREE, assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 
 SEPARATOR = 40   # malloc(40) -> a 48-byte used block between two freed ones
 
@@ -328,16 +328,7 @@ def test_bundled_default_trace_keeps_every_invariant():
     ops = list(zip(trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()))
     assert len(ops) >= 10000 and {k for k, _, _ in ops} <= {ALLOC, FREE}
     s = SplayBestFit(record=False)
-    where: dict[int, int] = {}
-    for step, (kind, ident, size) in enumerate(ops):
-        if kind == ALLOC:
-            where[ident] = s.malloc(size)
-        else:
-            s.free(where.pop(ident))
-        if step < 2000 or step % 50 == 0:
-            s.check()
-    s.check()
-    assert sum(b.size for b in s.walk()) == s.heap_size
+    check_long_trace(s, ops)
     assert not s.live
     # Everything freed: one block, the wilderness, and an empty tree.
     assert s.tree() is None and s.wilderness == s.start
@@ -347,18 +338,5 @@ def test_bundled_default_trace_keeps_every_invariant():
 @given(op_sequences(max_size=5000))
 def test_fast_fragmentation_probe_agrees_with_a_walk(ops):
     # The override keeps running totals; the base class walks free_blocks().
-    from allocators.strategy import Strategy
     for s in (SplayBestFit(), SplayBestFit(pool_size=30001, align=16)):
-        where: dict[int, int] = {}
-        for kind, ident, size in ops:
-            if kind == ALLOC:
-                p = s.malloc(size)
-                if p is not None:
-                    where[ident] = p
-            elif kind == FREE:
-                s.free(where.pop(ident, None))
-            else:
-                p = s.realloc(where.get(ident), size)
-                if p is not None:
-                    where[ident] = p
-            assert s.fragmentation_probe() == Strategy.fragmentation_probe(s)
+        assert_probe_matches_walk(s, ops)

@@ -23,7 +23,7 @@ from allocators.registry import make_strategy
 from allocators.strategy import META, HeapInvariantError
 from allocators.tlsf import TLSF, MappingSearch
 
-from .heap_harness import ALLOC, FREE, op_sequences, run_checked
+from .heap_harness import ALLOC, FREE, assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 
 GOLDEN = Path(__file__).parent / "data" / "tlsf_reference_offsets.json"
 
@@ -337,19 +337,7 @@ def brute_force_probe(s: TLSF) -> tuple[int, int, int, int]:
 @given(op_sequences(max_size=3000))
 def test_fragmentation_probe_agrees_with_a_walk(ops):
     for s in (TLSF(chunk=256), TLSF(pool_size=8000)):
-        where: dict[int, int] = {}
-        for kind, ident, size in ops:
-            if kind == ALLOC:
-                p = s.malloc(size)
-                if p is not None:
-                    where[ident] = p
-            elif kind == FREE:
-                s.free(where.pop(ident, None))
-            else:
-                p = s.realloc(where.get(ident), size)
-                if p is not None:
-                    where[ident] = p
-            assert s.fragmentation_probe() == brute_force_probe(s)
+        assert_probe_matches_walk(s, ops, slow=brute_force_probe)
 
 
 def test_bundled_default_trace():
@@ -357,19 +345,8 @@ def test_bundled_default_trace():
     trace = read_rep(default_trace_path())
     ops = list(zip(trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()))
     s = TLSF(record=False)
-    where: dict[int, int] = {}
-    for step, (kind, ident, size) in enumerate(ops):
-        if kind == ALLOC:
-            p = s.malloc(size)
-            assert p is not None
-            where[ident] = p
-        elif kind == FREE:
-            s.free(where.pop(ident))
-        else:
-            where[ident] = s.realloc(where.get(ident), size)
-        if step < 2000 or step % 50 == 0 or step == len(ops) - 1:
-            s.check()
-    assert sum(b.size for b in s.walk()) == s.heap_size
+    where = check_long_trace(s, ops)
+    assert where == {} and not s.rec.failed
 
 
 def test_snapshot_restores_the_lists_in_order():
