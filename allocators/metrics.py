@@ -22,7 +22,7 @@ import numpy as np
 
 #: columns kept for every step; all int64 except the boolean ones
 SERIES_COLUMNS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
-                  "largest_below_top", "search", "work", "rotations", "splits", "merges")
+                  "largest_below_top", "search", "work", "rotations", "splits", "merges", "grows")
 
 
 class MetricSeries:

@@ -106,6 +106,7 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
     series.rotations[t] = rec.rotations
     series.splits[t] = rec.splits
     series.merges[t] = rec.merges
+    series.grows[t] = rec.grows
     series.is_malloc[t] = kind != FREE
     series.failed[t] = rec.failed
     series.payload[t] = -1 if rec.payload is None else rec.payload
@@ -172,12 +173,12 @@ class Timeline:
         for t in range(self.n):
             if t % every == 0:
                 self.checkpoints.append(self._pack(strategy, program))
-                if t % 4096 == 0 and t:
-                    if progress:
-                        progress(t, self.n)
-                    if cancel and cancel():
-                        self._finish_build(t, t0, strategy, program, cancelled=True)
-                        raise ReplayCancelled(t)
+            if t & 4095 == 0 and t:
+                if progress:
+                    progress(t, self.n)
+                if cancel and cancel():
+                    self._finish_build(t, t0, strategy, program, cancelled=True)
+                    raise ReplayCancelled(t)
             kind = kinds[t]
             rec = apply_op(strategy, program, kind, ids[t], sizes[t])
             record_row(series, t, strategy, program, rec, kind)

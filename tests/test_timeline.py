@@ -73,3 +73,26 @@ def test_cancelled_build_keeps_the_steps_done():
     assert tl.series.n == 4096
     tl.seek(4000)
     tl.strategy.check()
+
+
+def test_progress_and_cancel_do_not_depend_on_the_checkpoint_interval():
+    # An interval that does not divide 4096: progress must still come every 4096 steps.
+    trace = make_workload("vo1989", steps=5000, seed=2)
+    tl = Timeline(trace, "tlsf", checkpoint_every=1000)
+    seen = []
+    with pytest.raises(ReplayCancelled):
+        tl.build(progress=lambda d, n: seen.append(d), cancel=lambda: len(seen) >= 2)
+    assert seen == [4096, 8192] and tl.n == 8192
+    tl.seek(8192)
+    tl.strategy.check()
+
+
+def test_steps_that_grew_the_heap_are_marked():
+    trace = make_workload("vo1989", steps=300, seed=2)
+    tl = Timeline(trace, "next-fit").build()
+    grew = tl.series.grows.nonzero()[0]
+    assert grew.size > 0
+    for row in grew[:5]:
+        before = tl.series.heap[row - 1] if row else 0
+        assert tl.series.heap[row] > before
+    assert (tl.series.heap[1:] > tl.series.heap[:-1]).sum() == (tl.series.grows[1:] > 0).sum()
