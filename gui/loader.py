@@ -1,0 +1,234 @@
+"""Reading a trace and replaying it off the GUI thread.
+
+A :class:`ReplayJob` lives in its own QThread: it makes the trace (reads a
+file, runs a workload generator, or takes a trace already in memory), builds
+the :class:`allocators.replay.Timeline` with progress reports, and hands the
+result back through queued signals.  The :class:`Loader` owns the thread and a
+cancellable QProgressDialog; cancelling makes ``Timeline.build`` raise
+``ReplayCancelled`` at its next progress point, and the window keeps what it
+showed before.  Only one job runs at a time: starting another cancels the
+first.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from PySide6.QtCore import QObject, QThread, Qt, Signal, Slot
+from PySide6.QtWidgets import QProgressDialog
+
+from allocators.replay import ReplayCancelled, Timeline
+
+#: the progress dialog appears only for jobs that take longer than this (ms)
+SHOW_PROGRESS_AFTER_MS = 300
+#: Python's thread switch interval while a job runs (s).  The replay is pure
+#: Python and holds the GIL; every paint of the window calls back into Python
+#: (pyqtgraph items) and, with the default 5 ms, each of those calls could wait
+#: a whole interval: the first paint of the window then took 1.5 s.
+SWITCH_INTERVAL_WHILE_BUSY = 0.001
+
+
+def checkpoint_interval(n: int) -> int:
+    """About a thousand checkpoints, as the core's default, but a power of two
+    between 64 and 4096.  ``Timeline.build`` reports progress (and looks at
+    the cancel flag) only at steps that are multiples of both the checkpoint
+    interval and 4096; with the core's default interval (n // 1000) those
+    steps are rare or absent on long traces, and the replay could not be
+    cancelled."""
+    k = 64
+    while k < 4096 and k * 2 <= max(n // 1000, 1) * 1.5:
+        k *= 2
+    return k
+
+
+@dataclass
+class LoadRequest:
+    """What to load: ``make_trace()`` runs in the worker; ``source`` is the file
+    (for the recent list) or None; ``keep_position`` the step to show after."""
+    label: str
+    make_trace: Callable
+    strategy: str
+    params: dict
+    source: str | None = None
+    keep_position: int | None = None
+
+
+@dataclass
+class LoadResult:
+    request: LoadRequest
+    trace: object
+    timeline: Timeline
+
+
+class ReplayJob(QObject):
+    # Every signal names its request, so that the Loader can drop the late
+    # signals of a job it has already given up on.
+    progress = Signal(object, int, int)
+    succeeded = Signal(object)          # LoadResult
+    failed = Signal(object, object)     # request, the exception
+    cancelled = Signal(object)          # request
+    done = Signal(object)               # request
+
+    def __init__(self, request: LoadRequest) -> None:
+        super().__init__()
+        self.request = request
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @Slot()
+    def run(self) -> None:
+        req = self.request
+        try:
+            trace = req.make_trace()
+            if self._cancel.is_set():
+                raise ReplayCancelled(0)
+            timeline = Timeline(trace, req.strategy, req.params,
+                                checkpoint_every=checkpoint_interval(len(trace)))
+            self.progress.emit(req, 0, max(timeline.n, 1))
+            timeline.build(progress=self._report, cancel=self._cancel.is_set)
+        except ReplayCancelled:
+            self.cancelled.emit(req)
+        except Exception as exc:       # shown to the user; the window keeps its trace
+            self.failed.emit(req, exc)
+        else:
+            self.succeeded.emit(LoadResult(req, trace, timeline))
+        finally:
+            self.done.emit(req)
+
+    def _report(self, done: int, total: int) -> None:
+        self.progress.emit(self.request, done, total)
+
+
+class Loader(QObject):
+    """Runs one :class:`ReplayJob` at a time with a progress dialog over ``parent``."""
+
+    succeeded = Signal(object)
+    failed = Signal(object, object)   # exception, LoadRequest
+    cancelled = Signal(object)        # LoadRequest
+    busy_changed = Signal(bool)
+
+    def __init__(self, parent) -> None:
+        super().__init__(parent)
+        self.window = parent
+        self.job: ReplayJob | None = None
+        self.thread: QThread | None = None
+        self.dialog: QProgressDialog | None = None
+        self._request: LoadRequest | None = None
+        self._switch_interval = sys.getswitchinterval()
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None
+
+    @property
+    def request(self) -> LoadRequest | None:
+        """What the running job loads (None when idle)."""
+        return self._request if self.busy else None
+
+    def start(self, request: LoadRequest) -> None:
+        if self.busy:
+            self.cancel()
+            self.wait()
+        self._request = request
+        self.job = ReplayJob(request)
+        self.thread = QThread()
+        self.job.moveToThread(self.thread)
+        self.thread.started.connect(self.job.run)
+        self.job.progress.connect(self._progress)
+        self.job.succeeded.connect(self._succeeded)
+        self.job.failed.connect(self._failed)
+        self.job.cancelled.connect(self._cancelled)
+        self.job.done.connect(self._done)
+        # End the worker's event loop as soon as the job returns (from the worker
+        # thread itself), so that wait() never hangs on an idle thread.
+        self.job.done.connect(self.thread.quit, Qt.DirectConnection)
+        self.dialog = QProgressDialog(f"Replaying {request.label} through {request.strategy}…",
+                                      "Cancel", 0, 0, self.window)
+        self.dialog.setWindowTitle("heapscope")
+        self.dialog.setWindowModality(Qt.WindowModal)
+        self.dialog.setMinimumDuration(SHOW_PROGRESS_AFTER_MS)
+        self.dialog.setAutoClose(False)
+        self.dialog.setAutoReset(False)
+        self.dialog.setMinimumWidth(420)
+        self.dialog.canceled.connect(self.cancel)
+        self.dialog.setValue(0)
+        self.busy_changed.emit(True)
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_WHILE_BUSY))
+        self.thread.start()
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def wait(self, ms: int = 30000) -> bool:
+        """Block until the worker thread ends (closing the window, tests)."""
+        if self.thread is None:
+            return True
+        ok = self.thread.wait(ms)
+        self._finish()
+        return ok
+
+    def _current(self, request: LoadRequest) -> bool:
+        return self.job is not None and request is self._request
+
+    @Slot(object, int, int)
+    def _progress(self, request, done: int, total: int) -> None:
+        dialog = self.dialog
+        if self._current(request) and dialog is not None:
+            dialog.setMaximum(total)
+            dialog.setLabelText(f"Replaying {request.label} through "
+                                f"{request.strategy}: step {done:,} of {total:,}")
+            # last: a modal dialog's setValue processes events, which may end the job
+            dialog.setValue(done)
+
+    # The job's last signals: tidy up first (the worker only has to return), so
+    # that ``busy`` is already false when the window hears the outcome.
+    @Slot(object)
+    def _succeeded(self, result: LoadResult) -> None:
+        if self._current(result.request):
+            self._finish()
+            self.succeeded.emit(result)
+
+    @Slot(object, object)
+    def _failed(self, request, exc: Exception) -> None:
+        if self._current(request):
+            self._finish()
+            self.failed.emit(exc, request)
+
+    @Slot(object)
+    def _cancelled(self, request) -> None:
+        if self._current(request):
+            self._finish()
+            self.cancelled.emit(request)
+
+    @Slot(object)
+    def _done(self, request) -> None:
+        if self._current(request):
+            self._finish()
+
+    def _finish(self) -> None:
+        if self.thread is None:
+            return
+        self.thread.quit()
+        self.thread.wait()
+        self.thread.deleteLater()
+        self.job.deleteLater()
+        self.thread = None
+        self.job = None
+        sys.setswitchinterval(self._switch_interval)
+        self._close_dialog()
+        self.busy_changed.emit(False)
+
+    def _close_dialog(self) -> None:
+        if self.dialog is not None:
+            self.dialog.canceled.disconnect(self.cancel)
+            self.dialog.reset()
+            self.dialog.hide()
+            self.dialog.deleteLater()
+            self.dialog = None

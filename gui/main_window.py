@@ -1,0 +1,545 @@
+"""heapscope's main window: a trace replayed through one strategy, step by step.
+
+Layout: the heap map (with its legend) fills the middle, the plots of the
+whole replay sit under it, the gauges on the right, and the timeline bar
+(buttons, scrubber, step box, speed, the step in words) at the bottom.  A tool
+bar holds the strategy picker.
+
+Every command is a QAction with its shortcut, in a menu: File (Open, Open
+Recent, Workload, Save Screenshot, Quit), View (Fit Heap), Playback (Play/Pause
+Space, Step Back Left, Step Forward Right, Start Home, End End, Go to Step
+Ctrl+G, Faster +, Slower -), Strategy (one per strategy, Ctrl+1...), Help
+(Keys F1, About).
+
+Loading a trace and changing the strategy replay the trace in the background
+(:mod:`gui.loader`); a trace that cannot be read is reported in a message box
+naming the file and line, and the window keeps what it showed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from PySide6.QtCore import QSettings, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel,
+                               QMainWindow, QMessageBox, QSplitter, QStyle, QToolBar, QVBoxLayout,
+                               QWidget)
+
+import traces
+from allocators.registry import STRATEGIES, strategy_names
+
+from .gauges import GaugePanel
+from .heap_map import HeapMapWidget
+from .loader import LoadRequest, Loader
+from .player import Player
+from .plots import PlotPanel
+from .step_measures import StepMeasures
+from .timeline_bar import TimelineBar
+from .workload_dialog import WorkloadDialog
+
+ORGANIZATION = "heapscope"
+APPLICATION = "heapscope"
+DEFAULT_STRATEGY = "next-fit"
+MAX_RECENT = 8
+TRACE_FILTER = "malloc traces (*.rep *.rep.gz);;All files (*)"
+
+
+def open_settings() -> QSettings:
+    """The app's settings, always in INI format (tests point IniFormat's user
+    path at a temporary folder with ``QSettings.setPath``)."""
+    return QSettings(QSettings.IniFormat, QSettings.UserScope, ORGANIZATION, APPLICATION)
+
+
+class MainWindow(QMainWindow):
+    #: a new timeline is shown (a trace loaded or the strategy changed)
+    timeline_changed = Signal()
+    #: the shown position moved
+    position_changed = Signal(int)
+    #: a load failed; the argument is the message shown
+    load_failed = Signal(str)
+
+    def __init__(self, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or open_settings()
+        self.trace = None
+        self.trace_source: str | None = None
+        self.timeline = None
+        self.measures: StepMeasures | None = None
+        self.strategy_name = DEFAULT_STRATEGY
+        self.params: dict = {}
+        self.message_box: QMessageBox | None = None
+        self.setWindowTitle("heapscope")
+        self.resize(1400, 900)
+
+        self.player = Player(self)
+        self.loader = Loader(self)
+        self._make_actions()
+        self.heap_map = HeapMapWidget()
+        self.plots = PlotPanel()
+        self.gauges = GaugePanel()
+        self.bar = TimelineBar({"start": self.act_start, "back": self.act_back, "play": self.act_play,
+                                "forward": self.act_forward, "end": self.act_end})
+        self._make_menus()
+        self._make_toolbar()
+        self._make_layout()
+
+        self.player.advance.connect(self._advance)
+        self.player.playing_changed.connect(self._playing_changed)
+        self.player.speed_changed.connect(self.bar.show_speed)
+        self.bar.seek_requested.connect(self._bar_seek)
+        self.bar.speed_requested.connect(self.player.set_speed)
+        self.plots.seek_requested.connect(self.seek)
+        self.loader.succeeded.connect(self._loaded)
+        self.loader.failed.connect(self._load_failed)
+        self.loader.cancelled.connect(self._load_cancelled)
+        self.bar.show_speed(self.player.speed)
+        self._show_nothing()
+
+    # ================================================================ actions
+    def _action(self, text: str, slot, keys=(), icon=None, tip: str = "") -> QAction:
+        act = QAction(text, self)
+        if keys:
+            act.setShortcuts([QKeySequence(k) for k in keys])
+        if icon is not None:
+            act.setIcon(self.style().standardIcon(icon))
+        tip = tip or text.replace("&", "").rstrip("…")
+        if keys:
+            tip += f" ({QKeySequence(keys[0]).toString(QKeySequence.NativeText)})"
+        act.setToolTip(tip)
+        act.triggered.connect(lambda checked=False: slot())
+        self.addAction(act)   # the shortcut works even when no menu is open
+        return act
+
+    def _make_actions(self) -> None:
+        S = QStyle
+        self.act_open = self._action("&Open Trace…", self.ask_open, [QKeySequence.Open],
+                                     S.SP_DialogOpenButton)
+        self.act_workload = self._action("&Workload…", self.ask_workload, ["Ctrl+N"],
+                                         S.SP_FileDialogNewFolder, "Generate a workload from the seeds")
+        self.act_screenshot = self._action("Save &Screenshot…", self.ask_screenshot, ["Ctrl+S"])
+        self.act_quit = self._action("&Quit", self.close, [QKeySequence.Quit])
+        self.act_clear_recent = self._action("Clear Recent", self.clear_recent)
+        self.act_fit = self._action("&Fit Heap to Window", self.heap_map_fit, ["0"])
+        self.act_play = self._action("&Play", self.toggle_play, ["Space"], S.SP_MediaPlay,
+                                     "Play / pause")
+        self.act_back = self._action("Step &Back", self.step_back, ["Left"], S.SP_MediaSeekBackward)
+        self.act_forward = self._action("Step &Forward", self.step_forward, ["Right"],
+                                        S.SP_MediaSeekForward)
+        self.act_start = self._action("Jump to &Start", self.go_start, ["Home"], S.SP_MediaSkipBackward)
+        self.act_end = self._action("Jump to &End", self.go_end, ["End"], S.SP_MediaSkipForward)
+        self.act_goto = self._action("&Go to Step…", self.ask_go_to_step, ["Ctrl+G"])
+        self.act_faster = self._action("Fas&ter", self.faster, ["+", "="])
+        self.act_slower = self._action("Slo&wer", self.slower, ["-"])
+        self.act_keys = self._action("&Keyboard Shortcuts", self.show_keys, ["F1"])
+        self.act_about = self._action("&About heapscope", self.show_about)
+        self.strategy_group = QActionGroup(self)
+        self.strategy_actions: dict[str, QAction] = {}
+        for i, name in enumerate(strategy_names()):
+            keys = [f"Ctrl+{i + 1}"] if i < 9 else []
+            act = self._action(f"{name} — {STRATEGIES[name].title}",
+                               lambda name=name: self.set_strategy(name), keys)
+            act.setCheckable(True)
+            act.setChecked(name == self.strategy_name)
+            self.strategy_group.addAction(act)
+            self.strategy_actions[name] = act
+
+    def _make_menus(self) -> None:
+        mb = self.menuBar()
+        file_menu = mb.addMenu("&File")
+        file_menu.addAction(self.act_open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self._fill_recent_menu()
+        file_menu.addAction(self.act_workload)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_screenshot)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+        view_menu = mb.addMenu("&View")
+        view_menu.addAction(self.act_fit)
+        play_menu = mb.addMenu("&Playback")
+        for act in (self.act_play, self.act_back, self.act_forward, self.act_start, self.act_end,
+                    self.act_goto):
+            play_menu.addAction(act)
+        play_menu.addSeparator()
+        play_menu.addAction(self.act_faster)
+        play_menu.addAction(self.act_slower)
+        strategy_menu = mb.addMenu("&Strategy")
+        for act in self.strategy_actions.values():
+            strategy_menu.addAction(act)
+        help_menu = mb.addMenu("&Help")
+        help_menu.addAction(self.act_keys)
+        help_menu.addAction(self.act_about)
+        self.menus = {"file": file_menu, "view": view_menu, "playback": play_menu,
+                      "strategy": strategy_menu, "help": help_menu}
+
+    def _make_toolbar(self) -> None:
+        tb = QToolBar("Main")
+        tb.setMovable(False)
+        tb.setIconSize(QSize(22, 22))
+        tb.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        tb.addAction(self.act_open)
+        tb.addAction(self.act_workload)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Strategy: "))
+        self.strategy_box = QComboBox()
+        self.strategy_box.setFocusPolicy(Qt.NoFocus)
+        for name in strategy_names():
+            self.strategy_box.addItem(name, name)
+            self.strategy_box.setItemData(self.strategy_box.count() - 1, STRATEGIES[name].title,
+                                          Qt.ToolTipRole)
+        self.strategy_box.setCurrentText(self.strategy_name)
+        self.strategy_box.activated.connect(
+            lambda i: self.set_strategy(self.strategy_box.itemData(i)))
+        tb.addWidget(self.strategy_box)
+        self.strategy_title = QLabel()
+        self.strategy_title.setStyleSheet("color: #333; padding-left: 8px;")
+        tb.addWidget(self.strategy_title)
+        spacer = QWidget()
+        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
+                             spacer.sizePolicy().verticalPolicy())
+        tb.addWidget(spacer)
+        self.trace_label = QLabel()
+        self.trace_label.setStyleSheet("padding-right: 8px;")
+        tb.addWidget(self.trace_label)
+        self.addToolBar(tb)
+        self.toolbar = tb
+
+    def _make_layout(self) -> None:
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.heap_map)
+        split.addWidget(self.plots)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setSizes([560, 220])
+        split.setChildrenCollapsible(False)
+        self.plots.setMinimumHeight(170)
+        self.gauges.setFixedWidth(300)
+        middle = QHBoxLayout()
+        middle.setContentsMargins(4, 4, 4, 0)
+        middle.addWidget(split, 1)
+        middle.addWidget(self.gauges)
+        central = QWidget()
+        box = QVBoxLayout(central)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addLayout(middle, 1)
+        box.addWidget(self.bar)
+        self.setCentralWidget(central)
+        # Keys go to the window's actions: keep focus off the spin boxes.
+        self.heap_map.plot_widget.setFocusPolicy(Qt.StrongFocus)
+        self.heap_map.plot_widget.setFocus()
+
+    # ================================================================ loading
+    def ask_open(self) -> None:
+        """File > Open: pick a .rep / .rep.gz and load it."""
+        start = os.path.dirname(self.trace_source) if self.trace_source else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a malloc trace", start, TRACE_FILTER)
+        if path:
+            self.open_trace(path)
+
+    def open_trace(self, path: str) -> None:
+        """Read ``path`` and replay it through the current strategy, in the
+        background.  A bad file is reported and the current trace stays."""
+        path = os.fspath(path)
+        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_rep(path),
+                                self.strategy_name, self.params, source=path))
+
+    def load_workload(self, name: str, params: dict | None = None) -> None:
+        """Generate workload ``name`` (in the background) and show it."""
+        params = dict(params or {})
+        label = name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
+        self._start(LoadRequest(label, lambda: traces.make_workload(name, **params),
+                                self.strategy_name, self.params))
+
+    def load_spec(self, spec: str) -> None:
+        """A path or a workload spec such as ``vo1989:steps=500`` (the command line)."""
+        if os.path.exists(spec) or spec.lower().endswith((".rep", ".gz")) or os.sep in spec:
+            self.open_trace(spec)
+        else:
+            self._start(LoadRequest(spec, lambda: traces.load_trace(spec),
+                                    self.strategy_name, self.params))
+
+    def load_trace(self, trace, label: str | None = None) -> None:
+        """Show a Trace already in memory."""
+        self._start(LoadRequest(label or trace.name or "trace", lambda: trace,
+                                self.strategy_name, self.params))
+
+    def set_strategy(self, name: str) -> None:
+        """Replay the same trace through another strategy, keeping the step."""
+        if name not in STRATEGIES:
+            raise ValueError(f"unknown strategy {name!r}")
+        if self.loader.busy:
+            # a load is under way: redo it with this strategy
+            self._start(dataclasses.replace(self.loader.request, strategy=name))
+            return
+        if name == self.strategy_name and self.timeline is not None:
+            self._sync_strategy_widgets()
+            return
+        if self.trace is None:
+            self.strategy_name = name
+            self._sync_strategy_widgets()
+            return
+        trace = self.trace
+        self._start(LoadRequest(self._trace_label(), lambda: trace, name, self.params,
+                                source=self.trace_source,
+                                keep_position=self.timeline.position if self.timeline else 0))
+
+    @property
+    def busy(self) -> bool:
+        """A trace is being read or replayed."""
+        return self.loader.busy
+
+    def _start(self, request: LoadRequest) -> None:
+        self.player.pause()
+        self.statusBar().showMessage(f"Replaying {request.label} through {request.strategy}…")
+        self.loader.start(request)
+
+    def _loaded(self, result) -> None:
+        req = result.request
+        self.trace = result.trace
+        self.trace_source = req.source
+        self.timeline = result.timeline
+        self.strategy_name = req.strategy
+        self.measures = StepMeasures(self.timeline.series)
+        self.plots.set_measures(self.measures)
+        self.gauges.set_scale(self.measures.search_max)
+        self.bar.set_length(self.timeline.n)
+        self._sync_strategy_widgets()
+        if req.source:
+            self._remember_recent(req.source)
+        self.setWindowTitle(f"heapscope — {self._trace_label()} — {self.strategy_name}")
+        self.trace_label.setText(f"{self._trace_label()} · {self.timeline.n:,} steps")
+        s = self.timeline.summary()
+        self.statusBar().showMessage(
+            f"{self._trace_label()} through {self.strategy_name}: waste {_pct(s.get('waste'))}, "
+            f"utilisation at the end {_pct(s.get('utilisation'))}, mean search "
+            f"{s.get('search_mean', 0):.2f}, {s.get('failed', 0)} failed; replayed in "
+            f"{self.timeline.wall_seconds:.2f} s")
+        self.heap_map.follow = True
+        position = req.keep_position if req.keep_position is not None else 0
+        self.timeline.seek(min(max(position, 0), self.timeline.n))
+        self._show_position()
+        self.timeline_changed.emit()
+
+    def _load_failed(self, exc: Exception, request) -> None:
+        self._sync_strategy_widgets()
+        if isinstance(exc, traces.TraceError):
+            text = str(exc)           # "path:line: message"
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+        what = request.source or request.label
+        self.statusBar().showMessage(f"Could not load {what}", 8000)
+        self.show_error(f"Cannot load {os.path.basename(what)}",
+                        f"heapscope could not load {what}.",
+                        text)
+        self.load_failed.emit(text)
+
+    def _load_cancelled(self, request) -> None:
+        self._sync_strategy_widgets()
+        self.statusBar().showMessage(f"Cancelled: still showing "
+                                     f"{self._trace_label() if self.trace else 'nothing'}", 8000)
+
+    def _trace_label(self) -> str:
+        if self.trace_source:
+            return os.path.basename(self.trace_source)
+        return getattr(self.trace, "name", "") or "trace"
+
+    def _sync_strategy_widgets(self) -> None:
+        name = self.strategy_name
+        self.strategy_box.setCurrentIndex(self.strategy_box.findData(name))
+        extra = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in self.params.items())
+        self.strategy_title.setText(STRATEGIES[name].title + (f"  [{extra}]" if extra else ""))
+        self.strategy_actions[name].setChecked(True)
+
+    # ------------------------------------------------------------ recent files
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _remember_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        files = [path] + [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent_files", files[:MAX_RECENT])
+        self.settings.sync()
+
+    def clear_recent(self) -> None:
+        self.settings.setValue("recent_files", [])
+        self.settings.sync()
+
+    def _fill_recent_menu(self) -> None:
+        menu = self.recent_menu
+        menu.clear()
+        files = self.recent_files()
+        for i, path in enumerate(files):
+            act = menu.addAction(f"&{i + 1} {os.path.basename(path)}")
+            act.setToolTip(path)
+            act.setData(path)
+            act.triggered.connect(lambda checked=False, p=path: self.open_trace(p))
+        if not files:
+            menu.addAction("(none)").setEnabled(False)
+        menu.addSeparator()
+        menu.addAction(self.act_clear_recent)
+
+    # ============================================================ navigation
+    def seek(self, position: int) -> None:
+        """Show the heap after ``position`` operations (clamped to 0..n)."""
+        if self.timeline is None:
+            return
+        position = min(max(int(position), 0), self.timeline.n)
+        self.timeline.seek(position)
+        self._show_position()
+
+    def step_forward(self) -> None:
+        if self.timeline is not None:
+            self.seek(self.timeline.position + 1)
+
+    def step_back(self) -> None:
+        if self.timeline is not None:
+            self.seek(self.timeline.position - 1)
+
+    def go_start(self) -> None:
+        self.seek(0)
+
+    def go_end(self) -> None:
+        if self.timeline is not None:
+            self.seek(self.timeline.n)
+
+    def ask_go_to_step(self) -> None:
+        if self.timeline is None:
+            return
+        value, ok = QInputDialog.getInt(self, "Go to step", f"Step (0 – {self.timeline.n:,}):",
+                                        self.timeline.position, 0, self.timeline.n)
+        if ok:
+            self.seek(value)
+
+    def toggle_play(self) -> None:
+        if self.timeline is None:
+            return
+        if not self.player.playing and self.timeline.position >= self.timeline.n:
+            self.seek(0)      # play again from the start
+        self.player.toggle()
+
+    def faster(self) -> None:
+        self.player.faster()
+
+    def slower(self) -> None:
+        self.player.slower()
+
+    def heap_map_fit(self) -> None:
+        self.heap_map.fit()
+
+    def _advance(self, steps: int) -> None:
+        if self.timeline is None:
+            self.player.pause()
+            return
+        self.seek(self.timeline.position + steps)
+        if self.timeline.position >= self.timeline.n:
+            self.player.pause()
+
+    def _bar_seek(self, position: int) -> None:
+        self.seek(position)
+        self.heap_map.plot_widget.setFocus()
+
+    def _playing_changed(self, playing: bool) -> None:
+        self.act_play.setText("&Pause" if playing else "&Play")
+        self.act_play.setIcon(self.style().standardIcon(
+            QStyle.SP_MediaPause if playing else QStyle.SP_MediaPlay))
+
+    # =============================================================== showing
+    def _show_nothing(self) -> None:
+        self.heap_map.show_heap(None)
+        self.gauges.show_measures(None)
+        self.plots.clear()
+        self.bar.set_length(0)
+        self.bar.show_position(0, "No trace loaded: File > Open (Ctrl+O) or File > Workload (Ctrl+N).")
+        self._sync_strategy_widgets()
+
+    def _show_position(self) -> None:
+        tl = self.timeline
+        t = tl.position
+        self.heap_map.show_heap(tl.strategy, tl.last_record if t else None, tl.program.id_of_payload)
+        self.gauges.show_measures(self.measures.at(t))
+        self.plots.set_position(t)
+        self.bar.show_position(t, self._describe())
+        self.position_changed.emit(t)
+
+    def _describe(self) -> str:
+        tl = self.timeline
+        text = tl.describe()
+        lines = getattr(self.trace, "line_numbers", None)
+        if tl.position and lines is not None and self.trace_source:
+            text += f"   [{os.path.basename(self.trace_source)} line {int(lines[tl.position - 1])}]"
+        return text
+
+    # =============================================================== dialogs
+    def show_error(self, title: str, text: str, detail: str = "") -> QMessageBox:
+        """A window-modal error box that does not block the caller (tests read
+        :attr:`message_box`)."""
+        return self._message(QMessageBox.Critical, title, text, detail)
+
+    def _message(self, icon, title: str, text: str, detail: str = "") -> QMessageBox:
+        if self.message_box is not None:
+            self.message_box.close()
+        box = QMessageBox(icon, title, text, QMessageBox.Ok, self)
+        if detail:
+            box.setInformativeText(detail)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.finished.connect(lambda _=0, b=box: self._message_closed(b))
+        self.message_box = box
+        box.open()
+        return box
+
+    def _message_closed(self, box) -> None:
+        if self.message_box is box:
+            self.message_box = None
+
+    def ask_workload(self) -> None:
+        dialog = WorkloadDialog(traces.WORKLOADS, self)
+        if dialog.exec():
+            name, params = dialog.choice()
+            self.load_workload(name, params)
+
+    def ask_screenshot(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save a screenshot", "heapscope.png",
+                                              "PNG images (*.png)")
+        if path:
+            self.grab().save(path)
+            self.statusBar().showMessage(f"Saved {path}", 5000)
+
+    def show_keys(self) -> None:
+        rows = []
+        for act in (self.act_play, self.act_back, self.act_forward, self.act_start, self.act_end,
+                    self.act_goto, self.act_faster, self.act_slower, self.act_fit, self.act_open,
+                    self.act_workload):
+            keys = ", ".join(k.toString(QKeySequence.NativeText) for k in act.shortcuts())
+            rows.append(f"<tr><td><b>{keys}</b></td><td>&nbsp;&nbsp;{act.text().replace('&', '')}</td></tr>")
+        rows.append("<tr><td><b>wheel / drag</b></td><td>&nbsp;&nbsp;zoom / pan the heap map</td></tr>")
+        rows.append("<tr><td><b>click a plot</b></td><td>&nbsp;&nbsp;go to that step</td></tr>")
+        self._message(QMessageBox.Information, "Keyboard shortcuts",
+                      "<table>" + "".join(rows) + "</table>")
+
+    def show_about(self) -> None:
+        self._message(QMessageBox.Information, "About heapscope",
+                      "<h3>heapscope</h3><p>Replays malloc/free traces through classic allocator "
+                      "strategies and shows, step by step, what each does to the heap.</p>"
+                      "<p>Strategies: " + ", ".join(
+                          f"<br>• <b>{n}</b>: {STRATEGIES[n].title}" for n in strategy_names()) +
+                      "</p><p>Colours: Okabe &amp; Ito's colour-blind-safe palette.</p>")
+
+    # =============================================================== closing
+    def closeEvent(self, event) -> None:
+        self.player.pause()
+        self.loader.cancel()
+        self.loader.wait()
+        super().closeEvent(event)
+
+
+def _pct(x) -> str:
+    if x is None or x != x:
+        return "n/a"
+    return f"{100 * x:.1f} %"

@@ -1,0 +1,141 @@
+"""Plots of the whole replay over time, with a cursor at the shown step.
+
+Three pyqtgraph plots share the x axis (the step number): heap size and live
+bytes, external fragmentation, search length.  Clicking anywhere in a plot
+asks to seek to the step under the mouse (:attr:`PlotPanel.seek_requested`).
+Long traces stay fast with pyqtgraph's peak downsampling and clip-to-view.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
+
+from . import palette
+
+
+class PlotPanel(QWidget):
+    """Heap/live, fragmentation and search-length plots in a row."""
+
+    #: a step the user clicked on (1..n)
+    seek_requested = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.n = 0
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.view.ci.setContentsMargins(2, 2, 2, 2)
+        # The titles name the curves in their colours: a legend box would hide them.
+        self.heap_plot = self._plot(_title(("heap H", palette.CURVE_HEAP),
+                                           ("live L", palette.CURVE_LIVE)), "KiB", 0)
+        self.frag_plot = self._plot("ext. frag. " + _title(
+            ("with top", palette.CURVE_FRAG), ("without", palette.CURVE_FRAG_NO_TOP)), "%", 1)
+        self.search_plot = self._plot("search " + _title(
+            ("per malloc", palette.CURVE_SEARCH), ("mean", palette.CURVE_SEARCH_MEAN)), "blocks", 2)
+        for col in range(3):
+            self.view.ci.layout.setColumnStretchFactor(col, 1)
+        self.plots = [self.heap_plot, self.frag_plot, self.search_plot]
+        for p in self.plots[1:]:
+            p.setXLink(self.heap_plot)
+
+        def curve(plot, colour, name, width=2):
+            return plot.plot([], [], pen=pg.mkPen(colour, width=width), name=name)
+
+        self.heap_curve = curve(self.heap_plot, palette.CURVE_HEAP, "heap H")
+        self.live_curve = curve(self.heap_plot, palette.CURVE_LIVE, "live L")
+        self.frag_nt_curve = curve(self.frag_plot, palette.CURVE_FRAG_NO_TOP, "without top", 1.5)
+        self.frag_curve = curve(self.frag_plot, palette.CURVE_FRAG, "with top")
+        self.search_curve = curve(self.search_plot, palette.CURVE_SEARCH, "this malloc", 1)
+        self.search_mean_curve = curve(self.search_plot, palette.CURVE_SEARCH_MEAN, "running mean", 2.5)
+        # Moving the cursor repaints the plot: draw the curves and the axes from
+        # pixmaps kept until the data or the view changes, or every step
+        # would redraw thousands of points per curve.
+        for c in (self.heap_curve, self.live_curve, self.frag_curve, self.frag_nt_curve,
+                  self.search_curve, self.search_mean_curve):
+            c.curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        for p in self.plots:
+            for name in ("left", "bottom", "top"):
+                p.getAxis(name).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        self.cursors = []
+        for p in self.plots:
+            line = pg.InfiniteLine(pos=0, angle=90, movable=False,
+                                   pen=pg.mkPen(palette.CURSOR, width=2, style=Qt.DashLine))
+            line.setZValue(50)
+            p.addItem(line, ignoreBounds=True)
+            self.cursors.append(line)
+        self.view.scene().sigMouseClicked.connect(self._clicked)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.view)
+
+    def _plot(self, title: str, unit: str, col: int) -> pg.PlotItem:
+        p = self.view.addPlot(row=0, col=col)
+        p.setTitle(title, color="k", size=f"{int(self.font().pointSizeF() * 1.15)}pt")
+        tick_font = QFont(self.font())
+        for name in ("left", "bottom"):
+            ax = p.getAxis(name)
+            ax.setTextPen("k")
+            ax.setPen("#888")
+            ax.setStyle(tickFont=tick_font)
+        p.getAxis("left").setLabel(unit, color="#222")
+        p.getAxis("bottom").setLabel("step", color="#222")
+        p.showGrid(x=True, y=True, alpha=0.25)
+        p.setMouseEnabled(x=True, y=False)
+        p.setMenuEnabled(False)
+        p.hideButtons()
+        p.setDownsampling(auto=True, mode="peak")
+        p.setClipToView(True)
+        return p
+
+    def set_measures(self, measures) -> None:
+        """Plot a whole replay (a :class:`StepMeasures`)."""
+        s = measures.series
+        self.n = n = s.n
+        x = np.arange(1, n + 1, dtype=np.float64)
+        self.heap_curve.setData(x, s.heap / 1024.0)
+        self.live_curve.setData(x, s.live / 1024.0)
+        self.frag_curve.setData(x, 100.0 * measures.external)
+        self.frag_nt_curve.setData(x, 100.0 * measures.external_no_top)
+        mallocs = s.is_malloc & ~s.failed
+        self.search_curve.setData(x[mallocs], s.search[mallocs].astype(np.float64))
+        mean = measures.search_mean
+        ok = np.isfinite(mean)
+        self.search_mean_curve.setData(x[ok], mean[ok])
+        for p in self.plots:
+            p.enableAutoRange(axis="y")
+            p.setXRange(0, max(n, 1), padding=0.01)
+        self.frag_plot.setYRange(0, 100, padding=0.02)
+
+    def clear(self) -> None:
+        for c in (self.heap_curve, self.live_curve, self.frag_curve, self.frag_nt_curve,
+                  self.search_curve, self.search_mean_curve):
+            c.setData([], [])
+        self.n = 0
+
+    def set_position(self, position: int) -> None:
+        for line in self.cursors:
+            line.setValue(position)
+
+    def step_at(self, plot: pg.PlotItem, scene_pos) -> int:
+        """The step under a scene position of ``plot`` (clamped to 0..n)."""
+        x = plot.vb.mapSceneToView(scene_pos).x()
+        return int(min(max(round(x), 0), self.n))
+
+    def _clicked(self, event) -> None:
+        if event.button() != Qt.LeftButton or self.n == 0:
+            return
+        pos = event.scenePos()
+        for p in self.plots:
+            if p.vb.sceneBoundingRect().contains(pos):
+                self.seek_requested.emit(self.step_at(p, pos))
+                event.accept()
+                return
+
+
+def _title(*parts) -> str:
+    """'<b style=color>name</b> and ...': curve names in their own colours."""
+    return " / ".join(f'<b><span style="color:{colour}">{name}</span></b>' for name, colour in parts)

@@ -1,0 +1,115 @@
+"""The strip under the heap: transport buttons, the scrubber, the step box, the
+speed, and the current step in words.
+
+The buttons show the window's QActions (the same ones the menus and keys
+trigger), so there is one place where each command is defined.  The bar only
+reports what the user asked for (:attr:`TimelineBar.seek_requested`,
+:attr:`TimelineBar.speed_requested`); the window moves the timeline and then
+calls :meth:`TimelineBar.show_position`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from .player import SPEEDS
+
+
+class TimelineBar(QWidget):
+    seek_requested = Signal(int)
+    speed_requested = Signal(int)
+
+    def __init__(self, actions: dict, parent=None) -> None:
+        """``actions``: QActions named start, back, play, forward, end."""
+        super().__init__(parent)
+        self.n = 0
+        buttons = []
+        for name in ("start", "back", "play", "forward", "end"):
+            b = QToolButton()
+            b.setDefaultAction(actions[name])
+            b.setToolButtonStyle(Qt.ToolButtonIconOnly)
+            b.setAutoRaise(True)
+            b.setFocusPolicy(Qt.NoFocus)
+            b.setIconSize(b.iconSize() * 1.5)
+            buttons.append(b)
+        self.play_button = buttons[2]
+
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setFocusPolicy(Qt.NoFocus)   # arrows and Space belong to the window
+        self.slider.setRange(0, 0)
+        self.slider.setTracking(True)
+        self.slider.valueChanged.connect(self._slider_moved)
+
+        self.step_box = QSpinBox()
+        self.step_box.setRange(0, 0)
+        self.step_box.setKeyboardTracking(False)
+        self.step_box.setToolTip("type a step and press Enter (Ctrl+G)")
+        self.step_box.setFocusPolicy(Qt.ClickFocus)
+        self.step_box.valueChanged.connect(self._step_typed)
+        self.of_label = QLabel("of 0")
+
+        self.speed_box = QComboBox()
+        self.speed_box.setFocusPolicy(Qt.NoFocus)
+        for s in SPEEDS:
+            self.speed_box.addItem(f"{s:,} steps/s", s)
+        self.speed_box.setToolTip("playback speed (+ / −)")
+        self.speed_box.activated.connect(lambda i: self.speed_requested.emit(self.speed_box.itemData(i)))
+
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        for b in buttons:
+            row.addWidget(b)
+        row.addWidget(self.slider, 1)
+        row.addWidget(QLabel("step"))
+        row.addWidget(self.step_box)
+        row.addWidget(self.of_label)
+        row.addSpacing(12)
+        row.addWidget(QLabel("speed"))
+        row.addWidget(self.speed_box)
+
+        self.description = QLabel(" ")
+        big = QFont(self.font())
+        big.setPointSizeF(self.font().pointSizeF() * 1.3)
+        self.description.setFont(big)
+        self.description.setWordWrap(True)
+        self.description.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.description.setMinimumHeight(self.description.fontMetrics().height() * 2 + 4)
+        self.description.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+
+        box = QVBoxLayout(self)
+        box.setContentsMargins(6, 2, 6, 4)
+        box.setSpacing(2)
+        box.addLayout(row)
+        box.addWidget(self.description)
+
+    def set_length(self, n: int) -> None:
+        """A new timeline of n steps (positions 0..n)."""
+        self.n = n
+        with QSignalBlocker(self.slider), QSignalBlocker(self.step_box):
+            self.slider.setRange(0, n)
+            self.slider.setPageStep(max(1, n // 20))
+            self.step_box.setRange(0, n)
+            self.step_box.setMinimumWidth(self.step_box.fontMetrics().horizontalAdvance(f"{n:,}0") + 30)
+        self.of_label.setText(f"of {n:,}")
+
+    def show_position(self, position: int, description: str) -> None:
+        with QSignalBlocker(self.slider), QSignalBlocker(self.step_box):
+            self.slider.setValue(position)
+            self.step_box.setValue(position)
+        self.description.setText(description)
+
+    def show_speed(self, speed: int) -> None:
+        i = self.speed_box.findData(speed)
+        if i < 0:
+            self.speed_box.addItem(f"{speed:,} steps/s", speed)
+            i = self.speed_box.count() - 1
+        self.speed_box.setCurrentIndex(i)
+
+    def _slider_moved(self, value: int) -> None:
+        self.seek_requested.emit(value)
+
+    def _step_typed(self, value: int) -> None:
+        self.seek_requested.emit(value)

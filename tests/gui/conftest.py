@@ -1,0 +1,67 @@
+"""Fixtures for the window tests: offscreen Qt, settings in a temporary folder,
+small traces on disk, a shown MainWindow and a helper that waits for a load."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+import traces  # noqa: E402
+
+#: small enough to replay in a few tens of milliseconds
+SMALL_STEPS = 500
+
+
+@pytest.fixture(autouse=True)
+def temporary_settings(tmp_path):
+    """Recent files etc. go to a fresh INI file, never to the user's own."""
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "settings"))
+    yield
+
+
+@pytest.fixture(scope="session")
+def small_trace():
+    return traces.make_workload("vo1989", steps=SMALL_STEPS, seed=11)
+
+
+@pytest.fixture
+def small_trace_path(tmp_path, small_trace):
+    path = tmp_path / "small.rep"
+    traces.write_rep(small_trace, path)
+    return str(path)
+
+
+@pytest.fixture
+def window(qtbot):
+    from gui.app import configure_app
+    from gui.main_window import MainWindow
+    configure_app(QApplication.instance())
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    w.activateWindow()
+    yield w
+    w.player.pause()
+    if w.message_box is not None:
+        w.message_box.close()
+    w.loader.cancel()
+    w.loader.wait()
+
+
+def wait_loaded(qtbot, window, start, timeout=20000):
+    """Run ``start()`` (which begins a background load) and wait until the
+    window shows the new timeline."""
+    with qtbot.waitSignal(window.timeline_changed, timeout=timeout):
+        start()
+    assert not window.busy
+
+
+@pytest.fixture
+def loaded(qtbot, window, small_trace_path):
+    """The window showing the small trace (through next-fit)."""
+    wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+    return window

@@ -1,0 +1,119 @@
+"""The heap map's cell image, worked out by hand on tiny heaps."""
+
+import numpy as np
+import pytest
+
+from allocators.strategy import Block
+from gui import heap_cells as hc
+from gui import palette as P
+
+# A used block at 0 (32 bytes: a 16-byte header, 10 requested bytes at 16,
+# 6 bytes of padding), a used block at 32 with boundary tags (8-byte header
+# and 8-byte footer, 4 requested bytes, 12 bytes of padding), a free block at
+# 64 (64 bytes), a meta block at 128 (16 bytes) and a used block at 144 (an
+# 8-byte header and 8 requested bytes).  The free block is followed by a used
+# block, so it is not the top.
+HEAP = [
+    Block(0, 32, "used", 16, 10, 16),
+    Block(32, 32, "used", 40, 4, 16),
+    Block(64, 64, "free"),
+    Block(128, 16, "meta"),
+    Block(144, 16, "used", 152, 8, 8),
+]
+BRK = 160
+
+
+def byte_codes(blocks, brk):
+    """Code of every byte, with one byte per cell."""
+    arrays = hc.block_arrays(blocks, brk)
+    layout = hc.HeapLayout(brk, 1, brk, 1)
+    img, _ = hc.heap_image(arrays, layout=layout)
+    return img[0]
+
+
+def test_every_byte_of_a_small_heap_gets_its_kind():
+    codes = byte_codes(HEAP, BRK)
+    expected = np.array(
+        [P.HEADER] * 16 + [P.PAYLOAD] * 10 + [P.PADDING] * 6             # block 0
+        + [P.HEADER] * 8 + [P.PAYLOAD] * 4 + [P.PADDING] * 12 + [P.HEADER] * 8  # block 32
+        + [P.FREE] * 64 + [P.META] * 16                                   # 64, 128
+        + [P.HEADER] * 8 + [P.PAYLOAD] * 8, dtype=np.uint8)                # block 144
+    assert codes.tolist() == expected.tolist()
+
+
+def test_a_free_last_block_is_the_top():
+    blocks = [Block(0, 32, "used", 16, 16, 16), Block(32, 96, "free")]
+    codes = byte_codes(blocks, 128)
+    assert set(codes[32:].tolist()) == {P.TOP}
+    assert hc.block_arrays(blocks).top_index() == 1
+
+
+def test_the_free_block_below_a_sentinel_is_the_top():
+    # TLSF: a free block, then the 8-byte sentinel header at the break
+    blocks = [Block(0, 32, "used", 8, 24, 8), Block(32, 88, "free"), Block(120, 8, "meta")]
+    assert hc.block_arrays(blocks).top_index() == 1
+    codes = byte_codes(blocks, 128)
+    assert set(codes[32:120].tolist()) == {P.TOP} and set(codes[120:].tolist()) == {P.META}
+
+
+def test_coarse_cells_take_the_kind_at_their_middle_byte():
+    # 8 bytes per cell: middles at 4, 12, 20, 28, 36, ...  Block 0: header
+    # (4, 12), payload (20), padding (28).  Block 32: header (36: bytes 32-39),
+    # payload at 40-43 has no middle (44 is padding), padding (44, 52),
+    # footer (60).  Free 64-127: cells 8-15.  Meta: cells 16, 17.  Block 144:
+    # header (148), payload (156).  Then 4 cells past the break.
+    arrays = hc.block_arrays(HEAP, BRK)
+    layout = hc.HeapLayout(BRK, 8, 6, 4)
+    img, _ = hc.heap_image(arrays, layout=layout)
+    assert img.ravel().tolist() == [
+        P.HEADER, P.HEADER, P.PAYLOAD, P.PADDING,
+        P.HEADER, P.PADDING, P.PADDING, P.HEADER,
+        P.FREE, P.FREE, P.FREE, P.FREE, P.FREE, P.FREE, P.FREE, P.FREE,
+        P.META, P.META, P.HEADER, P.PAYLOAD] + [P.BEYOND] * 4
+
+
+def test_cells_past_the_break_are_marked_beyond():
+    arrays = hc.block_arrays(HEAP, BRK)
+    layout = hc.HeapLayout(BRK, 16, 4, 3)     # 12 cells, the heap fills 10
+    img, _ = hc.heap_image(arrays, layout=layout)
+    assert img.ravel()[10:].tolist() == [P.BEYOND] * 2
+    assert P.BEYOND not in img.ravel()[:10].tolist()
+
+
+def test_lut_gives_the_palette_colour_of_each_code():
+    assert tuple(P.LUT[P.PAYLOAD]) == P.rgba(P.BLUE)
+    assert tuple(P.LUT[P.FREE]) == P.rgba(P.YELLOW)
+    assert len({tuple(P.LUT[c]) for c, _, _ in P.CELL_KINDS}) == len(P.CELL_KINDS)
+
+
+def test_block_lookup_by_address():
+    arrays = hc.block_arrays(HEAP, BRK)
+    assert [arrays.index_at(a) for a in (0, 31, 32, 64, 127, 128, 143, 144, 159, 160, -1)] == \
+        [0, 0, 1, 2, 2, 3, 3, 4, 4, -1, -1]
+    assert arrays.payload.tolist() == [16, 40, -1, -1, 152]
+    assert arrays.top_index() == -1
+
+
+@pytest.mark.parametrize("address,size,row_bytes,expected", [
+    (10, 4, 16, [(10, 0, 4, 1)]),                               # inside one row
+    (10, 10, 16, [(10, 0, 6, 1), (0, 1, 4, 1)]),                # 10..16 | 16..20
+    (8, 64, 16, [(8, 0, 8, 1), (0, 1, 16, 3), (0, 4, 8, 1)]),   # part, 3 full rows, part
+    (16, 32, 16, [(0, 1, 16, 2)]),                              # exactly rows 1 and 2
+    (5, 0, 16, []),
+])
+def test_range_rects_cut_a_byte_range_at_row_ends(address, size, row_bytes, expected):
+    assert hc.range_rects(address, size, row_bytes) == expected
+
+
+def test_layout_keeps_the_image_under_max_cells():
+    lay = hc.choose_layout(3 << 20, aspect=2.0, max_cells=1 << 20)
+    assert lay.bytes_per_cell == 4                   # 3 MiB / 4 B = 786 432 cells
+    assert lay.cols * lay.rows >= (3 << 20) // 4
+    assert lay.row_bytes & (lay.row_bytes - 1) == 0  # rows start at round addresses
+    assert lay.cell_of(lay.row_bytes + 9) == (1, 9 // 4)
+
+
+def test_layout_stays_put_for_a_small_change():
+    first = hc.choose_layout(360_000, 2.4, block_bytes=450)
+    again = hc.choose_layout(380_000, 2.4, block_bytes=400, previous=first)
+    assert again.row_bytes == first.row_bytes

@@ -1,0 +1,131 @@
+"""The heap map in the window: colours read back from the rendered image,
+hover, the step's highlights, a failed request, zoom and fit."""
+
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from allocators.events import Placed, Visit
+from gui import palette
+
+from .conftest import wait_loaded
+
+
+def used_block(strategy, min_request=64):
+    return next(b for b in strategy.walk() if b.state == "used" and b.request >= min_request)
+
+
+def free_block(strategy, min_size=64):
+    return next(b for b in strategy.walk() if b.state == "free" and b.size >= min_size)
+
+
+def test_cells_have_the_palette_colour_of_what_they_hold(loaded):
+    loaded.seek(400)
+    s = loaded.timeline.strategy
+    hm = loaded.heap_map
+    b = used_block(s)
+    assert hm.cell_colour(b.payload + b.request // 2) == palette.rgba(palette.BLUE)
+    # K&R's header is the first 16 bytes of the block
+    assert b.payload - b.addr == 16
+    assert hm.cell_colour(b.addr + 8) == palette.rgba(palette.SKY_BLUE)
+    f = next(x for x in s.walk()[:-1] if x.state == "free" and x.size >= 64)
+    assert hm.cell_colour(f.addr + f.size // 2) == palette.rgba(palette.YELLOW)
+    # past the break, in the last row
+    lay = hm.layout_
+    if lay.rows * lay.row_bytes > s.arena.brk + lay.bytes_per_cell:
+        assert hm.cell_colour(s.arena.brk + lay.bytes_per_cell // 2) == palette.rgba(palette.BEYOND_HEAP)
+
+
+def test_padding_and_the_top_block_have_their_colours(loaded):
+    # At the end every block is freed and coalesced: one free block, the top.
+    loaded.go_end()
+    s = loaded.timeline.strategy
+    [top] = s.walk()
+    assert top.state == "free"
+    assert loaded.heap_map.cell_colour(top.addr + top.size // 2) == palette.rgba(palette.BLUISH_GREEN)
+    # K&R rounds requests up to 16-byte units: a request of 16k+1..16k+8 leaves padding
+    loaded.seek(300)
+    s = loaded.timeline.strategy
+    b = next(b for b in s.walk() if b.state == "used" and b.padding >= 8)
+    assert loaded.heap_map.cell_colour(b.payload + b.request + b.padding // 2) == \
+        palette.rgba(palette.REDDISH_PURPLE)
+
+
+def test_hovering_a_block_names_its_trace_id_and_sizes(qtbot, loaded):
+    loaded.seek(420)
+    tl = loaded.timeline
+    b = used_block(tl.strategy)
+    ident = tl.program.id_of_payload()[b.payload]
+    hm = loaded.heap_map
+    scene = hm.scene_pos_of(b.payload + b.request // 2)
+    view = hm.plot_widget
+    local = QPointF(view.mapFromScene(scene))
+    move = QMouseEvent(QEvent.MouseMove, local, QPointF(view.viewport().mapToGlobal(local.toPoint())),
+                       Qt.NoButton, Qt.NoButton, Qt.NoModifier)
+    QApplication.sendEvent(view.viewport(), move)
+    qtbot.waitUntil(lambda: "trace id" in hm.info.text(), timeout=2000)
+    text = hm.info.text()
+    assert f"block 0x{b.addr:x}, {b.size:,} B" in text
+    assert f"trace id {ident}" in text and f"requested {b.request:,} B" in text
+    assert "used" in text
+
+
+def test_the_search_path_and_the_placed_block_are_outlined(loaded):
+    s = loaded.timeline.series
+    # a malloc that examined several blocks and did not grow the heap (K&R's
+    # morecore hands the new memory to free, whose walk counts as visits too)
+    for t in (i + 1 for i in range(s.n) if s.is_malloc[i] and 3 <= s.search[i] <= 40):
+        loaded.seek(t)
+        rec = loaded.timeline.last_record
+        if rec.grows == 0:
+            break
+    visits = [e for e in rec.events if isinstance(e, Visit)]
+    placed = next(e for e in rec.events if isinstance(e, Placed))
+    hm = loaded.heap_map
+    assert len(visits) == s.search[t - 1]
+    numbers = [lab for lab in hm._order_labels if lab.isVisible()]
+    assert [lab.textItem.toPlainText() for lab in numbers] == [str(i + 1) for i in range(len(visits))]
+    x, y = hm.layout_.point_of(placed.addr)
+    assert hm.placed_item.path().contains(QPointF(x + 0.5, y + 0.5))
+    x, y = hm.layout_.point_of(visits[0].addr)
+    assert hm.searched_item.path().contains(QPointF(x + 0.5, y + 0.5))
+    assert not hm.banner.isVisible()
+
+
+def test_a_failed_malloc_is_flagged(qtbot, window, small_trace_path):
+    window.params = {"heap_limit": 48 * 1024}
+    wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+    s = window.timeline.series
+    failed = [i + 1 for i in range(s.n) if s.failed[i]]
+    assert failed, "the heap limit should make some mallocs fail"
+    window.seek(failed[0])
+    hm = window.heap_map
+    assert hm.banner.isVisible() and "failed" in hm.banner.text()
+    assert not hm.failed_item.path().isEmpty()
+    # drawn past the break, where the heap would have had to grow
+    brk = window.timeline.strategy.arena.brk
+    x, y = hm.layout_.point_of(brk)
+    assert hm.failed_item.path().contains(QPointF(x + 0.5, y + 0.5))
+    assert "NULL" in window.bar.description.text()
+    window.seek(0)
+    assert not hm.banner.isVisible() and hm.failed_item.path().isEmpty()
+
+
+def test_zoom_then_fit_brings_the_whole_heap_back(qtbot, loaded):
+    loaded.seek(300)
+    hm = loaded.heap_map
+    full = hm.vb.viewRange()
+    view = hm.plot_widget
+    centre = view.viewport().rect().center()
+    wheel = QWheelEvent(QPointF(centre), QPointF(view.viewport().mapToGlobal(centre)), QPoint(0, 0),
+                        QPoint(0, 480), Qt.NoButton, Qt.NoModifier, Qt.NoScrollPhase, False)
+    QApplication.sendEvent(view.viewport(), wheel)
+    zoomed = hm.vb.viewRange()
+    assert zoomed[0][1] - zoomed[0][0] < full[0][1] - full[0][0]
+    assert not hm.follow
+    loaded.seek(301)                       # stepping keeps the user's zoom
+    assert sum(hm.vb.viewRange(), []) == pytest.approx(sum(zoomed, []))
+    qtbot.keyClick(loaded, Qt.Key_0)       # View > Fit Heap to Window
+    assert hm.follow
+    assert hm.vb.viewRange()[0] == pytest.approx(full[0], rel=0.05)
