@@ -53,33 +53,16 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     return window
 
 
-def byte_count(text: str) -> int:
-    """'65536', '64K', '2M', '1G' (powers of 1024) -> bytes."""
-    t = text.strip().upper().removesuffix("B")
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
-    try:
-        value = int(t[:-1] if scale > 1 else t) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"size must be >= 0: {text!r}")
-    return value
-
-
 def parse_args(argv: list[str]) -> argparse.Namespace:
     from allocators.registry import strategy_names
+    from .cli import add_strategy_options
     p = argparse.ArgumentParser(prog="heapscope", description="heapscope's window")
     p.add_argument("trace", nargs="?", default=None,
                    help="a .rep/.rep.gz file or a workload such as vo1989:steps=500 "
                         "(default: the bundled trace)")
     p.add_argument("--strategy", "-s", default=None, choices=strategy_names(),
                    help="the strategy to start with (default next-fit)")
-    p.add_argument("--word", type=int, choices=(4, 8), default=None,
-                   help="word size in bytes (default 8, LP64)")
-    p.add_argument("--heap-limit", type=byte_count, metavar="BYTES",
-                   help="cap the heap: requests past it fail (ENOMEM), shown in the map")
-    p.add_argument("--pool-size", type=byte_count, metavar="BYTES",
-                   help="one fixed pool of this size instead of a heap grown by sbrk")
+    add_strategy_options(p, word_default=None)
     return p.parse_args(argv)
 
 

@@ -1,7 +1,7 @@
 """The ``heapscope`` command.
 
     heapscope                      open the window on the bundled default trace
-    heapscope open [TRACE]         the same, on a trace file or workload
+    heapscope open [TRACE] [--strategy NAME] ...   the same, on a trace file or workload
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
 
@@ -55,8 +55,8 @@ class CliError(Exception):
     """A user mistake reported in one line (exit status 2)."""
 
 
-def _int_size(text: str) -> int:
-    """Sizes may carry K, M or G (powers of 1024)."""
+def byte_count(text: str) -> int:
+    """'65536', '64K', '2M', '1G' (powers of 1024) -> bytes, for argparse."""
     t = text.strip().upper().removesuffix("B")
     mult = 1
     for suffix, m in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):
@@ -207,17 +207,26 @@ def cmd_check(args) -> int:
     return 0
 
 
-def cmd_open(args) -> int:
+def cmd_open(argv: list[str]) -> int:
+    """The window, with the window's own options (``heapscope open --help``)."""
     try:
         from gui.app import main as gui_main
     except ImportError as exc:   # no Qt on this machine: say so and fall back to the table
         print(f"heapscope: the window needs PySide6 and pyqtgraph ({exc}); "
               "showing the comparison table instead", file=sys.stderr)
-        args.strategy, args.format = None, "table"
-        args.trace = args.trace or str(default_trace_path())
-        return cmd_compare(args)
-    argv = [args.trace] if args.trace else []
+        trace = next((a for a in argv if not a.startswith("-")), None)
+        return main(["compare"] + ([trace] if trace else []))
     return gui_main(argv)
+
+
+def add_strategy_options(p: argparse.ArgumentParser, word_default: int | None = 8) -> None:
+    """--word, --heap-limit and --pool-size: the parameters every strategy takes."""
+    p.add_argument("--word", type=int, choices=(4, 8), default=word_default,
+                   help="word size in bytes (default 8, LP64)")
+    p.add_argument("--heap-limit", type=byte_count, metavar="BYTES",
+                   help="cap the heap (K, M, G allowed): requests past it fail (ENOMEM) and replay goes on")
+    p.add_argument("--pool-size", type=byte_count, metavar="BYTES",
+                   help="one fixed pool of this size instead of a heap grown by sbrk")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -225,13 +234,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="heapscope",
         description="Replay malloc/free traces through classic allocator strategies.")
     sub = parser.add_subparsers(dest="command")
-
-    def strategy_options(p):
-        p.add_argument("--word", type=int, choices=(4, 8), default=8, help="word size in bytes (default 8, LP64)")
-        p.add_argument("--heap-limit", type=_int_size, metavar="BYTES",
-                       help="cap the heap: requests past it fail (ENOMEM) and replay goes on")
-        p.add_argument("--pool-size", type=_int_size, metavar="BYTES",
-                       help="one fixed pool of this size instead of a heap grown by sbrk")
 
     p = sub.add_parser("compare", help="one row of measures per strategy")
     p.add_argument("trace", nargs="?", default=None,
@@ -241,24 +243,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")
     p.add_argument("--param", "-P", action="append", type=_policy_param, metavar="STRATEGY.NAME=VALUE",
                    help="a strategy's own parameter, e.g. bsd-buckets.pagesize=1024 (repeatable)")
-    strategy_options(p)
+    add_strategy_options(p)
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("check", help="validate a trace and print its statistics")
     p.add_argument("trace")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("open", help="open the window (the default)")
-    p.add_argument("trace", nargs="?", default=None)
-    strategy_options(p)
-    p.set_defaults(func=cmd_open, strategy=None, format="table")
+    sub.add_parser("open", help="open the window (the default; heapscope open --help for its options)",
+                   add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] == "open":
+        return cmd_open(argv[1:])
     parser = build_parser()
-    args = parser.parse_args(argv or ["open"])
+    args = parser.parse_args(argv)
     if getattr(args, "trace", None) is None and args.command == "compare":
         args.trace = str(default_trace_path())
     try:

@@ -99,3 +99,19 @@ def test_strategy_parameters_reach_the_strategy(capsys):
         main(["compare", "vo1989:steps=50", "-P", "pagesize=1"])
     assert exit_info.value.code == 2
     assert "STRATEGY.NAME=VALUE" in capsys.readouterr().err
+
+
+def test_no_arguments_and_open_hand_their_options_to_the_window(monkeypatch):
+    import gui.app
+    calls = []
+    monkeypatch.setattr(gui.app, "main", lambda argv: calls.append(argv) or 0)
+    assert main([]) == 0
+    assert main(["open", "vo1989:steps=50", "--strategy", "tlsf", "--heap-limit", "1M"]) == 0
+    assert calls == [[], ["vo1989:steps=50", "--strategy", "tlsf", "--heap-limit", "1M"]]
+
+
+def test_window_options_are_parsed_with_the_shared_size_syntax():
+    from gui.app import parse_args, strategy_params
+    args = parse_args(["t.rep", "-s", "buddy", "--heap-limit", "64K", "--pool-size", "2M", "--word", "4"])
+    assert args.strategy == "buddy"
+    assert strategy_params(args) == {"word": 4, "heap_limit": 65536, "pool_size": 2 << 20}
