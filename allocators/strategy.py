@@ -146,17 +146,21 @@ class Strategy:
 
     def walk(self) -> list[Block]:
         """Every block of the heap in address order."""
-        out = []
+        return list(map(Block._make, self.walk_tuples()))
+
+    def walk_tuples(self) -> list[tuple]:
+        """walk() as plain (addr, size, state, payload, request, header) tuples:
+        several times cheaper than Blocks for views of 100 000-block heaps."""
         live = self.live
+        out = []
+        append = out.append
         for addr, size, state, payload in self._blocks():
             if state == USED:
                 lb = live.get(payload)
-                if lb is None:
-                    out.append(Block(addr, size, state, payload))
-                else:
-                    out.append(Block(addr, size, state, payload, lb.request, lb.header))
-            else:
-                out.append(Block(addr, size, state))
+                if lb is not None:
+                    append((addr, size, state, payload, lb[2], lb[3]))
+                    continue
+            append((addr, size, state, payload, 0, 0))
         return out
 
     def check(self) -> list[Block]:

@@ -224,7 +224,7 @@ class HeapMapWidget(QWidget):
         if strategy is None:
             arrays = heap_cells.block_arrays([], 0)
         else:
-            arrays = heap_cells.block_arrays(strategy.walk() if blocks is None else blocks,
+            arrays = heap_cells.block_arrays(strategy.walk_tuples() if blocks is None else blocks,
                                              strategy.arena.brk)
         self.show_blocks(arrays, record, ids_source)
 
