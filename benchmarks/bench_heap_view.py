@@ -13,8 +13,8 @@ QImage the size of the widget.  Two heaps that differ by a few hundred blocks
 alternate, so no frame can reuse the previous one's picture.
 
 Reported apart, because it is the core's part and not the view's: turning
-``strategy.walk()`` (a list of 100 000 namedtuples, built in Python) into
-numpy columns, and ``walk()`` itself.
+``strategy.walk_tuples()`` (a list of 100 000 tuples, built in Python) into
+numpy columns, and ``walk_tuples()`` itself (what the map calls).
 """
 
 from __future__ import annotations
@@ -75,11 +75,11 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     strategy, payloads = build_heap(args.blocks)
     setup_s = time.perf_counter() - t0
-    walk_a = strategy.walk()
+    walk_a = strategy.walk_tuples()
     # the second heap: free 300 more blocks
     for p in payloads[1:1800:6]:
         strategy.free(p)
-    walk_b = strategy.walk()
+    walk_b = strategy.walk_tuples()
     brk = strategy.arena.brk
     arrays = [heap_cells.block_arrays(walk_a, brk), heap_cells.block_arrays(walk_b, brk)]
     n_blocks = len(walk_a)
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     upload_ms = median_ms(upload_and_render, args.frames)
     walks = [walk_a, walk_b]
     arrays_ms = median_ms(lambda i: heap_cells.block_arrays(walks[i % 2], brk), max(5, args.frames // 4))
-    walk_ms = median_ms(lambda i: strategy.walk(), 5)
+    walk_ms = median_ms(lambda i: strategy.walk_tuples(), 5)
     lay = view.layout_
 
     print(f"heap map frame, {n_blocks:,} blocks, heap {brk / 2**20:.1f} MiB, "
@@ -127,8 +127,8 @@ def main(argv=None) -> int:
     print(f"    runs + cell image (numpy)        median {image_ms:6.2f} ms")
     print(f"    setImage + render to a QImage    median {upload_ms:6.2f} ms")
     print(f"  core side, not part of the frame budget:")
-    print(f"    walk() -> numpy columns          median {arrays_ms:6.2f} ms")
-    print(f"    strategy.walk() itself           median {walk_ms:6.2f} ms")
+    print(f"    walk_tuples() -> numpy columns   median {arrays_ms:6.2f} ms")
+    print(f"    walk_tuples() itself             median {walk_ms:6.2f} ms")
     print(f"  (building the heap took {setup_s:.1f} s)")
     view.close()
     return 0
