@@ -274,6 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nheapscope: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into `head` and closed early: not an error of ours.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except ValueError as exc:   # a strategy parameter out of range, e.g. a bad pool size
         print(f"heapscope: error: {exc}", file=sys.stderr)
         return 2

@@ -227,3 +227,14 @@ def test_bundled_default_trace():
     # it is what make_bundled writes: vo1989() with default parameters
     assert same_ops(t, vo1989())
     assert same_ops(load_trace(str(path)), t)
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("vo1989:steps=abc", "steps must be a whole number, got 'abc'"),
+    ("plotnick1983:giant_first=3", "giant_first must be true or false, got 3"),
+    ("vo1989:seed=1.5", "seed must be a whole number, got 1.5"),
+])
+def test_a_parameter_of_the_wrong_type_is_named(spec, words):
+    with pytest.raises(TraceError) as info:
+        load_trace(spec)
+    assert words in str(info.value)

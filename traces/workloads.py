@@ -172,6 +172,10 @@ WORKLOADS: dict[str, Callable[..., Trace]] = {
 }
 
 
+def _type_word(t: type) -> str:
+    return {int: "a whole number", float: "a number", bool: "true or false", str: "text"}.get(t, t.__name__)
+
+
 def make_workload(name: str, **params) -> Trace:
     """Run the workload ``name`` with ``params``; TraceError for an unknown
     name, an unknown parameter or a bad value."""
@@ -179,10 +183,18 @@ def make_workload(name: str, **params) -> Trace:
     if func is None:
         raise TraceError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})")
     known = inspect.signature(func).parameters
-    for key in params:
+    for key, value in params.items():
         if key not in known:
             raise TraceError(f"workload {name!r} has no parameter {key!r} "
                              f"(it takes: {', '.join(known)})")
+        # Each parameter must have the type of its default (an int where an int
+        # is expected; bool is an int to Python, so it is checked apart).
+        default = known[key].default
+        expected = type(default)
+        if default is not inspect.Parameter.empty and default is not None and not (
+                isinstance(value, expected) and (expected is bool) == isinstance(value, bool)
+                or expected is float and isinstance(value, int) and not isinstance(value, bool)):
+            raise TraceError(f"workload {name!r}: {key} must be {_type_word(expected)}, got {value!r}")
     try:
         return func(**params)
     except (TypeError, ValueError) as e:
