@@ -165,6 +165,7 @@ class OpRecord:
     merges = 0
     rotations = 0
     grows = 0
+    walked = 0                      # nodes passed that are not search (K&R's morecore inserting)
     failed = False
 
     def __init__(self, kind: str = MALLOC, request: int = 0, events: list | None = None) -> None:
@@ -174,7 +175,7 @@ class OpRecord:
 
     @property
     def work(self) -> int:
-        return self.visits + self.splits + self.merges + self.rotations
+        return self.visits + self.walked + self.splits + self.merges + self.rotations
 
     @property
     def search_length(self) -> int:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from .free_index import FreeSizeIndex
-from .events import Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
+from .events import FREE, Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
 #: the address of K&R's static ``base`` header: below every heap address.
@@ -131,13 +131,20 @@ class NextFit(Strategy):
         nxt = self.next
         unit = self.unit
         p = self.freep
+        walked = 0
         while not (p < bp < nxt[p]):
             # p is the highest free block and bp lies past it or before the lowest.
             if p >= nxt[p] and (bp > p or bp < nxt[p]):
                 break
             p = nxt[p]
             if p != BASE:
-                self.rec.visits += 1
+                walked += 1
+        # A free's walk is its search length; inside malloc (morecore) it is
+        # work, but not part of the search that malloc's view numbers.
+        if self.rec.kind == FREE:
+            self.rec.visits += walked
+        else:
+            self.rec.walked += walked
         index = self.free_index
         index.add(bp, size[bp] * unit)
         q = nxt[p]

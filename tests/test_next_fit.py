@@ -174,3 +174,24 @@ def test_next_fit_under_a_heap_limit(ops):
 def test_running_free_index_matches_a_walk_of_the_free_list(ops):
     for s in (NextFit(), FirstFit()):
         assert_probe_matches_walk(s, ops)
+
+
+def test_morecore_inside_malloc_is_work_but_not_search():
+    # Twelve 1000-byte blocks (63 units each) cut from the first 16 KiB, every
+    # other one freed: seven free blocks.  malloc(20000) finds none big enough,
+    # so morecore frees 20 KiB of new memory, and free's walk from the rover
+    # (block 0, left there by the malloc(10)) to the new block's place passes
+    # the six other free blocks.  Those six are work, not search: the search
+    # length stays the blocks the search looked at, the ones the view numbers.
+    s = NextFit()
+    ps = [s.malloc(1000) for _ in range(12)]
+    for p in ps[::2]:
+        s.free(p)
+    s.malloc(10)
+    assert s.rover == 0 and len(s.free_list()) == 7
+    s.malloc(20000)
+    visits = [e for e in s.rec.events if isinstance(e, Visit)]
+    assert s.rec.walked == 6
+    assert s.rec.visits == len(visits)
+    assert s.rec.work == s.rec.visits + 6 + s.rec.splits + s.rec.merges
+    s.check()
