@@ -266,7 +266,10 @@ def test_cancelling_a_long_replay_keeps_the_trace_shown(qtbot, loaded):
     big = traces.make_workload("vo1989", steps=150_000, seed=3)
     with qtbot.waitSignal(loaded.loader.cancelled, timeout=20000):
         loaded.load_trace(big, "big")
-        # the window stays responsive while the worker replays...
+        # The window stays responsive while the worker replays: its timers keep
+        # firing.  (A single stall of a few hundred ms has been seen once in a
+        # full run on a busy machine, so the test waits for the ticks rather
+        # than counting them at the moment the dialog appears.)
         assert loaded.busy
         ticks = []
         timer = QTimer()
@@ -274,8 +277,9 @@ def test_cancelling_a_long_replay_keeps_the_trace_shown(qtbot, loaded):
         timer.start(20)
         qtbot.waitUntil(lambda: loaded.loader.dialog is not None and loaded.loader.dialog.isVisible(),
                         timeout=5000)
+        qtbot.waitUntil(lambda: len(ticks) >= 5, timeout=5000)
         timer.stop()
-        assert len(ticks) >= 3
+        assert loaded.busy, "the replay ended before the window was seen ticking during it"
         # ...and the progress dialog's Cancel button stops it
         loaded.loader.dialog.findChild(QPushButton).click()
     qtbot.waitUntil(lambda: not loaded.busy, timeout=5000)
