@@ -1,9 +1,14 @@
 """Reading a trace and replaying it off the GUI thread.
 
-A :class:`ReplayJob` lives in its own QThread: it makes the trace (reads a
-file, runs a workload generator, or takes a trace already in memory), builds
+A :class:`ReplayJob` runs on a plain Python thread: it makes the trace (reads
+a file, runs a workload generator, or takes a trace already in memory), builds
 the :class:`allocators.replay.Timeline` with progress reports, and hands the
-result back through queued signals.  The :class:`Loader` owns the thread and a
+result back through signals, which Qt queues to the GUI thread because the
+job object itself lives there.  (The job is not moved to a QThread: after such
+a thread ended, deleting its objects raced Qt's own deferred deletion, and a
+garbage collection in the GUI thread crashed the process about once in a
+dozen test runs.  A job that never leaves the GUI thread is deleted there,
+like any other Python object.)  The :class:`Loader` owns the thread and a
 cancellable QProgressDialog; cancelling makes ``Timeline.build`` raise
 ``ReplayCancelled`` at its next progress point, and the window keeps what it
 showed before.  Only one job runs at a time: starting another cancels the
@@ -17,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import QObject, QThread, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog
 
 from allocators.replay import ReplayCancelled, Timeline
@@ -116,7 +121,7 @@ class Loader(QObject):
         super().__init__(parent)
         self.window = parent
         self.job: ReplayJob | None = None
-        self.thread: QThread | None = None
+        self.thread: threading.Thread | None = None
         self.dialog: QProgressDialog | None = None
         self._request: LoadRequest | None = None
         self._switch_interval = sys.getswitchinterval()
@@ -136,17 +141,12 @@ class Loader(QObject):
             self.wait()
         self._request = request
         self.job = ReplayJob(request)
-        self.thread = QThread()
-        self.job.moveToThread(self.thread)
-        self.thread.started.connect(self.job.run)
+        self.thread = threading.Thread(target=self.job.run, name="heapscope-replay", daemon=True)
         self.job.progress.connect(self._progress)
         self.job.succeeded.connect(self._succeeded)
         self.job.failed.connect(self._failed)
         self.job.cancelled.connect(self._cancelled)
         self.job.done.connect(self._done)
-        # End the worker's event loop as soon as the job returns (from the worker
-        # thread itself), so that wait() never hangs on an idle thread.
-        self.job.done.connect(self.thread.quit, Qt.DirectConnection)
         self.dialog = QProgressDialog(f"Replaying {request.label} through {request.strategy}…",
                                       "Cancel", 0, 0, self.window)
         self.dialog.setWindowTitle("heapscope")
@@ -170,8 +170,10 @@ class Loader(QObject):
         """Block until the worker thread ends (closing the window, tests)."""
         if self.thread is None:
             return True
-        ok = self.thread.wait(ms)
-        self._finish()
+        self.thread.join(ms / 1000)
+        ok = not self.thread.is_alive()
+        if ok:
+            self._finish()
         return ok
 
     def _current(self, request: LoadRequest) -> bool:
@@ -215,10 +217,8 @@ class Loader(QObject):
     def _finish(self) -> None:
         if self.thread is None:
             return
-        self.thread.quit()
-        self.thread.wait()
-        self.thread.deleteLater()
-        self.job.deleteLater()
+        # The job has emitted its last signal; this returns at once.
+        self.thread.join()
         self.thread = None
         self.job = None
         sys.setswitchinterval(self._switch_interval)

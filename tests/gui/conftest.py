@@ -1,13 +1,14 @@
 """Fixtures for the window tests: offscreen Qt, settings in a temporary folder,
 small traces on disk, a shown MainWindow and a helper that waits for a load."""
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QSettings  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QEvent, QSettings  # noqa: E402
+from PySide6.QtWidgets import QApplication, QToolTip  # noqa: E402
 
 import traces  # noqa: E402
 
@@ -50,6 +51,15 @@ def window(qtbot):
         w.message_box.close()
     w.loader.cancel()
     w.loader.wait()
+    # Tear the window down completely here, while no replay thread runs: close
+    # it, let Qt delete it, and collect its Python wrappers now rather than in
+    # some later test's garbage collection.
+    QToolTip.hideText()
+    w.close()
+    w.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    del w
+    gc.collect()
 
 
 def wait_loaded(qtbot, window, start, timeout=20000):
