@@ -264,7 +264,8 @@ class Timeline:
         if rec is None:
             return text
         if rec.failed:
-            text += " -> NULL (out of memory: the heap limit was reached)"
+            why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
+            text += f" -> NULL (out of memory: {why})"
         else:
             text += f" -> 0x{rec.payload:x}"
         text += f" after examining {_count(rec.visits, 'free block')}"

@@ -69,7 +69,7 @@ class Legend(QWidget):
                    ("placed", palette.PLACED, True),
                    ("freed", palette.RELEASED, True),
                    ("failed request", palette.FAILED, "hatch"),
-                   ("search pointer (rover)", palette.SEARCHED, "pointer")]
+                   ("search pointer (rover, head)", palette.SEARCHED, "pointer")]
         per_row = 6
         for i, (label, colour, style) in enumerate(fill + outline):
             row, col = divmod(i, per_row)

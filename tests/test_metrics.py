@@ -76,3 +76,11 @@ def test_buddy_search_length_counts_orders_probed_and_splits():
     tl = Timeline(trace, "buddy").build()
     assert tl.series.search.tolist() == [8 + 6]
     assert tl.series.work.tolist() == [8 + 6]
+
+
+def test_a_failure_in_a_fixed_pool_says_so():
+    trace = Trace.from_ops([(ALLOC, 0, 3000), (ALLOC, 1, 3000)], name="pool")
+    tl = Timeline(trace, "tlsf", {"pool_size": 4096}).build()
+    tl.seek(2)
+    assert tl.series.failed.tolist() == [False, True]
+    assert "NULL (out of memory: the pool is used up)" in tl.describe()
