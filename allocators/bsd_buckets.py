@@ -58,26 +58,15 @@ View: one column per bucket (:meth:`BSDBuckets.bucket_sizes`,
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
 from typing import Iterator
 
-from .events import ListInsert, ListRemove, Note, Placed, Released
+from .events import BucketRefill, ListInsert, ListRemove, Note, Placed, Released
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: number of buckets, nextf[0 .. NBUCKETS-1], as in 4.3BSD
 NBUCKETS = 30
 #: nextf[0] holds 2**3 = 8-byte blocks
 FIRST_BUCKET_SHIFT = 3
-
-
-@dataclass(frozen=True, slots=True)
-class BucketRefill:
-    """``morecore(bucket)`` carved ``count`` blocks of ``block_size`` bytes
-    from ``addr`` and pushed them all on ``nextf[bucket]``."""
-    bucket: int
-    addr: int
-    block_size: int
-    count: int
 
 
 class BSDBuckets(Strategy):

@@ -60,24 +60,15 @@ cascade and the merge cascade with the XOR
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
-from .events import BuddyMerge, BuddySplit, ListInsert, ListRemove, Placed, Released
+from .events import AvailProbe, BuddyMerge, BuddySplit, ListInsert, ListRemove, Placed, Released
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
 #: state of an inner node of :meth:`BinaryBuddy.split_tree`: a block split in two
 SPLIT = "split"
 #: bytes of the two 32-bit links LINKF/LINKB a free block keeps after its header
 LINK_BYTES = 8
-
-
-@dataclass(frozen=True, slots=True)
-class AvailProbe:
-    """Algorithm R, step R1, looked at ``AVAIL[order]``: ``first`` is the block
-    at its head (the one R2 takes), or None when the list was empty."""
-    order: int
-    first: int | None
 
 
 class SplitNode(NamedTuple):

@@ -148,6 +148,57 @@ class Note:
     text: str
 
 
+# ---- events of one policy each (their views read them from here too)
+
+@dataclass(frozen=True, slots=True)
+class AvailProbe:
+    """Buddy system: algorithm R, step R1, looked at ``AVAIL[order]``: ``first`` is the block
+    at its head (the one R2 takes), or None when the list was empty."""
+    order: int
+    first: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BucketRefill:
+    """BSD buckets: ``morecore(bucket)`` carved ``count`` blocks of ``block_size`` bytes
+    from ``addr`` and pushed them all on ``nextf[bucket]``."""
+    bucket: int
+    addr: int
+    block_size: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TreeInsert:
+    """Splay best fit: free block ``addr`` of ``size`` bytes put in the tree: ``side`` is 'root',
+    'left' or 'right' (a new leaf under ``parent``) or 'list' (hung in the size
+    list of node ``parent``)."""
+    addr: int
+    size: int
+    parent: int | None
+    side: str
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRemove:
+    """Splay best fit: free block ``addr`` of ``size`` bytes taken out of the tree; if it was a
+    tree node with a size list, ``replaced_by`` (the first list member) took its place."""
+    addr: int
+    size: int
+    replaced_by: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MappingSearch:
+    """TLSF ``mapping_search``: the adjusted request ``size`` was rounded up to
+    ``rounded`` so that any block of class ``(fl, sl)`` or above fits; the
+    bitmap search starts at that cell."""
+    size: int
+    rounded: int
+    fl: int
+    sl: int
+
+
 class OpRecord:
     """What one malloc/free/realloc did.
 

@@ -65,11 +65,10 @@ path lit, the rotations animated step by step; the wilderness drawn apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
 from .events import (Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Rotation, Split,
-                     Visit)
+                     TreeInsert, TreeRemove, Visit)
 from .strategy import FREE_BLOCK, META, USED, Block, HeapInvariantError, Strategy, align_up
 
 #: header bit: the block is in use (Vmbest's BUSY)
@@ -82,26 +81,6 @@ SIZE_MASK = -4
 CHUNK = 4096
 #: words of a free tree node after its header: left, right, parent, link
 NODE_WORDS = 4
-
-
-@dataclass(frozen=True, slots=True)
-class TreeInsert:
-    """Free block ``addr`` of ``size`` bytes put in the tree: ``side`` is 'root',
-    'left' or 'right' (a new leaf under ``parent``) or 'list' (hung in the size
-    list of node ``parent``)."""
-    addr: int
-    size: int
-    parent: int | None
-    side: str
-
-
-@dataclass(frozen=True, slots=True)
-class TreeRemove:
-    """Free block ``addr`` of ``size`` bytes taken out of the tree; if it was a
-    tree node with a size list, ``replaced_by`` (the first list member) took its place."""
-    addr: int
-    size: int
-    replaced_by: int | None
 
 
 class SplayBestFit(Strategy):

@@ -87,10 +87,9 @@ and the search cell lit, and the find-first-set scan along the row and column.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
-from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove,
+from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, MappingSearch,
                      Note, Placed, Released, Split, Visit)
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
@@ -106,17 +105,6 @@ SL_INDEX_COUNT = 1 << SL_INDEX_COUNT_LOG2
 
 #: heap growth in sbrk mode when the request needs less
 CHUNK = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class MappingSearch:
-    """TLSF ``mapping_search``: the adjusted request ``size`` was rounded up to
-    ``rounded`` so that any block of class ``(fl, sl)`` or above fits; the
-    bitmap search starts at that cell."""
-    size: int
-    rounded: int
-    fl: int
-    sl: int
 
 
 def fls(word: int) -> int:
