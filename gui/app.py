@@ -75,9 +75,26 @@ def strategy_params(args: argparse.Namespace) -> dict:
     return params
 
 
+def missing_display() -> str | None:
+    """Why no window can open here, or None.  Qt aborts the process when it
+    finds no display; a one-line reason with what to do instead is kinder."""
+    import os
+    if os.environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return ("no display found (DISPLAY and WAYLAND_DISPLAY are unset). "
+            "'heapscope compare' prints the comparison table without a window; "
+            "QT_QPA_PLATFORM=offscreen runs the window without a screen.")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Open the window and run the event loop; the exit status."""
     args = parse_args(sys.argv[1:] if argv is None else list(argv))
+    reason = missing_display()
+    if reason:
+        print(f"heapscope: {reason}", file=sys.stderr)
+        return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
     window = make_window(args.trace, args.strategy, strategy_params(args))
     window.show()

@@ -115,3 +115,16 @@ def test_window_options_are_parsed_with_the_shared_size_syntax():
     args = parse_args(["t.rep", "-s", "buddy", "--heap-limit", "64K", "--pool-size", "2M", "--word", "4"])
     assert args.strategy == "buddy"
     assert strategy_params(args) == {"word": 4, "heap_limit": 65536, "pool_size": 2 << 20}
+
+
+def test_without_a_display_the_window_says_why_instead_of_aborting(monkeypatch, capsys):
+    import gui.app
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert gui.app.main([]) == 2
+    err = capsys.readouterr().err
+    assert "no display found" in err and "heapscope compare" in err
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert gui.app.missing_display() is None
