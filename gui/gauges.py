@@ -147,9 +147,9 @@ class GaugePanel(QWidget):
                 g.show_value(float("nan"), NO_VALUE, 0.0, "nothing replayed yet")
             return
         self.frag.show_value(m["external"], percent(m["external"]), m["external"],
-                             f"without the top block: {percent(m['external_no_top'])}\n"
-                             f"largest free {human_bytes(m['largest_free'])} of "
-                             f"{human_bytes(m['free'])} free")
+                             f"without the top block {percent(m['external_no_top'])}; "
+                             f"largest free {human_bytes(m['largest_free'])} "
+                             f"of {human_bytes(m['free'])}")
         a = m["in_use"]
         internal = (a - m["live"]) / a if a else float("nan")
         self.internal.show_value(internal, percent(internal), internal,

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (QGraphicsPathItem, QGridLayout, QHBoxLayout, QLab
 from allocators.events import Coalesce, GrowFailed, Placed, PointerMove, Released, Visit
 
 from . import heap_cells, palette
+from .gauges import human_bytes
 
 #: visit-order numbers are written on the searched blocks up to this many visits
 MAX_NUMBERED_VISITS = 40
@@ -189,6 +190,9 @@ class HeapMapWidget(QWidget):
         self._flash_left = 0
 
         self.info = QLabel(" ")
+        # A long hover line must not widen the window past the screen: it may be cut.
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self._hover_pos = None     # scene position of the last hover, if any
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.info.setMinimumHeight(self.info.sizeHint().height())
         self.scale_label = QLabel("")
@@ -251,13 +255,16 @@ class HeapMapWidget(QWidget):
         self.scale_label.setText(self._scale_text())
         if self.follow:
             self.fit()
+        # The hover line described the old heap: describe the same spot in the new one.
+        if self._hover_pos is not None:
+            self.info.setText(self.describe_address(self.address_at(self._hover_pos)))
 
     def _scale_text(self) -> str:
         lay = self.layout_
         if lay is None or self.blocks.brk == 0:
             return ""
-        return (f"heap {_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks · "
-                f"1 cell = {lay.bytes_per_cell} B · 1 row = {_bytes(lay.row_bytes)}")
+        return (f"heap {human_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks · "
+                f"1 cell = {lay.bytes_per_cell} B · 1 row = {human_bytes(lay.row_bytes)}")
 
     def _draw_separators(self) -> None:
         """A white tick at the start of every block and a white gap between rows."""
@@ -427,6 +434,7 @@ class HeapMapWidget(QWidget):
         return self._ids
 
     def _mouse_moved(self, scene_pos) -> None:
+        self._hover_pos = scene_pos
         address = self.address_at(scene_pos)
         text = self.describe_address(address)
         self.info.setText(text)
@@ -443,8 +451,3 @@ class HeapMapWidget(QWidget):
         return c.red(), c.green(), c.blue(), c.alpha()
 
 
-def _bytes(n: int) -> str:
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"

@@ -23,9 +23,9 @@ import os
 
 from PySide6.QtCore import QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QInputDialog, QLabel,
-                               QMainWindow, QMessageBox, QSplitter, QStyle, QToolBar, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInputDialog, QLabel,
+                               QMainWindow, QMessageBox, QScrollArea, QSplitter, QStyle, QToolBar,
+                               QVBoxLayout, QWidget)
 
 import traces
 from allocators.registry import STRATEGIES, strategy_names
@@ -216,11 +216,17 @@ class MainWindow(QMainWindow):
         split.setSizes([560, 220])
         split.setChildrenCollapsible(False)
         self.plots.setMinimumHeight(170)
-        self.gauges.setFixedWidth(300)
+        # On a short screen the six gauges scroll rather than squeeze their text.
+        gauge_scroll = QScrollArea()
+        gauge_scroll.setWidget(self.gauges)
+        gauge_scroll.setWidgetResizable(True)
+        gauge_scroll.setFrameShape(QFrame.NoFrame)
+        gauge_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        gauge_scroll.setFixedWidth(316)
         middle = QHBoxLayout()
         middle.setContentsMargins(4, 4, 4, 0)
         middle.addWidget(split, 1)
-        middle.addWidget(self.gauges)
+        middle.addWidget(gauge_scroll)
         central = QWidget()
         box = QVBoxLayout(central)
         box.setContentsMargins(0, 0, 0, 0)

@@ -129,3 +129,18 @@ def test_zoom_then_fit_brings_the_whole_heap_back(qtbot, loaded):
     qtbot.keyClick(loaded, Qt.Key_0)       # View > Fit Heap to Window
     assert hm.follow
     assert hm.vb.viewRange()[0] == pytest.approx(full[0], rel=0.05)
+
+
+def test_the_hover_line_follows_the_heap_when_the_step_changes(qtbot, loaded):
+    # Hover a spot, then step: the line must describe the new heap at that spot,
+    # not keep the old text (it once said "heap ends at 0x0" after stepping).
+    loaded.seek(0)
+    hm = loaded.heap_map
+    loaded.seek(420)
+    b = used_block(loaded.timeline.strategy)
+    hm._mouse_moved(hm.scene_pos_of(b.payload + b.request // 2))
+    first = hm.info.text()
+    loaded.go_end()
+    after = hm.info.text()
+    assert after != first
+    assert after == hm.describe_address(hm.address_at(hm._hover_pos))
