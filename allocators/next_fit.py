@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .free_index import FreeSizeIndex
 from .events import FREE, Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
+from .free_index import FreeSizeIndex
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
 #: the address of K&R's static ``base`` header: below every heap address.

@@ -46,6 +46,7 @@ from typing import Iterator
 
 from .events import (Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
+from .free_index import FreeSizeIndex
 from .strategy import FREE_BLOCK, META, USED, Block, HeapInvariantError, Strategy, align_up
 
 #: low bit of a tag word: the block is free (Knuth's TAG = "-")
@@ -87,8 +88,7 @@ class RotatingList(Strategy):
         self.head: int | None = None
         # For the measures only (fragmentation_probe), not used by the policy:
         # the size of each block on the ring, and their sum F.
-        self.free_size: dict[int, int] = {}
-        self.free_bytes = 0
+        self.free_index = FreeSizeIndex()
         if self.arena.fixed:
             self._pool_init()
 
@@ -140,8 +140,7 @@ class RotatingList(Strategy):
         if rest >= self.min_block:
             # Knuth A4: allocate the upper part; b keeps its address and ring place.
             mem[b] = mem[b + rest - word] = rest | FREE_TAG
-            self.free_size[b] = rest
-            self.free_bytes -= need
+            self.free_index.resize(b, size, rest)
             taken = b + rest
             self.rec.splits += 1
             self._event(Split(b, size, taken, need, b, rest))
@@ -229,8 +228,7 @@ class RotatingList(Strategy):
             mem[last + word] = b
             mem[head + 2 * word] = b
         self.head = b
-        self.free_size[b] = size
-        self.free_bytes += size
+        self.free_index.add(b, size)
         self._event(ListInsert(b, size, ONE_LIST))
 
     def _unlink(self, b: int, size: int) -> None:
@@ -242,8 +240,7 @@ class RotatingList(Strategy):
         if nxt != b:
             mem[prv + word] = nxt
             mem[nxt + 2 * word] = prv
-        del self.free_size[b]
-        self.free_bytes -= size
+        self.free_index.remove(b, size)
         self._event(ListRemove(b, size, ONE_LIST))
 
     def _ring_remove(self, b: int, size: int) -> None:
@@ -278,24 +275,9 @@ class RotatingList(Strategy):
             yield b, mem[b] & -2
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        """(F, largest free block, free block at the break or 0, largest other
-        free block) from the running totals, without walking the ring."""
-        sizes = self.free_size
-        if not sizes:
-            return 0, 0, 0, 0
-        largest = max(sizes.values())
-        top = 0
-        if self.top == self.arena.brk:
-            last_tag = self.mem[self.top - self.word]
-            if last_tag & FREE_TAG:
-                top = last_tag & -2
-        below = largest
-        if top == largest:
-            top_addr = self.top - top
-            del sizes[top_addr]
-            below = max(sizes.values(), default=0)
-            sizes[top_addr] = top
-        return self.free_bytes, largest, top, below
+        """From the running free-size index, without walking the ring; the top
+        block is the free block ending at the break."""
+        return self.free_index.probe(self.arena.brk)
 
     def _payload_capacity(self, payload: int) -> int:
         # The footer tag occupies the last word of the block.
@@ -352,8 +334,9 @@ class RotatingList(Strategy):
                 if previous is not None and previous.free:
                     fail(False, f"free neighbours {previous.addr:#x} and {b.addr:#x} were not joined")
             previous = b
-        if self.free_size != free_sizes or self.free_bytes != sum(free_sizes.values()):
-            fail(False, f"free-size books ({len(self.free_size)} blocks, {self.free_bytes} bytes) "
+        index = self.free_index
+        if list(index.sizes) != sorted(free_sizes.values()) or index.total != sum(free_sizes.values()):
+            fail(False, f"free-size books ({len(index.sizes)} blocks, {index.total} bytes) "
                         f"disagree with the heap ({len(free_sizes)} blocks, "
                         f"{sum(free_sizes.values())} bytes)")
         # Memory holds two tags per block and two links per free block, nothing stale.
