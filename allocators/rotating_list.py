@@ -47,7 +47,8 @@ from typing import Iterator
 from .events import (Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
 from .free_index import FreeSizeIndex
-from .strategy import FREE_BLOCK, META, USED, Block, HeapInvariantError, Strategy, align_up
+from .strategy import META, Block, align_up
+from .word_heap import WordHeap
 
 #: low bit of a tag word: the block is free (Knuth's TAG = "-")
 FREE_TAG = 1
@@ -59,7 +60,7 @@ NEXT_WORD, PREV_WORD = 1, 2
 ONE_LIST: tuple[int, ...] = ()
 
 
-class RotatingList(Strategy):
+class RotatingList(WordHeap):
     """Kruse's rotating first-fit free list over Knuth's boundary tags."""
 
     name = "rotating-list"
@@ -68,22 +69,10 @@ class RotatingList(Strategy):
                 "Knuth, TAOCP 1, 2.5, algorithms A and C (boundary tags)")
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
-        super().__init__(**common)
-        word = self.word
-        #: block sizes are multiples of this: whole words, whole alignment units
-        self.grain = max(self.align, word)
-        if chunk <= 0:
-            raise ValueError(f"chunk must be positive, got {chunk}")
-        self.chunk = align_up(chunk, self.grain)
+        super().__init__(chunk=chunk, **common)
         #: header + footer + next + prev
-        self.min_block = align_up(4 * word, self.grain)
-        #: the payload (one word in) is aligned when blocks start at -W mod grain;
-        #: the bytes before the first block are a META prologue.
-        self.start = self.arena.base + (-word) % self.grain
-        #: end of the last block (the break, in sbrk mode, once the heap exists)
-        self.top = self.start
-        #: simulated memory words that matter: tags of every block, links of free blocks
-        self.mem: dict[int, int] = {}
+        self.min_block = align_up(4 * self.word, self.grain)
+        # mem holds the tags of every block and the links of free blocks.
         #: the rotating head of the ring, None when nothing is free
         self.head: int | None = None
         # For the measures only (fragmentation_probe), not used by the policy:
@@ -95,7 +84,7 @@ class RotatingList(Strategy):
     def _pool_init(self) -> None:
         """A fixed pool is one free block from the start (a META tail keeps
         whatever does not make a whole block)."""
-        usable = (self.arena.brk - self.start) // self.grain * self.grain
+        usable = self._pool_bytes()
         if usable >= self.min_block:
             self.top = self.start + usable
             self.mem[self.start] = self.mem[self.top - self.word] = usable
@@ -284,28 +273,8 @@ class RotatingList(Strategy):
         lb = self.live[payload]
         return lb.block_addr + lb.block_size - self.word - payload
 
-    def _blocks(self):
-        base, brk = self.arena.base, self.arena.brk
-        if brk == base:
-            return
-        if self.start > base:
-            yield base, min(self.start, brk) - base, META, None
-        mem, word = self.mem, self.word
-        a, top = self.start, self.top
-        while a < top:
-            tag = mem.get(a)
-            if tag is None:
-                raise HeapInvariantError(f"{self.name}: no header tag at {a:#x} (heap walk lost)")
-            size = tag & -2
-            if tag & FREE_TAG:
-                yield a, size, FREE_BLOCK, None
-            else:
-                yield a, size, USED, a + word
-            if size <= 0:
-                return      # _check_heap reports the bad size; do not loop
-            a += size
-        if self.start <= top < brk:
-            yield top, brk - top, META, None
+    def _in_use(self, tag: int) -> bool:
+        return not tag & FREE_TAG
 
     def _policy_signature(self) -> tuple:
         return (self.head, tuple(self.free_list()))

@@ -69,7 +69,8 @@ from typing import Iterator
 
 from .events import (Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Rotation, Split,
                      TreeInsert, TreeRemove, Visit)
-from .strategy import FREE_BLOCK, META, USED, Block, HeapInvariantError, Strategy, align_up
+from .strategy import META, Block, align_up
+from .word_heap import WordHeap
 
 #: header bit: the block is in use (Vmbest's BUSY)
 BUSY = 1
@@ -83,7 +84,7 @@ CHUNK = 4096
 NODE_WORDS = 4
 
 
-class SplayBestFit(Strategy):
+class SplayBestFit(WordHeap):
     """Vo's best fit on a splay tree of sizes with a wilderness block (Vmbest)."""
 
     name = "splay-best-fit"
@@ -91,21 +92,16 @@ class SplayBestFit(Strategy):
     citation = ("K.-P. Vo, Vmalloc: A General and Efficient Memory Allocator, SP&E 26(3), 1996 "
                 "(Vmbest; AT&T malloc 1985-88); Sleator & Tarjan, JACM 32(3), 1985")
 
+    size_mask = SIZE_MASK
+
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
-        super().__init__(**common)
+        super().__init__(chunk=chunk, **common)
         word = self.word
-        self.grain = max(self.align, word)
-        if chunk <= 0:
-            raise ValueError(f"chunk must be positive, got {chunk}")
-        self.chunk = align_up(chunk, self.grain)
         #: header + left + right + parent + link
         self.minsize = (1 + NODE_WORDS) * word
         #: MINSIZE + the self word, aligned: the least block, and the least leftover that is split off
         self.min_block = align_up(self.minsize + word, self.grain)
-        self.start = self.arena.base + (-word) % self.grain
-        self.top = self.start
-        #: header words of every block, self words of free blocks
-        self.mem: dict[int, int] = {}
+        # mem holds the header words of every block and the self words of free blocks.
         # Tree node words, by block address.  ``link`` is also the next-member
         # word of list members, ``prev`` their back link (Vmbest keeps it in LEFT).
         self.left: dict[int, int | None] = {}
@@ -122,7 +118,7 @@ class SplayBestFit(Strategy):
             self._pool_init()
 
     def _pool_init(self) -> None:
-        usable = (self.arena.brk - self.start) // self.grain * self.grain
+        usable = self._pool_bytes()
         if usable >= self.min_block:
             self.top = self.start + usable
             self.mem[self.start] = usable
@@ -521,28 +517,8 @@ class SplayBestFit(Strategy):
             top, below = 0, max(tree_max, wild_size)
         return self.free_bytes, max(top, below), top, below
 
-    def _blocks(self):
-        base, brk = self.arena.base, self.arena.brk
-        if brk == base:
-            return
-        if self.start > base:
-            yield base, min(self.start, brk) - base, META, None
-        mem, word = self.mem, self.word
-        a, top = self.start, self.top
-        while a < top:
-            header = mem.get(a)
-            if header is None:
-                raise HeapInvariantError(f"{self.name}: no header at {a:#x} (heap walk lost)")
-            size = header & SIZE_MASK
-            if header & BUSY:
-                yield a, size, USED, a + word
-            else:
-                yield a, size, FREE_BLOCK, None
-            if size <= 0:
-                return      # _check_heap reports the bad size; do not loop
-            a += size
-        if self.start <= top < brk:
-            yield top, brk - top, META, None
+    def _in_use(self, header: int) -> bool:
+        return bool(header & BUSY)
 
     def _policy_signature(self) -> tuple:
         return (self.wilderness, self.tree())
