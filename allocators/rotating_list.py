@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .events import (Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Placed, PointerMove,
+from .events import (Coalesce, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
 from .free_index import FreeSizeIndex
 from .strategy import META, Block, align_up
@@ -150,15 +150,9 @@ class RotatingList(WordHeap):
         """sbrk(max(need, chunk)) and free the new memory; the resulting free
         block (joined to a free block at the old end) is returned."""
         increment = max(need, self.chunk)
-        prologue = max(0, self.start - self.arena.brk)   # first growth only
-        old = self.arena.sbrk(prologue + increment)
-        if old is None:
-            self._event(GrowFailed(prologue + increment))
+        b = self._grow(increment)
+        if b is None:
             return None
-        self.rec.grows += 1
-        self._event(Grow(old, prologue + increment))
-        b = self.top
-        self.top += increment
         self.mem[b] = self.mem[b + increment - self.word] = increment
         return self._release(b, increment)
 

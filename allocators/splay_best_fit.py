@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .events import (Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Rotation, Split,
+from .events import (Coalesce, Placed, PointerMove, Released, Rotation, Split,
                      TreeInsert, TreeRemove, Visit)
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
@@ -211,18 +211,12 @@ class SplayBestFit(WordHeap):
         """sbrk the shortfall rounded up to ``chunk``; the new memory joins the
         wilderness (or becomes it)."""
         increment = align_up(shortfall, self.chunk)
-        prologue = max(0, self.start - self.arena.brk)   # first growth only
-        old = self.arena.sbrk(prologue + increment)
-        if old is None:
-            self._event(GrowFailed(prologue + increment))
+        top = self._grow(increment)
+        if top is None:
             return False
-        self.rec.grows += 1
-        self._event(Grow(old, prologue + increment))
         self.free_bytes += increment
         mem, word = self.mem, self.word
         wild = self.wilderness
-        top = self.top
-        self.top = top + increment
         if wild is None:
             # The top block is busy (a free top block is always the wilderness).
             mem[top] = increment

@@ -12,6 +12,7 @@ used block (``_in_use``).
 
 from __future__ import annotations
 
+from .events import Grow, GrowFailed
 from .strategy import FREE_BLOCK, META, USED, HeapInvariantError, Strategy, align_up
 
 
@@ -42,6 +43,21 @@ class WordHeap(Strategy):
     def _pool_bytes(self) -> int:
         """Bytes of a fixed pool that make whole blocks after the prologue."""
         return (self.arena.brk - self.start) // self.grain * self.grain
+
+    def _grow(self, increment: int) -> int | None:
+        """sbrk ``increment`` more bytes after the last block (the first time
+        also the prologue that aligns the first payload) and move ``top`` past
+        them; the old top, where the new memory starts, or None (ENOMEM)."""
+        prologue = max(0, self.start - self.arena.brk)   # first growth only
+        old = self.arena.sbrk(prologue + increment)
+        if old is None:
+            self._event(GrowFailed(prologue + increment))
+            return None
+        self.rec.grows += 1
+        self._event(Grow(old, prologue + increment))
+        start = self.top
+        self.top += increment
+        return start
 
     def _blocks(self):
         base, brk = self.arena.base, self.arena.brk
