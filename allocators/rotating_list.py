@@ -1,5 +1,5 @@
 """A rotating explicit free list with boundary tags: the "rotating freelist"
-allocator Niels Jørgen Kruse defended against Phong Vo on comp.lang.c
+allocator Niels Jørgen Kruse defended against Phong Vo on Usenet
 (May 1989, seed 000: "Rotating freelist allocators can be made to go *very*
 fast.  That requires an explicit freelist however."), built on Knuth's
 boundary-tag method (TAOCP vol. 1, 2.5, algorithm C, with algorithm A's
@@ -65,7 +65,7 @@ class RotatingList(WordHeap):
 
     name = "rotating-list"
     title = "Rotating free list, boundary tags (Kruse 1989)"
-    citation = ("N. J. Kruse, comp.lang.c, 9 May 1989 (rotating freelist allocators); "
+    citation = ("N. J. Kruse, Usenet, 9 May 1989 (rotating freelist allocators); "
                 "Knuth, TAOCP 1, 2.5, algorithms A and C (boundary tags)")
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:

@@ -1,4 +1,4 @@
-"""Seed 000 (Phong Vo, comp.lang.c, May 1989) measured waste = (Sarena -
+"""Seed 000 (Phong Vo, Usenet, May 1989) measured waste = (Sarena -
 Salloc) / Salloc on a 10 000-step workload: bsi (4.3BSD buckets) 1.58, fsi (old
 first-fit/next-fit libc) 0.29, vsi (splay best fit) 0.18, on a VAX 8650.
 

@@ -51,7 +51,7 @@ def _lifetime_trace(sizes: np.ndarray, lifetimes: np.ndarray, name: str) -> Trac
 
 def vo1989(steps: int = 10000, min_size: int = 1, max_size: int = 1000,
            min_life: int = 100, max_life: int = 1000, seed: int = 1989) -> Trace:
-    """Phong Vo's simulation (comp.unix.wizards, 10 May 1989; seed 000).
+    """Phong Vo's simulation (Usenet, 10 May 1989; seed 000).
 
     "This simulation runs 10000 steps. At each step, a malloc request of a
     size varying uniformly between 1 to 1000 bytes is performed ... Each
