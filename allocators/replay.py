@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from traces.trace import ALLOC, FREE, REALLOC
+from ..traces.trace import ALLOC, FREE, REALLOC
 
 from .events import OpRecord
 from .metrics import MetricSeries, summarize

@@ -33,8 +33,8 @@ import numpy as np  # noqa: E402
 from PySide6.QtGui import QImage, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from allocators.registry import make_strategy  # noqa: E402
-from gui import heap_cells  # noqa: E402
+from heapscope.allocators.registry import make_strategy  # noqa: E402
+from heapscope.gui import heap_cells  # noqa: E402
 
 BUDGET_MS = 16.0
 
@@ -68,8 +68,8 @@ def main(argv=None) -> int:
     width, height = (int(v) for v in args.size.split("x"))
 
     app = QApplication.instance() or QApplication([])
-    from gui.app import configure_app
-    from gui.heap_map import HeapMapWidget
+    from heapscope.gui.app import configure_app
+    from heapscope.gui.heap_map import HeapMapWidget
     configure_app(app)
 
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from traces import ALLOC, FREE, REALLOC, Trace, read_rep, write_rep  # noqa: E402
+from heapscope.traces import ALLOC, FREE, REALLOC, Trace, read_rep, write_rep  # noqa: E402
 
 BUDGET_OPS_PER_S = 1_000_000
 

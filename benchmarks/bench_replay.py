@@ -31,9 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocators.registry import make_strategy, strategy_names  # noqa: E402
-from allocators.replay import Timeline, replay_bare  # noqa: E402
-from traces import make_workload  # noqa: E402
+from heapscope.allocators.registry import make_strategy, strategy_names  # noqa: E402
+from heapscope.allocators.replay import Timeline, replay_bare  # noqa: E402
+from heapscope.traces import make_workload  # noqa: E402
 
 O1_CLASS = {"tlsf", "buddy", "bsd-buckets"}
 

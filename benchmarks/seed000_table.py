@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocators.registry import strategy_names  # noqa: E402
-from allocators.replay import Timeline  # noqa: E402
-from traces import make_workload  # noqa: E402
+from heapscope.allocators.registry import strategy_names  # noqa: E402
+from heapscope.allocators.replay import Timeline  # noqa: E402
+from heapscope.traces import make_workload  # noqa: E402
 
 SEEDS = range(1, 11)
 VO = {"bsd-buckets": 1.58, "next-fit": 0.29, "first-fit": 0.29, "splay-best-fit": 0.18}

@@ -1,4 +1,4 @@
-"""Starting the window: ``heapscope`` / ``python -m gui [TRACE] [options]``.
+"""Starting the window: ``heapscope`` / ``python -m heapscope [open] [TRACE] [options]``.
 
 TRACE is a ``.rep`` / ``.rep.gz`` file or a workload spec (``vo1989``,
 ``vo1989:steps=500,seed=3``); without it the bundled default trace opens.
@@ -42,7 +42,7 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     """A configured MainWindow loading ``spec`` (None: the bundled default
     trace) through ``strategy`` with the strategy ``params`` (word,
     heap_limit, pool_size)."""
-    import traces
+    from .. import traces
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
     configure_app(app)
@@ -54,8 +54,8 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    from allocators.registry import strategy_names
-    from .cli import add_strategy_options
+    from ..allocators.registry import strategy_names
+    from ..cli import add_strategy_options
     p = argparse.ArgumentParser(prog="heapscope", description="heapscope's window")
     p.add_argument("trace", nargs="?", default=None,
                    help="a .rep/.rep.gz file or a workload such as vo1989:steps=500 "

@@ -23,7 +23,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsPathItem, QGridLayout, QHBoxLayout, QLabel,
                                QSizePolicy, QToolTip, QVBoxLayout, QWidget)
 
-from allocators.events import Coalesce, GrowFailed, Placed, PointerMove, Released, Visit
+from ..allocators.events import Coalesce, GrowFailed, Placed, PointerMove, Released, Visit
 
 from . import heap_cells, palette
 from .gauges import human_bytes

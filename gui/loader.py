@@ -25,7 +25,7 @@ from typing import Callable
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog
 
-from allocators.replay import ReplayCancelled, Timeline
+from ..allocators.replay import ReplayCancelled, Timeline
 
 #: the progress dialog appears only for jobs that take longer than this (ms)
 SHOW_PROGRESS_AFTER_MS = 300

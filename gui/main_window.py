@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInp
                                QMainWindow, QMessageBox, QScrollArea, QSplitter, QStyle, QToolBar,
                                QVBoxLayout, QWidget)
 
-import traces
-from allocators.registry import STRATEGIES, strategy_names
+from .. import traces
+from ..allocators.registry import STRATEGIES, strategy_names
 
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from allocators.strategy import Strategy
+from heapscope.allocators.strategy import Strategy
 
 ALLOC, FREE, REALLOC = 0, 1, 2
 

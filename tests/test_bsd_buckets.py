@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allocators.bsd_buckets import NBUCKETS, BSDBuckets, BucketRefill
-from allocators.events import Grow, GrowFailed, ListInsert, Note
-from allocators.registry import make_strategy
-from allocators.replay import Program, apply_op
-from allocators.strategy import FREE_BLOCK, META, USED, HeapInvariantError, Strategy
-from traces import default_trace_path, read_rep
+from heapscope.allocators.bsd_buckets import NBUCKETS, BSDBuckets, BucketRefill
+from heapscope.allocators.events import Grow, GrowFailed, ListInsert, Note
+from heapscope.allocators.registry import make_strategy
+from heapscope.allocators.replay import Program, apply_op
+from heapscope.allocators.strategy import FREE_BLOCK, META, USED, HeapInvariantError, Strategy
+from heapscope.traces import default_trace_path, read_rep
 
 from .heap_harness import assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 

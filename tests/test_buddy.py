@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allocators.buddy import SPLIT, AvailProbe, BinaryBuddy, SplitNode
-from allocators.events import BuddyMerge, BuddySplit, Grow, GrowFailed, ListInsert
-from allocators.registry import make_strategy
-from allocators.strategy import FREE_BLOCK, USED, HeapInvariantError, Strategy
-from traces import default_trace_path, read_rep
+from heapscope.allocators.buddy import SPLIT, AvailProbe, BinaryBuddy, SplitNode
+from heapscope.allocators.events import BuddyMerge, BuddySplit, Grow, GrowFailed, ListInsert
+from heapscope.allocators.registry import make_strategy
+from heapscope.allocators.strategy import FREE_BLOCK, USED, HeapInvariantError, Strategy
+from heapscope.traces import default_trace_path, read_rep
 
 from .heap_harness import assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 

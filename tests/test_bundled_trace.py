@@ -4,8 +4,8 @@ after the first 2000 operations)."""
 
 import pytest
 
-from allocators.registry import make_strategy
-from traces import default_trace_path, read_rep
+from heapscope.allocators.registry import make_strategy
+from heapscope.traces import default_trace_path, read_rep
 
 from .heap_harness import run_checked
 

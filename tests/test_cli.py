@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from allocators.registry import strategy_names
-from gui.cli import main
+from heapscope.allocators.registry import strategy_names
+from heapscope.cli import main
 
 
 def run(capsys, *argv):
@@ -78,7 +78,7 @@ def test_unknown_strategy_and_workload_are_one_line_errors(capsys):
 
 
 def test_installed_command_runs_compare_on_the_default_trace():
-    result = subprocess.run([sys.executable, "-m", "gui.cli", "compare", "-s", "next-fit"],
+    result = subprocess.run([sys.executable, "-m", "heapscope", "compare", "-s", "next-fit"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "next-fit" in result.stdout
@@ -102,7 +102,8 @@ def test_strategy_parameters_reach_the_strategy(capsys):
 
 
 def test_no_arguments_and_open_hand_their_options_to_the_window(monkeypatch):
-    import gui.app
+    from heapscope import gui
+    import heapscope.gui.app  # noqa: F401  (gui.app below)
     calls = []
     monkeypatch.setattr(gui.app, "main", lambda argv: calls.append(argv) or 0)
     assert main([]) == 0
@@ -111,14 +112,15 @@ def test_no_arguments_and_open_hand_their_options_to_the_window(monkeypatch):
 
 
 def test_window_options_are_parsed_with_the_shared_size_syntax():
-    from gui.app import parse_args, strategy_params
+    from heapscope.gui.app import parse_args, strategy_params
     args = parse_args(["t.rep", "-s", "buddy", "--heap-limit", "64K", "--pool-size", "2M", "--word", "4"])
     assert args.strategy == "buddy"
     assert strategy_params(args) == {"word": 4, "heap_limit": 65536, "pool_size": 2 << 20}
 
 
 def test_without_a_display_the_window_says_why_instead_of_aborting(monkeypatch, capsys):
-    import gui.app
+    from heapscope import gui
+    import heapscope.gui.app  # noqa: F401  (gui.app below)
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)

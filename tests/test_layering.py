@@ -15,8 +15,16 @@ def imported_modules(path: pathlib.Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == 0:
+                parts = module.split(".")
+                # heapscope.gui is the window: as forbidden as Qt itself
+                names.add("gui" if parts[:2] == ["heapscope", "gui"] else parts[0])
+            elif node.level >= 2 or module.split(".")[0] == "gui":
+                # from ..gui import x / from .. import gui: the sibling package
+                first = module.split(".")[0] if module else ""
+                names.update([first] if first else [a.name for a in node.names])
     return names
 
 
@@ -36,11 +44,39 @@ def test_replaying_a_trace_loads_no_qt_module():
     # Importing and running the core in a fresh interpreter must not pull Qt in
     # indirectly (through a dependency) either.
     code = (
-        "import sys, allocators, traces\n"
-        "from allocators.replay import Timeline\n"
+        "import sys\n"
+        "from heapscope import traces\n"
+        "from heapscope.allocators.replay import Timeline\n"
         "Timeline(traces.make_workload('vo1989', steps=200), 'next-fit').build()\n"
-        "bad = [m for m in sys.modules if m.split('.')[0] in %r]\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in %r or m.startswith('heapscope.gui')]\n"
         "print(bad); sys.exit(1 if bad else 0)\n" % (sorted(QT_MODULES),)
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_layering_scan_sees_relative_imports_of_the_gui(tmp_path):
+    # The scan above must catch the ways a core module could reach the window.
+    for code in ("from ..gui import heap_map\n", "from .. import gui\n",
+                 "from heapscope.gui.app import main\n", "import PySide6.QtCore\n"):
+        path = tmp_path / "m.py"
+        path.write_text(code)
+        assert imported_modules(path) & QT_MODULES, code
+    path.write_text("from ..traces.trace import ALLOC\nfrom .events import Visit\n")
+    assert not imported_modules(path) & QT_MODULES
+
+
+def test_the_wheel_installs_one_top_level_package_heapscope(tmp_path):
+    # 'traces' is the name of another package on PyPI: installing ours must not
+    # put allocators/, traces/ or gui/ at the top of site-packages.
+    import zipfile
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                             "-q", "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    wheel, = tmp_path.glob("heapscope-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert tops == {"heapscope"}
+    for needed in ("heapscope/allocators/tlsf.py", "heapscope/traces/rep.py", "heapscope/gui/heap_map.py",
+                   "heapscope/cli.py", "heapscope/__main__.py", "heapscope/traces/bundled/default.rep"):
+        assert needed in names

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from allocators.replay import Timeline
-from traces import Trace
+from heapscope.allocators.replay import Timeline
+from heapscope.traces import Trace
 
 from .heap_harness import ALLOC, FREE
 

@@ -7,10 +7,10 @@ units.  morecore asks for max(nunits, 1024) units = 16 KiB at least.
 
 from hypothesis import HealthCheck, given, settings
 
-from allocators.events import Coalesce, Grow, PointerMove, Split, Visit
-from allocators.first_fit import FirstFit
-from allocators.next_fit import BASE, NextFit
-from allocators.strategy import HeapInvariantError
+from heapscope.allocators.events import Coalesce, Grow, PointerMove, Split, Visit
+from heapscope.allocators.first_fit import FirstFit
+from heapscope.allocators.next_fit import BASE, NextFit
+from heapscope.allocators.strategy import HeapInvariantError
 
 from .heap_harness import assert_probe_matches_walk, op_sequences, run_checked
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from traces import (ALLOC, FREE, REALLOC, Trace, TraceError, format_rep, parse_rep, read_rep,
+from heapscope.traces import (ALLOC, FREE, REALLOC, Trace, TraceError, format_rep, parse_rep, read_rep,
                     write_rep)
-from traces import rep as rep_module
+from heapscope.traces import rep as rep_module
 
 # A small trace touching every kind of op, including realloc(NULL, n) (id 2).
 TINY_OPS = [

@@ -9,13 +9,13 @@ A fruitless round grows the heap by sbrk(max(need, 4096)).
 from hypothesis import HealthCheck, given, settings
 import pytest
 
-from allocators.events import (Coalesce, Grow, GrowFailed, ListInsert, ListRemove, PointerMove,
+from heapscope.allocators.events import (Coalesce, Grow, GrowFailed, ListInsert, ListRemove, PointerMove,
                                Split, Visit)
-from allocators.registry import STRATEGIES, make_strategy
-from allocators.rotating_list import FREE_TAG, RotatingList
-from allocators.strategy import HeapInvariantError
-from traces import read_rep
-from traces.bundled import default_trace_path
+from heapscope.allocators.registry import STRATEGIES, make_strategy
+from heapscope.allocators.rotating_list import FREE_TAG, RotatingList
+from heapscope.allocators.strategy import HeapInvariantError
+from heapscope.traces import read_rep
+from heapscope.traces.bundled import default_trace_path
 
 from .heap_harness import ALLOC, FREE, assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 

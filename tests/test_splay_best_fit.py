@@ -12,12 +12,12 @@ Tree pictures below are written  key@addr  with L/R children.
 from hypothesis import HealthCheck, given, settings
 import pytest
 
-from allocators.events import Coalesce, Grow, GrowFailed, PointerMove, Rotation, Visit
-from allocators.registry import STRATEGIES, make_strategy
-from allocators.splay_best_fit import PFREE, SplayBestFit, TreeInsert, TreeRemove
-from allocators.strategy import HeapInvariantError
-from traces import read_rep
-from traces.bundled import default_trace_path
+from heapscope.allocators.events import Coalesce, Grow, GrowFailed, PointerMove, Rotation, Visit
+from heapscope.allocators.registry import STRATEGIES, make_strategy
+from heapscope.allocators.splay_best_fit import PFREE, SplayBestFit, TreeInsert, TreeRemove
+from heapscope.allocators.strategy import HeapInvariantError
+from heapscope.traces import read_rep
+from heapscope.traces.bundled import default_trace_path
 
 from .heap_harness import ALLOC, FREE, assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 

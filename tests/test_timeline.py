@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
-from allocators.registry import make_strategy, strategy_names
-from allocators.replay import Program, ReplayCancelled, Timeline, apply_op
-from traces import make_workload
+from heapscope.allocators.registry import make_strategy, strategy_names
+from heapscope.allocators.replay import Program, ReplayCancelled, Timeline, apply_op
+from heapscope.traces import make_workload
 
 TRACE = make_workload("vo1989", steps=400, seed=7)
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from allocators.events import BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Placed, Split, Visit
-from allocators.registry import make_strategy
-from allocators.strategy import META, HeapInvariantError
-from allocators.tlsf import TLSF, MappingSearch
+from heapscope.allocators.events import BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Placed, Split, Visit
+from heapscope.allocators.registry import make_strategy
+from heapscope.allocators.strategy import META, HeapInvariantError
+from heapscope.allocators.tlsf import TLSF, MappingSearch
 
 from .heap_harness import ALLOC, FREE, assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
 
@@ -341,7 +341,7 @@ def test_fragmentation_probe_agrees_with_a_walk(ops):
 
 
 def test_bundled_default_trace():
-    from traces import default_trace_path, read_rep
+    from heapscope.traces import default_trace_path, read_rep
     trace = read_rep(default_trace_path())
     ops = list(zip(trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()))
     s = TLSF(record=False)
@@ -404,7 +404,7 @@ def test_same_offsets_as_the_reference_code():
 
 def test_replay_speed_smoke():
     # Not a benchmark: a guard against an accidental O(n) step.
-    from traces import default_trace_path, read_rep
+    from heapscope.traces import default_trace_path, read_rep
     trace = read_rep(default_trace_path())
     s = TLSF(record=False)
     where: dict[int, int] = {}

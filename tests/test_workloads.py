@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from traces import (ALLOC, FREE, REALLOC, WORKLOADS, Trace, TraceError, default_trace_path,
+from heapscope.traces import (ALLOC, FREE, REALLOC, WORKLOADS, Trace, TraceError, default_trace_path,
                     load_trace, make_workload, read_rep, write_rep)
-from traces.load import parse_spec, parse_value
-from traces.workloads import djgpp1997, korn_vo1985, plotnick1983, vo1989
+from heapscope.traces.load import parse_spec, parse_value
+from heapscope.traces.workloads import djgpp1997, korn_vo1985, plotnick1983, vo1989
 
 
 def same_ops(a: Trace, b: Trace) -> bool:

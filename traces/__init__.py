@@ -2,7 +2,7 @@
 
 Pure Python + numpy; never imports Qt.
 
-    >>> from traces import load_trace
+    >>> from heapscope.traces import load_trace
     >>> t = load_trace("vo1989:steps=500")
     >>> len(t), t.stats()["max_live_blocks"] > 0
     (1000, True)

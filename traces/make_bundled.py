@@ -1,4 +1,4 @@
-"""Regenerate the bundled trace files: ``python -m traces.make_bundled``.
+"""Regenerate the bundled trace files: ``python -m heapscope.traces.make_bundled``.
 
 The bundled traces are our own, generated from the seed workloads, so that no
 third-party trace file (each under its own licence) is copied into the repo.

@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QEvent, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication, QToolTip  # noqa: E402
 
-import traces  # noqa: E402
+from heapscope import traces  # noqa: E402
 
 #: small enough to replay in a few tens of milliseconds
 SMALL_STEPS = 500
@@ -37,8 +37,8 @@ def small_trace_path(tmp_path, small_trace):
 
 @pytest.fixture
 def window(qtbot):
-    from gui.app import configure_app
-    from gui.main_window import MainWindow
+    from heapscope.gui.app import configure_app
+    from heapscope.gui.main_window import MainWindow
     configure_app(QApplication.instance())
     w = MainWindow()
     qtbot.addWidget(w)

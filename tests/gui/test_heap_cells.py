@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from allocators.strategy import Block
-from gui import heap_cells as hc
-from gui import palette as P
+from heapscope.allocators.strategy import Block
+from heapscope.gui import heap_cells as hc
+from heapscope.gui import palette as P
 
 # A used block at 0 (32 bytes: a 16-byte header, 10 requested bytes at 16,
 # 6 bytes of padding), a used block at 32 with boundary tags (8-byte header

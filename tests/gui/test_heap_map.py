@@ -6,8 +6,8 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from allocators.events import Placed, Visit
-from gui import palette
+from heapscope.allocators.events import Placed, Visit
+from heapscope.gui import palette
 
 from .conftest import wait_loaded
 

@@ -12,9 +12,9 @@ from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 from PySide6.QtWidgets import (QApplication, QDialogButtonBox, QFileDialog, QInputDialog,
                                QMessageBox, QPushButton, QSlider)
 
-import traces
-from gui.main_window import MainWindow
-from gui.workload_dialog import WorkloadDialog, parameters_of
+from heapscope import traces
+from heapscope.gui.main_window import MainWindow
+from heapscope.gui.workload_dialog import WorkloadDialog, parameters_of
 
 from .conftest import SMALL_STEPS, wait_loaded
 
@@ -326,22 +326,22 @@ def test_about_and_keys_boxes(qtbot, loaded):
 
 # ------------------------------------------------------------- entry point
 def test_make_window_opens_a_workload_spec(qtbot):
-    from gui.app import make_window
+    from heapscope.gui.app import make_window
     w = make_window("vo1989:steps=100,seed=2")
     qtbot.addWidget(w)
     qtbot.waitUntil(lambda: w.timeline is not None, timeout=10000)
     assert w.timeline.n == 200 and w.strategy_name == "next-fit"
 
 
-def test_python_m_gui_help_runs():
-    r = subprocess.run([sys.executable, "-m", "gui", "--help"], cwd=ROOT, capture_output=True,
+def test_python_m_heapscope_open_help_runs():
+    r = subprocess.run([sys.executable, "-m", "heapscope", "open", "--help"], cwd=ROOT, capture_output=True,
                        text=True, timeout=60, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert r.returncode == 0, r.stderr
     assert "--strategy" in r.stdout
 
 
 def test_main_opens_the_window_with_options(qtbot, monkeypatch):
-    from gui import app as gui_app
+    from heapscope.gui import app as gui_app
     shown = []
 
     def fake_exec(*args):

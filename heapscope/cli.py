@@ -22,11 +22,9 @@ import math
 import sys
 import time
 
-from allocators.registry import STRATEGIES, strategy_names
-from allocators.replay import ReplayCancelled, Timeline, replay_bare
-from allocators.registry import make_strategy
-from traces import TraceError, load_trace
-from traces import default_trace_path
+from .allocators.registry import STRATEGIES, make_strategy, strategy_names
+from .allocators.replay import ReplayCancelled, Timeline, replay_bare
+from .traces import TraceError, default_trace_path, load_trace
 
 #: (key in the summary, column title, format) in table order
 COLUMNS = [
@@ -210,7 +208,7 @@ def cmd_check(args) -> int:
 def cmd_open(argv: list[str]) -> int:
     """The window, with the window's own options (``heapscope open --help``)."""
     try:
-        from gui.app import main as gui_main
+        from .gui.app import main as gui_main
     except ImportError as exc:   # no Qt on this machine: say so and fall back to the table
         print(f"heapscope: the window needs PySide6 and pyqtgraph ({exc}); "
               "showing the comparison table instead", file=sys.stderr)

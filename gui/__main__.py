@@ -1,7 +1,0 @@
-"""``python -m gui [TRACE] [--strategy NAME]``: open heapscope's window."""
-
-import sys
-
-from .app import main
-
-sys.exit(main())
