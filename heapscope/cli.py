@@ -205,6 +205,42 @@ def cmd_check(args) -> int:
     return 0
 
 
+def cmd_record(args) -> int:
+    """Run a program under the recorder; its exit status is ours (issue 13)."""
+    from .traces.preload import RecorderUnavailable
+    from .traces.record import record, summary_lines
+    command = args.program[1:] if args.program[:1] == ["--"] else args.program
+    if not command:
+        raise CliError("record: say which program to run: heapscope record -o OUT.rep -- COMMAND ARGS...")
+    try:
+        rec = record(command, args.output, keep_live=args.keep_live)
+    except RecorderUnavailable as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+    print("\n".join(summary_lines(rec)), file=sys.stderr)
+    return rec.status
+
+
+def cmd_convert(args) -> int:
+    """Any trace heapscope reads (.rep, ltrace or villoc output) to a .rep file."""
+    from .traces import read_trace_file, write_rep
+    from .traces.ltrace import read_ltrace
+    from .traces.formats import sniff_file
+    if args.pid or args.keep_live:
+        if sniff_file(args.input) != "ltrace":
+            raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
+        trace = read_ltrace(args.input, pids=args.pid, keep_live=args.keep_live)
+    else:
+        trace = read_trace_file(args.input)
+    write_rep(trace, args.output)
+    stats = trace.stats()
+    print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "
+          f"{stats['max_live_bytes']:,} bytes in {stats['max_live_blocks']:,} blocks",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_open(argv: list[str]) -> int:
     """The window, with the window's own options (``heapscope open --help``)."""
     try:
@@ -247,6 +283,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate a trace and print its statistics")
     p.add_argument("trace")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("record", help="run a program and record its mallocs and frees as a .rep trace",
+                       description="Run COMMAND with heapscope's recorder loaded (LD_PRELOAD; "
+                       "Linux, dynamically linked programs) and write its malloc/free trace. "
+                       "The program's output and exit status pass through.")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.rep",
+                   help="the main program's trace (.rep or .rep.gz); other processes it starts "
+                   "get OUT.PID.PROGRAM.rep beside it")
+    p.add_argument("--keep-live", action="store_true",
+                   help="leave blocks still live at exit unfreed (default: free them at the end)")
+    p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
+    p.set_defaults(func=cmd_record)
+
+    p = sub.add_parser("convert", help="convert ltrace or villoc output (or a .rep) to a .rep file",
+                       description="Read IN -- a .rep/.rep.gz trace, or the output of "
+                       "ltrace -e malloc+free+calloc+realloc (with or without -f), or villoc's "
+                       "input -- chosen by its content, and write it as a .rep trace.")
+    p.add_argument("input", metavar="IN")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.rep")
+    p.add_argument("--pid", type=int, action="append",
+                   help="ltrace -f output: keep only this pid's calls (repeatable; ltrace cannot "
+                   "tell threads, which share a heap, from processes, which do not)")
+    p.add_argument("--keep-live", action="store_true",
+                   help="leave blocks still live at the end of the input unfreed")
+    p.set_defaults(func=cmd_convert)
 
     sub.add_parser("open", help="open the window (the default; heapscope open --help for its options)",
                    add_help=False)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from .errors import TraceError
-from .rep import read_rep
+from .formats import read_trace_file
 from .trace import Trace
 from .workloads import WORKLOADS, make_workload
 
@@ -62,9 +62,9 @@ def load_trace(spec: str | os.PathLike) -> Trace:
     workload name with optional ``:key=value,...`` parameters.
     """
     if not isinstance(spec, str):
-        return read_rep(spec)
+        return read_trace_file(spec)
     if _looks_like_path(spec) or os.path.isfile(spec):
-        return read_rep(spec)
+        return read_trace_file(spec)
     name, params = parse_spec(spec)
     if name not in WORKLOADS:
         raise TraceError(f"{spec!r} is neither a trace file nor a known workload "
