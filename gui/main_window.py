@@ -6,7 +6,7 @@ whole replay sit under it, the gauges on the right, and the timeline bar
 bar holds the strategy picker.
 
 Every command is a QAction with its shortcut, in a menu: File (Open, Open
-Recent, Workload, Save Screenshot, Quit), View (Fit Heap), Playback (Play/Pause
+Recent, Open Example, Workload, Save Screenshot, Quit), View (Fit Heap), Playback (Play/Pause
 Space, Step Back Left, Step Forward Right, Start Home, End End, Go to Step
 Ctrl+G, Faster +, Slower -), Strategy (one per strategy, Ctrl+1...), Help
 (Keys F1, About).
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInp
                                QVBoxLayout, QWidget)
 
 from .. import traces
+from ..traces.bundled import examples as bundled_examples
 from ..allocators.registry import STRATEGIES, strategy_names
 
 from .gauges import GaugePanel
@@ -43,7 +44,8 @@ ORGANIZATION = "heapscope"
 APPLICATION = "heapscope"
 DEFAULT_STRATEGY = "next-fit"
 MAX_RECENT = 8
-TRACE_FILTER = "malloc traces (*.rep *.rep.gz);;All files (*)"
+TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.ltrace *.txt *.log *.out *.gz);;"
+                "All files (*)")
 
 
 def open_settings() -> QSettings:
@@ -152,6 +154,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._fill_recent_menu()
+        self.examples_menu = self._make_examples_menu(file_menu)
         file_menu.addAction(self.act_workload)
         file_menu.addSeparator()
         file_menu.addAction(self.act_screenshot)
@@ -174,6 +177,16 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.act_about)
         self.menus = {"file": file_menu, "view": view_menu, "playback": play_menu,
                       "strategy": strategy_menu, "help": help_menu}
+
+    def _make_examples_menu(self, file_menu):
+        """File > Open Example: the bundled traces, real programs among them."""
+        menu = file_menu.addMenu("Open &Example")
+        menu.setToolTipsVisible(True)
+        for ex in bundled_examples():
+            act = menu.addAction(ex.label)
+            act.setToolTip(ex.how)
+            act.triggered.connect(lambda checked=False, p=str(ex.path): self.open_trace(p))
+        return menu
 
     def _make_toolbar(self) -> None:
         tb = QToolBar("Main")
@@ -250,7 +263,8 @@ class MainWindow(QMainWindow):
         """Read ``path`` and replay it through the current strategy, in the
         background.  A bad file is reported and the current trace stays."""
         path = os.fspath(path)
-        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_rep(path),
+        # .rep or ltrace/villoc output, told apart by content
+        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_trace_file(path),
                                 self.strategy_name, self.params, source=path))
 
     def load_workload(self, name: str, params: dict | None = None) -> None:

@@ -25,6 +25,7 @@ import time
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
 from .allocators.replay import ReplayCancelled, Timeline, replay_bare
 from .traces import TraceError, default_trace_path, load_trace
+from .traces.bundled import examples_help
 
 #: (key in the summary, column title, format) in table order
 COLUMNS = [
@@ -269,9 +270,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay malloc/free traces through classic allocator strategies.")
     sub = parser.add_subparsers(dest="command")
 
-    p = sub.add_parser("compare", help="one row of measures per strategy")
+    p = sub.add_parser("compare", help="one row of measures per strategy",
+                       epilog=examples_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", nargs="?", default=None,
-                   help="a .rep/.rep.gz file or a workload such as vo1989:seed=3 (default: the bundled trace)")
+                   help="a trace file (.rep, .rep.gz, ltrace output), a bundled trace (below) or a "
+                   "workload such as vo1989:seed=3 (default: the bundled default trace)")
     p.add_argument("--strategy", "-s", action="append", metavar="NAME",
                    help=f"repeatable; default all of: {', '.join(strategy_names())}")
     p.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from .bundled import example_path, examples
 from .errors import TraceError
 from .formats import read_trace_file
 from .trace import Trace
@@ -55,18 +56,24 @@ def _looks_like_path(spec: str) -> bool:
 
 
 def load_trace(spec: str | os.PathLike) -> Trace:
-    """Load a trace from a file path or a workload spec; TraceError if neither.
+    """Load a trace from a file path, a bundled example or a workload spec;
+    TraceError if none.
 
     A spec names a file when it is a path object, ends in .rep / .rep.gz,
-    contains a path separator, or is an existing file; otherwise it is a
-    workload name with optional ``:key=value,...`` parameters.
+    contains a path separator, or is an existing file; then a bundled trace
+    by name (``gcc-cc1``: see :func:`traces.bundled.examples`); otherwise it
+    is a workload name with optional ``:key=value,...`` parameters.
     """
     if not isinstance(spec, str):
         return read_trace_file(spec)
     if _looks_like_path(spec) or os.path.isfile(spec):
         return read_trace_file(spec)
+    bundled = example_path(spec)
+    if bundled is not None:
+        return read_trace_file(bundled)
     name, params = parse_spec(spec)
     if name not in WORKLOADS:
         raise TraceError(f"{spec!r} is neither a trace file nor a known workload "
-                         f"(workloads: {', '.join(WORKLOADS)})")
+                         f"(workloads: {', '.join(WORKLOADS)}; bundled traces: "
+                         f"{', '.join(ex.name for ex in examples())})")
     return make_workload(name, **params)

@@ -89,21 +89,23 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def run_recorded(command: list[str], raw_dir: str, library: str | os.PathLike) -> tuple[int, int]:
+def run_recorded(command: list[str], raw_dir: str, library: str | os.PathLike,
+                 env: dict | None = None, cwd=None, stdin=None) -> tuple[int, int]:
     """Run ``command`` with the recorder loaded; (its return code, its pid).
 
-    The program shares our terminal: its input and output pass through.
+    The program shares our terminal: its input and output pass through
+    (``stdin`` may give it another input, ``env`` another environment).
     Ctrl+C reaches it (the whole foreground group gets it) while we only wait,
     so that what it recorded is still converted.  OSError if it cannot start.
     """
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     preload = env.get("LD_PRELOAD", "").strip()
     env["LD_PRELOAD"] = os.fspath(library) + (" " + preload if preload else "")
     env["HEAPSCOPE_RECORD_DIR"] = raw_dir
     # A Python handler (not SIG_IGN, which exec would keep) while we wait.
     old = signal.signal(signal.SIGINT, lambda *_: None)
     try:
-        proc = subprocess.Popen(command, env=env)
+        proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=stdin)
         return proc.wait(), proc.pid
     finally:
         signal.signal(signal.SIGINT, old)
