@@ -65,10 +65,13 @@ class ProgramTrace:
     main: bool = False
     counts: object = None
     path: Path | None = None
+    #: frees added at the end for the blocks still live (0 with keep_live)
+    freed_at_end: int = 0
 
     @property
     def own_ops(self) -> int:
-        return len(self.trace) - self.inherited
+        """The operations this program made itself."""
+        return len(self.trace) - self.inherited - self.freed_at_end
 
 
 @dataclass
@@ -192,7 +195,8 @@ def read_recordings(raw_dir: str | os.PathLike, main_pid: int | None = None,
             rec.programs.append(ProgramTrace(
                 pid=pid, parent=inf["parent"], program=inf["program"], trace=trace,
                 inherited=inf["inherited"], forked_from=inf["forked_from"],
-                exec_index=inf["exec_index"], counts=cur.counts))
+                exec_index=inf["exec_index"], counts=cur.counts,
+                freed_at_end=0 if keep_live else cur.counts.live_at_end))
 
         last_index = -1
         for index, kind, extra, a, b, c in _records(path):

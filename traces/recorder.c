@@ -240,6 +240,14 @@ static void resolve(void) {
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
+/* Every program that loads the library leaves a file, even one that never
+ * allocates: then "no file" means the library was not loaded at all. */
+__attribute__((constructor)) static void start_recording(void)
+{
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 0)
+        resolve();
+}
+
 /* Returns 1 if the caller should record (the mutex is then held), 0 if it
  * should call the C library directly, -1 if the symbols are being looked up
  * (use the bootstrap buffer). */
