@@ -59,3 +59,17 @@ def test_every_strategy_replays_every_bundled_trace_with_check(ex, name):
     where = apply_program(s, ops, check)
     assert where == {}                     # everything is freed at the end
     assert len(checked) >= SAMPLES and checked[-1] == len(ops) - 1
+
+
+def test_the_package_data_ships_the_recorder_source_and_the_bundled_files():
+    import tomllib
+    from fnmatch import fnmatch
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = {"traces/recorder.c": data["heapscope.traces"]}
+    for f in (root / "traces" / "bundled").iterdir():
+        if f.suffix != ".py" and f.is_file():
+            shipped[f"traces/bundled/{f.name}"] = data["heapscope.traces.bundled"]
+    for path, globs in shipped.items():
+        assert any(fnmatch(Path(path).name, g) for g in globs), f"{path} is not package data"
