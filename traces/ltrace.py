@@ -64,10 +64,14 @@ _RESUMED = re.compile(rb"<\.\.\. (?P<func>@?[A-Za-z_]\w*)(?:@[\w.+-]+)? resumed>
 _NUMBER = re.compile(rb"[+-]?(?:0[xX][0-9a-fA-F]+|\d+)")
 _NULLS = {b"nil", b"(nil)", b"NULL", b"null", b"<void>"}
 
-#: argument count of each function we replay
-ARITY = {b"malloc": 1, b"calloc": 2, b"realloc": 2, b"reallocarray": 3, b"free": 1,
-         b"memalign": 2, b"aligned_alloc": 2, b"valloc": 1, b"pvalloc": 1,
-         b"posix_memalign": 3}
+#: the arguments of each function we read, by name (for messages)
+ARG_NAMES = {b"malloc": ["size"], b"calloc": ["nmemb", "size"], b"realloc": ["ptr", "size"],
+             b"reallocarray": ["ptr", "nmemb", "size"], b"free": ["ptr"],
+             b"memalign": ["alignment", "size"], b"aligned_alloc": ["alignment", "size"],
+             b"valloc": ["size"], b"pvalloc": ["size"],
+             b"posix_memalign": ["memptr", "alignment", "size"]}
+#: argument count of each function we read
+ARITY = {func: len(names) for func, names in ARG_NAMES.items()}
 
 
 def looks_like_ltrace(line: bytes) -> bool:
@@ -131,6 +135,13 @@ class _Reader:
     # --- values ---------------------------------------------------------------
     def _number(self, tok: bytes, what: str, func: bytes, line: int) -> int:
         tok = tok.strip()
+        if tok.isdigit():                       # the common cases first
+            return int(tok)
+        if tok[:2] == b"0x" and len(tok) > 2 and tok[2:].isalnum():
+            try:
+                return int(tok, 16)
+            except ValueError:
+                pass
         if tok in _NULLS:
             return 0
         if not _NUMBER.fullmatch(tok):
@@ -142,16 +153,12 @@ class _Reader:
         return -value if tok.startswith(b"-") else value
 
     def _args(self, func: bytes, text: bytes, line: int) -> list[int]:
-        parts = [p for p in text.split(b",")] if text.strip() else []
-        want = ARITY[func]
-        if len(parts) != want:
+        parts = text.split(b",") if text.strip() else []
+        names = ARG_NAMES[func]
+        if len(parts) != len(names):
+            want = len(names)
             raise TraceError(f"{func.decode()} takes {want} argument{'s' if want > 1 else ''}, "
                              f"found {len(parts)}", self.path, line)
-        names = {b"malloc": ["size"], b"calloc": ["nmemb", "size"], b"realloc": ["ptr", "size"],
-                 b"reallocarray": ["ptr", "nmemb", "size"], b"free": ["ptr"],
-                 b"memalign": ["alignment", "size"], b"aligned_alloc": ["alignment", "size"],
-                 b"valloc": ["size"], b"pvalloc": ["size"],
-                 b"posix_memalign": ["memptr", "alignment", "size"]}[func]
         return [self._number(p, n, func, line) for p, n in zip(parts, names)]
 
     def _size(self, value: int, func: bytes, line: int) -> int:

@@ -289,6 +289,9 @@ def record(command: list[str], output: str | os.PathLike, keep_live: bool = Fals
     be built, OSError when the command cannot start, TraceError when nothing
     was recorded or a trace is past the limits.
     """
+    folder = Path(output).parent
+    if not folder.is_dir():   # say so before the program runs, not after
+        raise TraceError(f"no such folder {str(folder)!r} for the trace", os.fspath(output))
     library = preload_library()
     raw_dir = tempfile.mkdtemp(prefix="heapscope-record-")
     try:
