@@ -242,6 +242,31 @@ def test_the_recorded_trace_is_exactly_what_the_program_did(recorder, program, t
 
 
 @needs_cc
+def test_allocations_made_while_dlsym_runs_come_from_the_bootstrap_buffer(program, tmp_path):
+    """The calloc loop of seed 004: dlsym may allocate before the real calloc
+    is known.  A build of the recorder that allocates mid-lookup (as such a
+    dlsym does), frees one of those blocks and reallocs the other at exit:
+    the program runs, nothing of the bootstrap reaches the C library's free
+    (which would abort), and the realloc'd block appears as a new one."""
+    from heapscope.traces.preload import CFLAGS, LIBS, recorder_source
+    from heapscope.traces.record import exit_status, read_recordings, run_recorded
+    src = tmp_path / "recorder.c"
+    src.write_bytes(recorder_source())
+    lib = tmp_path / "recorder-boot.so"
+    subprocess.run(find_compiler() + CFLAGS + ["-DHEAPSCOPE_TEST_BOOTSTRAP", "-o", str(lib),
+                                               str(src)] + LIBS, check=True)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    code, pid = run_recorded([program], str(raw), lib, stdin=subprocess.DEVNULL)
+    assert exit_status(code) == 0
+    main_prog = read_recordings(raw, pid).main
+    assert project(main_prog.trace, 7777, 7778) == [("a", 0, 7777), ("f", 0)]
+    assert project(main_prog.trace, 3000, 3001) == []      # calloc(3, 1000): never recorded
+    assert project(main_prog.trace, *MAIN) == canonical(MAIN_BEFORE_FORK + MAIN_AFTER_FORK
+                                                        + [("f", "p6")])
+
+
+@needs_cc
 def test_record_passes_the_output_and_exit_status_through(recorder, program, tmp_path, capfd):
     out = tmp_path / "t.rep"
     code = main(["record", "-o", str(out), "--", program, "5"])
@@ -249,7 +274,8 @@ def test_record_passes_the_output_and_exit_status_through(recorder, program, tmp
     assert code == 5
     assert "parent done, child status 0" in captured.out
     assert "exit status 5" in captured.err
-    assert f"main pid" in captured.err and str(out) in captured.err
+    assert "main pid" in captured.err and str(out) in captured.err
+    assert "ops, peak live" in captured.err
     assert "2 processes" in captured.err
     assert out.exists()
 

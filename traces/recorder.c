@@ -212,6 +212,18 @@ static void after_fork_child(void) {
 
 /* ---- start -------------------------------------------------------------- */
 
+#ifdef HEAPSCOPE_TEST_BOOTSTRAP
+/* For the tests: allocate in the middle of the symbol lookup, as dlsym does on
+ * some C libraries, and hand the block back to the recorder at exit. */
+static void *test_boot_block, *test_boot_block2;
+__attribute__((destructor)) static void test_boot_end(void)
+{
+    void *p = realloc(test_boot_block, 7777);  /* to the real heap: a new block */
+    free(p);
+    free(test_boot_block2);                     /* the C library must not see it */
+}
+#endif
+
 static void resolve(void) {
     int expected = 0;
     if (!__atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_ACQ_REL,
@@ -226,6 +238,11 @@ static void resolve(void) {
     real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
     real_valloc = dlsym(RTLD_NEXT, "valloc");
     real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+#ifdef HEAPSCOPE_TEST_BOOTSTRAP
+    test_boot_block = calloc(3, 1000);
+    test_boot_block2 = malloc(24);
+    free(malloc(10));                           /* a bootstrap block freed at once */
+#endif
     if (!real_malloc || !real_calloc || !real_realloc || !real_free) {
         static const char msg[] = "heapscope recorder: dlsym cannot find malloc; not recording\n";
         if (write(2, msg, sizeof msg - 1) < 0) { /* nothing more to say */ }
