@@ -4,6 +4,8 @@
     heapscope open [TRACE] [--strategy NAME] ...   the same, on a trace file or workload
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
+    heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
+    heapscope convert IN -o OUT.rep                  ltrace or villoc output to a .rep
 
 TRACE is a ``.rep`` / ``.rep.gz`` file or a workload name with optional
 parameters (``vo1989``, ``vo1989:seed=3,steps=500``).  Bad input is reported as
@@ -225,20 +227,25 @@ def cmd_record(args) -> int:
 
 def cmd_convert(args) -> int:
     """Any trace heapscope reads (.rep, ltrace or villoc output) to a .rep file."""
-    from .traces import read_trace_file, write_rep
-    from .traces.ltrace import read_ltrace
+    from .traces import read_rep, write_rep
     from .traces.formats import sniff_file
-    if args.pid or args.keep_live:
-        if sniff_file(args.input) != "ltrace":
-            raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
-        trace = read_ltrace(args.input, pids=args.pid, keep_live=args.keep_live)
+    from .traces.ltrace import import_ltrace, skipped_lines
+    notes: list[str] = []
+    if sniff_file(args.input) == "ltrace":
+        trace, counts, pointer_counts = import_ltrace(args.input, pids=args.pid,
+                                                      keep_live=args.keep_live)
+        notes = skipped_lines(counts, pointer_counts)
+    elif args.pid or args.keep_live:
+        raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
     else:
-        trace = read_trace_file(args.input)
+        trace = read_rep(args.input)
     write_rep(trace, args.output)
     stats = trace.stats()
     print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "
           f"{stats['max_live_bytes']:,} bytes in {stats['max_live_blocks']:,} blocks",
           file=sys.stderr)
+    for note in notes:
+        print(f"  {note}", file=sys.stderr)
     return 0
 
 

@@ -187,7 +187,11 @@ def test_convert_writes_a_rep_that_reads_back_the_same(tmp_path, capsys):
     src = write(tmp_path, THREADS)
     out = tmp_path / "out.rep"
     assert main(["convert", str(src), "-o", str(out)]) == 0
-    assert "9 ops" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "9 ops" in err
+    assert "2 pids in one heap (4100, 4101)" in err
+    assert "1 frees of pointers never seen allocated: dropped" in err
+    assert "1 calls that returned NULL" in err
     assert ops(read_rep(out)) == THREADS_OPS
     assert main(["convert", str(src), "-o", str(out), "--pid", "4101", "--keep-live"]) == 0
     assert ops(read_rep(out)) == [("a", 0, 100), ("a", 1, 24), ("f", 0)]

@@ -353,3 +353,24 @@ def import_ltrace(path: str | os.PathLike, pids=None, keep_live: bool = False,
                          where, lineno or None) from None
     trace = reader.end(lineno)
     return trace, reader.counts, reader.out.counts
+
+
+def skipped_lines(counts: LtraceCounts, pointer_counts) -> list[str]:
+    """What an import left out, in words (for ``heapscope convert``)."""
+    out = []
+    if len(counts.pids) > 1:
+        out.append(f"{len(counts.pids)} pids in one heap ({', '.join(map(str, sorted(counts.pids)))}): "
+                   "ltrace cannot tell threads from processes; --pid keeps one")
+    for n, what in ((pointer_counts.unknown_frees, "frees of pointers never seen allocated: dropped"),
+                    (pointer_counts.unknown_reallocs, "reallocs of pointers never seen allocated: "
+                     "taken as allocations"),
+                    (pointer_counts.missed_frees, "addresses returned again while live: the old "
+                     "block freed there"),
+                    (counts.failed, "calls that returned NULL: left out"),
+                    (counts.posix_memalign, "posix_memalign calls (ltrace does not show the "
+                     "block): left out"),
+                    (counts.orphan_resumed, "resumed calls whose start is not in the file: left out"),
+                    (counts.no_return, "calls that never returned")):
+        if n:
+            out.append(f"{n:,} {what}")
+    return out
