@@ -208,3 +208,19 @@ def test_convert_pid_on_a_rep_is_refused(tmp_path, capsys):
     src = write(tmp_path, "0\n1\n1\n1\na 0 10\n", "t.rep")
     assert main(["convert", str(src), "-o", str(tmp_path / "o.rep"), "--pid", "3"]) == 2
     assert "ltrace" in capsys.readouterr().err
+
+
+def test_a_pipe_is_not_read_twice_to_sniff_it(tmp_path):
+    import os
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:
+            f.write("0\n2\n3\n1\na 0 10\na 1 20\nf 0\n")
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    assert ops(read_trace_file(fifo)) == [("a", 0, 10), ("a", 1, 20), ("f", 0)]
+    writer.join(5)

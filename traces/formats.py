@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import stat
 import zlib
 
 from .errors import TraceError
@@ -42,9 +43,13 @@ def sniff(head: bytes) -> str:
 
 def _head(path: str | os.PathLike) -> bytes:
     """The first bytes of the file, decompressed if it is gzip; b"" for a
-    broken gzip stream (the .rep reader then says what is wrong)."""
+    broken gzip stream (the .rep reader then says what is wrong) and for
+    anything but a regular file: reading a pipe's first bytes would take them
+    from the reader, so a pipe or device goes to the .rep reader as before."""
     where = os.fsdecode(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
         with open(path, "rb") as f:
             head = f.read(SNIFF_BYTES)
             if head[:2] != GZIP_MAGIC:
