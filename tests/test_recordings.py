@@ -99,6 +99,17 @@ def test_a_forked_child_starts_with_its_parents_heap_at_the_fork(tmp_path):
     assert child.path == tmp_path / "out.21.prog.rep.gz"
 
 
+def test_two_children_forked_at_the_same_point_both_get_the_parents_heap(tmp_path):
+    write(tmp_path / "20.hsr", start(20) + [rec("M", 0x10, 0, 24)])
+    for child in (21, 22):
+        write(tmp_path / f"{child}.hsr", [rec("K", child, 20, 3, FORMAT_VERSION),
+                                          rec("M", 0x20, 0, child)])
+    r = read_recordings(tmp_path, 20)
+    children = sorted((p for p in r.programs if p.forked_from), key=lambda p: p.pid)
+    assert [ops(p.trace) for p in children] == [
+        [("a", 0, 24), ("a", 1, n), ("f", 0), ("f", 1)] for n in (21, 22)]
+
+
 def test_a_child_that_only_execs_gets_no_file(tmp_path):
     write(tmp_path / "20.hsr", start(20) + [rec("M", 0x10, 0, 24)])
     write(tmp_path / "21.hsr", [rec("K", 21, 20, 3, FORMAT_VERSION),

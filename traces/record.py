@@ -220,11 +220,11 @@ def read_recordings(raw_dir: str | os.PathLike, main_pid: int | None = None,
                 if current is not None:
                     finish(current, info)
                 if kind == FORK:
-                    snap = snapshots.get((b, c))
+                    # the parent's heap at the fork, in the program it was running then
+                    snap = snapshots.get((b, c))   # two children may share one
                     current = (PointerTrace.continued(snap, source=source) if snap is not None
                                else PointerTrace(source=source, max_ops=max_ops))
-                    parent_info = next((p for p in reversed(rec.programs) if p.pid == b), None)
-                    name = parent_info.program if parent_info else "?"
+                    name = snap.owner.name if snap is not None and snap.owner.name else "?"
                     current.name = name
                     info = {"parent": b, "program": name, "forked_from": b,
                             "inherited": len(current), "exec_index": programs_of_pid}
