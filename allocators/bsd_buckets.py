@@ -60,6 +60,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Iterator
 
+from . import structure
 from .events import BucketRefill, ListInsert, ListRemove, Note, Placed, Released
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
@@ -236,6 +237,19 @@ class BSDBuckets(Strategy):
             out.append(p)
             p = self.ov_next[p]
         return out
+
+    def structure(self) -> dict:
+        """``nextf[k]`` of every bucket, head first, and each bucket's block size."""
+        buckets = {k: self.bucket(k) for k in range(NBUCKETS)}
+        block_sizes = {k: self.block_sizes[k] for k in range(NBUCKETS)}
+        sizes = {a: block_sizes[k] for k, addrs in buckets.items() for a in addrs}
+        apart = []
+        reserve = self.arena.brk - self.core_top
+        if reserve:
+            sizes[self.core_top] = reserve
+            apart.append(structure.outside(self.core_top, "the pool not carved into buckets yet"))
+        return structure.make("buckets", sizes, outside_blocks=apart, buckets=buckets,
+                              block_sizes=block_sizes)
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
         sizes = self.block_sizes

@@ -62,6 +62,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Iterator, NamedTuple
 
+from . import structure
 from .events import AvailProbe, BuddyMerge, BuddySplit, ListInsert, ListRemove, Placed, Released
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
@@ -289,6 +290,22 @@ class BinaryBuddy(Strategy):
             out.append(p)
             p = self.linkf[p]
         return out
+
+    def structure(self) -> dict:
+        """AVAIL[k] for every order, the chunks, and every carved block with its
+        order (each chunk's split tree follows from them)."""
+        avail = {k: self.avail(k) for k in range(self.min_order, self.top_order + 1)}
+        sizes = {a: 1 << k for k, addrs in avail.items() for a in addrs}
+        kval, linkf = self.kval, self.linkf
+        blocks = [[a, kval[a], "free" if a in linkf else "used"] for a in sorted(kval)]
+        apart = []
+        reserve = self.arena.brk - self.core_top
+        if reserve:
+            sizes[self.core_top] = reserve
+            apart.append(structure.outside(self.core_top, "the pool not carved into chunks yet"))
+        return structure.make("buddy", sizes, outside_blocks=apart, avail=avail,
+                              min_order=self.min_order, max_order=self.top_order,
+                              chunks=[{"addr": a, "order": k} for a, k in self._chunks], blocks=blocks)
 
     def chunk_of(self, addr: int) -> int:
         """Start of the chunk holding ``addr``."""

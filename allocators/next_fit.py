@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from .events import FREE, Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
+from . import structure
 from .free_index import FreeSizeIndex
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
@@ -182,6 +183,14 @@ class NextFit(Strategy):
     def rover(self) -> int | None:
         """Header address of the block the rover points at; None when it is at base."""
         return self._pointer_addr(self.freep)
+
+    def structure(self) -> dict:
+        """K&R's ring: the free blocks after ``base`` (address order) and the rover."""
+        ring = self.free_list()
+        unit, size = self.unit, self.size
+        pointers = [structure.pointer("rover", self.rover)] if self.roving else []
+        return structure.make("address-ring", {a: size[a] * unit for a in ring}, pointers=pointers,
+                              free_list=ring, rover=self.rover if self.roving else None)
 
     def free_list(self) -> list[int]:
         """Free block addresses in list order, starting after base."""

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import structure
 from .events import (Coalesce, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
 from .free_index import FreeSizeIndex
@@ -239,6 +240,14 @@ class RotatingList(WordHeap):
             self.head = new
 
     # ------------------------------------------------------------- views
+    def structure(self) -> dict:
+        """Kruse's explicit ring from its head, and the head."""
+        ring = self.free_list()
+        mem = self.mem
+        return structure.make("ring", {b: mem[b] & -2 for b in ring},
+                              pointers=[structure.pointer("head", self.head)],
+                              free_list=ring, head=self.head)
+
     def free_list(self) -> list[int]:
         """Free block addresses in ring order, starting at the head."""
         out = []

@@ -67,6 +67,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import structure
 from .events import (Coalesce, Placed, PointerMove, Released, Rotation, Split,
                      TreeInsert, TreeRemove, Visit)
 from .strategy import META, Block, align_up
@@ -466,6 +467,26 @@ class SplayBestFit(WordHeap):
                 if child is not None:
                     stack.append((child, False))
         return built[node]
+
+    def structure(self) -> dict:
+        """The size tree as a flat in-order list of nodes, each with its list of
+        same-size blocks; the wilderness is kept out of the tree."""
+        mem, left, right = self.mem, self.left, self.right
+        nodes = []
+        sizes: dict[int, int] = {}
+        for x in self.tree_nodes():
+            key = mem[x] & SIZE_MASK
+            blocks = self.size_list(x)
+            for b in blocks:
+                sizes[b] = key
+            nodes.append({"addr": x, "key": key, "blocks": blocks, "left": left[x], "right": right[x]})
+        wild = self.wilderness
+        apart = []
+        if wild is not None:
+            sizes[wild] = mem[wild] & SIZE_MASK
+            apart.append(structure.outside(wild, "wilderness"))
+        return structure.make("tree", sizes, pointers=[structure.pointer("wilderness", wild, structure.MARKER)],
+                              outside_blocks=apart, root=self.root, nodes=nodes, wilderness=wild)
 
     def tree_nodes(self) -> Iterator[int]:
         """Tree node addresses in increasing size order (no recursion)."""

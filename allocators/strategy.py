@@ -25,6 +25,7 @@ from __future__ import annotations
 import pickle
 from typing import Iterator, NamedTuple
 
+from . import structure
 from .arena import Arena
 from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
 
@@ -189,6 +190,23 @@ class Strategy:
         for b in self._blocks():
             if b[2] == FREE_BLOCK:
                 yield b[0], b[1]
+
+    def structure(self) -> dict:
+        """The free structure as plain data, in the one shape of
+        :mod:`allocators.structure` (``docs/structure.md``): what the structure
+        view draws, ``heapscope inspect`` prints and the tests compare with the
+        heap walk.  Cheap enough to call on every shown step.
+
+        The default is the generic ``lists`` shape with one list, the free
+        blocks in address order; strategies override with their own shape."""
+        free = sorted(self.free_blocks())
+        return structure.make("lists", dict(free), lists={"free blocks": [a for a, _ in free]})
+
+    def explain_event(self, event) -> str | None:
+        """This policy's own words for one of its events, or None for the
+        generic words of :func:`allocators.explain.describe_event`.  Override to
+        say what an event means in the original's terms."""
+        return None
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """(free bytes F, largest free block, the top block's size or 0, largest

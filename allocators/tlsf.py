@@ -89,6 +89,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import structure
 from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, MappingSearch,
                      Note, Placed, Released, Split, Visit)
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
@@ -204,6 +205,24 @@ class TLSF(Strategy):
     def free_list(self, fl: int, sl: int) -> list[int]:
         """Block addresses on list (fl, sl), head first."""
         return list(reversed(self._lists[fl * SL_INDEX_COUNT + sl]))
+
+    def structure(self) -> dict:
+        """Both bitmaps, the non-empty (fl, sl) lists head first, and each
+        first level's smallest block size."""
+        W = self.word
+        size_word = self._size_word
+        lists: dict[str, list[int]] = {}
+        sizes: dict[int, int] = {}
+        for i, members in enumerate(self._lists):
+            if members:
+                head_first = list(reversed(members))
+                lists[structure.tlsf_key(i // SL_INDEX_COUNT, i % SL_INDEX_COUNT)] = head_first
+                for b in head_first:
+                    sizes[b] = W + (size_word[b] & ~FLAG_BITS)
+        return structure.make("tlsf", sizes, fl_bitmap=self.fl_bitmap, sl_bitmap=list(self.sl_bitmap),
+                              lists=lists, fl_count=self.fl_index_count, sl_count=SL_INDEX_COUNT,
+                              row_floor=[self.class_floor(fl, 0) for fl in range(self.fl_index_count)],
+                              small_block_size=self.small_block_size)
 
     def block_size(self, addr: int) -> int:
         """TLSF size of the block at ``addr`` (bytes after its size word)."""
