@@ -28,6 +28,7 @@ from typing import Iterator, NamedTuple
 from . import structure
 from .arena import Arena
 from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
+from .params import BOOL, INT, MAX_BYTES, SIZE, Param, ParamError, check_params
 
 USED = "used"
 FREE_BLOCK = "free"
@@ -88,15 +89,35 @@ class Strategy:
     #: probed + splits); other strategies count nodes examined only.
     search_counts_splits = False
 
+    #: the parameters every strategy takes (allocators/params.py); a subclass
+    #: lists its own in ``params`` too, and may narrow one of these
+    params = (
+        Param("word", INT, 8, "word size in bytes: 8 for LP64, 4 for ILP32", choices=(4, 8)),
+        Param("align", INT, None, "payload alignment in bytes; a strategy that cannot give "
+              "it refuses it when built", low=4, high=4096, power_of_two=True, none_ok=True,
+              none_means="the word"),
+        Param("heap_limit", SIZE, None, "cap on the heap grown by sbrk: a request past it fails "
+              "(ENOMEM) and the replay goes on", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="no limit"),
+        Param("pool_size", SIZE, None, "one fixed pool of this many bytes instead of a heap "
+              "grown by sbrk", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="a heap grown by sbrk"),
+    )
+
+    def __new__(cls, *args, **params):
+        # Every way of building a strategy (make_strategy, the class itself)
+        # passes here, before any __init__ has used a value.  pickle calls
+        # __new__ with no arguments.
+        if args:
+            raise TypeError(f"{cls.__name__} takes keyword arguments only")
+        check_params(cls, params)
+        return super().__new__(cls)
+
     def __init__(self, *, word: int = 8, align: int | None = None,
                  heap_limit: int | None = None, pool_size: int | None = None,
                  record: bool = True) -> None:
-        if word not in (4, 8):
-            raise ValueError(f"word size must be 4 or 8 bytes, got {word}")
         self.word = word
         self.align = align or word
-        if self.align & (self.align - 1):
-            raise ValueError(f"alignment must be a power of two, got {self.align}")
         self.arena = Arena(pool_size=pool_size, limit=heap_limit)
         self.record = record
         self.live: dict[int, LiveBlock] = {}
