@@ -127,6 +127,11 @@ class Strategy:
         #: end of the memory carved so far, for strategies that take fresh memory
         #: with :meth:`_take_core` (in a fixed pool it lags behind the break)
         self.core_top = self.arena.base
+        # The least address range holding every block handed out and every
+        # region carved so far: in a fixed pool, the part of it touched
+        # (see footprint).  Empty (low > high) until something is touched.
+        self.touched_low = self.arena.brk
+        self.touched_high = self.arena.base
 
     # ----------------------------------------------------------------- public API
     def malloc(self, size: int) -> int | None:
@@ -204,6 +209,20 @@ class Strategy:
 
     @property
     def heap_size(self) -> int:
+        """Bytes of the simulated heap: the break minus the base (a whole fixed pool)."""
+        return self.arena.size
+
+    @property
+    def footprint(self) -> int:
+        """H of the measures (DESIGN.md): the heap size in a heap grown by sbrk;
+        in a fixed pool, where the whole pool exists from the start, the
+        high-water mark of the pool the strategy has touched: the span of the
+        least address range holding every block it has handed out and every
+        region it has carved so far.  Blocks the strategy only laid out as
+        free (a pool handed to free() as one block) are not touched until a
+        request is given part of them."""
+        if self.arena.fixed:
+            return max(0, self.touched_high - self.touched_low)
         return self.arena.size
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
@@ -320,6 +339,10 @@ class Strategy:
             self.rec.grows += 1
             self._event(Grow(addr, size))
         self.core_top = addr + size
+        if addr < self.touched_low:
+            self.touched_low = addr
+        if addr + size > self.touched_high:
+            self.touched_high = addr + size
         return addr
 
     def _event(self, event) -> None:
@@ -333,6 +356,10 @@ class Strategy:
         self.live[payload] = _new_tuple(LiveBlock, (block_addr, block_size, request, header))
         self.in_use += block_size
         self.header_in_use += header
+        if block_addr < self.touched_low:
+            self.touched_low = block_addr
+        if block_addr + block_size > self.touched_high:
+            self.touched_high = block_addr + block_size
 
     def _note_free(self, payload: int) -> LiveBlock:
         lb = self.live.pop(payload)
