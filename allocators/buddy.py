@@ -105,7 +105,8 @@ class BinaryBuddy(Strategy):
         Param("max_order", INT, None, "chunks of 2**max_order bytes, each one Knuth pool; "
               "a larger request gets a chunk of its own", low=4, high=40, none_ok=True,
               none_means="12, or min_order when that is larger"),
-        Param("min_order", INT, None, "smallest block 2**min_order bytes", low=4, high=40,
+        # at most 1 MiB: every live block takes at least 2**min_order bytes
+        Param("min_order", INT, None, "smallest block 2**min_order bytes", low=4, high=20,
               none_ok=True, none_means="the least holding a free block's header and links "
               "(4 unless align > 8)"),
     )
