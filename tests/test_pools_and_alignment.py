@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from heapscope.allocators import make_strategy, strategy_names
 from heapscope.allocators.params import ParamError
 from heapscope.allocators.strategy import Strategy
+from heapscope.allocators.structure import check_against_heap
 from heapscope.cli import main
 
 from .heap_harness import op_sequences, run_checked
@@ -46,9 +47,10 @@ def test_a_fixed_pool_is_a_valid_heap_before_the_first_operation(name, word):
 @given(ops=op_sequences(max_ops=60, max_size=1500), pool=POOL_SIZES, word=st.sampled_from([4, 8]))
 def test_random_traces_in_a_fixed_pool_keep_every_invariant(name, ops, pool, word):
     s = make_strategy(name, pool_size=pool, word=word)
-    s.check()
+    check_against_heap(s.structure(), s.check())
     run_checked(s, ops)
     assert s.heap_size == pool and 0 <= s.footprint <= pool
+    check_against_heap(s.structure(), s.check())     # the views' data agrees in a pool too
 
 
 @pytest.mark.parametrize("name", NAMES)
