@@ -44,9 +44,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import structure
 from .events import (Coalesce, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
 from .free_index import FreeSizeIndex
+from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
 
@@ -67,6 +69,11 @@ class RotatingList(WordHeap):
     title = "Rotating free list, boundary tags (Kruse 1989)"
     citation = ("N. J. Kruse, Usenet, 9 May 1989 (rotating freelist allocators); "
                 "Knuth, TAOCP 1, 2.5, algorithms A and C (boundary tags)")
+
+    params = (
+        Param("chunk", SIZE, CHUNK, "least sbrk increment in bytes (rounded up to the alignment)",
+              low=1, high=MAX_CHUNK),
+    )
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
         super().__init__(chunk=chunk, **common)
@@ -239,6 +246,14 @@ class RotatingList(WordHeap):
             self.head = new
 
     # ------------------------------------------------------------- views
+    def structure(self) -> dict:
+        """Kruse's explicit ring from its head, and the head."""
+        ring = self.free_list()
+        mem = self.mem
+        return structure.make("ring", {b: mem[b] & -2 for b in ring},
+                              pointers=[structure.pointer("head", self.head)],
+                              free_list=ring, head=self.head)
+
     def free_list(self) -> list[int]:
         """Free block addresses in ring order, starting at the head."""
         out = []

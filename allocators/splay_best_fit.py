@@ -67,8 +67,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import structure
 from .events import (Coalesce, Placed, PointerMove, Released, Rotation, Split,
                      TreeInsert, TreeRemove, Visit)
+from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
 
@@ -93,6 +95,11 @@ class SplayBestFit(WordHeap):
                 "(Vmbest; AT&T malloc 1985-88); Sleator & Tarjan, JACM 32(3), 1985")
 
     size_mask = SIZE_MASK
+
+    params = (
+        Param("chunk", SIZE, CHUNK, "sbrk increment: the wilderness grows by the shortfall rounded "
+              "up to a multiple of it (vmalloc's incr)", low=1, high=MAX_CHUNK),
+    )
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
         super().__init__(chunk=chunk, **common)
@@ -210,7 +217,8 @@ class SplayBestFit(WordHeap):
     def _extend_wilderness(self, shortfall: int) -> bool:
         """sbrk the shortfall rounded up to ``chunk``; the new memory joins the
         wilderness (or becomes it)."""
-        increment = align_up(shortfall, self.chunk)
+        # vmalloc's ROUND(s, r): by division, as chunk need not be a power of two.
+        increment = -(-shortfall // self.chunk) * self.chunk
         top = self._grow(increment)
         if top is None:
             return False
@@ -466,6 +474,26 @@ class SplayBestFit(WordHeap):
                 if child is not None:
                     stack.append((child, False))
         return built[node]
+
+    def structure(self) -> dict:
+        """The size tree as a flat in-order list of nodes, each with its list of
+        same-size blocks; the wilderness is kept out of the tree."""
+        mem, left, right = self.mem, self.left, self.right
+        nodes = []
+        sizes: dict[int, int] = {}
+        for x in self.tree_nodes():
+            key = mem[x] & SIZE_MASK
+            blocks = self.size_list(x)
+            for b in blocks:
+                sizes[b] = key
+            nodes.append({"addr": x, "key": key, "blocks": blocks, "left": left[x], "right": right[x]})
+        wild = self.wilderness
+        apart = []
+        if wild is not None:
+            sizes[wild] = mem[wild] & SIZE_MASK
+            apart.append(structure.outside(wild, "wilderness"))
+        return structure.make("tree", sizes, pointers=[structure.pointer("wilderness", wild, structure.MARKER)],
+                              outside_blocks=apart, root=self.root, nodes=nodes, wilderness=wild)
 
     def tree_nodes(self) -> Iterator[int]:
         """Tree node addresses in increasing size order (no recursion)."""

@@ -89,8 +89,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import structure
 from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, MappingSearch,
                      Note, Placed, Released, Split, Visit)
+from ..values import format_size
+from .params import BOOL, INT, MAX_CHUNK, SIZE, Param, ParamError
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: bit 0 of a size word: this block is free
@@ -125,14 +128,25 @@ class TLSF(Strategy):
     citation = ("Masmano, Ripoll, Crespo & Real, TLSF: a new dynamic memory allocator "
                 "for real-time systems, ECRTS 2004; reference code mattconte/tlsf")
 
+    params = (
+        Param("align", INT, None, "payload alignment in bytes: TLSF aligns every block to the word "
+              "(ALIGN_SIZE), so it gives no more than the word", choices=(4, 8), none_ok=True,
+              none_means="the word"),
+        Param("chunk", SIZE, CHUNK, "least heap growth in sbrk mode (0: exactly what the search "
+              "needs)", low=0, high=MAX_CHUNK),
+        Param("zero_returns_null", BOOL, False, "malloc(0) returns NULL as the reference does, "
+              "instead of a minimum block"),
+    )
+
     def __init__(self, *, chunk: int = CHUNK, zero_returns_null: bool = False, **common) -> None:
         super().__init__(**common)
         W = self.word
-        if self.align != W:
-            raise ValueError(f"TLSF aligns blocks to the word size (ALIGN_SIZE = {W}); "
-                             f"align={self.align} is not supported")
-        if chunk < 0:
-            raise ValueError(f"chunk must be >= 0, got {chunk}")
+        if self.align > W:
+            raise ParamError(f"tlsf: align={self.align} is more than TLSF gives: it aligns every "
+                             f"payload to the word (ALIGN_SIZE = {W}); align accepts "
+                             f"{'4 or 8' if W == 8 else '4'} with word={W}")
+        # A weaker alignment is met by the word's.
+        self.align = W
         self.chunk = chunk
         self.zero_returns_null = zero_returns_null
         align_size_log2 = W.bit_length() - 1
@@ -163,6 +177,12 @@ class TLSF(Strategy):
         self._first: int | None = None      # first block of the heap (its size word is at the base)
         self._sentinel: int | None = None   # the zero-size used block at the end
         if self.arena.fixed:
+            largest = self.block_size_max + self.pool_overhead - 1
+            if self.arena.size > largest:
+                raise ParamError(
+                    f"tlsf: pool_size={format_size(self.arena.size)} is too large: a TLSF pool holds "
+                    f"blocks below {format_size(self.block_size_max)} (2**fl_index_max with word={W}), "
+                    f"so pool_size accepts at most {largest} bytes here")
             self.tlsf_add_pool(self.arena.base, self.arena.size)
 
     # --------------------------------------------------------- mapping
@@ -204,6 +224,24 @@ class TLSF(Strategy):
     def free_list(self, fl: int, sl: int) -> list[int]:
         """Block addresses on list (fl, sl), head first."""
         return list(reversed(self._lists[fl * SL_INDEX_COUNT + sl]))
+
+    def structure(self) -> dict:
+        """Both bitmaps, the non-empty (fl, sl) lists head first, and each
+        first level's smallest block size."""
+        W = self.word
+        size_word = self._size_word
+        lists: dict[str, list[int]] = {}
+        sizes: dict[int, int] = {}
+        for i, members in enumerate(self._lists):
+            if members:
+                head_first = list(reversed(members))
+                lists[structure.tlsf_key(i // SL_INDEX_COUNT, i % SL_INDEX_COUNT)] = head_first
+                for b in head_first:
+                    sizes[b] = W + (size_word[b] & ~FLAG_BITS)
+        return structure.make("tlsf", sizes, fl_bitmap=self.fl_bitmap, sl_bitmap=list(self.sl_bitmap),
+                              lists=lists, fl_count=self.fl_index_count, sl_count=SL_INDEX_COUNT,
+                              row_floor=[self.class_floor(fl, 0) for fl in range(self.fl_index_count)],
+                              small_block_size=self.small_block_size)
 
     def block_size(self, addr: int) -> int:
         """TLSF size of the block at ``addr`` (bytes after its size word)."""
