@@ -12,6 +12,10 @@ operations; "step t" (1-based, as the GUI says it) is operation ``t - 1``.
 
 A free of an id whose malloc failed (the heap limit was reached) does nothing,
 as ``free(NULL)`` does in C: the program would have got NULL back.
+
+A user strategy that makes a mistake (:class:`~allocators.user.UserStrategyError`)
+stops the build there: the timeline keeps the steps before it, as a cancelled
+build does, and ``fault`` holds the error for the window to show.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from .events import OpRecord
 from .metrics import MetricSeries, summarize
 from .registry import make_strategy
 from .strategy import Strategy
+from .user import UserStrategyError
 
 ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
@@ -153,6 +158,8 @@ class Timeline:
         self.program = Program()
         self.position = 0
         self.last_record: OpRecord | None = None
+        #: the user strategy's mistake that stopped the build, or None
+        self.fault: UserStrategyError | None = None
 
     # -------------------------------------------------------------- build
     def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> "Timeline":
@@ -169,19 +176,24 @@ class Timeline:
         every = self.every
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
         self.checkpoints = []
+        self.fault = None
         t0 = time.perf_counter()
         for t in range(self.n):
-            if t % every == 0:
-                self.checkpoints.append(self._pack(strategy, program))
-            if t & 4095 == 0 and t:
-                if progress:
-                    progress(t, self.n)
-                if cancel and cancel():
-                    self._finish_build(t, t0, strategy, program, cancelled=True)
-                    raise ReplayCancelled(t)
-            kind = kinds[t]
-            rec = apply_op(strategy, program, kind, ids[t], sizes[t])
-            record_row(series, t, strategy, program, rec, kind)
+            try:
+                if t % every == 0:
+                    self.checkpoints.append(self._pack(strategy, program))
+                if t & 4095 == 0 and t:
+                    if progress:
+                        progress(t, self.n)
+                    if cancel and cancel():
+                        self._finish_build(t, t0, strategy, program, cancelled=True)
+                        raise ReplayCancelled(t)
+                kind = kinds[t]
+                rec = apply_op(strategy, program, kind, ids[t], sizes[t])
+                record_row(series, t, strategy, program, rec, kind)
+            except UserStrategyError as exc:
+                self._stop_at_fault(t, t0, exc)
+                return self
         self._finish_build(self.n, t0, strategy, program, cancelled=False)
         if progress:
             progress(self.n, self.n)
@@ -198,9 +210,26 @@ class Timeline:
         self.strategy, self.program, self.position = strategy, program, done
         self.last_record = strategy.rec if done else None
 
+    def _stop_at_fault(self, t: int, t0: float, exc: UserStrategyError) -> None:
+        """Operation t broke the user strategy: keep the t steps before it.  The
+        strategy's state after the fault is not trusted; seeks restore the
+        checkpoints, all taken before it."""
+        if exc.step is None:
+            exc.step = t + 1
+        self.fault = exc
+        self._finish_build(t, t0, self._factory(), Program(), cancelled=True)
+        self.position = 0
+        self.last_record = None
+
     @staticmethod
     def _pack(strategy: Strategy, program: Program) -> bytes:
-        return pickle.dumps((strategy, program), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            return pickle.dumps((strategy, program), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            explain = getattr(strategy, "pickling_error", None)   # user strategies say which attribute
+            if explain is None:
+                raise
+            raise explain(exc) from exc
 
     # --------------------------------------------------------------- seek
     def seek(self, t: int) -> Strategy:

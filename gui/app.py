@@ -37,11 +37,12 @@ def configure_app(app: QApplication) -> QApplication:
 
 
 def make_window(spec: str | None = None, strategy: str | None = None, params: dict | None = None,
-                strategy_params: dict[str, dict] | None = None):
+                strategy_params: dict[str, dict] | None = None, step: int | None = None):
     """A configured MainWindow loading ``spec`` (None: the bundled default
     trace) through ``strategy`` with the parameters every strategy takes
     (``params``: word, align, heap_limit, pool_size) and each strategy's own
-    (``strategy_params``, by strategy name: what -P gave)."""
+    (``strategy_params``, by strategy name: what -P gave), showing ``step``
+    (clamped to the replay's length) once loaded."""
     from .. import traces
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
@@ -50,7 +51,7 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     window.params = dict(params or {})
     window.strategy_params = {k: dict(v) for k, v in (strategy_params or {}).items()}
     window.set_strategy(strategy or DEFAULT_STRATEGY)
-    window.load_spec(spec if spec else str(traces.default_trace_path()))
+    window.load_spec(spec if spec else str(traces.default_trace_path()), position=step)
     return window
 
 
@@ -75,6 +76,7 @@ def main(request) -> int:
         print(f"heapscope: {reason}", file=sys.stderr)
         return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    window = make_window(request.trace, request.strategy, request.params, request.strategy_params)
+    window = make_window(request.trace, request.strategy, request.params, request.strategy_params,
+                         request.step)
     window.show()
     return app.exec()

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInp
 
 from .. import traces
 from ..allocators.params import ParamError
+from ..allocators.user import UserStrategyError
 from ..traces.bundled import examples as bundled_examples
 from ..allocators.registry import STRATEGIES, strategy_names
 
@@ -263,13 +264,15 @@ class MainWindow(QMainWindow):
         if path:
             self.open_trace(path)
 
-    def open_trace(self, path: str) -> None:
+    def open_trace(self, path: str, position: int | None = None) -> None:
         """Read ``path`` and replay it through the current strategy, in the
-        background.  A bad file is reported and the current trace stays."""
+        background, then show step ``position`` (default 0).  A bad file is
+        reported and the current trace stays."""
         path = os.fspath(path)
         # .rep or ltrace/villoc output, told apart by content
         self._start(LoadRequest(os.path.basename(path), lambda: traces.read_trace_file(path),
-                                self.strategy_name, self.params_for(self.strategy_name), source=path))
+                                self.strategy_name, self.params_for(self.strategy_name), source=path,
+                                keep_position=position))
 
     def load_workload(self, name: str, params: dict | None = None) -> None:
         """Generate workload ``name`` (in the background) and show it."""
@@ -278,13 +281,15 @@ class MainWindow(QMainWindow):
         self._start(LoadRequest(label, lambda: traces.make_workload(name, **params),
                                 self.strategy_name, self.params_for(self.strategy_name)))
 
-    def load_spec(self, spec: str) -> None:
-        """A path or a workload spec such as ``vo1989:steps=500`` (the command line)."""
+    def load_spec(self, spec: str, position: int | None = None) -> None:
+        """A path or a workload spec such as ``vo1989:steps=500`` (the command
+        line); then show step ``position`` (default 0)."""
         if os.path.exists(spec) or spec.lower().endswith((".rep", ".gz")) or os.sep in spec:
-            self.open_trace(spec)
+            self.open_trace(spec, position)
         else:
             self._start(LoadRequest(spec, lambda: traces.load_trace(spec),
-                                    self.strategy_name, self.params_for(self.strategy_name)))
+                                    self.strategy_name, self.params_for(self.strategy_name),
+                                    keep_position=position))
 
     def load_trace(self, trace, label: str | None = None) -> None:
         """Show a Trace already in memory."""
@@ -352,10 +357,25 @@ class MainWindow(QMainWindow):
         self.timeline.seek(min(max(position, 0), self.timeline.n))
         self._show_position()
         self.timeline_changed.emit()
+        if self.timeline.fault is not None:
+            self._show_fault(self.timeline.fault)
+
+    def _show_fault(self, fault) -> None:
+        """A user strategy broke during the replay: the timeline stops before
+        that step; say what happened, in terms of the user's code."""
+        n = self.timeline.n
+        self.statusBar().showMessage(f"{self.strategy_name} stopped at step {fault.step}: "
+                                     f"{fault.message}")
+        self._message(QMessageBox.Warning, f"{self.strategy_name} stopped at step {fault.step}",
+                      f"The replay stopped at step {fault.step}"
+                      + (f" ({fault.operation})" if fault.operation else "")
+                      + f": in {fault.where()}.",
+                      f"{fault.message}\n\nThe heap shown is the one after step {n}, "
+                      f"before the operation that failed.")
 
     def _load_failed(self, exc: Exception, request) -> None:
         self._sync_strategy_widgets()
-        if isinstance(exc, (traces.TraceError, ParamError)):
+        if isinstance(exc, (traces.TraceError, ParamError, UserStrategyError)):
             text = str(exc)           # "path:line: message", "tlsf: pool_size=... is too large"
         else:
             text = f"{type(exc).__name__}: {exc}"

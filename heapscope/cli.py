@@ -5,6 +5,7 @@
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
     heapscope strategies [NAME]    the strategies and the parameters each takes
+    heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
     heapscope convert IN -o OUT.rep                  ltrace or villoc output to a .rep
 
@@ -12,6 +13,12 @@ TRACE is a ``.rep`` / ``.rep.gz`` file or a workload name with optional
 parameters (``vo1989``, ``vo1989:seed=3,steps=500``).  Bad input is reported as
 ``heapscope: error: FILE:LINE: message`` with exit status 2, never as a
 traceback; so is a strategy parameter out of range.
+
+``--allocator FILE.py:ClassName`` (repeatable), on every command that takes
+strategy options, loads a strategy of your own (:mod:`heapscope.allocators.user`)
+and registers it beside the built-ins; so do installed packages declaring the
+entry point group ``heapscope.allocators``.  Both are loaded before the
+parser is built, so help texts and ``--strategy`` know the new names.
 
 This module holds the one argument parser of the whole command, the window's
 options included (the window only receives them parsed, as a
@@ -35,10 +42,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from .allocators import plugins
 from .allocators.params import Param, ParamError, declared, parse_param
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
 from .allocators.replay import ReplayCancelled, Timeline, replay_bare
 from .allocators.strategy import Strategy
+from .allocators.user import UserStrategyError
 from .traces import TraceError, default_trace_path, load_trace
 from .traces.bundled import examples_help
 from .values import BadValue, parse_qualified
@@ -86,9 +95,23 @@ def _option_type(param: Param):
     return convert
 
 
+ALLOCATOR_OPTION = "--allocator"
+
+
+def add_allocator_option(p: argparse.ArgumentParser) -> None:
+    """``--allocator FILE.py:ClassName``: a strategy of your own.  The files are
+    loaded by :func:`load_allocators` before the parser is built; here the
+    option is only declared, for --help and so that the parser accepts it."""
+    p.add_argument(ALLOCATOR_OPTION, action="append", metavar="FILE.py:CLASS",
+                   help="load a strategy of your own (a subclass of heapscope.UserStrategy) and "
+                        "add it to the strategies under its name (repeatable; docs/tutorial.md)")
+
+
 def add_strategy_options(p: argparse.ArgumentParser) -> None:
     """The parameters every strategy takes (``Strategy.params``: --word, --align,
-    --heap-limit, --pool-size) and ``-P STRATEGY.NAME=VALUE`` for a strategy's own."""
+    --heap-limit, --pool-size), ``-P STRATEGY.NAME=VALUE`` for a strategy's own
+    and ``--allocator`` for a strategy of your own."""
+    add_allocator_option(p)
     for param in Strategy.params:
         p.add_argument(_option_name(param), dest=param.name, type=_option_type(param), default=None,
                        metavar=("{" + ",".join(map(str, param.choices)) + "}" if param.choices
@@ -134,17 +157,21 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
     """Replay ``trace`` through each strategy; one summary dict per strategy.
     ``policy`` adds a strategy's own parameters (e.g. bsd-buckets' pagesize).
     A strategy that refuses its parameters (a pool too large for TLSF, an
-    alignment it cannot give) gets a row with only ``error``: the others run."""
+    alignment it cannot give), or a user strategy that makes a mistake, gets a
+    row with only ``error``: the others run."""
     rows = []
     for name in names:
         own = dict(params, **(policy or {}).get(name, {}))
         try:
             make_strategy(name, **own)
-        except ValueError as exc:
+        except (ValueError, UserStrategyError) as exc:
             rows.append({"strategy": name, "error": str(exc)})
             continue
         timeline = Timeline(trace, name, own)
         timeline.build(progress=(lambda d, n, name=name: progress(name, d, n)) if progress else None)
+        if timeline.fault is not None:
+            rows.append({"strategy": name, "error": str(timeline.fault)})
+            continue
         row = {"strategy": name}
         row.update(timeline.summary())
         # wall time of the allocator alone, without the measures' bookkeeping
@@ -250,8 +277,21 @@ def command(name: str, help: str, options: Callable[[argparse.ArgumentParser], N
 def _open_options(p: argparse.ArgumentParser) -> None:
     _trace_argument(p, "default: the bundled trace")
     p.add_argument("--strategy", "-s", type=_known_strategy, default=None, metavar="NAME",
-                   help=f"the strategy to start with (default next-fit): {', '.join(strategy_names())}")
+                   help=f"the strategy to start with (default next-fit, or the one --allocator "
+                   f"loaded): {', '.join(strategy_names())}")
+    p.add_argument("--step", "-n", type=_step_number, default=None, metavar="N",
+                   help="show the heap after the first N operations (default 0; past the end: the end)")
     add_strategy_options(p)
+
+
+def _step_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a step is a whole number >= 0, got {text!r}")
+    return value
 
 
 @dataclass
@@ -261,11 +301,17 @@ class WindowRequest:
     strategy: str | None
     params: dict                      # the common parameters given
     strategy_params: dict[str, dict]  # -P, by strategy
+    step: int | None = None           # the step to show first
 
 
 @command("open", "open the window (the default)", _open_options)
 def cmd_open(args) -> int:
-    request = WindowRequest(args.trace, args.strategy, common_params(args), policy_params(args))
+    strategy = args.strategy
+    loaded = _loaded_names(args)
+    if strategy is None and len(loaded) == 1:
+        strategy = loaded[0]          # --allocator mine.py:Mine opens on it
+    request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
+                            getattr(args, "step", None))
     first = request.strategy or "next-fit"
     try:   # the strategy shown first must take its parameters: say so here, not in a dialog
         make_strategy(first, **request.params, **request.strategy_params.get(first, {}))
@@ -330,6 +376,7 @@ def cmd_check(args) -> int:
 
 def _strategies_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="*", type=_known_strategy, help="only these strategies")
+    add_allocator_option(p)
 
 
 @command("strategies", "list the strategies and the parameters each takes", _strategies_options)
@@ -337,6 +384,8 @@ def cmd_strategies(args) -> int:
     for name in args.name or strategy_names():
         cls = STRATEGIES[name]
         print(f"{name}: {cls.title}")
+        if plugins.is_user(name):
+            print(f"  (yours: {plugins.ORIGINS[name]})")
         params = list(declared(cls).values())
         width = max(len(p.name) for p in params)
         for p in params:
@@ -346,6 +395,203 @@ def cmd_strategies(args) -> int:
     print("Set one with -P STRATEGY.NAME=VALUE; word, align, heap_limit and pool_size also "
           "with --word, --align, --heap-limit, --pool-size for every strategy.")
     return 0
+
+
+# -------------------------------------------------------------------- grade
+def default_grade_traces() -> list[str]:
+    """What ``heapscope grade`` replays when given no trace: the bundled default
+    trace (Vo's 1989 workload), the other generated workloads with their
+    default parameters, and the bundled real programs."""
+    from .traces.bundled import examples
+    from .traces.workloads import WORKLOADS
+    out = ["default"]
+    out += [name for name in WORKLOADS if name != "vo1989"]      # vo1989() is default.rep
+    out += [ex.name for ex in examples() if ex.name != "default"]
+    return out
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _grade_options(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Replay traces through a strategy of your own, check it at every operation as the "
+        "CS:APP malloc lab driver does (payloads aligned, inside the heap, never overlapping "
+        "a live one; realloc keeps the program's bytes) and more (no exception, the heap walk "
+        "covers the heap, your _check_structure and structure() hold), and score it: "
+        "utilisation and throughput per trace, and a performance index of "
+        "100 x (0.6 x mean utilisation + 0.4 x min(throughput / TLSF's, 1)), zero when any "
+        "trace has an error. Exit status 0 when every trace is valid, 1 when one is not.")
+    p.add_argument("target", metavar="FILE.py:CLASS",
+                   help="your strategy (or the name of one an installed package provides)")
+    p.add_argument("traces", nargs="*", metavar="TRACE",
+                   help="trace files, bundled traces or workloads (default: "
+                        + ", ".join(default_grade_traces()) + ")")
+    p.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    p.add_argument("--check-every", type=_positive, default=None, metavar="N",
+                   help="run the heap walk checks after every N operations (1: after each one; "
+                        "default: adapted to the heap's size, about 16 blocks visited per operation)")
+    add_strategy_options(p)
+
+
+def _grade_target(text: str):
+    """The class ``heapscope grade`` was given: FILE.py:Class or a user strategy's name."""
+    from .allocators.user import UserStrategy
+    if text in STRATEGIES and ".py:" not in text:
+        cls = STRATEGIES[text]
+        if not issubclass(cls, UserStrategy):
+            raise CliError(f"{text} is a built-in strategy; grade takes a strategy of your own: "
+                           "FILE.py:ClassName")
+        return cls, None
+    return plugins.load_file(text), text
+
+
+@command("grade", "check and score a strategy of your own on traces (like the CS:APP malloc lab)",
+         _grade_options)
+def cmd_grade(args) -> int:
+    from .allocators.grading import grade
+    _loaded_names(args)
+    cls, spec = _grade_target(args.target)
+    params = common_params(args)
+    policy = policy_params(args)
+    own = dict(params, **policy.get(cls.name, {}))
+    names = args.traces or default_grade_traces()
+    traces = [(name, load_trace(name)) for name in names]
+    progress = None
+    if sys.stderr.isatty():
+        def progress(trace, what):
+            sys.stderr.write(f"\r{what} {trace}...".ljust(60) + "\r")
+            sys.stderr.flush()
+    result = grade(cls, traces, own, check_every=args.check_every, reference_params=params,
+                   progress=progress)
+    if progress:
+        sys.stderr.write(" " * 60 + "\r")
+    reopen = _reopen_command(args, cls.name, spec, params, policy)
+    if args.format == "json":
+        print(json.dumps(grade_json(result, spec, reopen), indent=2))
+    else:
+        print(grade_text(result, spec, reopen))
+    return 0 if result.valid else 1
+
+
+def _reopen_command(args, name: str, spec: str | None, params: dict, policy: dict):
+    """``step, trace -> the command that opens the window there``."""
+    import shlex
+    options = []
+    for param in Strategy.params:
+        if param.name in params:
+            options += [_option_name(param), str(params[param.name])]
+    for strategy, values in policy.items():
+        for key, value in values.items():
+            options += ["-P", f"{strategy}.{key}={value}"]
+    allocators = ["--allocator", spec] if spec else []
+
+    def command(trace_spec: str, step: int) -> str:
+        words = ["heapscope", "open", trace_spec, *allocators, "--strategy", name, "--step", str(step),
+                 *options]
+        return " ".join(shlex.quote(w) for w in words)
+    return command
+
+
+def _kops(ops_per_s) -> str:
+    return "-" if not ops_per_s else f"{ops_per_s / 1000:.1f}"
+
+
+def grade_text(result, spec: str | None, reopen) -> str:
+    """The report of ``heapscope grade`` for people."""
+    from .allocators.grading import REFERENCE, WALK_BUDGET
+    n = len(result.traces)
+    who = f"{result.strategy} ({spec})" if spec else result.strategy
+    lines = [f"grading {who} on {n} trace{'s' if n != 1 else ''}",
+             "  at every operation: the payload aligned, inside the heap, overlapping no live "
+             "payload; realloc keeps the program's bytes; your books right; no exception",
+             "  after every operation, or every few on big heaps (about "
+             f"{WALK_BUDGET} blocks a step): the heap walk, your _check_structure, your structure()",
+             ""]
+    head = ["trace", "ops", "valid", "util", "Kops/s", f"{REFERENCE} Kops/s"]
+    rows = [head]
+    for t in result.traces:
+        rows.append([t.name, str(t.ops), "yes" if t.valid else "NO",
+                     "-" if t.utilisation is None else f"{t.utilisation:.3f}",
+                     _kops(t.throughput), _kops(t.reference_throughput)])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    for t in result.traces:
+        if t.valid:
+            continue
+        e = t.error
+        where = f"step {e.step}" if e.step else "before the first operation"
+        if t.path and t.line:
+            where += f" ({_shown_trace_path(t.path)} line {t.line})"
+        what = t.operation
+        if e.operation and not e.operation.startswith("malloc"):
+            what += f", {e.operation}"     # the address the program passed
+        lines += ["", f"{t.name}: error at {where}" + (f": {what}" if what else "")]
+        lines.append(f"  in {e.where()}")
+        lines.append(f"  {e.message}")
+        if e.step:
+            lines.append(f"  see it: {reopen(t.spec, e.step)}")
+    lines.append("")
+    bad = sum(1 for t in result.traces if not t.valid)
+    if bad:
+        lines.append(f"perf index 0 / 100: {bad} of {n} trace{'s' if n != 1 else ''} "
+                     f"{'has' if bad == 1 else 'have'} an error")
+        return "\n".join(lines)
+    util = result.mean_utilisation or 0.0
+    ratio = result.throughput_ratio or 0.0
+    lines.append(f"mean utilisation {util:.3f} (peak live payload / final heap, per trace)")
+    lines.append(f"throughput {_kops(result.throughput)} Kops/s; the reference, the built-in "
+                 f"{REFERENCE} on the same traces in this run: {_kops(result.reference_throughput)} "
+                 f"Kops/s (ratio {ratio:.2f})")
+    if result.reference_note:
+        lines.append(f"  ({result.reference_note})")
+    lines.append(f"perf index = 60 x {util:.3f} + 40 x min({ratio:.2f}, 1) = "
+                 f"{result.perf_index:.1f} / 100")
+    return "\n".join(lines)
+
+
+def _shown_trace_path(path: str) -> str:
+    import os
+    rel = os.path.relpath(path)
+    return os.path.basename(path) if rel.startswith("..") else rel
+
+
+def grade_json(result, spec: str | None, reopen) -> dict:
+    """The report of ``heapscope grade --format json``, for autograders."""
+    from .allocators.grading import REFERENCE, WEIGHT_THROUGHPUT, WEIGHT_UTIL
+    traces = []
+    for t in result.traces:
+        error = None
+        if t.error is not None:
+            e = t.error
+            error = {"step": e.step, "operation": t.operation or None, "call": e.operation,
+                     "trace_file": t.path, "line": t.line, "method": e.method,
+                     "class": e.cls_name, "location": e.location, "message": e.message,
+                     "open": reopen(t.spec, e.step) if e.step else None}
+        traces.append({"trace": t.spec, "name": t.name, "file": t.path, "ops": t.ops,
+                       "valid": t.valid, "error": error, "max_live": t.max_live, "heap": t.heap,
+                       "utilisation": t.utilisation, "seconds": t.seconds,
+                       "throughput": t.throughput, "reference_seconds": t.reference_seconds,
+                       "reference_throughput": t.reference_throughput})
+    return {"strategy": result.strategy, "allocator": spec, "params": result.params,
+            "valid": result.valid, "traces": traces,
+            "mean_utilisation": result.mean_utilisation if result.valid else None,
+            "throughput": result.throughput if result.valid else None,
+            "reference": {"strategy": REFERENCE, "throughput": result.reference_throughput,
+                          "what": f"the built-in {REFERENCE} on the same traces, timed in the same run",
+                          "note": result.reference_note or None},
+            "throughput_ratio": result.throughput_ratio if result.valid else None,
+            "weights": {"utilisation": WEIGHT_UTIL, "throughput": WEIGHT_THROUGHPUT},
+            "perf_index": result.perf_index}
 
 
 def _record_options(p: argparse.ArgumentParser) -> None:
@@ -431,12 +677,68 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# ------------------------------------------------------------ user strategies
+def _commands_taking_allocators() -> set[str]:
+    """The subcommands whose options include --allocator."""
+    out = set()
+    for cmd in COMMANDS:
+        p = argparse.ArgumentParser(add_help=False)
+        cmd.options(p)
+        if any(ALLOCATOR_OPTION in action.option_strings for action in p._actions):
+            out.add(cmd.name)
+    return out
+
+
+def allocator_specs(argv: list[str]) -> list[str]:
+    """The values of --allocator in ``argv`` (up to ``--``), as argparse will read
+    them: ``--allocator X``, ``--allocator=X`` and unambiguous abbreviations
+    (``--all``, ``--allo``...; ``--al`` could be ``--align``)."""
+    out = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            break
+        key, eq, value = word.partition("=")
+        if len(key) >= 5 and ALLOCATOR_OPTION.startswith(key):
+            if eq:
+                out.append(value)
+            elif i + 1 < len(argv):
+                out.append(argv[i + 1])
+                i += 1
+        i += 1
+    return out
+
+
+def load_allocators(argv: list[str]) -> list[str]:
+    """Register the installed user strategies and those --allocator names, when
+    the command takes strategies; before the parser is built, so that its help
+    and ``--strategy`` know them.  PluginError names a file that cannot be loaded."""
+    command_name = next((w for w in argv if not w.startswith("-")), "open")
+    if command_name not in _commands_taking_allocators():
+        return []
+    plugins.load_installed(
+        warn=lambda message: print(f"heapscope: warning: {message}; left out", file=sys.stderr))
+    return [plugins.load_file(spec).name for spec in allocator_specs(argv)]
+
+
+def _loaded_names(args) -> list[str]:
+    """The names of the strategies --allocator loaded (loading any the scan missed)."""
+    return [plugins.load_file(spec).name for spec in getattr(args, "allocator", None) or []]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv or ["open"])
+    argv = argv or ["open"]
+    try:
+        load_allocators(argv)
+    except plugins.PluginError as exc:
+        print(f"heapscope: error: {exc}", file=sys.stderr)
+        return 2
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (TraceError, CliError) as exc:
+    except (TraceError, CliError, plugins.PluginError, UserStrategyError) as exc:
         print(f"heapscope: error: {exc}", file=sys.stderr)
         return 2
     except ReplayCancelled as exc:
