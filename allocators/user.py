@@ -219,6 +219,20 @@ def _wrap(name: str, func):
                     self._tail = (end, arena.brk - end)
                     blocks.append((end, arena.brk - end, FREE_BLOCK, None))
             return blocks
+    elif name == "free_blocks":
+        @functools.wraps(func)
+        def wrapper(self):
+            try:
+                out = list(func(self))
+            except UserStrategyError:
+                raise
+            except Exception as exc:
+                raise self._user_fault("free_blocks", exc) from exc
+            # the pool not carved yet is free memory too (the walk adds it the same way)
+            arena, top = self.arena, self.core_top
+            if arena.fixed and arena.base < top < arena.brk and not any(a == top for a, _ in out):
+                out.append((top, arena.brk - top))
+            return out
     elif name == "__init__":
         @functools.wraps(func)
         def wrapper(self, *args, **kwargs):

@@ -51,12 +51,16 @@ class SegFit(UserStrategy):
         self.mem[addr] = self.mem[addr + size - self.ftr] = size | used
 
     def _link(self, addr, size):
-        self.lists[self.size_class(size)][addr] = None
-        self._event(ListInsert(addr, size, (self.size_class(size),)))
+        k = self.size_class(size)
+        self.lists[k][addr] = None
+        if self.record:                  # events only while the window records them
+            self._event(ListInsert(addr, size, (k,)))
 
     def _unlink(self, addr, size):
-        del self.lists[self.size_class(size)][addr]
-        self._event(ListRemove(addr, size, (self.size_class(size),)))
+        k = self.size_class(size)
+        del self.lists[k][addr]
+        if self.record:
+            self._event(ListRemove(addr, size, (k,)))
 
     # --------------------------------------------------------------- malloc
     def _malloc(self, size):
@@ -91,7 +95,8 @@ class SegFit(UserStrategy):
         size = self.mem[addr]
         if size - need >= self.min_block:
             self.rec.splits += 1
-            self._event(Split(addr, size, addr, need, addr + need, size - need))
+            if self.record:
+                self._event(Split(addr, size, addr, need, addr + need, size - need))
             self._tag(addr + need, size - need, 0)
             self._link(addr + need, size - need)
             size = need
@@ -121,7 +126,8 @@ class SegFit(UserStrategy):
             after_size = self.mem[after]
             self._unlink(after, after_size)
             self.rec.merges += 1
-            self._event(Coalesce(addr, size, after, after_size))
+            if self.record:
+                self._event(Coalesce(addr, size, after, after_size))
             del self.mem[after], self.mem[addr + size - self.ftr]
             size += after_size
             self._tag(addr, size, 0)
@@ -130,7 +136,8 @@ class SegFit(UserStrategy):
             before = addr - before_size
             self._unlink(before, before_size)
             self.rec.merges += 1
-            self._event(Coalesce(before, before_size, addr, size))
+            if self.record:
+                self._event(Coalesce(before, before_size, addr, size))
             del self.mem[addr], self.mem[addr - self.ftr]
             addr, size = before, before_size + size
             self._tag(addr, size, 0)

@@ -506,14 +506,14 @@ def _kops(ops_per_s) -> str:
 
 def grade_text(result, spec: str | None, reopen) -> str:
     """The report of ``heapscope grade`` for people."""
-    from .allocators.grading import REFERENCE, WALK_BUDGET
+    from .allocators.grading import REFERENCE
     n = len(result.traces)
     who = f"{result.strategy} ({spec})" if spec else result.strategy
     lines = [f"grading {who} on {n} trace{'s' if n != 1 else ''}",
-             "  at every operation: the payload aligned, inside the heap, overlapping no live "
-             "payload; realloc keeps the program's bytes; your books right; no exception",
-             "  after every operation, or every few on big heaps (about "
-             f"{WALK_BUDGET} blocks a step): the heap walk, your _check_structure, your structure()",
+             "checks: each result aligned, inside the heap, overlapping no live payload; realloc "
+             "keeping the bytes;",
+             "  your books right; no exception; your walk, _check_structure and structure() after "
+             "each step (every few on big heaps)",
              ""]
     head = ["trace", "ops", "valid", "util", "Kops/s", f"{REFERENCE} Kops/s"]
     rows = [head]
