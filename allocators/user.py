@@ -195,6 +195,17 @@ def _definition_location(cls, method: str) -> str | None:
     return f"{_shown_path(code.co_filename)}:{code.co_firstlineno}"
 
 
+def _caller_location(cls) -> str | None:
+    """File and line of the innermost frame of the user's code on the stack."""
+    files = _user_files(cls)
+    frame = sys._getframe(1)
+    while frame is not None:
+        if os.path.realpath(frame.f_code.co_filename) in files:
+            return f"{_shown_path(frame.f_code.co_filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
 def _wrap(name: str, func):
     """``func`` (a method the user wrote) with its exceptions told as the user's."""
     if getattr(func, "_heapscope_wrapped", False):
@@ -208,6 +219,13 @@ def _wrap(name: str, func):
                 raise
             except Exception as exc:
                 raise self._user_fault("_blocks", exc) from exc
+            for b in blocks:
+                if type(b) is not tuple or len(b) != 4:
+                    if isinstance(b, (tuple, list)) and len(b) == 4:
+                        continue
+                    raise self._walk_mistake(f"your _blocks yielded {_short(b)}; each block is "
+                                             "(addr, size, state, payload), payload None for a "
+                                             "block not in use")
             self._tail = None
             arena = self.arena
             if arena.fixed and self.core_top < arena.brk:
@@ -257,6 +275,39 @@ def _wrap(name: str, func):
                     "the heap (self.arena), word and align there", method="__init__",
                     cls_name=type(self).__name__,
                     location=_definition_location(type(self), "__init__"))
+    elif name == "structure":
+        @functools.wraps(func)
+        def wrapper(self):
+            try:
+                answer = func(self)
+            except UserStrategyError:
+                raise
+            except Exception as exc:
+                raise self._user_fault("structure", exc) from exc
+            missing = [k for k in ("kind", "sizes", "pointers", "outside")
+                       if not isinstance(answer, dict) or k not in answer]
+            if missing or answer["kind"] not in structure_protocol.KINDS:
+                raise self._mistake("structure", f"your structure() returned {_short(answer)}, not the "
+                                    "shape of docs/structure.md: use self.lists_structure({label: "
+                                    "[addrs]}) or the generic tree shape")
+            tail = self.uncarved_tail() if self.arena.fixed else None
+            if tail is not None and tail[0] not in answer["sizes"]:
+                answer["outside"].append(structure_protocol.outside(tail[0], "the pool not carved yet"))
+                answer["sizes"][tail[0]] = tail[1]
+            return answer
+    elif name == "explain_event":
+        @functools.wraps(func)
+        def wrapper(self, event):
+            try:
+                text = func(self, event)
+            except UserStrategyError:
+                raise
+            except Exception as exc:
+                raise self._user_fault("explain_event", exc) from exc
+            if text is not None and not isinstance(text, str):
+                raise self._mistake("explain_event", f"your explain_event returned {_short(text)}: "
+                                    "return a line of text, or None for heapscope's own words")
+            return text
     else:
         @functools.wraps(func)
         def wrapper(self, *args, **kwargs):
@@ -331,12 +382,15 @@ class UserStrategy(Strategy):
                                  operation=getattr(self, "_op", "") or None,
                                  location=_traceback_location(cls, exc))
 
-    def _mistake(self, method: str, message: str) -> UserStrategyError:
-        """A wrong result of the user's ``method`` (no exception: point at its ``def``)."""
+    def _mistake(self, method: str, message: str, at_call: bool = False) -> UserStrategyError:
+        """A wrong result of the user's ``method``: point at its ``def``, or,
+        ``at_call``, at the line of the user's code that called us (a helper
+        called with wrong arguments)."""
         cls = type(self)
+        location = _caller_location(cls) if at_call else None
         return UserStrategyError(message, method=method, cls_name=cls.__name__,
                                  step=self._step or None, operation=self._op or None,
-                                 location=_definition_location(cls, method))
+                                 location=location or _definition_location(cls, method))
 
     def _live_text(self, block_addr: int, payload_shown: bool = True) -> str:
         end, payload, step = self._span_of[block_addr]
@@ -562,12 +616,23 @@ class UserStrategy(Strategy):
         if events is not None and not any(type(e) is Released for e in events):
             events.append(Released(lb.block_addr, lb.block_size))
 
+    def _note_alloc(self, payload: int, block_addr: int, block_size: int, request: int,
+                    header: int) -> None:
+        args = (payload, block_addr, block_size, request, header)
+        if not all(type(v) is int for v in args):
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in args):
+                raise self._mistake(self._current_method(), "self._note_alloc("
+                                    + ", ".join(_short(v) for v in args) + ") was called: every "
+                                    "argument is an int (payload, block_addr, block_size, request, "
+                                    "header)", at_call=True)
+            args = tuple(int(v) for v in args)
+        super()._note_alloc(*args)
+
     def _note_free(self, payload: int) -> LiveBlock:
         if payload not in self.live:
-            method = {"malloc": "_malloc", "realloc": "_realloc"}.get(self._op.split("(")[0], "_free")
-            raise self._mistake(method, f"self._note_free({_hex(payload)}) was called, but no block "
-                                "is booked at that payload (its argument is the payload address, as "
-                                "given to _note_alloc)")
+            raise self._mistake(self._current_method(), f"self._note_free({_hex(payload)}) was called, "
+                                "but no block is booked at that payload (its argument is the payload "
+                                "address, as given to _note_alloc)", at_call=True)
         return super()._note_free(payload)
 
     # ---------------------------------------------- what every strategy writes
@@ -609,6 +674,18 @@ class UserStrategy(Strategy):
         self._free(payload)
         return new
 
+    def _take_core(self, size: int) -> int | None:
+        """``size`` fresh bytes at the top of the heap: ``sbrk``, or carved from
+        a fixed pool; their address, or None when the heap cannot grow."""
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise self._mistake(self._current_method(), f"self._take_core({_short(size)}) was "
+                                "called: it takes a number of bytes, an int >= 0", at_call=True)
+        return super()._take_core(size)
+
+    def _current_method(self) -> str:
+        return {"malloc": "_malloc", "free": "_free", "realloc": "_realloc"}.get(
+            self._op.split("(")[0], "_malloc")
+
     def uncarved_tail(self) -> tuple[int, int] | None:
         """(addr, size) of the part of a fixed pool not carved yet by
         :meth:`_take_core` when your walk stops where the carving stops, else
@@ -646,11 +723,7 @@ class UserStrategy(Strategy):
     def walk_tuples(self) -> list[tuple]:
         live = self.live
         out = []
-        for b in self._blocks():
-            if len(b) != 4:
-                raise self._walk_mistake(f"your _blocks yielded {b!r}; each block is (addr, size, "
-                                         "state, payload), payload None for a block not in use")
-            addr, size, state, payload = b
+        for addr, size, state, payload in self._blocks():   # shapes checked by the wrapper
             lb = live.get(payload) if state == USED else None
             out.append((addr, size, state, payload, lb[2], lb[3]) if lb is not None
                        else (addr, size, state, payload, 0, 0))

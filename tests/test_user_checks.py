@@ -510,3 +510,70 @@ def test_grade_cli_text_and_json_and_exit_status(load, trace_path, capsys):
     assert (error["step"], error["line"], error["method"], error["class"]) == (4, 9, "_free", "Raises")
     assert error["location"].endswith(f"clifree.py:{line}")
     assert report["perf_index"] == 0 and report["valid"] is False
+
+
+def test_malformed_answers_are_the_users_mistakes_not_ours(load, trace_path):
+    # each would otherwise end in an IndexError or TypeError inside heapscope
+    cases = [
+        ('''
+        class ShortBlock(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                for addr, size, payload in self.blocks:
+                    yield addr, size
+        ''', "ShortBlock", "_blocks", "your _blocks yielded (0, 24); each block is (addr, size, state, "
+                                      "payload)"),
+        ('''
+        class FloatCore(Bump):
+            name = "NAME"
+
+            def grow(self, size):
+                return self._take_core(size / 1), size
+        ''', "FloatCore", "_malloc", "self._take_core(24.0) was called: it takes a number of bytes"),
+        ('''
+        class StrBooking(Bump):
+            name = "NAME"
+
+            def book(self, payload, addr, need, size):
+                self._note_alloc(payload, str(addr), need, size, 0)
+                self.blocks.append([addr, need, payload])
+                return payload
+        ''', "StrBooking", "_malloc", "self._note_alloc(0, '0', 24, 24, 0) was called: every "
+                                      "argument is an int"),
+        ('''
+        class JunkStructure(Bump):
+            name = "NAME"
+
+            def structure(self):
+                return [b[0] for b in self.blocks]
+        ''', "JunkStructure", "structure", "not the shape of docs/structure.md"),
+    ]
+    for source, cls, method, message in cases:
+        klass, path = load(source, cls, cls.lower())
+        t = graded(klass, trace_path, check_every=1)
+        assert t.error is not None and t.error.step == 1, (cls, t.error)
+        assert t.error.method == method and message in t.error.message, (cls, str(t.error))
+        if cls in ("FloatCore", "StrBooking"):     # a helper called wrongly: the line of the call
+            lines = path.read_text().splitlines()
+            call = "_take_core(size / 1)" if cls == "FloatCore" else "_note_alloc(payload, str("
+            assert t.error.location.endswith(
+                f":{next(i for i, text in enumerate(lines, 1) if call in text)}"), t.error.location
+    # the window's gauges walk the heap too: a bad walk stops the timeline, it does not crash it
+    from heapscope.traces import load_trace
+    from heapscope.allocators.registry import STRATEGIES
+    timeline = Timeline(load_trace("vo1989:steps=20"), "shortblock").build()
+    assert timeline.fault.method == "_blocks" and timeline.n == 0
+    assert "shortblock" in STRATEGIES
+    klass, _ = load('''
+        class Words(Bump):
+            name = "NAME"
+
+            def explain_event(self, event):
+                return 42
+        ''', "Words", "words")
+    from heapscope.allocators.explain import explain_step
+    s = klass()
+    s.malloc(10)
+    with pytest.raises(UserStrategyError, match="your explain_event returned 42: return a line of text"):
+        explain_step(s, s.rec)
