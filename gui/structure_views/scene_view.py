@@ -194,7 +194,7 @@ class SceneStructureView(StructureView):
         scene.sigMouseMoved.connect(self._scene_moved)
         self.box.sigRangeChangedManually.connect(self._user_moved)
         self._hovered = -1
-        self._focus: tuple[QRectF, QPointF | None] | None = None
+        self._focus: tuple | None = None
         self.selected: int | None = None
 
     # ------------------------------------------------------------ layers
@@ -221,19 +221,21 @@ class SceneStructureView(StructureView):
     def following(self) -> bool:
         return self.follow_button.isChecked()
 
-    def focus_on(self, rect: QRectF, anchor: QPointF | None = None, force: bool = False) -> None:
-        """Show ``rect`` (scene units) at a readable zoom; if it does not fit at
-        :data:`MIN_FOLLOW_SCALE`, centre on ``anchor`` (default: its centre)."""
+    def focus_on(self, rect: QRectF, anchor: QPointF | None = None, force: bool = False,
+                 align_top: bool = False) -> None:
+        """Show ``rect`` (view units) at a readable zoom, its top at the top of
+        the view if ``align_top``; if it does not fit at
+        :data:`MIN_FOLLOW_SCALE`, keep ``anchor`` in view."""
         if rect is None or rect.isEmpty() and rect.width() == 0 and rect.height() == 0 and anchor is None:
             return
-        self._focus = (QRectF(rect), anchor)
+        self._focus = (QRectF(rect), anchor, align_top)
         if self.following or force:
             self._apply_focus()
 
     def _apply_focus(self) -> None:
         if self._focus is None:
             return
-        rect, anchor = self._focus
+        rect, anchor, align_top = self._focus
         vw, vh = self._view_size()
         margin = 24.0
         need_w, need_h = rect.width() + 2 * margin, rect.height() + 2 * margin
@@ -246,7 +248,7 @@ class SceneStructureView(StructureView):
                 cx = min(max(cx, anchor.x() - w / 2 + keep), anchor.x() + w / 2 - keep)
             else:
                 cx = rect.left() - margin + w / 2
-        if need_h > h:
+        if need_h > h or align_top:
             cy = rect.top() - margin + h / 2          # the top of the focus (the root) first
             if anchor is not None and anchor.y() > cy + h / 2 - keep:
                 cy = anchor.y() - h / 2 + keep

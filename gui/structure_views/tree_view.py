@@ -902,7 +902,7 @@ class TreeView(SceneStructureView):
                 return
         if key_item is not None:
             anchor = self.view_point_of(key_item)
-        self.focus_on(rect, anchor)
+        self.focus_on(rect, anchor, align_top=True)
 
     def _write_caption(self, s: dict, lay: TreeLayout, marks: StepMarks) -> None:
         nodes = s.get("nodes", [])

@@ -108,7 +108,7 @@ def test_search_path_is_numbered_in_visit_order_and_splays_are_where_they_happen
             runs.setdefault(a, []).append((k, frm, to))
         for steps in runs.values():
             for (k, frm, to), nxt in zip(steps, steps[1:] + [None]):
-                assert frm - to == tv.ROTATIONS[k]
+                assert frm - to == {"zig": 1, "zig-zig": 2, "zig-zag": 2}[k]  # single rotations
                 assert to == (0 if nxt is None else nxt[1])
         seen_rotation += 1
         taken = [e.addr for e in rec.events if isinstance(e, ev.Placed)]
