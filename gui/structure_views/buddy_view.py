@@ -754,7 +754,8 @@ class BuddyView(SceneStructureView):
             self.mark_selection(self.selected)
         if follow:
             rect = QRectF(0, 0, TREE_X + TREE_W + 20, (top - min_order + 1) * BAND_H + 30 * len(self._notes_text) + 30)
-            self.focus_on(rect.adjusted(-40, -30, 0, 0), QPointF(TREE_X, 0), align_top=True)
+            # too wide for a readable zoom: the AVAIL table (where R1 starts) stays in view
+            self.focus_on(rect.adjusted(-40, -30, 0, 0), None, align_top=True)
 
     def _draw_focus(self, focus, per_chunk, band_y, min_order, top, step: BuddyStep) -> None:
         self._notes_text = []

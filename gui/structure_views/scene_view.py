@@ -242,16 +242,17 @@ class SceneStructureView(StructureView):
         scale = max(MIN_FOLLOW_SCALE, min(MAX_FOLLOW_SCALE, vw / max(need_w, 1.0), vh / max(need_h, 1.0)))
         w, h = vw / scale, vh / scale
         cx, cy = rect.center().x(), rect.center().y()
-        keep = 8 * margin           # how far inside the edge the anchor must stay
+        # how far inside the edges the anchor must stay
+        keep_x, keep_y = min(8 * margin, 0.2 * w), min(8 * margin, 0.12 * h)
         if need_w > w:
             if anchor is not None:
-                cx = min(max(cx, anchor.x() - w / 2 + keep), anchor.x() + w / 2 - keep)
+                cx = min(max(cx, anchor.x() - w / 2 + keep_x), anchor.x() + w / 2 - keep_x)
             else:
                 cx = rect.left() - margin + w / 2
         if need_h > h or align_top:
             cy = rect.top() - margin + h / 2          # the top of the focus (the root) first
-            if anchor is not None and anchor.y() > cy + h / 2 - keep:
-                cy = anchor.y() - h / 2 + keep
+            if anchor is not None and anchor.y() > cy + h / 2 - keep_y:
+                cy = anchor.y() - h / 2 + keep_y
         self.box.setRange(QRectF(cx - w / 2, cy - h / 2, w, h), padding=0)
 
     def _view_size(self) -> tuple[float, float]:

@@ -536,7 +536,13 @@ class TlsfView(SceneStructureView):
             self.mark_selection(self.selected)
         if follow:
             rect = QRectF(BIT_X - 20, 0, MATRIX_X + sl_count * CELL_W + 20, matrix_bottom + 10)
-            self.focus_on(rect, None, align_top=True)
+            # when the matrix does not fit at a readable zoom, keep the cell the step ended in
+            main = (step.inserted[-1:] or [p[4] for p in step.probes if p[4]][-1:]
+                    or ([step.search[2:]] if step.search else []))
+            anchor = None
+            if main and tuple(main[0]) in self._cells and self._cells[tuple(main[0])].isVisible():
+                anchor = self.view_point_of(self._cells[tuple(main[0])], QPointF(CELL_W / 2, CELL_H / 2))
+            self.focus_on(rect, anchor, align_top=True)
 
     def _add_note(self, item) -> None:
         item.setParentItem(self.note_layer)

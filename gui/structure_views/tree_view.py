@@ -748,6 +748,7 @@ class TreeView(SceneStructureView):
         for addr, size, parent, side in marks.inserted:
             if side == "list" and parent in self._nodes and self._nodes[parent].isVisible():
                 self._nodes[parent].inserted_member = addr
+                self._nodes[parent].note = f"\u00d7{self._nodes[parent].count} (+1)"
             elif addr in self._nodes and self._nodes[addr].isVisible():
                 self._nodes[addr].role, self._nodes[addr].note = "inserted", "new"
         for addr, size, replaced_by in marks.removed:
@@ -881,7 +882,15 @@ class TreeView(SceneStructureView):
                       (it.visit or it.role or it.inserted_member is not None)]
         if self._wild is not None and self._wild.isVisible() and (self._wild.visit or self._wild.role):
             step_items.append(self._wild)
+        # a node's path from the root, so a leaf inserted by a free is seen where it hangs
+        up = {child: parent for child, parent, _ in lay.edges}
+        path = []
         for it in step_items:
+            a = it.addr if it.kind == "node" else None
+            while a in up and len(path) < 64:
+                a = up[a]
+                path.append(self._nodes[a])
+        for it in step_items + path:
             rect = rect.united(self.view_rect_of(it, it.box()))
         for note in self._notes:
             if isinstance(note, LadderItem):
@@ -929,8 +938,8 @@ class TreeView(SceneStructureView):
         self.caption.setText(" \u00b7 ".join(parts) + "<br>" + line2 + key)
         said = []
         if lay.hidden:
-            said.append(f"levels 0\u2013{lay.cap} drawn of {lay.max_depth + 1}; {lay.hidden} deeper "
-                        f"node{'s' if lay.hidden != 1 else ''} shown as grey triangles")
+            said.append(f"levels 0\u2013{lay.cap} of the tree's {lay.max_depth + 1} drawn; {lay.hidden} deeper "
+                        f"node{'s' if lay.hidden != 1 else ''} shown as grey triangles with their counts")
         if lay.bands:
             said.append(f"{sum(b[1] for b in lay.bands)} levels above the step's deep nodes skipped")
         long_lists = sum(1 for nd in nodes if len(nd["blocks"]) > LIST_SHOWN + 1)

@@ -193,3 +193,17 @@ def test_clicking_a_chip_a_block_and_an_overview_tile_emits_the_address(qtbot, v
     with qtbot.waitSignal(view.block_clicked) as sig:
         qtbot.mouseClick(view.graphics.viewport(), Qt.LeftButton, pos=viewport_point(view, ov, local))
     assert sig.args == [a]
+
+
+def test_micro_steps_number_only_the_events_shown_so_far(view, buddy_timeline):
+    step = next(t for t in range(1, buddy_timeline.n + 1) if buddy_timeline.seek(t)
+                and buddy_timeline.last_record.splits >= 2 and buddy_timeline.last_record.probes >= 2)
+    st, rec = show(view, buddy_timeline, step)
+    first_split = next(i for i, e in enumerate(rec.events) if isinstance(e, ev.BuddySplit))
+    view.set_current_event(0)
+    d = view.drawn()
+    assert [n for n, _ in d["probes"]] == [1] and d["splits"] == []
+    view.set_current_event(first_split)
+    assert len(view.drawn()["splits"]) == 1
+    view.set_current_event(None)
+    assert len(view.drawn()["splits"]) == rec.splits

@@ -138,3 +138,17 @@ def test_ten_thousand_free_blocks_fold_the_empty_rows_and_say_so(view):
     assert d["fl_bitmap"] == st["fl_bitmap"] and d["sl_bitmap"] == st["sl_bitmap"]
     assert d["folded"] and "folded" in view.summary
     assert "click a cell" in view.summary        # lists longer than a cell can show
+
+
+def test_micro_steps_walk_the_scan_one_probe_at_a_time(view, tlsf_timeline):
+    step = next(t for t in range(1, tlsf_timeline.n + 1) if tlsf_timeline.seek(t)
+                and tlsf_timeline.last_record.probes == 3)
+    st, rec = show(view, tlsf_timeline, step)
+    view.set_current_event(0)                       # mapping_search only
+    d = view.drawn()
+    assert d["search"] is not None and d["scan"] == []
+    for k in (1, 2, 3):
+        view.set_current_event(k)
+        assert len(view.drawn()["scan"]) == k
+    view.set_current_event(None)
+    assert len(view.drawn()["scan"]) == 3
