@@ -39,7 +39,7 @@ from ...allocators import events as ev
 from . import register_view
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, SPLIT_FILL, TAKEN,
                          USED_FILL, VISITED, Glyph, SceneStructureView, fitted_font, font, pen,
-                         short_bytes, swatch)
+                         short_bytes, size_of, swatch)
 
 #: height of one order's band
 BAND_H = 56.0
@@ -922,7 +922,7 @@ class BuddyView(SceneStructureView):
         parts = [f"<b>{self.title}</b> (Knuth 2.5, algorithms R and S): {len(chunks)} "
                  f"chunk{'s' if len(chunks) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
         if s.get("outside"):
-            parts.append(f"{short_bytes(s['sizes'].get(s['outside'][0]['addr'], 0))} of the pool not carved yet")
+            parts.append(f"{short_bytes(size_of(s, s['outside'][0]['addr']))} of the pool not carved yet")
         what = []
         if step.probes:
             what.append(f"R1 probed {len(step.probes)} list{'s' if len(step.probes) != 1 else ''}")

@@ -63,6 +63,13 @@ def short_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def size_of(structure: dict, addr: int) -> int:
+    """``structure["sizes"][addr]``, also when the structure went through JSON
+    (``heapscope inspect --format json``), which turns int keys into strings."""
+    sizes = structure.get("sizes", {})
+    return sizes.get(addr, sizes.get(str(addr), 0))
+
+
 def font(px: int, bold: bool = False) -> QFont:
     f = QFont()
     f.setPixelSize(px)

@@ -39,7 +39,7 @@ from ...allocators import events as ev
 from ...allocators.structure import parse_tlsf_key
 from . import register_view
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, Glyph,
-                         SceneStructureView, fitted_font, font, pen, short_bytes, swatch)
+                         SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
 
 CELL_W, CELL_H = 36.0, 40.0
 #: the fl_bitmap column, the row labels, then the matrix
@@ -370,7 +370,7 @@ class TlsfView(SceneStructureView):
         head.setFlags(Qt.NoItemFlags)
         self.cell_list.addItem(head)
         for a in addrs[:LISTED]:
-            it = QListWidgetItem(f"{a:#x} ({short_bytes(s['sizes'].get(a, 0))})")
+            it = QListWidgetItem(f"{a:#x} ({short_bytes(size_of(s, a))})")
             it.setData(Qt.UserRole, a)
             self.cell_list.addItem(it)
         if len(addrs) > LISTED:

@@ -43,7 +43,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsSimpleTextItem
 from ...allocators import events as ev
 from . import register_view
 from .scene_view import (FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, WILD_FILL,
-                         Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, swatch)
+                         Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
 
 #: width of one in-order rank (a column), in design pixels
 SLOT = 60.0
@@ -761,7 +761,7 @@ class TreeView(SceneStructureView):
                 self._wild = NodeItem(wild, "wild")
                 self._wild.setParentItem(self.node_layer)
             self._wild.key = self._wild.addr = wild
-            self._wild.set_content(s["sizes"].get(wild, 0), [wild], 1, -1)
+            self._wild.set_content(size_of(s, wild), [wild], 1, -1)
             # the wilderness keeps its item when its address moves (a split
             # cut the request off its front): it is one thing to a student
             was = marks.wild_was | {wild}
@@ -922,7 +922,7 @@ class TreeView(SceneStructureView):
         if lay.max_depth >= 0:
             parts.append(f"depth {lay.max_depth}")
         if wild is not None:
-            parts.append(f"wilderness {short_bytes(s['sizes'].get(wild, 0))}")
+            parts.append(f"wilderness {short_bytes(size_of(s, wild))}")
         elif "wilderness" in s:
             parts.append("no wilderness")
         step = []
