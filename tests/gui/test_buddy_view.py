@@ -2,6 +2,7 @@
 against the structure data and the step's events."""
 
 import re
+from bisect import bisect_right
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
@@ -40,10 +41,10 @@ def show(view, timeline, step):
 
 def leaves_by_chunk(st):
     """The structure's blocks grouped by the chunk holding them (computed here)."""
-    out = {c["addr"]: [] for c in st["chunks"]}
+    starts = sorted(c["addr"] for c in st["chunks"])
+    out = {a: [] for a in starts}
     for addr, order, state in st["blocks"]:
-        chunk = max(c["addr"] for c in st["chunks"] if c["addr"] <= addr)
-        out[chunk].append((addr, order, state))
+        out[starts[bisect_right(starts, addr) - 1]].append((addr, order, state))
     return out
 
 
