@@ -548,7 +548,8 @@ class BuddyView(SceneStructureView):
     tiles, runs expanded), ``runs`` ([(first chunk, count)]), ``splits`` and
     ``merges`` ([(number, addr, order, buddy)] from the split tree's badges
     and XOR brackets), ``xor`` (the bracket labels), ``notes`` (the lines in
-    words), ``taken``, ``released``, ``selected``.
+    words), ``taken``, ``released``, ``selected`` (in the focus chunk), ``selected_chip``,
+    ``selected_tile`` (in the overview).
     """
 
     kinds = ("buddy",)
@@ -657,6 +658,9 @@ class BuddyView(SceneStructureView):
             "taken": [b.addr for b in blocks if b.item.role == "taken"],
             "released": [b.addr for b in blocks if b.item.role == "released"],
             "selected": next((b.addr for b in blocks if b.item.selected), None),
+            "selected_chip": next((r.selected_addr for r in rows.values() if r.selected_addr is not None), None),
+            "selected_tile": next((x[0] for g in self.overview.groups if g.run == 1 for x in g.leaves
+                                   if x[0] == self.overview.selected_addr), None),
         }
 
     # ------------------------------------------------------------ drawing

@@ -194,6 +194,12 @@ def test_clicking_a_chip_a_block_and_an_overview_tile_emits_the_address(qtbot, v
     with qtbot.waitSignal(view.block_clicked) as sig:
         qtbot.mouseClick(view.graphics.viewport(), Qt.LeftButton, pos=viewport_point(view, ov, local))
     assert sig.args == [a]
+    assert view.drawn()["selected_tile"] == a
+    # selecting a block from elsewhere marks it wherever it is drawn
+    k, front = next((int(k), v) for k, v in st["avail"].items() if v)
+    view.set_selection(front[0])
+    d = view.drawn()
+    assert d["selected_chip"] == front[0] and d["selected_tile"] == front[0]
 
 
 def test_micro_steps_number_only_the_events_shown_so_far(view, buddy_timeline):
