@@ -62,7 +62,7 @@ MARKED_H = 50
 PITCH_GAP = 10
 
 _BUCKET = re.compile(r"nextf\[(\d+)\]")
-_FREE = re.compile(r"([\d\u2009]+) free")
+_FREE = re.compile(r"([\d\u202f]+) free")
 
 
 class BucketStep:
@@ -103,7 +103,7 @@ class BucketsView(CardView):
         super().__init__([
             ("taken by malloc", swatch_css(palette.PLACED, "#FFFFFF", dashed=True)),
             ("pushed by free", swatch_css(palette.RELEASED, dashed=True)),
-            ("bucket refilled / new", swatch_css(palette.RELEASED, "#E8E8E8", dashed=True)),
+            ("refilled, new", swatch_css(palette.RELEASED, "#E8E8E8", dashed=True)),
             ("selected", swatch_css(SELECTED, "#FFFFFF", width=4)),
         ], parent)
         self.title.setText("4.2BSD buckets (Kingsley): one LIFO list nextf[k] per power-of-two size; "
@@ -133,7 +133,7 @@ class BucketsView(CardView):
                     break
         shown = sorted(k for k, addrs in buckets.items() if addrs or k in step.touched())
         wanted: set = set()
-        focus = None
+        touched_at = None
         folded_total = folded_lists = 0
         for c, k in enumerate(shown):
             x = LEFT + c * (COL_W + COL_GAP)
@@ -143,8 +143,8 @@ class BucketsView(CardView):
             if folded:
                 folded_total += folded
                 folded_lists += 1
-            if k in step.touched() and focus is None:
-                focus = col_rect
+            if k in step.touched() and touched_at is None:
+                touched_at = c
         if s.get("outside"):
             x = LEFT + len(shown) * (COL_W + COL_GAP)
             sizes = int_keys(s["sizes"])
@@ -174,10 +174,28 @@ class BucketsView(CardView):
                             f"list{'s' if folded_lists != 1 else ''} are folded.")
         self.info.setText(" · ".join(words) + ("\n" + self.summary if self.summary else ""))
         if scroll:
-            # The touched bucket in the middle, its neighbours either side, the headers in view.
-            half = self.canvas.viewport().height() / 2 / max(self.canvas.zoom, 1e-6)
-            x = focus.center().x() if focus is not None else 0.0
-            self.canvas.centerOn(x, half)
+            self._scroll_to_column(touched_at)
+
+    def _scroll_to_column(self, column: int | None) -> None:
+        """Show the touched column with as many neighbours as fit, whole
+        columns only (no column cut in half at the left edge), headers in view."""
+        pitch = COL_W + COL_GAP
+        bar = self.canvas.horizontalScrollBar()
+        bar.setValue(0)
+        self.canvas.verticalScrollBar().setValue(0)
+        if column is None:
+            return
+        zoom = max(self.canvas.zoom, 1e-6)
+        width = self.canvas.viewport().width() / zoom
+        origin = self.canvas.mapToScene(0, 0).x()
+        fits = max(1, int((width - LEFT) // pitch))
+        first = max(0, column - (fits - 1) // 2)
+        left = LEFT + first * pitch - COL_GAP / 2
+        rect = self.canvas.scene().sceneRect()
+        if left + width > rect.right():
+            # the last columns: leave blank room on the right rather than cut a column on the left
+            self.canvas.scene().setSceneRect(rect.adjusted(0, 0, left + width - rect.right(), 0))
+        bar.setValue(max(0, int(round((left - origin) * zoom))))
 
     def _draw_column(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep,
                      selected: int | None):
@@ -239,7 +257,7 @@ class BucketsView(CardView):
                 self._add(Arrow([QPointF(x + 28, y - PITCH_GAP + 1), QPointF(x + 28, y - 1)], "#444444",
                                 1.6, dash=kind == "fold" or rows[r - 1][0] == "fold", head=6))
             if kind == "fold":
-                f = self._add(Fold(a, 0, COL_W, CARD_H, px=SMALL_PX - 1))
+                f = self._add(Fold(a, 0, COL_W, CARD_H, px=SMALL_PX - 1, compact=True))
                 f.setPos(x, y)
                 y += CARD_H + PITCH_GAP
             elif kind == "null":
@@ -304,7 +322,7 @@ class BucketsView(CardView):
             columns.append({
                 "bucket": int(_BUCKET.search(h.lines[0]).group(1)),
                 "block_size": h.lines[1],
-                "count": int(_FREE.search(h.lines[2]).group(1).replace("\u2009", "")),
+                "count": int(_FREE.search(h.lines[2]).group(1).replace("\u202f", "")),
                 "nodes": [int(c.lines[0], 16) for c in members if c.role != "taken"],
                 "taken": next((int(c.lines[0], 16) for c in members if c.role == "taken"), None),
                 "folded": [f.count_shown() for f in folds],

@@ -22,7 +22,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsObject, QGraphicsPathItem, QGraphicsSimpleTextItem,
-                               QGraphicsTextItem, QGraphicsView, QGridLayout, QLabel, QWidget)
+                               QGraphicsTextItem, QGraphicsView, QGridLayout, QLabel, QSizePolicy,
+                               QWidget)
 
 from .. import palette
 
@@ -49,8 +50,9 @@ def size_text(n: int) -> str:
 
 
 def count_text(n: int) -> str:
-    """An integer with thin spaces between thousands: '10 000'."""
-    return f"{n:,}".replace(",", "\u2009")
+    """An integer with narrow no-break spaces between thousands: '10 000'
+    (a line never breaks inside the number)."""
+    return f"{n:,}".replace(",", "\u202f")
 
 
 def hex_addr(a: int) -> str:
@@ -296,18 +298,19 @@ class Fold(QGraphicsObject):
     """A folded run of a list: '… 4 213 more …' in a dashed pill."""
 
     def __init__(self, count: int, examined: int = 0, width: float = 200, height: float = 36,
-                 px: int = TEXT_PX, parent=None) -> None:
+                 px: int = TEXT_PX, compact: bool = False, parent=None) -> None:
         super().__init__(parent)
         self.text = f"… {count_text(count)} more"
         if examined:
             self.text += f", {count_text(examined)} examined"
-        self.text += " …"
+        if not compact:
+            self.text += " …"
         self.font = text_font(px, italic=True)
         self.w, self.h = width, height
 
     def count_shown(self) -> int:
         """The number of folded entries, read from the text painted."""
-        return int(_COUNT.search(self.text).group(1).replace("\u2009", ""))
+        return int(_COUNT.search(self.text).group(1).replace("\u202f", ""))
 
     def boundingRect(self) -> QRectF:
         return QRectF(-1, -1, self.w + 2, self.h + 2)
@@ -322,7 +325,7 @@ class Fold(QGraphicsObject):
         painter.drawText(QRectF(0, 0, self.w, self.h), Qt.AlignCenter, self.text)
 
 
-_COUNT = re.compile(r"([\d\u2009]+) more")
+_COUNT = re.compile(r"([\d\u202f]+) more")
 
 
 class Note(QGraphicsTextItem):
@@ -372,6 +375,9 @@ class Legend(QWidget):
             grid.addWidget(swatch, row, 2 * col)
             grid.addWidget(words, row, 2 * col + 1)
         grid.setColumnStretch(2 * per_row, 1)
+        # A narrow view clips the legend rather than being held wide by it.
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.setMinimumWidth(0)
 
 
 def swatch_css(border: str, fill: str = palette.YELLOW, dashed: bool = False, width: int = 3) -> str:
@@ -385,6 +391,8 @@ class StructureCanvas(QGraphicsView):
 
     clicked = Signal(int)
     hovered = Signal(int)
+    #: the viewport changed width (notes wrap to it)
+    width_changed = Signal()
     # pyqtgraph items ask the view they live in for these two signals
     sigDeviceRangeChanged = Signal(object)
     sigDeviceTransformChanged = Signal(object)
@@ -423,6 +431,11 @@ class StructureCanvas(QGraphicsView):
         self.scale(zoom / self.zoom, zoom / self.zoom)
         self.zoom = zoom
         self.sigDeviceTransformChanged.emit(self)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self.width_changed.emit()
 
     def wheelEvent(self, event) -> None:
         if event.modifiers() & Qt.ControlModifier:

@@ -12,7 +12,9 @@ one state to the next), and turns canvas clicks and hovers into
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QLabel, QSizePolicy, QStyle, QVBoxLayout
 
 from .base import StructureView
 from .canvas import Card, Legend, StructureCanvas
@@ -46,7 +48,11 @@ class CardView(StructureView):
         inf = self.info.font()
         inf.setPixelSize(15)
         self.info.setFont(inf)
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.info.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        # Room for four lines whatever the step says, so the canvas does not
+        # change height (and lose its scroll position) from one step to the next.
+        self.info.setFixedHeight(QFontMetrics(inf).lineSpacing() * 4 + 4)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)
@@ -56,6 +62,7 @@ class CardView(StructureView):
         layout.addWidget(self.info)
         self.canvas.clicked.connect(self.block_clicked)
         self.canvas.hovered.connect(self.block_hovered)
+        self.canvas.width_changed.connect(self._width_changed)
 
         self._structure: dict | None = None
         self._explained: list = []
@@ -91,9 +98,8 @@ class CardView(StructureView):
         if card is not None:
             self.canvas.ensureVisible(card.sceneBoundingRect(), 40, 60)
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if self._structure is not None and event.oldSize().width() != event.size().width():
+    def _width_changed(self) -> None:
+        if self._structure is not None:
             self._render(scroll=False)      # notes wrap to the new width
 
     # ------------------------------------------------------------ helpers
@@ -139,4 +145,10 @@ class CardView(StructureView):
                 scene.removeItem(self._cards.pop(key))
 
     def _visible_width(self) -> float:
-        return self.canvas.viewport().width() / max(self.canvas.zoom, 1e-6)
+        """The canvas width a drawing can use without a sideways scroll bar,
+        counting the vertical scroll bar as there (it comes and goes with the
+        drawing's height)."""
+        width = self.canvas.viewport().width()
+        if not self.canvas.verticalScrollBar().isVisible():
+            width -= self.canvas.style().pixelMetric(QStyle.PM_ScrollBarExtent)
+        return width / max(self.canvas.zoom, 1e-6)

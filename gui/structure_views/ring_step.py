@@ -94,12 +94,19 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
     grown: tuple[int, int] | None = None
     joined_into: dict[int, int] = {}     # high -> low, per Coalesce
     was_on_list: set[int] = set()        # blocks a Coalesce or ListRemove shows were on the list
+    # A long search is thousands of Visits: they take the short path.
+    Visit = ev.Visit
+    visits, numbers, fits = out.visits, out.numbers, out.fits
     for item in explained:
         e = getattr(item, "event", item)
-        if isinstance(e, ev.Visit):
-            out.visits.append((e.addr, e.fits))
-            out.numbers.setdefault(e.addr, []).append(len(out.visits))
-            out.fits[e.addr] = e.fits
+        if type(e) is Visit:
+            a = e.addr
+            visits.append((a, e.fits))
+            if a in numbers:
+                numbers[a].append(len(visits))
+            else:
+                numbers[a] = [len(visits)]
+            fits[a] = e.fits
         elif isinstance(e, ev.Split):
             split_taken.add(e.taken_addr)
             out.mark(e.rest_addr, "split",

@@ -107,8 +107,8 @@ class _RingView(CardView):
     def __init__(self, parent=None) -> None:
         super().__init__([
             ("examined, in order", "badge:1"),
-            ("split: part handed out", swatch_css(palette.PLACED)),
-            ("freed / joined / new", swatch_css(palette.RELEASED, dashed=True)),
+            ("split", swatch_css(palette.PLACED)),
+            ("freed, joined, new", swatch_css(palette.RELEASED, dashed=True)),
             ("left the list", swatch_css(palette.PLACED, "#FFFFFF", dashed=True)),
             ("selected", swatch_css(SELECTED, "#FFFFFF", width=4)),
         ], parent)
@@ -227,7 +227,7 @@ class _RingView(CardView):
         card.setPos(X_CARD, y)
         card.setToolTip("K&R's base: a header of size 0 in static storage, below every heap "
                         "address; it closes the ring and is never handed out")
-        note = "K&R's sentinel: a header of 0 bytes, below the heap"
+        note = "K&R's sentinel: a 0-byte header below the heap"
         if pointer is None:
             note = "first fit: every search starts here, after base"
         item = self._add(Note(note, text_font(SMALL_PX, italic=pointer is not None, bold=pointer is None),
@@ -270,7 +270,7 @@ class _RingView(CardView):
 
     def _note_width(self, x: float) -> float:
         """Wrap notes at the right edge of the view, so nothing needs a sideways scroll."""
-        return max(NOTE_MIN_W, self._visible_width() - x - 26)
+        return max(NOTE_MIN_W, self._visible_width() - x - 14)
 
     def _draw_loop(self, y_first: float, y_last: float) -> None:
         """The ring's closing link: from under the last row, up the left
@@ -337,11 +337,11 @@ class _RingView(CardView):
             where = f"{self.pointer_name} at base"
         else:
             where = f"{self.pointer_name} at {hex_addr(pointer)}"
-        parts = [f"{count_text(len(ring))} free block{'s' if len(ring) != 1 else ''}, {size_text(total)} free"]
+        parts = [f"{count_text(len(ring))} free block{'s' if len(ring) != 1 else ''}, {size_text(total)}"]
         if where:
             parts.append(where)
         if step.visits:
-            parts.append(f"{count_text(len(step.visits))} examined this step")
+            parts.append(f"{count_text(len(step.visits))} examined")
         if step.grow_failed is not None:
             parts.append(f"sbrk({size_text(step.grow_failed)}) failed: out of memory")
         self.info.setText(" · ".join(parts))
@@ -350,15 +350,13 @@ class _RingView(CardView):
                       has_pointer: bool) -> str:
         if not folded:
             return ""
-        shown = n - folded
-        what = [f"the {self.pointer_name}"] if has_pointer else []
+        kept = [f"the {self.pointer_name}"] if has_pointer else []
         if step.visits:
             v = len(step.visits)
-            what.append(f"the {count_text(min(v, 2 * VISIT_ENDS))} numbered of {count_text(v)} examined"
-                        if v > 2 * VISIT_ENDS else "the examined nodes")
-        what.append("the changed blocks, the ends of the list and their neighbours")
-        text = (f"Summarised: showing {count_text(shown)} of {count_text(n)} free blocks "
-                f"({', '.join(what)}); {count_text(folded)} folded into {count_text(runs)} "
+            kept.append(f"the first and last {VISIT_ENDS} examined" if v > 2 * VISIT_ENDS else "the examined")
+        kept.append("the changed blocks, the ends")
+        text = (f"Summarised: {count_text(n - folded)} of {count_text(n)} free blocks shown "
+                f"({', '.join(kept)}); {count_text(folded)} folded in {count_text(runs)} "
                 f"run{'s' if runs != 1 else ''}")
         if examined:
             text += f", {count_text(examined)} of them examined"

@@ -81,6 +81,28 @@ def test_every_step_of_a_short_replay_draws_the_buckets(qtbot, small_trace):
     assert refills and takes and pushes and folded
 
 
+def test_the_touched_bucket_is_scrolled_into_view_whole(qtbot, small_trace):
+    tl = Timeline(small_trace, "bsd-buckets").build()
+    view = make_view(qtbot, width=330)
+    qtbot.waitExposed(view)
+    checked = 0
+    for t in range(200, 260):
+        tl.seek(t)
+        explained = explain_step(tl.strategy, tl.last_record)
+        touched = {int(e.where[0]) for e in events_of(explained, ListRemove) + events_of(explained, ListInsert)}
+        view.show_step(tl.strategy.structure(), explained)
+        visible = view.canvas.mapToScene(view.canvas.viewport().rect()).boundingRect()
+        headers = [c for c in view.canvas.root.childItems() if isinstance(c, Card) and c.role == "header"]
+        for h in headers:
+            r = h.mapToScene(h.rect()).boundingRect()
+            if int(h.lines[0][6:-1]) in touched:
+                assert visible.contains(r), (t, h.lines[0])
+                checked += 1
+            # no column is cut in half at the left edge
+            assert r.right() <= visible.left() or r.left() >= visible.left() - 1
+    assert checked > 20
+
+
 def test_a_refill_outlines_the_carved_blocks_and_says_how_many(qtbot):
     tl = Timeline(traces.Trace.from_ops([("a", 0, 100), ("a", 1, 100)]), "bsd-buckets").build()
     view = make_view(qtbot)

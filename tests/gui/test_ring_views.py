@@ -277,8 +277,11 @@ def test_kruse_ring_is_drawn_from_where_the_search_started(qtbot):
 def test_micro_steps_number_only_the_visits_so_far(qtbot, small_trace):
     tl = Timeline(small_trace, "rotating-list").build()
     view = make_view(qtbot, "ring")
-    t = next(t for t in range(1, tl.n + 1)
-             if tl.seek(t) and sum(isinstance(e, Visit) for e in (tl.last_record.events or [])) >= 3)
+    # step to the first malloc that examines three blocks or more
+    for t in range(1, tl.n + 1):
+        tl.seek(t)
+        if sum(isinstance(e, Visit) for e in (tl.last_record.events or [])) >= 3:
+            break
     structure, explained = shown(view, tl)
     first_visits = [e.index for e in explained if isinstance(e.event, Visit)]
     view.set_current_event(first_visits[1])
@@ -364,7 +367,7 @@ def test_view_for_picks_the_ring_views():
 
 def test_a_narrow_view_wraps_notes_instead_of_cutting_them(qtbot, small_trace):
     tl = Timeline(small_trace, "next-fit").build()
-    view = make_view(qtbot, "address-ring", width=460)
+    view = make_view(qtbot, "address-ring", width=500)
     tl.seek(1)
     shown(view, tl)
     width = view.canvas.viewport().width()
