@@ -48,7 +48,7 @@ from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Card, Fold, Note
 from .card_view import CardView, int_keys
 
 #: blocks drawn at the head of each list before the rest is folded
-SHOWN_PER_BUCKET = 6
+SHOWN_PER_BUCKET = 5
 
 # Layout, in pixels at zoom 1.
 COL_W = 118
@@ -174,28 +174,23 @@ class BucketsView(CardView):
                             f"list{'s' if folded_lists != 1 else ''} are folded.")
         self.info.setText(" · ".join(words) + ("\n" + self.summary if self.summary else ""))
         if scroll:
-            self._scroll_to_column(touched_at)
+            self._scroll_to_column(touched_at, len(shown) + len(s.get("outside") or ()))
 
-    def _scroll_to_column(self, column: int | None) -> None:
+    def _scroll_to_column(self, column: int | None, columns: int) -> None:
         """Show the touched column with as many neighbours as fit, whole
-        columns only (no column cut in half at the left edge), headers in view."""
+        columns only (none cut in half at the left edge), headers in view."""
         pitch = COL_W + COL_GAP
-        bar = self.canvas.horizontalScrollBar()
-        bar.setValue(0)
-        self.canvas.verticalScrollBar().setValue(0)
-        if column is None:
-            return
         zoom = max(self.canvas.zoom, 1e-6)
         width = self.canvas.viewport().width() / zoom
-        origin = self.canvas.mapToScene(0, 0).x()
+        height = self.canvas.viewport().height() / zoom
         fits = max(1, int((width - LEFT) // pitch))
-        first = max(0, column - (fits - 1) // 2)
+        first = 0 if column is None else max(0, min(column - (fits - 1) // 2, columns - fits))
         left = LEFT + first * pitch - COL_GAP / 2
         rect = self.canvas.scene().sceneRect()
         if left + width > rect.right():
             # the last columns: leave blank room on the right rather than cut a column on the left
             self.canvas.scene().setSceneRect(rect.adjusted(0, 0, left + width - rect.right(), 0))
-        bar.setValue(max(0, int(round((left - origin) * zoom))))
+        self.canvas.centerOn(left + width / 2, rect.top() + height / 2)
 
     def _draw_column(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep,
                      selected: int | None):

@@ -99,8 +99,10 @@ class CardView(StructureView):
             self.canvas.ensureVisible(card.sceneBoundingRect(), 40, 60)
 
     def _width_changed(self) -> None:
+        # Notes wrap to the new width, and what the step did is brought back
+        # into view (a scroll bar coming or going also changes the width).
         if self._structure is not None:
-            self._render(scroll=False)      # notes wrap to the new width
+            self._render(scroll=True)
 
     # ------------------------------------------------------------ helpers
     def _events(self) -> list:

@@ -74,11 +74,11 @@ X_LOOP = 8
 X_POINTER = 16
 POINTER_LEN = 74
 X_CARD = X_POINTER + POINTER_LEN + 4
-CARD_W = 180
+CARD_W = 170
 CARD_H = 36
 X_BADGE = X_CARD + CARD_W + 8
 #: notes beside a card wrap to the view's width, but never narrower than this
-NOTE_MIN_W = 170
+NOTE_MIN_W = 150
 ROW = 50
 TOP = 40
 LINK_X = X_CARD + 26
@@ -270,7 +270,7 @@ class _RingView(CardView):
 
     def _note_width(self, x: float) -> float:
         """Wrap notes at the right edge of the view, so nothing needs a sideways scroll."""
-        return max(NOTE_MIN_W, self._visible_width() - x - 14)
+        return max(NOTE_MIN_W, self._visible_width() - x - 22)
 
     def _draw_loop(self, y_first: float, y_last: float) -> None:
         """The ring's closing link: from under the last row, up the left
@@ -302,13 +302,13 @@ class _RingView(CardView):
                 p.setZValue(4)
 
     def _scroll_to_step(self, pointer, step: RingStep) -> None:
-        """Bring what the step did into view: the first examined nodes, the
-        changed ones and the pointer, as many as fit."""
-        focus = []
-        for a, _ in step.visits[:3]:
-            focus.append(a)
-        focus += step.changed()
-        focus.append(pointer)
+        """Bring what the step did into view, as much as fits, in this order:
+        the blocks it changed, the pointer, where the pointer was (the
+        search started there), the first nodes examined."""
+        focus = step.changed() + [pointer]
+        if step.pointer_moved:
+            focus.append("base" if step.pointer_before is None and self.has_base else step.pointer_before)
+        focus += [a for a, _ in step.visits[:3]]
         rect = None
         height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
         for key in focus:
@@ -317,9 +317,8 @@ class _RingView(CardView):
                 continue
             r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
             grown = r if rect is None else rect.united(r)
-            if rect is not None and grown.height() > height:
-                break
-            rect = grown
+            if rect is None or grown.height() <= height:
+                rect = grown
         if rect is None:
             self.canvas.ensureVisible(QRectF(0, 0, 10, 10))
         else:
