@@ -20,7 +20,7 @@ import re
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsObject, QGraphicsPathItem, QGraphicsSimpleTextItem,
                                QGraphicsTextItem, QGraphicsView, QGridLayout, QLabel, QSizePolicy,
                                QWidget)
@@ -302,11 +302,13 @@ class Fold(QGraphicsObject):
         super().__init__(parent)
         self.text = f"… {count_text(count)} more"
         if examined:
-            self.text += f", {count_text(examined)} examined"
+            self.text += ", all examined" if examined == count else f", {count_text(examined)} examined"
         if not compact:
             self.text += " …"
         self.font = text_font(px, italic=True)
-        self.w, self.h = width, height
+        # as wide as asked, or as the text needs
+        self.w = max(width, QFontMetrics(self.font).horizontalAdvance(self.text) + 2 * px)
+        self.h = height
 
     def count_shown(self) -> int:
         """The number of folded entries, read from the text painted."""
