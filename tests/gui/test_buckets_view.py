@@ -204,3 +204,16 @@ def test_view_for_picks_the_buckets_view_and_nothing_loaded_clears_it(qtbot, sma
     assert view.drawn()["columns"]
     view.show_step(None, [])
     assert view.drawn()["columns"] == [] and view.summary == ""
+
+
+def test_a_json_round_trip_of_the_structure_draws_the_same(qtbot, small_trace):
+    import json
+    tl = Timeline(small_trace, "bsd-buckets").build()
+    view = make_view(qtbot)
+    tl.seek(120)
+    structure = tl.strategy.structure()
+    explained = explain_step(tl.strategy, tl.last_record)
+    view.show_step(structure, explained)
+    before = view.drawn()
+    view.show_step(json.loads(json.dumps(structure)), explained)
+    assert view.drawn() == before
