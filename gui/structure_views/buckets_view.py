@@ -106,7 +106,7 @@ class BucketsView(CardView):
             ("refilled, new", swatch_css(palette.RELEASED, "#E8E8E8", dashed=True)),
             ("selected", swatch_css(SELECTED, "#FFFFFF", width=4)),
         ], parent)
-        self.title.setText("4.2BSD buckets (Kingsley): one LIFO list nextf[k] per power-of-two size; "
+        self._say(self.title, "4.2BSD buckets (Kingsley): one LIFO list nextf[k] per power-of-two size; "
                            "never split nor joined")
         self.step: BucketStep | None = None
 
@@ -118,7 +118,7 @@ class BucketsView(CardView):
             self._keep_cards(set())
             self.step = None
             self.summary = ""
-            self.info.setText("nothing loaded")
+            self._say(self.info, "nothing loaded")
             self.canvas.finish()
             return
         buckets = {int(k): v for k, v in s["buckets"].items()}
@@ -172,7 +172,7 @@ class BucketsView(CardView):
             self.summary = (f"Summarised: each list shows its first {SHOWN_PER_BUCKET} blocks from the head; "
                             f"{count_text(folded_total)} more in {count_text(folded_lists)} "
                             f"list{'s' if folded_lists != 1 else ''} are folded.")
-        self.info.setText(" · ".join(words) + ("\n" + self.summary if self.summary else ""))
+        self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
         if scroll:
             self._scroll_to_column(touched_at, len(shown) + len(s.get("outside") or ()))
 

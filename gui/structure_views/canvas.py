@@ -19,11 +19,10 @@ import math
 import re
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import (QGraphicsObject, QGraphicsPathItem, QGraphicsSimpleTextItem,
-                               QGraphicsTextItem, QGraphicsView, QGridLayout, QLabel, QSizePolicy,
-                               QWidget)
+from PySide6.QtWidgets import (QGraphicsObject, QGraphicsPathItem, QGraphicsSimpleTextItem, QGraphicsView,
+                               QGridLayout, QLabel, QSizePolicy, QWidget)
 
 from .. import palette
 
@@ -330,23 +329,36 @@ class Fold(QGraphicsObject):
 _COUNT = re.compile(r"([\d\u202f]+) more")
 
 
-class Note(QGraphicsTextItem):
-    """A short explanation beside a card, wrapped to ``width`` pixels; it
-    names the block in ``addr`` (hovering or clicking it means the block)."""
+class Note(QGraphicsObject):
+    """A short explanation beside a card, wrapped at word breaks to
+    ``width`` pixels; it names the block in ``addr`` (hovering or clicking
+    it means the block).  Painted with ``drawText`` rather than a
+    QGraphicsTextItem, whose text document costs a millisecond a note."""
+
+    FLAGS = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
 
     def __init__(self, text: str, font: QFont, colour: str, width: float, addr: int | None = None,
                  parent=None) -> None:
         super().__init__(parent)
         self.addr = addr
-        self.setFont(font)
-        self.setDefaultTextColor(QColor(colour))
-        self.document().setDocumentMargin(0)
-        self.setPlainText(text)
-        if self.document().idealWidth() > width:
-            self.setTextWidth(width)
+        self._text = text
+        self.font = font
+        self.colour = QColor(colour)
+        metrics = QFontMetrics(font)
+        self._rect = QRectF(metrics.boundingRect(QRect(0, 0, int(width), 10_000), self.FLAGS, text))
+        self._rect.moveTo(0, 0)
 
     def text(self) -> str:
-        return self.toPlainText()
+        """The text painted."""
+        return self._text
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setFont(self.font)
+        painter.setPen(QPen(self.colour))
+        painter.drawText(self._rect, self.FLAGS, self._text)
 
 
 class Legend(QWidget):
@@ -406,6 +418,9 @@ class StructureCanvas(QGraphicsView):
         self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self.setBackgroundBrush(QBrush(QColor("#ffffff")))
         self.setDragMode(QGraphicsView.ScrollHandDrag)
+        # Always there, so the width a drawing may use does not change with
+        # its height (a scroll bar coming and going would reflow every note).
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
         self.viewport().setMouseTracking(True)
         self.viewport().setCursor(Qt.ArrowCursor)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QLabel, QSizePolicy, QStyle, QVBoxLayout
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout
 
 from .base import StructureView
 from .canvas import Card, Legend, StructureCanvas
@@ -99,12 +99,18 @@ class CardView(StructureView):
             self.canvas.ensureVisible(card.sceneBoundingRect(), 40, 60)
 
     def _width_changed(self) -> None:
-        # Notes wrap to the new width, and what the step did is brought back
-        # into view (a scroll bar coming or going also changes the width).
+        # Notes wrap to the new width, and what the step did is brought back into view.
         if self._structure is not None:
             self._render(scroll=True)
 
     # ------------------------------------------------------------ helpers
+    @staticmethod
+    def _say(label: QLabel, text: str) -> None:
+        """Set a label's text only when it changes: a word-wrapped QLabel
+        lays itself out again on every setText, a few milliseconds."""
+        if label.text() != text:
+            label.setText(text)
+
     def _events(self) -> list:
         """The step's explained events up to the current micro-step."""
         if self._event_index is None:
@@ -147,10 +153,5 @@ class CardView(StructureView):
                 scene.removeItem(self._cards.pop(key))
 
     def _visible_width(self) -> float:
-        """The canvas width a drawing can use without a sideways scroll bar,
-        counting the vertical scroll bar as there (it comes and goes with the
-        drawing's height)."""
-        width = self.canvas.viewport().width()
-        if not self.canvas.verticalScrollBar().isVisible():
-            width -= self.canvas.style().pixelMetric(QStyle.PM_ScrollBarExtent)
-        return width / max(self.canvas.zoom, 1e-6)
+        """The canvas width a drawing can use without a sideways scroll bar."""
+        return self.canvas.viewport().width() / max(self.canvas.zoom, 1e-6)

@@ -40,8 +40,11 @@ class Ghost:
 @dataclass
 class RingStep:
     """The marks of one step on a ring."""
-    visits: list[tuple[int, bool]] = field(default_factory=list)   # (addr, fits), in order
-    numbers: dict[int, list[int]] = field(default_factory=dict)    # addr -> visit numbers (1-based)
+    # A long search is 10 000 visits or more: kept as flat lists and dicts of
+    # ints (no tuple or list per visit), cheap to build and to free.
+    visits: list[int] = field(default_factory=list)                 # addresses examined, in order
+    first: dict[int, int] = field(default_factory=dict)             # addr -> its first visit number (1-based)
+    again: dict[int, list[int]] = field(default_factory=dict)       # addr -> its later visit numbers
     fits: dict[int, bool] = field(default_factory=dict)            # addr -> its last visit's verdict
     roles: dict[int, set[str]] = field(default_factory=dict)
     notes: dict[int, list[str]] = field(default_factory=dict)
@@ -54,8 +57,14 @@ class RingStep:
         """The strongest role of ``addr`` ('' when the step did not touch it)."""
         mine = self.roles.get(addr)
         if not mine:
-            return "examined" if addr in self.numbers else ""
+            return "examined" if addr in self.first else ""
         return next(r for r in ROLES if r in mine)
+
+    def numbers(self, addr: int) -> list[int]:
+        """The visit numbers of ``addr`` (1-based, in order; [] if not examined)."""
+        if addr not in self.first:
+            return []
+        return [self.first[addr]] + self.again.get(addr, [])
 
     def changed(self) -> list[int]:
         """Blocks the step did more to than examine them."""
@@ -66,7 +75,7 @@ class RingStep:
         notes = self.notes.get(addr)
         if notes:
             return "; ".join(notes)
-        if addr in self.numbers:
+        if addr in self.first:
             return "big enough" if self.fits.get(addr) else "too small"
         return ""
 
@@ -96,16 +105,16 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
     was_on_list: set[int] = set()        # blocks a Coalesce or ListRemove shows were on the list
     # A long search is thousands of Visits: they take the short path.
     Visit = ev.Visit
-    visits, numbers, fits = out.visits, out.numbers, out.fits
+    visits, first, again, fits = out.visits, out.first, out.again, out.fits
     for item in explained:
         e = getattr(item, "event", item)
         if type(e) is Visit:
             a = e.addr
-            visits.append((a, e.fits))
-            if a in numbers:
-                numbers[a].append(len(visits))
+            visits.append(a)
+            if a in first:
+                again.setdefault(a, []).append(len(visits))
             else:
-                numbers[a] = [len(visits)]
+                first[a] = len(visits)
             fits[a] = e.fits
         elif isinstance(e, ev.Split):
             split_taken.add(e.taken_addr)
@@ -140,7 +149,7 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
             seen += 1
         return a
 
-    was_on_list.update(out.numbers)
+    was_on_list.update(first)
     if grown is not None:
         g, inc = grown
         s = survivor(g)

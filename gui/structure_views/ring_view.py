@@ -136,7 +136,7 @@ class _RingView(CardView):
             self.step = None
             self.summary = ""
             self._set_title(None)
-            self.info.setText("nothing loaded")
+            self._say(self.info, "nothing loaded")
             self.canvas.finish()
             return
         self._set_title(s)
@@ -156,7 +156,7 @@ class _RingView(CardView):
             keep.append((index[step.pointer_before], 1))
         numbered = spread(list(range(len(step.visits))), VISIT_ENDS)
         for v in numbered:
-            a = step.visits[v][0]
+            a = step.visits[v]
             if a in index:
                 keep.append((index[a], 1))
         for a in step.changed():
@@ -173,8 +173,8 @@ class _RingView(CardView):
             if kind == "show":
                 rows.extend(("node", order[i], ghosts.get(order[i])) for i in range(lo, hi))
             else:
-                numbers = step.numbers
-                examined = sum(1 for a in order[lo:hi] if a in numbers)
+                first = step.first
+                examined = sum(1 for a in order[lo:hi] if a in first)
                 rows.append(("fold", hi - lo, examined))
                 folded_nodes += hi - lo
                 folded_runs += 1
@@ -212,11 +212,10 @@ class _RingView(CardView):
         for key, card in self._cards.items():
             card.set_selected(key == self._selection)
         self.canvas.finish()
-        self._set_info(s, sizes, ring, pointer, step)
         self.summary = self._summary_text(len(ring), folded_nodes, folded_runs, folded_examined, step,
                                           pointer is not None)
-        if self.summary:
-            self.info.setText(self.info.text() + "\n" + self.summary)
+        info = self._info_text(sizes, ring, pointer, step)
+        self._say(self.info, info + ("\n" + self.summary if self.summary else ""))
         if scroll:
             self._scroll_to_step(pointer, step)
 
@@ -251,7 +250,7 @@ class _RingView(CardView):
         tip = [f"free block {hex_addr(addr)}: {size} bytes ({size_text(size)})",
                f"ends at {hex_addr(addr + size)}"]
         x = X_BADGE
-        numbers = step.numbers.get(addr)
+        numbers = step.numbers(addr)
         if numbers:
             badge = self._add(Badge(", ".join(str(n) for n in numbers), addr))
             badge.setPos(x, y + (CARD_H - badge.h) / 2)
@@ -308,7 +307,7 @@ class _RingView(CardView):
         focus = step.changed() + [pointer]
         if step.pointer_moved:
             focus.append("base" if step.pointer_before is None and self.has_base else step.pointer_before)
-        focus += [a for a, _ in step.visits[:3]]
+        focus += step.visits[:3]
         rect = None
         height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
         for key in focus:
@@ -328,7 +327,7 @@ class _RingView(CardView):
     def _set_title(self, s) -> None:
         raise NotImplementedError
 
-    def _set_info(self, s, sizes, ring, pointer, step) -> None:
+    def _info_text(self, sizes, ring, pointer, step) -> str:
         total = sum(sizes.values())
         if pointer is None:
             where = ""
@@ -343,7 +342,7 @@ class _RingView(CardView):
             parts.append(f"{count_text(len(step.visits))} examined")
         if step.grow_failed is not None:
             parts.append(f"sbrk({size_text(step.grow_failed)}) failed: out of memory")
-        self.info.setText(" · ".join(parts))
+        return " · ".join(parts)
 
     def _summary_text(self, n: int, folded: int, runs: int, examined: int, step: RingStep,
                       has_pointer: bool) -> str:
@@ -419,7 +418,7 @@ class _RingView(CardView):
         roles = {int(c.left, 16): c.role for c in cards if c.role and c.role != "base"}
         notes = {}
         for item in root.childItems():
-            if getattr(item, "addr", None) is not None and hasattr(item, "text") and callable(item.text):
+            if isinstance(item, Note) and item.addr is not None:
                 notes[item.addr] = item.text()
         selected = [name(c) for c in cards if c.selected]
         return {
@@ -461,10 +460,10 @@ class AddressRingView(_RingView):
 
     def _set_title(self, s) -> None:
         if s is not None and self._pointer(s) is None:
-            self.title.setText("First fit: K&R's free list, a ring in address order; "
+            self._say(self.title, "First fit: K&R's free list, a ring in address order; "
                                "every search starts at base")
         else:
-            self.title.setText("Next fit: K&R's free list, a ring in address order; "
+            self._say(self.title, "Next fit: K&R's free list, a ring in address order; "
                                "a search starts just after the rover (freep)")
 
 
@@ -483,8 +482,8 @@ class RotatingRingView(_RingView):
     def _order(self, s: dict, step: RingStep) -> list[int]:
         rows = list(s["free_list"])
         # Start where this step's search started, so the numbers read top down.
-        if step.visits and step.visits[0][0] in rows:
-            k = rows.index(step.visits[0][0])
+        if step.visits and step.visits[0] in rows:
+            k = rows.index(step.visits[0])
             rows = rows[k:] + rows[:k]
         head = s.get("head")
         for g in step.ghosts:
@@ -499,5 +498,5 @@ class RotatingRingView(_RingView):
         return rows
 
     def _set_title(self, s) -> None:
-        self.title.setText("Rotating list (Kruse): the free list as a ring in LIFO order, "
+        self._say(self.title, "Rotating list (Kruse): the free list as a ring in LIFO order, "
                            "not by address; a search starts at the head")

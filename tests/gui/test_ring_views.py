@@ -12,7 +12,7 @@ from heapscope.allocators.events import Visit
 from heapscope.allocators.explain import explain_step
 from heapscope.allocators.replay import Timeline
 from heapscope.gui.structure_views import view_for
-from heapscope.gui.structure_views.canvas import Card, count_text
+from heapscope.gui.structure_views.canvas import Card, Note, count_text
 from heapscope.gui.structure_views.ring_view import VISIT_ENDS, AddressRingView, RotatingRingView
 from heapscope.gui.structure_views.summarise import FULL_LIMIT
 
@@ -158,7 +158,7 @@ def test_first_fit_has_no_rover_and_says_searches_start_at_base(qtbot, small_tra
     d = view.drawn()
     assert d["pointer"] is None
     assert "every search starts" in view.title.text()
-    base_notes = [i.text() for i in view.canvas.root.childItems() if hasattr(i, "toPlainText")]
+    base_notes = [i.text() for i in view.canvas.root.childItems() if isinstance(i, Note)]
     assert any("every search starts here" in t for t in base_notes)
 
 
@@ -371,7 +371,7 @@ def test_a_narrow_view_wraps_notes_instead_of_cutting_them(qtbot, small_trace):
     tl.seek(1)
     shown(view, tl)
     width = view.canvas.viewport().width()
-    notes = [i for i in view.canvas.root.childItems() if hasattr(i, "toPlainText")]
+    notes = [i for i in view.canvas.root.childItems() if isinstance(i, Note)]
     assert notes
     for n in notes:
-        assert n.sceneBoundingRect().right() <= width + 1, n.toPlainText()
+        assert n.sceneBoundingRect().right() <= width + 1, n.text()
