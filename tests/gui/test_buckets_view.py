@@ -146,11 +146,12 @@ def test_ten_thousand_free_blocks_fold_below_the_head(qtbot, big_buckets):
 
 
 def test_selecting_a_deep_block_draws_it_between_two_folds(qtbot, big_buckets):
-    view = make_view(qtbot)
+    view = make_view(qtbot, height=420)
     structure, explained = big_buckets[-1]
     view.show_step(structure, explained)
     k, addrs = max(((int(k), v) for k, v in structure["buckets"].items()), key=lambda kv: len(kv[1]))
     target = addrs[len(addrs) // 2]
+    view.canvas.verticalScrollBar().setValue(0)       # looking at the headers
     view.set_selection(target)
     d = view.drawn()
     col = next(c for c in d["columns"] if c["bucket"] == k)
