@@ -192,7 +192,9 @@ class Card(QGraphicsObject):
 
 class Badge(QGraphicsObject):
     """The visit number of an examined node: a filled circle (a rounded
-    lozenge for two numbers) with white text."""
+    lozenge for a long number) with the number in it.  A node examined
+    twice (a search that went round the ring again) carries both numbers,
+    one above the other; :attr:`text` is them all, comma separated."""
 
     def __init__(self, text: str, addr: int | None = None, colour: str = palette.SEARCHED,
                  parent=None) -> None:
@@ -200,9 +202,14 @@ class Badge(QGraphicsObject):
         self.addr = addr
         self.text = text
         self.colour = QColor(colour)
-        self.font = text_font(SMALL_PX, bold=True)
-        self.h = 30.0
-        self.w = max(self.h, 13.0 + 9.0 * len(text))
+        numbers = text.split(", ")
+        if len(numbers) > 2:
+            numbers = [numbers[0], f"+{len(numbers) - 1}"]
+        self.lines = numbers
+        self.font = text_font(SMALL_PX if len(numbers) == 1 else SMALL_PX - 3, bold=True)
+        self.h = 30.0 if len(numbers) == 1 else 34.0
+        widest = max(QFontMetrics(self.font).horizontalAdvance(n) for n in numbers)
+        self.w = max(self.h if len(numbers) == 1 else 30.0, widest + 14.0)
 
     def boundingRect(self) -> QRectF:
         return QRectF(-1, -1, self.w + 2, self.h + 2)
@@ -211,10 +218,11 @@ class Badge(QGraphicsObject):
         painter.setRenderHint(QPainter.Antialiasing)
         painter.setPen(pen("#000000", 1.2))
         painter.setBrush(QBrush(self.colour))
-        painter.drawRoundedRect(QRectF(0, 0, self.w, self.h), self.h / 2, self.h / 2)
+        radius = min(self.w, self.h) / 2
+        painter.drawRoundedRect(QRectF(0, 0, self.w, self.h), radius, radius)
         painter.setPen(QPen(QColor("#000000")))
         painter.setFont(self.font)
-        painter.drawText(QRectF(0, 0, self.w, self.h), Qt.AlignCenter, self.text)
+        painter.drawText(QRectF(0, 0, self.w, self.h), Qt.AlignCenter, "\n".join(self.lines))
 
 
 class Arrow(QGraphicsPathItem):
@@ -331,26 +339,56 @@ _COUNT = re.compile(r"([\d\u202f]+) more")
 
 class Note(QGraphicsObject):
     """A short explanation beside a card, wrapped at word breaks to
-    ``width`` pixels; it names the block in ``addr`` (hovering or clicking
-    it means the block).  Painted with ``drawText`` rather than a
-    QGraphicsTextItem, whose text document costs a millisecond a note."""
+    ``width`` pixels in at most ``max_lines`` lines (a smaller font first,
+    then the last line cut with '…'; the card's tooltip has it all).  It
+    names the block in ``addr``: hovering or clicking it means the block.
+    Painted with ``drawText`` rather than a QGraphicsTextItem, whose text
+    document costs a millisecond a note."""
 
     FLAGS = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
 
     def __init__(self, text: str, font: QFont, colour: str, width: float, addr: int | None = None,
-                 parent=None) -> None:
+                 max_lines: int = 2, parent=None) -> None:
         super().__init__(parent)
         self.addr = addr
         self._text = text
-        self.font = font
         self.colour = QColor(colour)
-        metrics = QFontMetrics(font)
-        self._rect = QRectF(metrics.boundingRect(QRect(0, 0, int(width), 10_000), self.FLAGS, text))
+        box = QRect(0, 0, int(width), 10_000)
+        for px in (font.pixelSize(), font.pixelSize() - 2):
+            f = QFont(font)
+            f.setPixelSize(px)
+            metrics = QFontMetrics(f)
+            rect = metrics.boundingRect(box, self.FLAGS, text)
+            if rect.height() <= max_lines * metrics.lineSpacing() + 1:
+                break
+        self.font = f
+        self._shown = text
+        if rect.height() > max_lines * metrics.lineSpacing() + 1:
+            # keep whole lines up to the last, then cut it
+            words, lines, line = text.split(), [], ""
+            for w in words:
+                trial = f"{line} {w}".strip()
+                if metrics.horizontalAdvance(trial) <= width or not line:
+                    line = trial
+                else:
+                    lines.append(line)
+                    line = w
+            lines.append(line)
+            head = lines[:max_lines - 1]
+            tail = " ".join(lines[max_lines - 1:])
+            head.append(metrics.elidedText(tail, Qt.ElideRight, int(width)))
+            self._shown = "\n".join(head)
+            rect = metrics.boundingRect(box, self.FLAGS, self._shown)
+        self._rect = QRectF(rect)
         self._rect.moveTo(0, 0)
 
     def text(self) -> str:
-        """The text painted."""
+        """The whole text (what is painted may be cut; see :attr:`shown`)."""
         return self._text
+
+    @property
+    def shown(self) -> str:
+        return self._shown
 
     def boundingRect(self) -> QRectF:
         return self._rect
@@ -358,7 +396,7 @@ class Note(QGraphicsObject):
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setFont(self.font)
         painter.setPen(QPen(self.colour))
-        painter.drawText(self._rect, self.FLAGS, self._text)
+        painter.drawText(self._rect, self.FLAGS, self._shown)
 
 
 class Legend(QWidget):

@@ -119,7 +119,7 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
         elif isinstance(e, ev.Split):
             split_taken.add(e.taken_addr)
             out.mark(e.rest_addr, "split",
-                     f"split: {size_text(e.taken_size)} handed out, {size_text(e.rest_size)} stays")
+                     f"split: {size_text(e.taken_size)} taken, {size_text(e.rest_size)} left")
         elif isinstance(e, ev.Placed):
             placed.append(e)
         elif isinstance(e, ev.Released):
@@ -153,10 +153,7 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
     if grown is not None:
         g, inc = grown
         s = survivor(g)
-        note = f"new memory: sbrk({size_text(inc)})"
-        if s != g:
-            note += " joined to it"
-        out.mark(s, "grown", note)
+        out.mark(s, "grown", f"grown by sbrk({size_text(inc)})" if s != g else f"new memory: sbrk({size_text(inc)})")
     # Blocks joined into another that had been on the list: drawn as ghosts.
     absorbed_into: dict[int, list[int]] = {}
     for high, low in joined_into.items():
@@ -183,7 +180,7 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
     for p in placed:
         if p.addr not in split_taken and p.addr not in on_list and p.addr in was_on_list:
             out.ghosts.append(Ghost(p.addr, p.size, "unlinked"))
-            out.mark(p.addr, "unlinked", f"unlinked: all {size_text(p.size)} handed out")
+            out.mark(p.addr, "unlinked", f"unlinked: all {size_text(p.size)} taken")
     return out
 
 

@@ -78,7 +78,7 @@ CARD_W = 170
 CARD_H = 36
 X_BADGE = X_CARD + CARD_W + 8
 #: notes beside a card wrap to the view's width, but never narrower than this
-NOTE_MIN_W = 150
+NOTE_MIN_W = 120
 ROW = 50
 TOP = 40
 LINK_X = X_CARD + 26
