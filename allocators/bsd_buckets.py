@@ -221,6 +221,7 @@ class BSDBuckets(Strategy):
         self.nextf[bucket] = self.ov_next.pop(op)
         self.free_count[bucket] -= 1
         self.free_bytes -= lb.block_size
+        self._event(ListRemove(op, lb.block_size, (bucket,)))
         self._note_alloc(payload, op, lb.block_size, lb.request, lb.header)
         self._event(Note("realloc failed: the old block is kept (4.3BSD had already freed it)"))
 

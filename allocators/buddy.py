@@ -162,10 +162,11 @@ class BinaryBuddy(Strategy):
             j -= 1
             buddy = block + (1 << j)
             kval[buddy] = j
-            self._avail_insert(buddy, j)
             rec.splits += 1
             if events is not None:
                 events.append(BuddySplit(block, j + 1, buddy))
+                events.append(ListInsert(buddy, 1 << j, (j,)))
+            self._avail_insert(buddy, j)
         kval[block] = k
         block_size = 1 << k
         self.free_bytes -= block_size
@@ -218,6 +219,7 @@ class BinaryBuddy(Strategy):
             rec.merges += 1
             if events is not None:
                 events.append(BuddyMerge(block, buddy, k))
+                events.append(ListRemove(buddy, 1 << k, (k,)))
             if buddy < block:
                 del kval[block]
                 block = buddy

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .events import FREE, Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
+from .events import (FREE, Coalesce, Grow, GrowFailed, InsertionPoint, ListInsert, ListRemove, Placed,
+                     PointerMove, Released, Split, Visit, WalkStep)
 from . import structure
 from .free_index import FreeSizeIndex
 from .strategy import FREE_BLOCK, USED, Block, Strategy
@@ -39,6 +40,8 @@ from .strategy import FREE_BLOCK, USED, Block, Strategy
 BASE = -1
 #: K&R's minimum number of units to ask sbrk for.
 NALLOC = 1024
+#: K&R has one free list: ListInsert/ListRemove carry no index
+ONE_LIST: tuple[int, ...] = ()
 
 
 class NextFit(Strategy):
@@ -82,6 +85,7 @@ class NextFit(Strategy):
                 if psize == nunits:
                     nxt[prevp] = nxt.pop(p)
                     self.free_index.remove(p, psize * unit)
+                    self._event(ListRemove(p, psize * unit, ONE_LIST))
                 else:
                     # Cut the tail: the free block keeps its address and list place.
                     rest = psize - nunits
@@ -131,6 +135,12 @@ class NextFit(Strategy):
         size = self.size
         nxt = self.next
         unit = self.unit
+        rec = self.rec
+        events = rec.events
+        # A free's walk is its search length (Visit events, numbered by the
+        # map); inside malloc (morecore) it is work, but not part of the search
+        # that malloc's view numbers (WalkStep events).
+        is_search = rec.kind == FREE
         p = self.freep
         walked = 0
         while not (p < bp < nxt[p]):
@@ -140,17 +150,22 @@ class NextFit(Strategy):
             p = nxt[p]
             if p != BASE:
                 walked += 1
-        # A free's walk is its search length; inside malloc (morecore) it is
-        # work, but not part of the search that malloc's view numbers.
-        if self.rec.kind == FREE:
-            self.rec.visits += walked
+                if events is not None:
+                    stop = p < bp < nxt[p] or (p >= nxt[p] and (bp > p or bp < nxt[p]))
+                    events.append(Visit(p, size[p] * unit, stop, True) if is_search
+                                  else WalkStep(p, size[p] * unit, stop))
+        if is_search:
+            rec.visits += walked
         else:
-            self.rec.walked += walked
+            rec.walked += walked
         index = self.free_index
         index.add(bp, size[bp] * unit)
         q = nxt[p]
-        if bp + size[bp] * unit == q:      # join to the upper neighbour
-            self.rec.merges += 1
+        if events is not None:
+            events.append(InsertionPoint(bp, size[bp] * unit, self._pointer_addr(p), self._pointer_addr(q)))
+        if bp + size[bp] * unit == q:      # join to the upper neighbour: bp takes q's place
+            rec.merges += 1
+            self._event(ListRemove(q, size[q] * unit, ONE_LIST))
             self._event(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
             index.remove(q, size[q] * unit)
             index.resize(bp, size[bp] * unit, (size[bp] + size[q]) * unit)
@@ -158,8 +173,8 @@ class NextFit(Strategy):
             nxt[bp] = nxt.pop(q)
         else:
             nxt[bp] = q
-        if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour
-            self.rec.merges += 1
+        if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour: bp is never linked
+            rec.merges += 1
             self._event(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
             index.remove(bp, size[bp] * unit)
             index.resize(p, size[p] * unit, (size[p] + size[bp]) * unit)
@@ -167,6 +182,7 @@ class NextFit(Strategy):
             nxt[p] = nxt.pop(bp)
         else:
             nxt[p] = bp
+            self._event(ListInsert(bp, size[bp] * unit, ONE_LIST))
         self._move_rover(p)
 
     def _move_rover(self, new: int) -> None:

@@ -169,7 +169,6 @@ class RotatingList(WordHeap):
         word = self.word
         mem = self.mem
         rec = self.rec
-        old_head = self.head
         if b > self.start:
             lower_tag = mem[b - word]          # the lower neighbour's footer
             if lower_tag & FREE_TAG:
@@ -193,13 +192,12 @@ class RotatingList(WordHeap):
                 size += upper_size
         mem[b] = mem[b + size - word] = size | FREE_TAG
         self._push(b, size)
-        if rec.events is not None and self.head != old_head:
-            rec.events.append(PointerMove("head", old_head, self.head))
         return b
 
     # ------------------------------------------------------------ the ring
     def _push(self, b: int, size: int) -> None:
-        """LIFO insert: ``b`` goes just before the head and becomes the head."""
+        """LIFO insert: ``b`` goes just before the head and becomes the head
+        (a ListInsert, then the PointerMove of the head to it)."""
         word = self.word
         mem = self.mem
         head = self.head
@@ -211,9 +209,9 @@ class RotatingList(WordHeap):
             mem[b + 2 * word] = last
             mem[last + word] = b
             mem[head + 2 * word] = b
-        self.head = b
         self.free_index.add(b, size)
         self._event(ListInsert(b, size, ONE_LIST))
+        self._move_head(b)
 
     def _unlink(self, b: int, size: int) -> None:
         """Take ``b`` off the ring (the head is the caller's business)."""
@@ -228,10 +226,11 @@ class RotatingList(WordHeap):
         self._event(ListRemove(b, size, ONE_LIST))
 
     def _ring_remove(self, b: int, size: int) -> None:
-        """Unlink a free neighbour being joined; a head on it steps to its successor."""
+        """Unlink a free neighbour being joined; a head on it steps to its
+        successor first (a PointerMove before the ListRemove)."""
         if b == self.head:
             succ = self.mem[b + self.word]
-            self.head = None if succ == b else succ
+            self._move_head(None if succ == b else succ)
         self._unlink(b, size)
 
     def _move_head(self, new: int | None) -> None:

@@ -69,7 +69,7 @@ from typing import Iterator
 
 from . import structure
 from .events import (Coalesce, Placed, PointerMove, Released, Rotation, Split,
-                     TreeInsert, TreeRemove, Visit)
+                     TreeInsert, TreeJoin, TreeRemove, Visit)
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
 
@@ -260,9 +260,9 @@ class SplayBestFit(WordHeap):
             upper_header = mem[upper]
             if not upper_header & BUSY:
                 upper_size = upper_header & SIZE_MASK
-                if upper == self.wilderness:
-                    self.wilderness = None   # the joined block reaches the top: it is the wilderness
-                else:
+                # The wilderness joined from below reaches the top: the joined
+                # block becomes the wilderness (the PointerMove below).
+                if upper != self.wilderness:
                     self._tree_remove(upper, upper_size)
                 rec.merges += 1
                 self._event(Coalesce(b, size, upper, upper_size))
@@ -290,23 +290,31 @@ class SplayBestFit(WordHeap):
             self._event(TreeInsert(b, size, None, "root"))
             return
         rec = self.rec
+        # A free's insertion walk is its search length: counted and shown.
+        events = rec.events if count_visits else None
         while True:
             if count_visits:
                 rec.visits += 1
             node_size = mem[x] & SIZE_MASK
             if size < node_size:
                 child = left[x]
+                if events is not None:
+                    events.append(Visit(x, node_size, child is None, True))
                 if child is None:
                     left[x] = b
                     side = "left"
                     break
             elif size > node_size:
                 child = right[x]
+                if events is not None:
+                    events.append(Visit(x, node_size, child is None, True))
                 if child is None:
                     right[x] = b
                     side = "right"
                     break
             else:
+                if events is not None:
+                    events.append(Visit(x, node_size, True, True))
                 first = link[x]
                 link[b] = first
                 if first is not None:
@@ -362,10 +370,12 @@ class SplayBestFit(WordHeap):
             if root is not None:
                 parent[root] = None
             self.root = root
+            self._event(TreeJoin(lo, hi, root))
             return
         # Join: splay the least node of the right subtree to its top; it has no
         # left child then, so the left subtree hangs there.
         parent[hi] = None
+        parent[lo] = None
         least = hi
         while left[least] is not None:
             least = left[least]
@@ -373,6 +383,7 @@ class SplayBestFit(WordHeap):
         left[least] = lo
         parent[lo] = least
         self.root = least
+        self._event(TreeJoin(lo, hi, least))
 
     def _splay(self, x: int) -> None:
         """Bottom-up splay (Sleator & Tarjan 1985): raise ``x`` until it has no
@@ -388,11 +399,12 @@ class SplayBestFit(WordHeap):
         key = self.mem[x] & SIZE_MASK if events is not None else 0
         while p is not None:
             g = parent[p]
+            x_left = left[p] == x
             if g is None:
                 kind = "zig"
                 rotate(x, p)
                 rec.rotations += 1
-            elif (left[g] == p) == (left[p] == x):
+            elif (left[g] == p) == x_left:
                 kind = "zig-zig"
                 rotate(p, g)
                 rotate(x, p)
@@ -403,7 +415,7 @@ class SplayBestFit(WordHeap):
                 rotate(x, g)
                 rec.rotations += 2
             if events is not None:
-                events.append(Rotation(kind, key, x))
+                events.append(Rotation(kind, key, x, p, g, "left" if x_left else "right"))
             p = parent[x]
 
     def _rotate_up(self, x: int, p: int) -> None:
