@@ -61,7 +61,7 @@ from bisect import bisect_left
 from typing import Iterator
 
 from . import structure
-from .events import BucketRefill, ListInsert, ListRemove, Note, Placed, Released
+from .events import BucketRefill, ListInsert, ListRemove, Note, Placed, Released, Visit
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: number of buckets, nextf[0 .. NBUCKETS-1], as in 4.3BSD
@@ -136,6 +136,8 @@ class BSDBuckets(Strategy):
         self._note_alloc(payload, op, size, nbytes, self.header)
         events = rec.events
         if events is not None:
+            # the one block the search looks at: the head of nextf[bucket]
+            events.append(Visit(op, size, True))
             events.append(ListRemove(op, size, (bucket,)))
             events.append(Placed(op, size, payload, nbytes))
         return payload
