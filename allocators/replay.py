@@ -10,6 +10,11 @@ operation so a view can animate it.  Stepping backwards is such a seek.
 Step numbering: position t in ``[0, n]`` is the heap after the first t
 operations; "step t" (1-based, as the GUI says it) is operation ``t - 1``.
 
+A view that morphs the heap across the shown step needs the state before it
+too: :meth:`Timeline.before` rebuilds position ``t - 1`` from a checkpoint on
+a copy, only when asked (never on the seek path), and keeps it while the
+position stays; :meth:`Timeline.after` is the shown state in the same form.
+
 A free of an id whose malloc failed (the heap limit was reached) does nothing,
 as ``free(NULL)`` does in C: the program would have got NULL back.
 """
@@ -40,6 +45,22 @@ class ReplayCancelled(Exception):
     def __init__(self, done: int) -> None:
         super().__init__(f"replay cancelled after {done} operations")
         self.done = done
+
+
+@dataclass(frozen=True)
+class HeapState:
+    """The heap at one position of a timeline, as views draw it: the blocks
+    (``walk_tuples()``: addr, size, state, payload, request, header), the free
+    structure (``structure()``, docs/structure.md) and which trace id holds
+    each live payload."""
+    position: int
+    blocks: list
+    structure: dict
+    ids: dict
+
+    @classmethod
+    def of(cls, position: int, strategy: "Strategy", program: "Program") -> "HeapState":
+        return cls(position, strategy.walk_tuples(), strategy.structure(), program.id_of_payload())
 
 
 @dataclass
@@ -153,6 +174,7 @@ class Timeline:
         self.program = Program()
         self.position = 0
         self.last_record: OpRecord | None = None
+        self._before: HeapState | None = None     # before(), kept while the position stays
 
     # -------------------------------------------------------------- build
     def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> "Timeline":
@@ -169,6 +191,7 @@ class Timeline:
         every = self.every
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
         self.checkpoints = []
+        self._before = None
         t0 = time.perf_counter()
         for t in range(self.n):
             if t % every == 0:
@@ -228,6 +251,46 @@ class Timeline:
         strategy.record = True
         self.position = t
         return strategy
+
+    # ------------------------------------------------- before and after
+    def before(self) -> HeapState | None:
+        """The heap before the shown step (position ``t - 1``), None at
+        position 0.  Rebuilt on a copy from the checkpoint at or before
+        ``t - 1`` when first asked at a position (at most ``every`` steps
+        replayed, plus unpickling the checkpoint), then kept until the
+        position changes; seeking never computes it."""
+        t = self.position
+        if t == 0:
+            return None
+        cached = self._before
+        if cached is None or cached.position != t - 1:
+            cached = self._before = self.state_at(t - 1)
+        return cached
+
+    def after(self) -> HeapState:
+        """The heap the shown step left (the current position), in the form of
+        :meth:`before`."""
+        return HeapState.of(self.position, self.strategy, self.program)
+
+    def state_at(self, t: int) -> HeapState:
+        """The heap at position ``t`` without moving the timeline: built on a
+        copy restored from the checkpoint at or before ``t``."""
+        if not 0 <= t <= self.n:
+            raise IndexError(f"step {t} is outside 0..{self.n}")
+        if t == self.position:
+            return self.after()
+        k = min(t // self.every, len(self.checkpoints) - 1)
+        if k < 0:
+            strategy, program, start = self._factory(), Program(), 0
+        else:
+            strategy, program = pickle.loads(self.checkpoints[k])
+            start = k * self.every
+        strategy.record = False
+        kinds, ids, sizes = self._kinds, self._ids, self._sizes
+        for i in range(start, t):
+            apply_op(strategy, program, kinds[i], ids[i], sizes[i])
+        strategy.record = True
+        return HeapState.of(t, strategy, program)
 
     def step_forward(self) -> Strategy:
         return self.seek(min(self.position + 1, self.n))
