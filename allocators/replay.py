@@ -304,8 +304,11 @@ class Timeline:
         return self._kinds[t - 1], self._ids[t - 1], self._sizes[t - 1]
 
     def describe(self) -> str:
-        """The current step in words, e.g. 'step 1234: malloc(512) for id 17 ->
-        0x1a40 after examining 12 free blocks; split once'."""
+        """The current step in words, in the strategy's own terms (its
+        :attr:`~Strategy.search_unit` and :meth:`~Strategy.describe_record`),
+        e.g. 'step 1234: malloc(512) for id 17 -> 0x1a40 after examining 12
+        free blocks; split once' or 'step 77: malloc(240) for id 5 -> 0x2c8
+        after 3 bitmap probes'."""
         t = self.position
         if t == 0:
             return f"step 0 of {self.n}: empty heap, nothing replayed yet"
@@ -316,42 +319,29 @@ class Timeline:
             if rec is None or rec.payload is None:
                 return head + f"free id {ident}: nothing to free (its malloc had failed)"
             text = head + f"free(0x{rec.payload:x}) for id {ident}"
-            details = []
-            if rec.visits:
-                details.append(f"walked {_count(rec.visits, 'free block')}")
-            if rec.merges:
-                details.append(f"coalesced {_times(rec.merges)}")
-            return text + (" " + "; ".join(details) if details else "")
-        call = f"malloc({size})" if kind == ALLOC else f"realloc(id {ident}, {size})"
-        text = head + f"{call} for id {ident}"
+        elif kind == ALLOC:
+            text = head + f"malloc({size}) for id {ident}"
+        elif rec is None:
+            text = head + f"realloc of id {ident} to {size} bytes"
+        else:
+            old = "NULL" if rec.old_payload is None else f"0x{rec.old_payload:x}"
+            text = head + f"realloc({old}, {size}) for id {ident}"
         if rec is None:
             return text
-        if rec.failed:
-            why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
-            text += f" -> NULL (out of memory: {why})"
-        else:
-            text += f" -> 0x{rec.payload:x}"
-        text += f" after examining {_count(rec.visits, 'free block')}"
-        extras = []
-        if rec.splits:
-            extras.append(f"split {_times(rec.splits)}")
-        if rec.merges:
-            extras.append(f"coalesced {_times(rec.merges)}")
-        if rec.rotations:
-            extras.append(f"{_count(rec.rotations, 'rotation')}")
-        if rec.grows:
-            extras.append(f"grew the heap {_times(rec.grows)}")
-        return text + ("; " + "; ".join(extras) if extras else "")
+        if kind != FREE:
+            if rec.failed:
+                why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
+                text += f" -> NULL (out of memory: {why})"
+            else:
+                text += f" -> 0x{rec.payload:x}"
+                if kind == REALLOC and rec.payload == rec.old_payload:
+                    text += " (in place)"
+        clauses = self.strategy.describe_record(rec)
+        if not clauses:
+            return text
+        return text + " " + clauses[0] + "".join("; " + c for c in clauses[1:])
 
     def summary(self) -> dict:
         row = summarize(self.series)
         row["wall_s"] = self.wall_seconds
         return row
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")

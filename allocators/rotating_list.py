@@ -45,7 +45,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import structure
-from .events import (Coalesce, ListInsert, ListRemove, Placed, PointerMove,
+from .events import (Coalesce, Grow, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
 from .free_index import FreeSizeIndex
 from .strategy import META, Block, align_up
@@ -237,6 +237,51 @@ class RotatingList(WordHeap):
         if new != self.head:
             self._event(PointerMove("head", self.head, new))
             self.head = new
+
+    # ----------------------------------------------------------- explain
+    def explain_event(self, e) -> str | None:
+        """Kruse's ring and Knuth's boundary tags (algorithms A and C)."""
+        if isinstance(e, Visit):
+            return (f"{e.addr:#x} ({e.size} B): "
+                    + ("big enough: take it" if e.fits else "too small: on round the ring"))
+        if isinstance(e, ListInsert):
+            return f"LIFO push: {e.addr:#x} ({e.size} B) goes on the ring just before the head"
+        if isinstance(e, ListRemove):
+            return f"unlinked {e.addr:#x} ({e.size} B) from the ring"
+        if isinstance(e, PointerMove) and e.name == "head":
+            return "the ring is empty: head = NULL" if e.new is None else f"head = {e.new:#x}"
+        if isinstance(e, Split):
+            return (f"A4: the upper {e.taken_size} B at {e.taken_addr:#x} go to the request; "
+                    f"{e.addr:#x} keeps {e.rest_size} B and its place on the ring")
+        if isinstance(e, Coalesce):
+            return (f"algorithm C: the tags say {e.low_addr:#x} ({e.low_size} B) and {e.high_addr:#x} "
+                    f"({e.high_size} B) are free neighbours: joined, {e.size} B")
+        if isinstance(e, Grow):
+            return (f"a whole round found nothing: sbrk({e.increment}) at {e.old_brk:#x}; "
+                    "the new memory is freed onto the ring")
+        if isinstance(e, Released):
+            return f"free {e.addr:#x} ({e.size} B): tags marked free"
+        return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """Which move of the head this is: onto a block just pushed, off a
+        block being joined, or Kruse's rotation past the block used."""
+        out = [self.explain_event(e) for e in events]
+        for i, e in enumerate(events):
+            before = events[i - 1] if i else None
+            if isinstance(e, ListRemove) and isinstance(before, Visit) and before.fits:
+                out[i] = (f"the rest would be below a {self.min_block}-byte block: "
+                          f"{e.addr:#x} ({e.size} B) leaves the ring whole")
+            if not (isinstance(e, PointerMove) and e.name == "head") or e.new is None:
+                continue
+            after = events[i + 1] if i + 1 < len(events) else None
+            if isinstance(before, ListInsert) and before.addr == e.new:
+                out[i] = f"head = {e.new:#x}, the block just pushed"
+            elif isinstance(after, ListRemove) and after.addr == e.old:
+                out[i] = f"the head {e.old:#x} is being joined: it steps to its successor {e.new:#x}"
+            else:
+                out[i] = f"rotate: head = {e.new:#x}, the successor of the block used"
+        return out
 
     # ------------------------------------------------------------- views
     def structure(self) -> dict:
