@@ -339,7 +339,11 @@ class Timeline:
         clauses = self.strategy.describe_record(rec)
         if not clauses:
             return text
-        return text + " " + clauses[0] + "".join("; " + c for c in clauses[1:])
+        if kind == FREE:
+            sep = ": "
+        else:   # "-> 0x40 after examining 3 free blocks; split once", "-> 0x40 (in place); split once"
+            sep = " " if clauses[0].startswith(("after ", "from ")) else "; "
+        return text + sep + "; ".join(clauses)
 
     def summary(self) -> dict:
         row = summarize(self.series)
