@@ -4,6 +4,7 @@
     heapscope open [TRACE] [--strategy NAME] ...   the same, on a trace file or workload
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
+    heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
 
 TRACE is a ``.rep`` / ``.rep.gz`` file or a workload name with optional
 parameters (``vo1989``, ``vo1989:seed=3,steps=500``).  Bad input is reported as
@@ -205,6 +206,21 @@ def cmd_check(args) -> int:
     return 0
 
 
+def cmd_inspect(args) -> int:
+    """One step of a replay without a window (heapscope/inspection.py)."""
+    from .inspection import InspectError, format_text, inspect_step, to_json
+    if args.strategy not in STRATEGIES:
+        raise CliError(f"unknown strategy {args.strategy!r}; known: {', '.join(strategy_names())}")
+    trace = load_trace(args.trace or str(default_trace_path()))
+    params = dict(_strategy_params(args), **_policy_params(args).get(args.strategy, {}))
+    try:
+        report = inspect_step(trace, args.strategy, args.step, params)
+    except InspectError as exc:
+        raise CliError(str(exc)) from None
+    print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
+    return 0
+
+
 def cmd_open(argv: list[str]) -> int:
     """The window, with the window's own options (``heapscope open --help``)."""
     try:
@@ -243,6 +259,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a strategy's own parameter, e.g. bsd-buckets.pagesize=1024 (repeatable)")
     add_strategy_options(p)
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("inspect", help="one step of a replay: its events, the blocks and the structure")
+    p.add_argument("trace", nargs="?", default=None,
+                   help="a .rep/.rep.gz file or a workload (default: the bundled trace)")
+    p.add_argument("--strategy", "-s", required=True, metavar="NAME",
+                   help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--step", "-n", type=int, required=True, metavar="N",
+                   help="0 is the heap before any operation; N the heap after the N-th, whose events are shown")
+    p.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    p.add_argument("--all", action="store_true",
+                   help="text: list every block and every list member (JSON always has them all)")
+    p.add_argument("--param", "-P", action="append", type=_policy_param, metavar="STRATEGY.NAME=VALUE",
+                   help="a strategy's own parameter, e.g. bsd-buckets.pagesize=1024 (repeatable)")
+    add_strategy_options(p)
+    p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("check", help="validate a trace and print its statistics")
     p.add_argument("trace")
