@@ -24,7 +24,10 @@ a real ``structure()`` answer, so the two compare with ``==``):
     ``root``, ``nodes`` (every node with its children and size list),
     ``wilderness`` (the only ``outside`` block), ``sizes``: TreeInsert,
     TreeRemove, Rotation, TreeJoin and PointerMove 'wilderness' rebuild the
-    tree exactly, rotation by rotation.
+    tree exactly, rotation by rotation.  Between a node's removal and its
+    TreeJoin (mid-step only) ``root`` is None, ``subtrees`` names the tops of
+    the two subtrees, and ``nodes`` holds both, left one first: still in
+    order of size.
 ``buddy`` (Knuth)
     ``avail`` (non-empty lists, front first) and their ``sizes``: ListInsert
     pushes at the front, ListRemove unlinks.
@@ -309,9 +312,11 @@ class StructureReplay:
         elif isinstance(e, ev.Rotation):
             self._rotation(e)
         elif isinstance(e, ev.TreeJoin):
-            if self.pending_join != (e.left, e.right):
-                raise ReplayError(f"join of {_hex(e.left)} and {_hex(e.right)} after a removal "
-                                  f"that left {self.pending_join}")
+            # the right subtree's top is its least node now, if the join splayed it
+            expected = (e.left, e.root if e.left is not None and e.right is not None else e.right)
+            if self.pending_join != expected:
+                raise ReplayError(f"join of {_hex(e.left)} and {_hex(e.right)} under {_hex(e.root)} "
+                                  f"after a removal that left {self.pending_join}")
             root = e.root
             if e.left is not None and e.right is not None:
                 if parent[root] is not None or left[root] is not None:
@@ -351,8 +356,11 @@ class StructureReplay:
                 self._rotate_up(x, g)
             else:
                 raise ReplayError(f"{e.kind} at {x:#x} does not match the sides in the tree")
-        if parent[x] is None and self.pending_join is None:
-            self.root = x
+        if parent[x] is None:
+            if self.pending_join is None:
+                self.root = x
+            else:       # the join's splay raised x to the top of the detached right subtree
+                self.pending_join = (self.pending_join[0], x)
 
     def _rotate_up(self, x: int, p: int) -> None:
         left, right, parent = self.left, self.right, self.parent
@@ -373,15 +381,20 @@ class StructureReplay:
                 right[g] = x
 
     # ------------------------------------------------------------ result
-    def _size(self, a: int) -> int:
+    def _size(self, a: int, strict: bool) -> int | None:
         if a in self.known:
             return self.known[a]
         if a in self._sizes_before:
             return self._sizes_before[a]
-        raise ReplayError(f"no event gives the size of {a:#x}, and it was not free before")
+        if strict:
+            raise ReplayError(f"no event gives the size of {a:#x}, and it was not free before")
+        return None
 
-    def result(self) -> dict:
-        """The :func:`replayable` part of the structure at this point."""
+    def result(self, strict: bool = True) -> dict:
+        """The :func:`replayable` part of the structure at this point.  Mid-step
+        a block's size may not be said yet (Vmbest names a new wilderness
+        before it examines it): ``strict=False`` gives None for it instead of
+        raising."""
         kind = self.kind
         out: dict = {"kind": kind}
         if kind == "address-ring":
@@ -404,16 +417,18 @@ class StructureReplay:
             out["free_list"] = held
             out["head"] = head
         elif kind == "tree":
-            if self.pending_join is not None:
-                raise ReplayError("a removal left two subtrees that no TreeJoin joined")
             nodes, held = [], []
-            for x in self._in_order():
+            tops = [self.root] if self.pending_join is None else list(self.pending_join)
+            for x in (x for top in tops for x in self._in_order(top)):
                 blocks = [x] + self.size_list[x]
                 held.extend(blocks)
-                nodes.append({"addr": x, "key": self._size(x), "blocks": blocks,
+                nodes.append({"addr": x, "key": self._size(x, strict), "blocks": blocks,
                               "left": self.left[x], "right": self.right[x]})
             out["root"] = self.root
             out["nodes"] = nodes
+            if self.pending_join is not None:
+                # mid-step only: a removal left two subtrees the TreeJoin to come joins
+                out["subtrees"] = list(self.pending_join)
             out["wilderness"] = self.pointer
             if self.pointer is not None:
                 held.append(self.pointer)
@@ -432,13 +447,13 @@ class StructureReplay:
                 lists = {k: list(v) for k, v in sorted(self.lists.items())}
                 out[name] = lists
             held = [a for v in lists.values() for a in v]
-        out["sizes"] = {a: self._size(a) for a in held}
+        out["sizes"] = {a: self._size(a, strict) for a in held}
         return out
 
-    def _in_order(self):
+    def _in_order(self, top):
         left, right = self.left, self.right
         stack: list[int] = []
-        x = self.root
+        x = top
         seen = 0
         while stack or x is not None:
             while x is not None:
