@@ -63,6 +63,7 @@ from typing import Iterator
 from . import structure
 from .events import BucketRefill, Grow, ListInsert, ListRemove, Note, Placed, Released, Visit
 from .explain import times
+from .params import BOOL, SIZE, Param, ParamError
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: number of buckets, nextf[0 .. NBUCKETS-1], as in 4.3BSD
@@ -80,13 +81,26 @@ class BSDBuckets(Strategy):
     title = "Power-of-two buckets (Kingsley, 4.3BSD malloc)"
     citation = "C. Kingsley, malloc.c (Caltech 1982), 4.2/4.3BSD libc"
 
+    params = (
+        # morecore carves a page into pagesize/8 blocks, each a Python dict
+        # entry: 64 MiB pages took 3.5 GB, 64 KiB pages take a few MB.
+        Param("pagesize", SIZE, 4096, "page size: buckets below it are carved from one page, "
+              "larger ones get an extra page", low=8, high=1 << 16, power_of_two=True),
+        Param("page_align", BOOL, True, "the first call pads the break so that payloads are "
+              "page aligned (4.3BSD)"),
+        Param("large_extra_page", BOOL, True, "blocks of a page or more get one extra page "
+              "(4.3BSD; false: 4.2BSD)"),
+    )
+
     def __init__(self, *, pagesize: int = 4096, page_align: bool = True,
                  large_extra_page: bool = True, **common) -> None:
         super().__init__(**common)
         # sizeof(union overhead): one pointer, widened to the alignment.
         self.header = max(self.word, self.align)
-        if pagesize & (pagesize - 1) or pagesize < 2 * self.header or pagesize < 8:
-            raise ValueError(f"page size must be a power of two >= {max(8, 2 * self.header)}, got {pagesize}")
+        if pagesize < 2 * self.header:
+            raise ParamError(f"bsd-buckets: pagesize={pagesize} cannot hold two {self.header}-byte "
+                             f"block headers (align={self.align}); pagesize accepts powers of two "
+                             f"in {2 * self.header}..64K here")
         self.pagesize = pagesize
         self.page_align = page_align
         self.large_extra_page = large_extra_page

@@ -65,12 +65,15 @@ from typing import Iterator, NamedTuple
 from . import structure
 from .events import AvailProbe, BuddyMerge, BuddySplit, Grow, ListInsert, ListRemove, Note, Placed, Released
 from .explain import times as _times
+from .params import INT, Param, ParamError
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
 #: state of an inner node of :meth:`BinaryBuddy.split_tree`: a block split in two
 SPLIT = "split"
 #: bytes of the two 32-bit links LINKF/LINKB a free block keeps after its header
 LINK_BYTES = 8
+#: default chunk order: 4 KiB chunks
+MAX_ORDER = 12
 
 
 class SplitNode(NamedTuple):
@@ -99,16 +102,40 @@ class BinaryBuddy(Strategy):
     search_unit = ("AVAIL list", "AVAIL lists")
     search_verb = "looking at"
 
-    def __init__(self, *, max_order: int = 12, min_order: int = 4, **common) -> None:
+    params = (
+        # 2**40 bytes: the largest request a trace may hold, and within the
+        # int64 columns of the measures (2**63 chunks overflowed them).
+        Param("max_order", INT, None, "chunks of 2**max_order bytes, each one Knuth pool; "
+              "a larger request gets a chunk of its own", low=4, high=40, none_ok=True,
+              none_means="12, or min_order when that is larger"),
+        # at most 1 MiB: every live block takes at least 2**min_order bytes
+        Param("min_order", INT, None, "smallest block 2**min_order bytes", low=4, high=20,
+              none_ok=True, none_means="the least holding a free block's header and links "
+              "(4 unless align > 8)"),
+    )
+
+    def __init__(self, *, max_order: int | None = None, min_order: int | None = None,
+                 **common) -> None:
         super().__init__(**common)
-        # TAG + KVAL in one word, padded so the payload stays aligned.
+        # TAG + KVAL in one word, padded so the payload stays aligned: the
+        # header is how a buddy system honours any alignment, since every
+        # block starts on a multiple of its own power-of-two size.
         self.header = max(self.word, self.align)
-        if 1 << min_order < self.header + LINK_BYTES:
-            raise ValueError(
-                f"min_order {min_order} gives {1 << min_order}-byte blocks, too small for a free "
-                f"block's {self.header}-byte header and its two 4-byte links")
+        least = (self.header + LINK_BYTES - 1).bit_length()
+        if min_order is None:
+            min_order = least
+        elif min_order < least:
+            raise ParamError(
+                f"buddy: min_order={min_order} gives {1 << min_order}-byte blocks, too small for a "
+                f"free block's {self.header}-byte header (align={self.align}) and its two 4-byte "
+                f"links; min_order accepts {least}..{max_order} here")
+        if max_order is None:
+            max_order = max(MAX_ORDER, min_order)
         if max_order < min_order:
-            raise ValueError(f"max_order {max_order} is below min_order {min_order}")
+            raise ParamError(f"buddy: max_order={max_order} is below min_order={min_order}"
+                             + (f" (the least order that holds a {self.header}-byte header with "
+                                f"align={self.align})" if min_order == least else "")
+                             + f"; max_order accepts {min_order}..40 here")
         self.min_order = min_order
         self.max_order = max_order
         # KVAL of every block, free or reserved, by block address.

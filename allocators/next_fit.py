@@ -23,6 +23,17 @@ The original, followed line by line:
   joins it to its upper and lower neighbours when they touch, and leaves the
   rover at the block before it: the rover moves on free too.
 
+Two parameters K&R's code fixes at compile time:
+
+* ``align``: K&R pads the header union to ``Align``, "the most restrictive
+  type"; asking for a larger alignment is asking for a larger ``Align``, so
+  the unit becomes ``max(2W, align)`` and every payload, one unit into a block
+  that starts on a unit boundary, is aligned.
+* ``pool_size``: a fixed pool is laid out as K&R's allocator would take memory
+  it was handed: ``morecore``'s way, the pool's whole units are one block given
+  to ``free``, so the ring holds ``base`` and that block from the start.  Bytes
+  that do not make a whole unit stay a META tail; ``sbrk`` then always fails.
+
 View: the rover arrow moving round the ring, the scanned blocks lit in order.
 """
 
@@ -34,7 +45,8 @@ from .events import (FREE, Coalesce, Grow, GrowFailed, InsertionPoint, ListInser
                      PointerMove, Released, Split, Visit, WalkStep)
 from . import structure
 from .free_index import FreeSizeIndex
-from .strategy import FREE_BLOCK, USED, Block, Strategy
+from .params import INT, Param
+from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: the address of K&R's static ``base`` header: below every heap address.
 BASE = -1
@@ -54,11 +66,17 @@ class NextFit(Strategy):
     #: K&R moves the rover; first fit (a subclass) always starts from base.
     roving = True
 
+    params = (
+        Param("nalloc", INT, NALLOC, "least number of header units morecore asks sbrk for "
+              "(K&R's NALLOC)", low=1, high=1 << 20),
+    )
+
     def __init__(self, *, nalloc: int = NALLOC, **common) -> None:
         super().__init__(**common)
-        # sizeof(Header): a pointer plus an unsigned, padded to Align (a long).
-        self.unit = 2 * self.word
-        self.align = max(self.align, self.unit)
+        # sizeof(Header): a pointer plus an unsigned, padded to Align (a long,
+        # or whatever larger alignment was asked for).
+        self.unit = max(2 * self.word, self.align)
+        self.align = self.unit
         self.nalloc = nalloc
         # size in units of every block, free or used, by header address
         self.size: dict[int, int] = {BASE: 0}
@@ -66,6 +84,20 @@ class NextFit(Strategy):
         self.next: dict[int, int] = {BASE: BASE}
         self.freep = BASE
         self.free_index = FreeSizeIndex()   # for the measures only
+        #: end of the last whole unit of a fixed pool (the break otherwise)
+        self.pool_end: int | None = None
+        if self.arena.fixed:
+            self._pool_init()
+
+    def _pool_init(self) -> None:
+        """Hand the pool's whole units to free() as one block, as morecore
+        hands over what sbrk gave; a pool under one unit stays all META."""
+        base = self.arena.base
+        units = self.arena.size // self.unit
+        self.pool_end = base + units * self.unit
+        if units:
+            self.size[base] = units
+            self._insert_free(base)
 
     # ------------------------------------------------------------ malloc
     def _malloc(self, nbytes: int) -> int | None:
@@ -313,6 +345,8 @@ class NextFit(Strategy):
                 yield addr, self.size[addr] * unit, FREE_BLOCK, None
             else:
                 yield addr, self.size[addr] * unit, USED, addr + unit
+        if self.pool_end is not None and self.pool_end < self.arena.brk:
+            yield self.pool_end, self.arena.brk - self.pool_end, META, None
 
     def _policy_signature(self) -> tuple:
         return (self.freep, tuple(self.free_list()))
@@ -339,13 +373,21 @@ class NextFit(Strategy):
         if free_addrs != ring:
             fail(False, f"free blocks in the heap {free_addrs[:8]} differ from the free list {ring[:8]}")
         previous_free = False
+        pool_end = self.pool_end
         for b in blocks:
+            if b[2] == META:
+                if pool_end is None or b[0] != pool_end or b[1] >= self.unit:
+                    fail(False, f"META block {b[0]:#x}+{b[1]} is not the part of a fixed pool "
+                                "too small for a unit")
+                continue
             is_free = b[2] == FREE_BLOCK
             if is_free and previous_free:
                 fail(False, f"free neighbours ending at {b[0]:#x} and starting there were not joined")
             previous_free = is_free
             if b[1] % self.unit:
                 fail(False, f"block {b[0]:#x} size {b[1]} is not a whole number of units")
+            if (b[0] - self.arena.base) % self.unit:
+                fail(False, f"block {b[0]:#x} does not start on a {self.unit}-byte unit boundary")
         if not (self.freep == BASE or self.freep in nxt):
             fail(False, f"rover {self.freep:#x} points at a block that is not free")
         index = self.free_index

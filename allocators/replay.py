@@ -114,7 +114,7 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
                rec: OpRecord, kind: int) -> None:
     """Fill row t of the series from the heap after an operation."""
     free, largest, top, below = strategy.fragmentation_probe()
-    series.heap[t] = strategy.arena.size
+    series.heap[t] = strategy.footprint
     series.live[t] = program.live_bytes
     series.in_use[t] = strategy.in_use
     series.headers[t] = strategy.header_in_use

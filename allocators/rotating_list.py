@@ -48,6 +48,7 @@ from . import structure
 from .events import (Coalesce, Grow, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
 from .free_index import FreeSizeIndex
+from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
 
@@ -68,6 +69,11 @@ class RotatingList(WordHeap):
     title = "Rotating free list, boundary tags (Kruse 1989)"
     citation = ("N. J. Kruse, Usenet, 9 May 1989 (rotating freelist allocators); "
                 "Knuth, TAOCP 1, 2.5, algorithms A and C (boundary tags)")
+
+    params = (
+        Param("chunk", SIZE, CHUNK, "least sbrk increment in bytes (rounded up to the alignment)",
+              low=1, high=MAX_CHUNK),
+    )
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
         super().__init__(chunk=chunk, **common)

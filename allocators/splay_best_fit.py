@@ -70,6 +70,7 @@ from typing import Iterator
 from . import structure
 from .events import (Coalesce, Grow, Note, Placed, PointerMove, Released, Rotation, Split,
                      TreeInsert, TreeJoin, TreeRemove, Visit)
+from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
 
@@ -96,6 +97,11 @@ class SplayBestFit(WordHeap):
                 "(Vmbest; AT&T malloc 1985-88); Sleator & Tarjan, JACM 32(3), 1985")
 
     size_mask = SIZE_MASK
+
+    params = (
+        Param("chunk", SIZE, CHUNK, "sbrk increment: the wilderness grows by the shortfall rounded "
+              "up to a multiple of it (vmalloc's incr)", low=1, high=MAX_CHUNK),
+    )
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
         super().__init__(chunk=chunk, **common)
@@ -215,7 +221,8 @@ class SplayBestFit(WordHeap):
     def _extend_wilderness(self, shortfall: int) -> bool:
         """sbrk the shortfall rounded up to ``chunk``; the new memory joins the
         wilderness (or becomes it)."""
-        increment = align_up(shortfall, self.chunk)
+        # vmalloc's ROUND(s, r): by division, as chunk need not be a power of two.
+        increment = -(-shortfall // self.chunk) * self.chunk
         top = self._grow(increment)
         if top is None:
             return False

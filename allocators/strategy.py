@@ -29,6 +29,7 @@ from . import structure
 from .arena import Arena
 from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
 from .explain import count, times
+from .params import BOOL, INT, MAX_BYTES, SIZE, Param, ParamError, check_params
 
 USED = "used"
 FREE_BLOCK = "free"
@@ -95,15 +96,35 @@ class Strategy:
     #: the words before that count ("" for none)
     search_verb = "examining"
 
+    #: the parameters every strategy takes (allocators/params.py); a subclass
+    #: lists its own in ``params`` too, and may narrow one of these
+    params = (
+        Param("word", INT, 8, "word size in bytes: 8 for LP64, 4 for ILP32", choices=(4, 8)),
+        Param("align", INT, None, "payload alignment in bytes; a strategy that cannot give "
+              "it refuses it when built", low=4, high=4096, power_of_two=True, none_ok=True,
+              none_means="the word"),
+        Param("heap_limit", SIZE, None, "cap on the heap grown by sbrk: a request past it fails "
+              "(ENOMEM) and the replay goes on", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="no limit"),
+        Param("pool_size", SIZE, None, "one fixed pool of this many bytes instead of a heap "
+              "grown by sbrk", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="a heap grown by sbrk"),
+    )
+
+    def __new__(cls, *args, **params):
+        # Every way of building a strategy (make_strategy, the class itself)
+        # passes here, before any __init__ has used a value.  pickle calls
+        # __new__ with no arguments.
+        if args:
+            raise TypeError(f"{cls.__name__} takes keyword arguments only")
+        check_params(cls, params)
+        return super().__new__(cls)
+
     def __init__(self, *, word: int = 8, align: int | None = None,
                  heap_limit: int | None = None, pool_size: int | None = None,
                  record: bool = True) -> None:
-        if word not in (4, 8):
-            raise ValueError(f"word size must be 4 or 8 bytes, got {word}")
         self.word = word
         self.align = align or word
-        if self.align & (self.align - 1):
-            raise ValueError(f"alignment must be a power of two, got {self.align}")
         self.arena = Arena(pool_size=pool_size, limit=heap_limit)
         self.record = record
         self.live: dict[int, LiveBlock] = {}
@@ -113,6 +134,11 @@ class Strategy:
         #: end of the memory carved so far, for strategies that take fresh memory
         #: with :meth:`_take_core` (in a fixed pool it lags behind the break)
         self.core_top = self.arena.base
+        # The least address range holding every block handed out and every
+        # region carved so far: in a fixed pool, the part of it touched
+        # (see footprint).  Empty (low > high) until something is touched.
+        self.touched_low = self.arena.brk
+        self.touched_high = self.arena.base
 
     # ----------------------------------------------------------------- public API
     def malloc(self, size: int) -> int | None:
@@ -190,6 +216,20 @@ class Strategy:
 
     @property
     def heap_size(self) -> int:
+        """Bytes of the simulated heap: the break minus the base (a whole fixed pool)."""
+        return self.arena.size
+
+    @property
+    def footprint(self) -> int:
+        """H of the measures (DESIGN.md): the heap size in a heap grown by sbrk;
+        in a fixed pool, where the whole pool exists from the start, the
+        high-water mark of the pool the strategy has touched: the span of the
+        least address range holding every block it has handed out and every
+        region it has carved so far.  Blocks the strategy only laid out as
+        free (a pool handed to free() as one block) are not touched until a
+        request is given part of them."""
+        if self.arena.fixed:
+            return max(0, self.touched_high - self.touched_low)
         return self.arena.size
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
@@ -341,6 +381,10 @@ class Strategy:
             self.rec.grows += 1
             self._event(Grow(addr, size))
         self.core_top = addr + size
+        if addr < self.touched_low:
+            self.touched_low = addr
+        if addr + size > self.touched_high:
+            self.touched_high = addr + size
         return addr
 
     def _event(self, event) -> None:
@@ -354,6 +398,10 @@ class Strategy:
         self.live[payload] = _new_tuple(LiveBlock, (block_addr, block_size, request, header))
         self.in_use += block_size
         self.header_in_use += header
+        if block_addr < self.touched_low:
+            self.touched_low = block_addr
+        if block_addr + block_size > self.touched_high:
+            self.touched_high = block_addr + block_size
 
     def _note_free(self, payload: int) -> LiveBlock:
         lb = self.live.pop(payload)

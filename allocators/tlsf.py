@@ -92,6 +92,8 @@ from typing import Iterator
 from . import structure
 from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, MappingSearch,
                      Note, Placed, Released, Split, Visit)
+from ..values import format_size
+from .params import BOOL, INT, MAX_CHUNK, SIZE, Param, ParamError
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: bit 0 of a size word: this block is free
@@ -128,14 +130,25 @@ class TLSF(Strategy):
     search_unit = ("bitmap probe", "bitmap probes")
     search_verb = ""
 
+    params = (
+        Param("align", INT, None, "payload alignment in bytes: TLSF aligns every block to the word "
+              "(ALIGN_SIZE), so it gives no more than the word", choices=(4, 8), none_ok=True,
+              none_means="the word"),
+        Param("chunk", SIZE, CHUNK, "least heap growth in sbrk mode (0: exactly what the search "
+              "needs)", low=0, high=MAX_CHUNK),
+        Param("zero_returns_null", BOOL, False, "malloc(0) returns NULL as the reference does, "
+              "instead of a minimum block"),
+    )
+
     def __init__(self, *, chunk: int = CHUNK, zero_returns_null: bool = False, **common) -> None:
         super().__init__(**common)
         W = self.word
-        if self.align != W:
-            raise ValueError(f"TLSF aligns blocks to the word size (ALIGN_SIZE = {W}); "
-                             f"align={self.align} is not supported")
-        if chunk < 0:
-            raise ValueError(f"chunk must be >= 0, got {chunk}")
+        if self.align > W:
+            raise ParamError(f"tlsf: align={self.align} is more than TLSF gives: it aligns every "
+                             f"payload to the word (ALIGN_SIZE = {W}); align accepts "
+                             f"{'4 or 8' if W == 8 else '4'} with word={W}")
+        # A weaker alignment is met by the word's.
+        self.align = W
         self.chunk = chunk
         self.zero_returns_null = zero_returns_null
         align_size_log2 = W.bit_length() - 1
@@ -166,6 +179,12 @@ class TLSF(Strategy):
         self._first: int | None = None      # first block of the heap (its size word is at the base)
         self._sentinel: int | None = None   # the zero-size used block at the end
         if self.arena.fixed:
+            largest = self.block_size_max + self.pool_overhead - 1
+            if self.arena.size > largest:
+                raise ParamError(
+                    f"tlsf: pool_size={format_size(self.arena.size)} is too large: a TLSF pool holds "
+                    f"blocks below {format_size(self.block_size_max)} (2**fl_index_max with word={W}), "
+                    f"so pool_size accepts at most {largest} bytes here")
             self.tlsf_add_pool(self.arena.base, self.arena.size)
 
     # --------------------------------------------------------- mapping

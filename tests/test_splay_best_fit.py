@@ -356,3 +356,14 @@ def test_fast_fragmentation_probe_agrees_with_a_walk(ops):
     # The override keeps running totals; the base class walks free_blocks().
     for s in (SplayBestFit(), SplayBestFit(pool_size=30001, align=16)):
         assert_probe_matches_walk(s, ops)
+
+
+def test_a_chunk_that_is_not_a_power_of_two_rounds_growth_to_its_multiples():
+    # vmalloc's ROUND(s, r) divides; the bit trick of align_up only works for
+    # powers of two (it grew the heap by 5111 & -5000 = 104 bytes here).
+    s = SplayBestFit(chunk=5000)
+    s.malloc(100)                 # 112 bytes needed: one chunk
+    assert s.heap_size == 5000
+    s.malloc(6000)                # 6008 needed, 4888 left in the wilderness: one more chunk
+    assert s.heap_size == 10_000
+    s.check()
