@@ -63,7 +63,7 @@ def event_addresses(event) -> tuple[int, ...]:
     if isinstance(event, ev.InsertionPoint):
         return tuple(a for a in (event.addr, event.prev, event.next) if a is not None)
     if isinstance(event, ev.TreeJoin):
-        return tuple(a for a in (event.root, event.left, event.right) if a is not None)
+        return tuple(dict.fromkeys(a for a in (event.root, event.left, event.right) if a is not None))
     if isinstance(event, ev.Rotation):
         return tuple(a for a in (event.addr, event.parent, event.grandparent) if a is not None)
     out = []

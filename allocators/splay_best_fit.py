@@ -501,17 +501,28 @@ class SplayBestFit(WordHeap):
                 in_wilderness = True
             elif isinstance(e, Coalesce) and i and isinstance(events[i - 1], Grow):
                 out[i] = f"the new memory joins the wilderness {e.low_addr:#x}: {e.size} B"
+            elif isinstance(e, TreeJoin) and e.left is not None and e.right is not None \
+                    and isinstance(events[i - 1], TreeRemove):
+                out[i] = (f"join: {e.root:#x}, the right subtree's root, is its least node already; "
+                          f"the left subtree {e.left:#x} hangs under it; {e.root:#x} is the root")
             elif in_wilderness and isinstance(e, Visit):
                 out[i] = (f"wilderness {e.addr:#x} ({e.size} B): "
                           + ("big enough: cut from its front" if e.fits else "too small"))
-            elif isinstance(e, TreeRemove) and e.replaced_by is None:
+            elif isinstance(e, TreeRemove):
+                # In a free, a block leaving the tree is a free neighbour about to be joined.
+                joined = any(isinstance(x, Coalesce) and e.addr in (x.low_addr, x.high_addr)
+                             for x in events[i + 1:])
+                who = "the free neighbour " if joined else ""
                 rest = events[i + 1:]
                 nxt = next((x for x in rest if not isinstance(x, Rotation)), None)
-                if isinstance(nxt, TreeJoin):
-                    out[i] = (f"node {e.addr:#x} (size {e.size}) leaves the root; no size list: "
+                if e.replaced_by is not None:
+                    out[i] = (f"{who}node {e.addr:#x} (size {e.size}) leaves the tree; {e.replaced_by:#x}, "
+                              "the next in its size list, takes its place")
+                elif isinstance(nxt, TreeJoin):
+                    out[i] = (f"{who}node {e.addr:#x} (size {e.size}) leaves the root; no size list: "
                               "its two subtrees must be joined")
                 else:
-                    out[i] = f"{e.addr:#x} (size {e.size}) is unlinked from its size list"
+                    out[i] = f"{who}{e.addr:#x} (size {e.size}) is unlinked from its size list"
         return out
 
     # ------------------------------------------------------------- views

@@ -139,7 +139,7 @@ def _heap_lines(report: dict, all_blocks: bool) -> list[str]:
         return out
     named: dict[int, list[int]] = {}
     for i, e in enumerate(report["events"], 1):
-        for a in e["addrs"]:
+        for a in dict.fromkeys(e["addrs"]):
             named.setdefault(a, []).append(i)
     show = set(range(len(blocks)))
     if not all_blocks and len(blocks) > FULL_HEAP_BLOCKS:

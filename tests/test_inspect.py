@@ -153,8 +153,9 @@ def test_bad_steps_and_options_exit_2(capsys):
     for step in (-1, n + 1):
         code, out, err = run(capsys, "inspect", "vo1989:steps=300,seed=11", "-s", "tlsf", "--step", str(step))
         assert code == 2 and f"outside 0..{n}" in err and out == ""
-    code, _, err = run(capsys, "inspect", "vo1989:steps=300", "-s", "nope", "--step", "1")
-    assert code == 2 and "unknown strategy 'nope'" in err
+    with pytest.raises(SystemExit) as info:                          # argparse says it
+        main(["inspect", "vo1989:steps=300", "-s", "nope", "--step", "1"])
+    assert info.value.code == 2 and "unknown strategy 'nope'" in capsys.readouterr().err
     code, _, err = run(capsys, "inspect", "vo1989:steps=300", "-s", "tlsf", "--step", "1", "-P", "tlsf.bogus=1")
     assert code == 2 and "tlsf" in err and "bogus" in err
     code, _, err = run(capsys, "inspect", "no-such-file.rep", "-s", "tlsf", "--step", "1")
