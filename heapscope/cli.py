@@ -4,6 +4,7 @@
     heapscope open [TRACE] [--strategy NAME] ...   the same, on a trace file or workload
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
+    heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
     heapscope convert IN -o OUT.rep                  ltrace or villoc output to a .rep
@@ -325,6 +326,32 @@ def cmd_check(args) -> int:
     for key, value in stats.items():
         shown = f"{value:.1f}" if isinstance(value, float) else str(value)
         print(f"  {key.ljust(width)}  {shown}")
+    return 0
+
+
+def _inspect_options(p: argparse.ArgumentParser) -> None:
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", type=_known_strategy, required=True, metavar="NAME",
+                   help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--step", "-n", type=int, required=True, metavar="N",
+                   help="0 is the heap before any operation; N the heap after the N-th, whose events are shown")
+    p.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    p.add_argument("--all", action="store_true",
+                   help="text: list every block and every list member (JSON always has them all)")
+    add_strategy_options(p)
+
+
+@command("inspect", "one step of a replay: its events, the blocks and the structure", _inspect_options)
+def cmd_inspect(args) -> int:
+    """One step of a replay without a window (heapscope/inspection.py)."""
+    from .inspection import InspectError, format_text, inspect_step, to_json
+    params = dict(common_params(args), **policy_params(args).get(args.strategy, {}))
+    trace = load_trace(args.trace or str(default_trace_path()))
+    try:
+        report = inspect_step(trace, args.strategy, args.step, params)
+    except InspectError as exc:
+        raise CliError(str(exc)) from None
+    print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
     return 0
 
 
