@@ -11,9 +11,10 @@ Scene units are *design pixels*: at zoom 1 one unit is one screen pixel, and
 every label is sized for a projector at that zoom.  When a step is shown and
 "Follow step" is on, the camera moves to what the step touched, at zoom 1 when
 it fits and never below :data:`MIN_FOLLOW_SCALE` (beyond that the labels would
-be unreadable at the back of a room: the camera centres on the step's main
-item instead and the rest is a drag away).  Dragging or wheeling the drawing
-turns following off; "Follow step" turns it back on.
+be unreadable at the back of a room: the camera keeps the step's main item in
+view instead and the rest is a drag away).  The wheel scrolls, Ctrl+wheel
+zooms, a drag pans; any of them turns following off, and "Follow step" turns
+it back on.
 
 Every item that stands for blocks is a :class:`Glyph`: it knows the block
 address under a point of it, so clicks and hovers are found by asking the
@@ -155,6 +156,23 @@ class Layer(QGraphicsObject):
         pass
 
 
+class ScrollZoomBox(pg.ViewBox):
+    """A ViewBox where the wheel scrolls (Shift+wheel sideways) and
+    Ctrl+wheel zooms, as in the ring and bucket views."""
+
+    def wheelEvent(self, ev, axis=None):
+        if ev.modifiers() & Qt.ControlModifier:
+            super().wheelEvent(ev, axis)
+            return
+        view = self.viewRect()
+        step = -ev.delta() / 120 * 0.15
+        sideways = bool(ev.modifiers() & Qt.ShiftModifier) or ev.orientation() == Qt.Horizontal
+        dx, dy = (step * view.width(), 0.0) if sideways else (0.0, step * view.height())
+        self.setRange(view.translated(dx, dy), padding=0)
+        ev.accept()
+        self.sigRangeChangedManually.emit([True, True])
+
+
 class SceneStructureView(StructureView):
     """A :class:`StructureView` whose drawing lives in a pyqtgraph ViewBox."""
 
@@ -188,7 +206,7 @@ class SceneStructureView(StructureView):
             top.addWidget(b, 0, Qt.AlignTop)
         outer.addLayout(top)
         self.graphics = pg.GraphicsView(background="w")
-        self.box = pg.ViewBox(invertY=True, lockAspect=True, enableMenu=False)
+        self.box = ScrollZoomBox(invertY=True, lockAspect=True, enableMenu=False)
         self.graphics.setCentralItem(self.box)
         outer.addWidget(self.graphics, 1)
         self.status = QLabel()
@@ -203,6 +221,12 @@ class SceneStructureView(StructureView):
         self._hovered = -1
         self._focus: tuple | None = None
         self.selected: int | None = None
+
+    def export_item(self):
+        """What to hand pyqtgraph's exporters (``ImageExporter(view.export_item())``):
+        the view box, so the export is what is in view; Fit all first for
+        the whole drawing."""
+        return self.box
 
     # ------------------------------------------------------------ layers
     def new_layer(self, z: float) -> Layer:

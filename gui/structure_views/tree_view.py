@@ -479,6 +479,7 @@ class StepMarks:
     taken: int | None = None                           # Placed.addr
     released: int | None = None
     wild_was: set = field(default_factory=set)          # addresses the wilderness had this step
+    joined: set = field(default_factory=set)           # removed nodes whose subtrees were joined
     split: tuple | None = None                         # (taken bytes, rest bytes) of a Split
 
 
@@ -498,6 +499,9 @@ def read_events(explained: list) -> StepMarks:
             marks.visits.append(event.addr)
         elif isinstance(event, ev.TreeRemove):
             marks.removed.append((event.addr, event.size, event.replaced_by))
+        elif isinstance(event, getattr(ev, "TreeJoin", ())) and marks.removed:
+            # the removal just before it was of a tree node (not a list member)
+            marks.joined.add(marks.removed[-1][0])
         elif isinstance(event, ev.TreeInsert):
             marks.inserted.append((event.addr, event.size, event.parent, event.side))
         elif isinstance(event, ev.Placed):
@@ -686,7 +690,7 @@ class TreeView(SceneStructureView):
             # only if no node of its size is left (else it was a list member).
             if addr in addrs_present or addr == wild:
                 continue
-            if replaced_by is not None or size not in keys_present:
+            if replaced_by is not None or addr in whole.joined or size not in keys_present:
                 ghosts.append((addr, size))
         ghosts = list(dict((g[0], g) for g in ghosts).values())
         focus = set(marks.numbered) | {a for a, _, _ in marks.splays} | {i[0] for i in marks.inserted}

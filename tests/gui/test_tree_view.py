@@ -227,3 +227,28 @@ def test_pyqtgraph_exports_the_drawing(tmp_path, view, splay_timeline):
     path = tmp_path / "tree.png"
     ImageExporter(view.box).export(str(path))
     assert path.stat().st_size > 2000
+
+
+def test_wheel_scrolls_ctrl_wheel_zooms_and_either_stops_following(qtbot, view, splay_timeline):
+    from PySide6.QtCore import QPoint, QPointF as P
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+    show(view, splay_timeline, 300)
+    assert view.following
+
+    def wheel(modifiers):
+        vp = view.graphics.viewport()
+        centre = P(vp.width() / 2, vp.height() / 2)
+        event = QWheelEvent(centre, vp.mapToGlobal(centre), QPoint(0, 0), QPoint(0, -120),
+                            Qt.NoButton, modifiers, Qt.NoScrollPhase, False)
+        QApplication.sendEvent(vp, event)
+
+    before = view.box.viewRect()
+    wheel(Qt.NoModifier)
+    after = view.box.viewRect()
+    assert after.top() > before.top() and after.width() == pytest.approx(before.width())
+    assert not view.following
+    wheel(Qt.ControlModifier)
+    assert view.box.viewRect().width() != pytest.approx(after.width())
+    view.follow_button.setChecked(True)
+    assert view.box.viewRect().width() == pytest.approx(before.width())
