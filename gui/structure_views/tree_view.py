@@ -343,11 +343,12 @@ class TreeLayout:
     width: float = 0.0
 
 
-def tree_depths(nodes: list[dict], root) -> tuple[list[int], list[int]]:
+def tree_depths(nodes: list[dict], root, index: dict | None = None) -> tuple[list[int], list[int]]:
     """Depth and parent index of every node (iterative: a degenerate splay
     tree is deeper than Python's recursion limit)."""
     n = len(nodes)
-    index = {nd["addr"]: i for i, nd in enumerate(nodes)}
+    if index is None:
+        index = {nd["addr"]: i for i, nd in enumerate(nodes)}
     depth = [0] * n
     parent = [-1] * n
     if root is None or root not in index:
@@ -374,7 +375,8 @@ def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int
     column at their key's in-order place, above the root."""
     out = TreeLayout()
     n = len(nodes)
-    depth, parent = tree_depths(nodes, root)
+    index = {nd["addr"]: i for i, nd in enumerate(nodes)}
+    depth, parent = tree_depths(nodes, root, index)
     out.max_depth = max(depth) if n else -1
     counts = Counter(depth)
     total = 0
@@ -386,7 +388,6 @@ def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int
         cap = d
     out.cap = cap
     drawn = [d <= cap for d in depth]
-    index = {nd["addr"]: i for i, nd in enumerate(nodes)}
     deep = sorted({depth[index[a]] for a in focus if a in index and depth[index[a]] > cap})
     for a in focus:
         i = index.get(a)
@@ -411,7 +412,7 @@ def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int
     marker_y = (cap + 1) * ROW_H
     # x: one column per drawn node or ghost, a narrow gap per run of others
     ghost_list = sorted(ghosts, key=lambda g: g[1])
-    keys = [nd["key"] for nd in nodes]
+    keys = [nd["key"] for nd in nodes] if ghost_list else []
     ghost_at = [bisect_left(keys, g[1]) for g in ghost_list]
     cursor = 0.0
     run: list | None = None         # [count, dmin, dmax, shallowest index]
@@ -549,7 +550,8 @@ class TreeView(SceneStructureView):
         self.note_layer = self.new_layer(20)
         self._nodes: dict = {}              # addr or ("ghost", addr) -> NodeItem
         self._edges: dict = {}              # child addr -> EdgeItem
-        self._notes: list = []              # markers, ladders, texts: rebuilt every step
+        self._notes: list = []              # ladders, texts: rebuilt every step
+        self._markers: list = []            # (MarkerItem, EdgeItem) pool, reused every step
         self._wild: NodeItem | None = None
         self._structure: dict | None = None
         self._explained: list = []
@@ -641,7 +643,7 @@ class TreeView(SceneStructureView):
                         + [it.inserted_member for it in self._nodes.values()
                            if it.isVisible() and it.inserted_member is not None],
             "wilderness": self._wild.addr if self._wild is not None and self._wild.isVisible() else None,
-            "hidden": sum(n.count for n in self._notes if isinstance(n, MarkerItem)),
+            "hidden": sum(m.count for m, _ in self._markers if m.isVisible()),
             "elided": sorted(n.levels for n in self._notes if hasattr(n, "levels")),
             "selected": selected,
         }
@@ -669,6 +671,9 @@ class TreeView(SceneStructureView):
                 item.hide()
             for e in self._edges.values():
                 e.hide()
+            for m, line in self._markers:
+                m.hide()
+                line.hide()
             if self._wild is not None:
                 self._wild.hide()
             self.caption.setText(f"<b>{self.title}</b>: nothing loaded")
@@ -681,8 +686,9 @@ class TreeView(SceneStructureView):
         # The drawing is the state after the whole step, so the nodes the step
         # took out get their ghosts even while micro-steps show its beginning.
         whole = marks if self._upto is None else read_events(self._explained)
-        keys_present = {nd["key"] for nd in nodes}
-        addrs_present = {nd["addr"] for nd in nodes}
+        removed = whole.removed
+        keys_present = {nd["key"] for nd in nodes} if removed else set()
+        addrs_present = {nd["addr"] for nd in nodes} if removed else set()
         wild = s.get("wilderness")
         ghosts = []
         for addr, size, replaced_by in whole.removed:
@@ -806,18 +812,29 @@ class TreeView(SceneStructureView):
                 e.hide()
 
         # summarised subtrees, skipped levels, depth labels
+        # markers and their links are pooled: a big tree has a hundred of them on every step
         for i, (x, y, count, depths, parent_addr) in enumerate(lay.markers):
-            m = MarkerItem(("marker", i), count, depths)
-            m.setParentItem(self.note_layer)
+            if i < len(self._markers):
+                m, line = self._markers[i]
+            else:
+                m, line = MarkerItem(("marker", i), 0, (0, 0)), EdgeItem(("marker", i))
+                m.setParentItem(self.note_layer)
+                line.setParentItem(self.edge_layer)
+                self._markers.append((m, line))
+            m.count, m.depths = count, depths
             m.setPos(x, y)
-            self._notes.append(m)
+            m.show()
+            m.update()
             if parent_addr is not None:
                 px, py = lay.pos[parent_addr]
-                line = EdgeItem(("marker", i))
                 line.set_ends(parent_addr, QPointF(px + (-(NODE_W / 2 - 12) if x < px else NODE_W / 2 - 12),
                                                    py + NODE_H / 2), QPointF(x, y - NODE_H / 2), True)
-                line.setParentItem(self.edge_layer)
-                self._notes.append(line)
+                line.show()
+            else:
+                line.hide()
+        for m, line in self._markers[len(lay.markers):]:
+            m.hide()
+            line.hide()
         for y, levels in lay.bands:
             t = QGraphicsSimpleTextItem(f"\u2026 {levels} level{'s' if levels != 1 else ''} \u2026")
             t.setFont(font(18, True))
@@ -919,7 +936,7 @@ class TreeView(SceneStructureView):
 
     def _write_caption(self, s: dict, lay: TreeLayout, marks: StepMarks) -> None:
         nodes = s.get("nodes", [])
-        n_blocks = sum(len(nd["blocks"]) for nd in nodes)
+        n_blocks = len(s.get("sizes", ())) - len(s.get("outside", ()))   # the tree's blocks
         wild = s.get("wilderness")
         parts = [f"<b>{self.title}</b>: {len(nodes)} node{'s' if len(nodes) != 1 else ''}, "
                  f"{n_blocks} free block{'s' if n_blocks != 1 else ''}"]
