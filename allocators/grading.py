@@ -34,7 +34,6 @@ on the same traces in the same run, on the same machine.
 from __future__ import annotations
 
 import pickle
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 

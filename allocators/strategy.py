@@ -28,6 +28,7 @@ from typing import Iterator, NamedTuple
 from . import structure
 from .arena import Arena
 from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
+from .explain import count, times
 from .params import BOOL, INT, MAX_BYTES, SIZE, Param, ParamError, check_params
 
 USED = "used"
@@ -88,6 +89,12 @@ class Strategy:
     #: DESIGN.md counts a buddy system's splits in its search length (orders
     #: probed + splits); other strategies count nodes examined only.
     search_counts_splits = False
+    #: what one unit of a step's search is, singular and plural: the one-line
+    #: description of a step counts in it ("after examining 12 free blocks",
+    #: "after 3 bitmap probes", "after looking at 2 AVAIL lists")
+    search_unit = ("free block", "free blocks")
+    #: the words before that count ("" for none)
+    search_verb = "examining"
 
     #: the parameters every strategy takes (allocators/params.py); a subclass
     #: lists its own in ``params`` too, and may narrow one of these
@@ -247,6 +254,41 @@ class Strategy:
         generic words of :func:`allocators.explain.describe_event`.  Override to
         say what an event means in the original's terms."""
         return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """Words for every event of one step, in order (None: the generic
+        words).  The default asks :meth:`explain_event` for each; a policy
+        overrides this where an event's words depend on the events around it
+        (Knuth's R2 and S2 both take a block off an AVAIL list)."""
+        return [self.explain_event(e) for e in events]
+
+    def search_units(self, rec: OpRecord) -> int:
+        """How many :attr:`search_unit` the operation's search took: the visits
+        by default; TLSF counts its bitmap probes."""
+        return rec.visits
+
+    def describe_record(self, rec: OpRecord) -> list[str]:
+        """What an operation did, as the clauses that follow the call and its
+        result in the one-line description of a step (``Timeline.describe``):
+        ``["after examining 12 free blocks", "split once"]``.  Policies with
+        their own words override it (buddy's "merged with its buddy twice")."""
+        out = []
+        n = self.search_units(rec)
+        if rec.kind == FREE:
+            if n:
+                out.append(f"walked {count(n, self.search_unit)}")
+        elif n or not (rec.kind == REALLOC and rec.payload == rec.old_payload):
+            verb = f"{self.search_verb} " if self.search_verb else ""
+            out.append(f"after {verb}{count(n, self.search_unit)}")
+        if rec.splits:
+            out.append(f"split {times(rec.splits)}")
+        if rec.merges:
+            out.append(f"coalesced {times(rec.merges)}")
+        if rec.rotations:
+            out.append(count(rec.rotations, "rotation"))
+        if rec.grows:
+            out.append(f"grew the heap {times(rec.grows)}")
+        return out
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """(free bytes F, largest free block, the top block's size or 0, largest

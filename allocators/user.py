@@ -97,7 +97,7 @@ import re
 import sys
 import traceback
 from bisect import bisect_right, insort
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from . import structure as structure_protocol
 from .events import Placed, Released

@@ -4,6 +4,7 @@
     heapscope open [TRACE] [--strategy NAME] ...   the same, on a trace file or workload
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
+    heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
@@ -374,6 +375,32 @@ def cmd_check(args) -> int:
     return 0
 
 
+def _inspect_options(p: argparse.ArgumentParser) -> None:
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", type=_known_strategy, required=True, metavar="NAME",
+                   help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--step", "-n", type=int, required=True, metavar="N",
+                   help="0 is the heap before any operation; N the heap after the N-th, whose events are shown")
+    p.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    p.add_argument("--all", action="store_true",
+                   help="text: list every block and every list member (JSON always has them all)")
+    add_strategy_options(p)
+
+
+@command("inspect", "one step of a replay: its events, the blocks and the structure", _inspect_options)
+def cmd_inspect(args) -> int:
+    """One step of a replay without a window (heapscope/inspection.py)."""
+    from .inspection import InspectError, format_text, inspect_step, to_json
+    params = dict(common_params(args), **policy_params(args).get(args.strategy, {}))
+    trace = load_trace(args.trace or str(default_trace_path()))
+    try:
+        report = inspect_step(trace, args.strategy, args.step, params)
+    except InspectError as exc:
+        raise CliError(str(exc)) from None
+    print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
+    return 0
+
+
 def _strategies_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="*", type=_known_strategy, help="only these strategies")
     add_allocator_option(p)
@@ -464,11 +491,10 @@ def cmd_grade(args) -> int:
     own = dict(params, **policy.get(cls.name, {}))
     names = args.traces or default_grade_traces()
     traces = [(name, load_trace(name)) for name in names]
-    progress = None
-    if sys.stderr.isatty():
-        def progress(trace, what):
-            sys.stderr.write(f"\r{what} {trace}...".ljust(60) + "\r")
-            sys.stderr.flush()
+    def show_progress(trace, what):
+        sys.stderr.write(f"\r{what} {trace}...".ljust(60) + "\r")
+        sys.stderr.flush()
+    progress = show_progress if sys.stderr.isatty() else None
     result = grade(cls, traces, own, check_every=args.check_every, reference_params=params,
                    progress=progress)
     if progress:
@@ -678,21 +704,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------ user strategies
-def _commands_taking_allocators() -> set[str]:
-    """The subcommands whose options include --allocator."""
-    out = set()
+def _allocator_commands() -> dict[str, set[str]]:
+    """The subcommands whose options include --allocator, with all their option strings."""
+    out = {}
     for cmd in COMMANDS:
         p = argparse.ArgumentParser(add_help=False)
         cmd.options(p)
-        if any(ALLOCATOR_OPTION in action.option_strings for action in p._actions):
-            out.add(cmd.name)
+        options = {o for action in p._actions for o in action.option_strings}
+        if ALLOCATOR_OPTION in options:
+            out[cmd.name] = options
     return out
 
 
-def allocator_specs(argv: list[str]) -> list[str]:
-    """The values of --allocator in ``argv`` (up to ``--``), as argparse will read
-    them: ``--allocator X``, ``--allocator=X`` and unambiguous abbreviations
-    (``--all``, ``--allo``...; ``--al`` could be ``--align``)."""
+def allocator_specs(argv: list[str], options: set[str] = frozenset({ALLOCATOR_OPTION})) -> list[str]:
+    """The values of --allocator in ``argv`` (up to ``--``), as argparse reads
+    them given the command's ``options``: ``--allocator X``, ``--allocator=X``
+    and abbreviations that name no other option (``--allo``; ``--al`` could be
+    ``--align``, and ``inspect --all`` is an option of its own)."""
     out = []
     i = 0
     while i < len(argv):
@@ -700,7 +728,9 @@ def allocator_specs(argv: list[str]) -> list[str]:
         if word == "--":
             break
         key, eq, value = word.partition("=")
-        if len(key) >= 5 and ALLOCATOR_OPTION.startswith(key):
+        if key.startswith("--") and ALLOCATOR_OPTION.startswith(key) and (
+                key == ALLOCATOR_OPTION or (key not in options and
+                                            [o for o in options if o.startswith(key)] == [ALLOCATOR_OPTION])):
             if eq:
                 out.append(value)
             elif i + 1 < len(argv):
@@ -715,11 +745,12 @@ def load_allocators(argv: list[str]) -> list[str]:
     the command takes strategies; before the parser is built, so that its help
     and ``--strategy`` know them.  PluginError names a file that cannot be loaded."""
     command_name = next((w for w in argv if not w.startswith("-")), "open")
-    if command_name not in _commands_taking_allocators():
+    options = _allocator_commands().get(command_name)
+    if options is None:
         return []
     plugins.load_installed(
         warn=lambda message: print(f"heapscope: warning: {message}; left out", file=sys.stderr))
-    return [plugins.load_file(spec).name for spec in allocator_specs(argv)]
+    return [plugins.load_file(spec).name for spec in allocator_specs(argv, options)]
 
 
 def _loaded_names(args) -> list[str]:

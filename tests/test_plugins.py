@@ -170,9 +170,35 @@ def test_a_helper_module_next_to_the_file_can_be_imported(tmp_path):
 
 # ---------------------------------------------------------- the command line
 def test_allocator_options_are_found_as_argparse_reads_them():
+    from heapscope.cli import _allocator_commands
+    commands = _allocator_commands()
+    assert {"open", "compare", "inspect", "strategies", "grade"} <= set(commands)
+    assert "record" not in commands and "check" not in commands
     argv = ["compare", "x.rep", "--allocator", "a.py:A", "--allocator=b.py:B", "--allo", "c.py:C",
             "--all=d.py:D", "--align", "16", "--", "--allocator", "e.py:E"]
-    assert allocator_specs(argv) == ["a.py:A", "b.py:B", "c.py:C", "d.py:D"]
+    assert allocator_specs(argv, commands["compare"]) == ["a.py:A", "b.py:B", "c.py:C", "d.py:D"]
+    # inspect has an option --all of its own
+    argv = ["inspect", "-s", "tlsf", "--step", "3", "--all", "--allocator", "a.py:A"]
+    assert allocator_specs(argv, commands["inspect"]) == ["a.py:A"]
+
+
+def test_inspect_takes_the_user_strategy(capsys):
+    try:
+        assert main(["inspect", "vo1989:steps=200", "--allocator", f"{SEGFIT}:SegFit", "-s", "segfit",
+                     "--step", "150", "--all", "--format", "json"]) == 0
+        import json
+        report = json.loads(capsys.readouterr().out)
+        assert report["strategy"] == "segfit" and report["structure"]["kind"] == "lists"
+        assert all(label.startswith("class ") for label in report["structure"]["lists"])
+        assert report["events"] and report["operation"]["result"] is not None
+        # a broken one is its own one-line error at the step it breaks
+        broken = ROOT / "examples" / "broken.py"
+        assert main(["inspect", "default", "--allocator", f"{broken}:Broken", "-s", "broken",
+                     "--step", "200"]) == 2
+        assert "step 124, malloc(65): your _malloc returned 0x10c0" in capsys.readouterr().err
+    finally:
+        plugins.forget("segfit")
+        plugins.forget("broken")
 
 
 def test_compare_strategies_and_open_take_the_user_strategy(capsys):
