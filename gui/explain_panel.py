@@ -155,8 +155,8 @@ class ExplainPanel(Subscriber, QWidget):
             return
         explained = step.explained
         n = len(explained)
-        self.title.setText(f"Step {step.position}, in {step.strategy_name}'s words "
-                           f"({n} event" + ("" if n == 1 else "s") + ")")
+        self.title.setText(f"Step {step.position}: {n} event" + ("" if n == 1 else "s"))
+        self.title.setToolTip(f"what step {step.position} did, in {step.strategy_name}'s words")
         self.show_events(explained)
 
     def show_events(self, explained: list) -> None:

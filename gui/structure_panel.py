@@ -33,6 +33,9 @@ class StructurePanel(Subscriber, QWidget):
                   "selection_changed": "_model_selection", "event_changed": "_model_event",
                   "hover_changed": "_model_hover"}
 
+    #: the facts line when no block is hovered or selected
+    HINT = "Hover or click a block (here or on the map) for its facts."
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.view = None
@@ -113,14 +116,24 @@ class StructurePanel(Subscriber, QWidget):
     def _model_selection(self, addr) -> None:
         if self.view is not None and not self.__dict__.get("_redraw_pending"):
             self.view.set_selection(addr)
+        self._model_hover(self.model.hover if self.model is not None else None)
 
     def _model_event(self, index) -> None:
         if self.view is not None and not self.__dict__.get("_redraw_pending"):
             self.view.set_current_event(index)
 
     def _model_hover(self, addr) -> None:
-        step = self.model.step(self.row) if self.model is not None else None
-        self.facts.setText(step.describe_address(addr) if step is not None and addr is not None else " ")
+        """The hovered block's facts; with none hovered, the selected block's."""
+        model = self.model
+        step = model.step(self.row) if model is not None else None
+        if step is None:
+            self.facts.setText(" ")
+        elif addr is not None:
+            self.facts.setText(step.describe_address(addr))
+        elif model.selection is not None:
+            self.facts.setText("selected: " + step.describe_address(model.selection))
+        else:
+            self.facts.setText(self.HINT)
 
     # ------------------------------------------------------------- the view
     def _view_clicked(self, addr: int) -> None:

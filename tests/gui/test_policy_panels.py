@@ -6,7 +6,7 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from heapscope.allocators.events import Visit
+from heapscope.allocators.events import Split, Visit
 from heapscope.allocators.explain import explain_step
 from heapscope.allocators.replay import Timeline
 from heapscope.allocators.structure import where
@@ -52,12 +52,13 @@ def move_mouse(widget, pos) -> None:
 
 
 def a_step_with_a_missed_block(window) -> int:
-    """A malloc whose search passed over a free block that stays free."""
+    """A malloc whose search passed over a free block that stays free, then split one."""
     s = window.timeline.series
     for t in (i + 1 for i in range(200, s.n) if s.is_malloc[i] and 3 <= s.search[i] <= 12):
         window.seek(t)
         rec = window.timeline.last_record
-        if rec.grows == 0 and any(isinstance(e, Visit) and not e.fits for e in rec.events):
+        if (rec.grows == 0 and rec.splits and
+                any(isinstance(e, Visit) and not e.fits for e in rec.events)):
             return t
     raise AssertionError("no such step")
 
@@ -74,7 +75,7 @@ def test_the_explain_panel_lists_the_steps_events_in_order(qtbot, loaded, strate
         expected = explain_step(fresh.strategy, fresh.last_record)
         assert expected, f"step {t} of {strategy} has no events"
         assert loaded.explain_panel.texts() == [f"{e.index + 1}. {e.text}" for e in expected]
-        assert loaded.explain_panel.title.text().startswith(f"Step {t},")
+        assert loaded.explain_panel.title.text() == f"Step {t}: {len(expected)} event" + ("" if len(expected) == 1 else "s")
     loaded.seek(0)
     assert loaded.explain_panel.texts() == []
 
@@ -93,13 +94,15 @@ def test_clicking_an_event_selects_its_block_on_the_map_and_in_the_structure_vie
     assert w.structure_panel.view.drawn()["selected"] == addr
     # the clicked line stays selected and in sight
     assert panel.list.currentIndex().row() == row and line_visible(panel, row)
-    # a line naming a used block (the one placed) selects it on the map only
-    placed = next(i for i, e in enumerate(explained) if type(e.event).__name__ == "Placed")
-    click_line(qtbot, panel, placed)
-    used = explained[placed].addrs[0]
+    # a line naming two blocks selects the one it is about: a split's part
+    # for the request, which is used now, so on the map only
+    row = next(i for i, e in enumerate(explained) if isinstance(e.event, Split))
+    click_line(qtbot, panel, row)
+    used = explained[row].event.taken_addr
     assert w.model.selection == used
     assert w.heap_map.selected_range()[0] == used
     assert w.structure_panel.view.drawn()["selected"] is None
+    assert panel.list.currentIndex().row() == row
     assert t == w.timeline.position
 
 
@@ -135,6 +138,9 @@ def test_clicking_the_structure_view_selects_on_the_map(qtbot, loaded):
     assert w.model.selection == addr
     assert w.heap_map.selected_range() == (addr, free[addr])
     assert view.drawn()["selected"] == addr
+    # with nothing hovered, the facts line names the selected block
+    w.model.set_hover(None)
+    assert w.structure_panel.facts.text().startswith(f"selected: block 0x{addr:x}, {free[addr]:,} B: free")
     # the selection ring is drawn around that block's cells on the map
     x, y = w.heap_map.layout_.point_of(addr)
     assert w.heap_map.selected_item.path().contains(QPointF(x + 0.5, y + 0.5))

@@ -50,9 +50,19 @@ def drawing_counters(w) -> dict:
 def test_stepping_updates_every_subscriber_once_per_step(qtbot, loaded):
     w = loaded
     w.seek(100)
+    steps = 7
+    # the mouse rests on the map over a block free all along: its hover line
+    # names where the structure keeps it, so the map reads structure() too
+    fresh = Timeline(w.trace, "next-fit").build()
+    free_all_along = None
+    for t in range(100, 101 + steps):
+        fresh.seek(t)
+        free = {b.addr for b in fresh.strategy.walk() if b.state == "free"}
+        free_all_along = free if free_all_along is None else free_all_along & free
+    w.heap_map._mouse_moved(w.heap_map.scene_pos_of(min(free_all_along)))
+    assert "in the free list" in w.heap_map.info.text()
     counters = drawing_counters(w)
     explains, structures = w.model.explain_calls, w.model.structure_calls
-    steps = 7
     for _ in range(steps):
         qtbot.keyClick(w, Qt.Key_Right)
     qtbot.wait(50)          # nothing arrives late either
@@ -65,7 +75,8 @@ def test_stepping_updates_every_subscriber_once_per_step(qtbot, loaded):
     # every view shows the same, last step
     assert counters["timeline bar"].calls[-1][0] == 107
     assert counters["plots"].calls[-1][0] == 107
-    assert w.explain_panel.title.text().startswith("Step 107,")
+    assert w.explain_panel.title.text().startswith("Step 107:")
+    assert "in the free list" in w.heap_map.info.text()
 
 
 def test_seeking_to_the_shown_step_redraws_nothing(qtbot, loaded):
