@@ -94,6 +94,8 @@ class StructurePanel(Subscriber, QWidget):
         self._model_hover(model.hover)
 
     def _view_for(self, kind: str):
+        if self.view is not None and kind == self.kind:
+            return self.view
         cls = view_for(kind)
         if self.view is None or type(self.view) is not cls:
             old = self.view

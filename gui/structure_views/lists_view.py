@@ -21,15 +21,20 @@ Legible past a few hundred blocks: at most :data:`MAX_LISTS` lists and
 blocks and every block the step lit, the selection and the pointers, with a
 "... 812 blocks ..." pill for each run left out, and runs of lists fold into
 one line.  :attr:`summary` says what was left out; the view scrolls.
+
+Each box is one item that paints itself (rectangle, texts, number, pointer
+flags, the link from the box before it), kept per block address from one step
+to the next: a step moves and restyles the boxes it keeps and makes only the
+new ones, and the scene draws only the boxes in sight.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
-from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsLineItem, QGraphicsRectItem,
-                               QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsTextItem,
-                               QGraphicsView, QVBoxLayout)
+from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphicsScene,
+                               QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView,
+                               QVBoxLayout)
 
 from ...allocators import events as ev
 from ...allocators.structure import parse_tlsf_key
@@ -45,8 +50,8 @@ BLOCK_BUDGET = 400
 #: a list gets at least this many boxes, and at most PER_LIST_MAX
 PER_LIST_MIN, PER_LIST_MAX = 12, 200
 
-# item data keys
-ROLE, ADDR, VALUE = 0, 1, 2
+#: space between two boxes of a list (the link is drawn there)
+GAP_X = 14.0
 
 
 def labelled_lists(structure: dict) -> list[tuple[tuple | None, str, list[int]]]:
@@ -147,13 +152,112 @@ def keep_indices(n: int, cap: int, wanted: set[int]) -> list[int]:
     return sorted(keep)
 
 
+class _Fonts:
+    """The view's fonts and their metrics, scaled from the widget's font so
+    that they grow with it (presenter mode)."""
+
+    def __init__(self, base: QFont) -> None:
+        pt = base.pointSizeF()
+
+        def font(scale: float, bold: bool) -> QFont:
+            f = QFont(base)
+            f.setPointSizeF(pt * scale)
+            f.setBold(bold)
+            return f
+
+        self.size, self.addr = font(1.15, True), font(0.9, False)
+        self.head, self.mark = font(1.1, True), font(1.0, True)
+        self.size_m, self.addr_m, self.mark_m = (QFontMetricsF(f) for f in (self.size, self.addr, self.mark))
+        self.box_h = self.size_m.height() + self.addr_m.height() + 8
+        self.flag_h = self.mark_m.height() + 2
+        self._widths: dict[tuple[int, str], float] = {}
+
+    def width(self, which: QFontMetricsF, text: str) -> float:
+        key = (id(which), text)
+        w = self._widths.get(key)
+        if w is None:
+            w = self._widths[key] = which.horizontalAdvance(text)
+        return w
+
+
+class BlockBox(QGraphicsItem):
+    """One free block of a list, painting itself; what it shows is in plain
+    attributes that :meth:`ListsView.drawn` reads back."""
+
+    def __init__(self, fonts: _Fonts, addr: int) -> None:
+        super().__init__()
+        self.fonts = fonts
+        self.addr = addr
+        self.list_index = 0          # which list it is drawn in
+        self.order = 0               # drawing order within the view
+        self.size_text = self.addr_text = ""
+        self.w = 60.0
+        self.state = ""              # "", "visited" or "changed"
+        self.number = 0              # visit number, when visited
+        self.flags: tuple[str, ...] = ()
+        self.linked = False          # a link from the box before it
+        self.outside = False
+        self.setZValue(2)
+
+    def restyle(self, size_text, state, number, flags, linked, outside) -> None:
+        self.prepareGeometryChange()
+        self.size_text, self.state, self.number = size_text, state, number
+        self.flags, self.linked, self.outside = tuple(flags), linked, outside
+        self.addr_text = f"0x{self.addr:x}"
+        f = self.fonts
+        self.w = max(f.width(f.size_m, size_text), f.width(f.addr_m, self.addr_text)) + 16
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        f = self.fonts
+        above = max(f.flag_h * len(self.flags), f.mark_m.height() if self.number else 0) + 4
+        return QRectF(-GAP_X - 1, -above, self.w + GAP_X + 6, f.box_h + above + 4)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        f = self.fonts
+        h = f.box_h
+        if self.linked:
+            painter.setPen(QPen(QColor("#777"), 2))
+            painter.drawLine(QPointF(-GAP_X, h / 2), QPointF(0, h / 2))
+        if self.state == "visited":
+            pen = QPen(QColor(palette.SEARCHED), 4)
+        elif self.state == "changed":
+            pen = QPen(QColor(palette.PLACED), 4)
+        else:
+            pen = QPen(QColor("#555"), 1.2)
+        pen.setJoinStyle(Qt.MiterJoin)
+        painter.setPen(pen)
+        painter.setBrush(QBrush(QColor(palette.BLUISH_GREEN if self.outside else palette.YELLOW)))
+        painter.drawRect(QRectF(0, 0, self.w, h))
+        ink = QColor("white" if self.outside else "#111")
+        painter.setPen(ink)
+        painter.setFont(f.size)
+        painter.drawText(QPointF(8, 3 + f.size_m.ascent()), self.size_text)
+        painter.setFont(f.addr)
+        painter.drawText(QPointF(8, 3 + f.size_m.height() + f.addr_m.ascent()), self.addr_text)
+        painter.setFont(f.mark)
+        if self.number:
+            text = str(self.number)
+            tw = f.width(f.mark_m, text)
+            badge = QRectF(self.w - tw - 8, -f.mark_m.height() + 2, tw + 8, f.mark_m.height())
+            painter.fillRect(badge, QColor(palette.SEARCHED))
+            painter.setPen(QColor("black"))
+            painter.drawText(QPointF(badge.left() + 4, badge.top() + f.mark_m.ascent()), text)
+        if self.flags:
+            painter.setPen(QColor(palette.SEARCHED).darker(140))
+            for k, name in enumerate(self.flags):
+                painter.drawText(QPointF(2, -f.flag_h * k - 4 - f.mark_m.descent()), f"▼ {name}")
+
+
 class _Canvas(QGraphicsView):
     """The scrolling scene; mouse events go back to the view."""
 
     def __init__(self, owner: "ListsView") -> None:
         super().__init__()
         self.owner = owner
-        self.setScene(QGraphicsScene(self))
+        scene = QGraphicsScene(self)
+        scene.setItemIndexMethod(QGraphicsScene.NoIndex)    # items move on every step
+        self.setScene(scene)
         self.setRenderHint(QPainter.Antialiasing)
         self.setRenderHint(QPainter.TextAntialiasing)
         self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
@@ -164,11 +268,11 @@ class _Canvas(QGraphicsView):
         self.setFocusPolicy(Qt.NoFocus)     # the window's keys step the trace
 
     def block_at(self, pos) -> int | None:
-        item = self.itemAt(pos)
-        while item is not None:
-            if item.data(ROLE) == "block":
-                return item.data(ADDR)
-            item = item.parentItem()
+        for item in self.items(pos):
+            if isinstance(item, BlockBox) and item.isVisible():
+                local = item.mapFromScene(self.mapToScene(pos))
+                if 0 <= local.x() <= item.w and 0 <= local.y() <= item.fonts.box_h:
+                    return item.addr
         return None
 
     def mousePressEvent(self, event) -> None:
@@ -189,6 +293,14 @@ class _Canvas(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.owner._width_changed()
+
+
+class _Mark:
+    """What a heading, a pill or a fold line stands for (read back by drawn())."""
+
+    def __init__(self, role: str, order: int, **values) -> None:
+        self.role, self.order = role, order
+        self.__dict__.update(values)
 
 
 @register_view("lists")
@@ -214,21 +326,21 @@ class ListsView(StructureView):
         self.selected: int | None = None
         self.current_event: int | None = None
         self._hover: int | None = None
-        self._boxes: dict[int, QGraphicsRectItem] = {}
+        self.fonts = _Fonts(self.font())
+        self._boxes: dict[int, BlockBox] = {}       # the boxes drawn, by block address
+        self._others: list[QGraphicsItem] = []      # headings, pills, fold lines
         self._ring: list[QGraphicsRectItem] = []
+        for colour, width in ((palette.SELECTED, 7), (palette.SELECTED_CORE, 2.5)):
+            ring = QGraphicsRectItem()
+            pen = QPen(QColor(colour), width)
+            pen.setJoinStyle(Qt.MiterJoin)
+            ring.setPen(pen)
+            ring.setZValue(30 + len(self._ring))
+            ring.hide()
+            self.canvas.scene().addItem(ring)
+            self._ring.append(ring)
+        self._ring_addr: int | None = None
         self._laid_width = 0
-        base = self.font().pointSizeF()
-        self.size_font = QFont(self.font())
-        self.size_font.setPointSizeF(base * 1.15)
-        self.size_font.setBold(True)
-        self.addr_font = QFont(self.font())
-        self.addr_font.setPointSizeF(base * 0.9)
-        self.head_font = QFont(self.font())
-        self.head_font.setPointSizeF(base * 1.1)
-        self.head_font.setBold(True)
-        self.mark_font = QFont(self.font())       # visit numbers and pointer flags
-        self.mark_font.setPointSizeF(base)
-        self.mark_font.setBold(True)
 
     # ------------------------------------------------------------- contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
@@ -245,36 +357,39 @@ class ListsView(StructureView):
     def set_current_event(self, index: int | None) -> None:
         if index != self.current_event:
             self.current_event = index
-            self._layout()
+            if self.structure is not None:
+                self._layout()
 
     def drawn(self) -> dict:
         lists: list[dict] = []
         out = {"lists": lists, "folded_lists": 0, "folded_blocks": 0, "visited": [],
                "changed": [], "pointers": {}, "selected": None, "marked_lists": {}}
         numbers = []
-        # items in the order they were added (a list's heading first)
-        for item in sorted(self.canvas.scene().items(), key=lambda i: i.data(VALUE + 1) or 0):
-            role = item.data(ROLE)
-            if role == "header":
-                lists.append({"label": item.data(VALUE), "blocks": [], "skipped": 0})
-                if item.data(ADDR):
-                    out["marked_lists"][item.data(VALUE)] = item.data(ADDR)
-            elif role == "block":
-                lists[-1]["blocks"].append(item.data(ADDR))
-                if item.data(VALUE) == "changed":
-                    out["changed"].append(item.data(ADDR))
-            elif role == "gap":
-                lists[-1]["skipped"] += item.data(VALUE)
-            elif role == "folded":
-                out["folded_lists"] += item.data(VALUE)[0]
-                out["folded_blocks"] += item.data(VALUE)[1]
-            elif role == "number":
-                numbers.append((item.data(VALUE), item.data(ADDR)))
-            elif role == "pointer":
-                out["pointers"][item.data(VALUE)] = item.data(ADDR)
-            elif role == "selection" and item.isVisible():
-                out["selected"] = item.data(ADDR)
+        items = [i for i in self.canvas.scene().items() if isinstance(i, BlockBox) or hasattr(i, "mark")]
+        for item in sorted(items, key=lambda i: i.order if isinstance(i, BlockBox) else i.mark.order):
+            if isinstance(item, BlockBox):
+                lists[-1]["blocks"].append(item.addr)
+                if item.state == "changed":
+                    out["changed"].append(item.addr)
+                if item.number:
+                    numbers.append((item.number, item.addr))
+                for name in item.flags:
+                    out["pointers"][name] = item.addr
+                continue
+            m = item.mark
+            if m.role == "header":
+                lists.append({"label": m.label, "blocks": [], "skipped": 0})
+                if m.did:
+                    out["marked_lists"][m.label] = m.did
+            elif m.role == "gap":
+                lists[-1]["skipped"] += m.count
+            elif m.role == "folded":
+                out["folded_lists"] += m.lists
+                out["folded_blocks"] += m.blocks
         out["visited"] = [a for _, a in sorted(numbers)]
+        ring = self._ring[1]
+        if ring.isVisible():
+            out["selected"] = self._ring_addr
         return out
 
     def box_centre(self, addr: int):
@@ -283,7 +398,7 @@ class ListsView(StructureView):
         if item is None:
             return None
         self.canvas.ensureVisible(item)
-        return self.canvas.mapFromScene(item.sceneBoundingRect().center())
+        return self.canvas.mapFromScene(item.mapToScene(QPointF(item.w / 2, self.fonts.box_h / 2)))
 
     # ------------------------------------------------------------- drawing
     def _holds(self, addr: int) -> bool:
@@ -296,23 +411,30 @@ class ListsView(StructureView):
 
     def _layout(self) -> None:
         scene = self.canvas.scene()
-        scene.clear()
-        self._boxes = {}
-        self._ring = []
+        for item in self._others:
+            scene.removeItem(item)
+        self._others = []
         self._order = 0
         self._laid_width = width = max(self.canvas.viewport().width(), 240)
+        old_boxes, self._boxes = self._boxes, {}
         s = self.structure
         if s is None:
+            self._drop(old_boxes)
             self.summary = ""
-            self._text("nothing to show", self.head_font, 8, 8, "#555")
+            self._add_text("nothing to show", self.fonts.head, 8, 8, "#555")
             scene.setSceneRect(QRectF(0, 0, width, 40))
+            self._place_ring()
             return
         sizes = s.get("sizes", {})
         rows = labelled_lists(s)
         visits, changed = lit_blocks(self.explained, self.current_event)
         marks = list_marks(self.explained, self.current_event)
         pointers = {p["name"]: p["addr"] for p in s.get("pointers", ())}
-        wanted_addrs = set(visits) | set(changed) | {a for a in pointers.values() if a is not None}
+        flags_at: dict[int, list[str]] = {}
+        for name, a in pointers.items():
+            if a is not None:
+                flags_at.setdefault(a, []).append(name)
+        wanted_addrs = set(visits) | set(changed) | set(flags_at)
         if self.selected is not None:
             wanted_addrs.add(self.selected)
 
@@ -333,7 +455,7 @@ class ListsView(StructureView):
         pad = 8.0
         for r in shown_rows + [len(rows)]:
             if r != prev + 1:
-                y = self._folded(rows[prev + 1:r], y, width)
+                y = self._folded(rows[prev + 1:r], y)
                 folded_lists += r - prev - 1
                 folded_blocks += sum(len(a) for _, _, a in rows[prev + 1:r])
             prev = r
@@ -353,102 +475,86 @@ class ListsView(StructureView):
                            if a is None and r == 0 and s.get("kind") in ("address-ring", "ring")]
             if at_sentinel:
                 head += "   (" + ", ".join(at_sentinel) + " → base)"
-            item = QGraphicsTextItem()
-            item.setFont(self.head_font)
-            item.setDefaultTextColor(QColor("#111"))
-            mark = marks.get(key) if key is not None else None
+            did = ", ".join(marks[key]) if key is not None and key in marks else ""
             html = _escape(head)
-            if mark:
-                html += (f' <span style="color:{palette.PLACED}">◀ this step: '
-                         f'{_escape(", ".join(mark))}</span>')
+            if did:
+                html += f' <span style="color:{palette.PLACED}">◀ this step: {_escape(did)}</span>'
+            item = QGraphicsTextItem()
+            item.setFont(self.fonts.head)
+            item.setDefaultTextColor(QColor("#111"))
             item.setHtml(html)
             item.setTextWidth(width - 2 * pad)       # a long heading wraps
             item.setPos(pad - 4, y)
-            self._tag(item, "header", label)
-            item.setData(ADDR, ", ".join(mark) if mark else None)
-            self.canvas.scene().addItem(item)
+            self._keep(item, _Mark("header", self._next(), label=label, did=did))
             y += item.boundingRect().height() + 2
             if not addrs:
                 y += 6
                 continue
-            on_row = {a for a in pointers.values() if a in index_of}
-            y = self._blocks(addrs, keep, sizes, visits, changed, pointers, bool(on_row), y, width,
+            y = self._blocks(r, addrs, keep, sizes, visits, changed, flags_at, old_boxes, y, width,
                              outside=label.startswith("outside:"))
             y += 10
+        self._drop(old_boxes)
         total_blocks = sum(len(a) for _, _, a in rows)
         notes = []
         if drawn_blocks < total_blocks:
             notes.append(f"{drawn_blocks:,} of {total_blocks:,} blocks drawn")
         if cut_lists:
-            notes.append(f"{cut_lists:,} list{'s' if cut_lists > 1 else ''} cut to {'their' if cut_lists > 1 else 'its'} "
-                         "first and last blocks and what the step touched")
+            notes.append(f"{cut_lists:,} list{'s' if cut_lists > 1 else ''} cut to "
+                         f"{'their' if cut_lists > 1 else 'its'} first and last blocks and what "
+                         "the step touched")
         if folded_lists:
             notes.append(f"{folded_lists:,} of {len(rows):,} lists folded")
         self.summary = "; ".join(notes)
-        # the selection ring: a black ring with a white core, as on the map
-        for colour, w, z in ((palette.SELECTED, 7, 30), (palette.SELECTED_CORE, 2.5, 31)):
-            ring = QGraphicsRectItem()
-            pen = QPen(QColor(colour), w)
-            pen.setJoinStyle(Qt.MiterJoin)
-            ring.setPen(pen)
-            ring.setBrush(Qt.NoBrush)
-            ring.setZValue(z)
-            ring.setData(ROLE, "selection" if z == 31 else "selection-outer")
-            ring.hide()
-            scene.addItem(ring)
-            self._ring.append(ring)
         scene.setSceneRect(QRectF(0, 0, width, y + 6))
         self._place_ring()
         if self.selected not in self._boxes:
             # follow the action: the first block the step lit, else the search pointer
             lit = sorted((a for a in visits if a in self._boxes), key=visits.get)
             lit += [a for a in changed if a in self._boxes]
-            lit += [a for a in pointers.values() if a in self._boxes]
+            lit += [a for a in flags_at if a in self._boxes]
             if lit:
                 self.canvas.ensureVisible(self._boxes[lit[0]], 20, 40)
 
-    def _tag(self, item: QGraphicsItem, role: str, value=None, addr=None) -> None:
+    def _next(self) -> int:
         self._order += 1
-        item.setData(ROLE, role)
-        item.setData(VALUE, value)
-        item.setData(ADDR, addr)
-        item.setData(VALUE + 1, self._order)
+        return self._order
 
-    def _text(self, text: str, font: QFont, x: float, y: float, colour: str, role: str = "text",
-              value=None, parent=None) -> QGraphicsSimpleTextItem:
-        item = QGraphicsSimpleTextItem(text, parent)
+    def _keep(self, item: QGraphicsItem, mark: _Mark | None = None) -> None:
+        item.mark = mark if mark is not None else _Mark("text", self._next())
+        self.canvas.scene().addItem(item)
+        self._others.append(item)
+
+    def _drop(self, boxes: dict) -> None:
+        scene = self.canvas.scene()
+        for item in boxes.values():
+            scene.removeItem(item)
+
+    def _add_text(self, text: str, font: QFont, x: float, y: float, colour: str,
+                  mark: _Mark | None = None) -> QGraphicsSimpleTextItem:
+        item = QGraphicsSimpleTextItem(text)
         item.setFont(font)
         item.setBrush(QBrush(QColor(colour)))
         item.setPos(x, y)
-        self._tag(item, role, value)
-        if parent is None:
-            self.canvas.scene().addItem(item)
+        self._keep(item, mark)
         return item
 
-    def _folded(self, rows, y: float, width: float) -> float:
+    def _folded(self, rows, y: float) -> float:
         blocks = sum(len(a) for _, _, a in rows)
-        item = self._text(f"… {len(rows):,} lists folded ({blocks:,} blocks): "
-                          f"{rows[0][1]} … {rows[-1][1]}", self.addr_font, 8, y, "#555",
-                          role="folded", value=(len(rows), blocks))
+        item = self._add_text(f"… {len(rows):,} lists folded ({blocks:,} blocks): "
+                              f"{rows[0][1]} … {rows[-1][1]}", self.fonts.addr, 8, y, "#555",
+                              _Mark("folded", self._next(), lists=len(rows), blocks=blocks))
         return y + item.boundingRect().height() + 8
 
-    def _blocks(self, addrs, keep, sizes, visits, changed, pointers, flagged: bool, y: float,
+    def _blocks(self, r, addrs, keep, sizes, visits, changed, flags_at, old_boxes, y: float,
                 width: float, outside: bool) -> float:
-        """Draw the kept blocks of one list as linked boxes, wrapping at ``width``."""
-        scene = self.canvas.scene()
-        size_h = self.size_font.pointSizeF() * 1.45
-        addr_h = self.addr_font.pointSizeF() * 1.45
-        box_h = size_h + addr_h + 8
-        flag_h = self.mark_font.pointSizeF() * 1.8 if flagged else 0
-        gap_x = 14.0
+        """Place the kept blocks of list ``r`` as linked boxes, wrapping at ``width``."""
+        f = self.fonts
+        box_h = f.box_h
+        flagged = any(a in flags_at for a in addrs)
+        flag_h = f.flag_h if flagged else 0
         x0 = x = 8.0
         y += flag_h
-        names_at = {}
-        for name, a in pointers.items():
-            if a is not None:
-                names_at.setdefault(a, []).append(name)
-        previous = None
-        items = []
+        items: list[tuple[str, int]] = []
         last = -1
         for i in keep:
             if i != last + 1:
@@ -457,94 +563,52 @@ class ListsView(StructureView):
             last = i
         if last != len(addrs) - 1:
             items.append(("gap", len(addrs) - 1 - last))
-        fm_size = QFontMetricsF(self.size_font)
-        fm_addr = QFontMetricsF(self.addr_font)
+        first_on_line = True
         for what, value in items:
             if what == "block":
                 size_text = human_bytes(sizes.get(value, 0))
-                addr_text = f"0x{value:x}"
-                w = max(fm_size.horizontalAdvance(size_text), fm_addr.horizontalAdvance(addr_text)) + 16
+                w = max(f.width(f.size_m, size_text), f.width(f.addr_m, f"0x{value:x}")) + 16
             else:
                 text = f"… {value:,} …"
-                w = fm_addr.horizontalAdvance(text) + 16
+                w = f.width(f.addr_m, text) + 16
             if x + w > width - 8 and x > x0:
                 x = x0
                 y += box_h + 12 + flag_h
-                previous = None
-            if previous is not None:
-                link = QGraphicsLineItem(previous, y + box_h / 2, x, y + box_h / 2)
-                link.setPen(QPen(QColor("#777"), 2))
-                self._tag(link, "link")
-                scene.addItem(link)
+                first_on_line = True
             if what == "gap":
                 pill = QGraphicsRectItem(0, 0, w, box_h)
                 pill.setPos(x, y)
                 pill.setPen(QPen(QColor("#999"), 1.5, Qt.DashLine))
                 pill.setBrush(QBrush(QColor("#f2f2f2")))
-                self._tag(pill, "gap", value)
-                scene.addItem(pill)
-                self._text(text, self.addr_font, 8, (box_h - addr_h) / 2, "#444", parent=pill)
+                self._keep(pill, _Mark("gap", self._next(), count=value))
+                label = QGraphicsSimpleTextItem(text, pill)
+                label.setFont(f.addr)
+                label.setBrush(QBrush(QColor("#444")))
+                label.setPos(8, (box_h - f.addr_m.height()) / 2)
             else:
-                self._box(value, size_text, addr_text, x, y, w, box_h, size_h, visits, changed,
-                          names_at.get(value, ()), outside)
-            previous = x + w
-            x += w + gap_x
+                box = old_boxes.pop(value, None)
+                if box is None:
+                    box = BlockBox(f, value)
+                    self.canvas.scene().addItem(box)
+                state = "visited" if value in visits else "changed" if value in changed else ""
+                box.restyle(size_text, state, visits.get(value, 0), flags_at.get(value, ()),
+                            not first_on_line, outside)
+                box.list_index, box.order = r, self._next()
+                box.setPos(x, y)
+                self._boxes[value] = box
+            first_on_line = False
+            x += w + GAP_X
         return y + box_h
-
-    def _box(self, addr, size_text, addr_text, x, y, w, h, size_h, visits, changed, names,
-             outside: bool) -> None:
-        scene = self.canvas.scene()
-        box = QGraphicsRectItem(0, 0, w, h)
-        box.setPos(x, y)
-        box.setBrush(QBrush(QColor(palette.BLUISH_GREEN if outside else palette.YELLOW)))
-        state = "visited" if addr in visits else "changed" if addr in changed else ""
-        if state == "visited":
-            pen = QPen(QColor(palette.SEARCHED), 4)
-        elif state == "changed":
-            pen = QPen(QColor(palette.PLACED), 4)
-        else:
-            pen = QPen(QColor("#555"), 1.2)
-        pen.setJoinStyle(Qt.MiterJoin)
-        box.setPen(pen)
-        box.setZValue(2)
-        self._tag(box, "block", state, addr)
-        scene.addItem(box)
-        self._boxes[addr] = box
-        ink = "white" if outside else "#111"
-        self._text(size_text, self.size_font, 8, 3, ink, parent=box)
-        self._text(addr_text, self.addr_font, 8, 3 + size_h, ink, parent=box)
-        if state == "visited":
-            n = visits[addr]
-            badge = QGraphicsSimpleTextItem(str(n))
-            badge.setFont(self.mark_font)
-            badge.setBrush(QBrush(QColor("black")))
-            r = badge.boundingRect()
-            back = QGraphicsRectItem(0, 0, r.width() + 8, r.height() + 2)
-            back.setBrush(QBrush(QColor(palette.SEARCHED)))
-            back.setPen(QPen(Qt.NoPen))
-            back.setPos(x + w - r.width() - 6, y - r.height() + 2)
-            back.setZValue(5)
-            badge.setParentItem(back)
-            badge.setPos(4, 1)
-            self._tag(back, "number", n, addr)
-            scene.addItem(back)
-        for k, name in enumerate(names):
-            flag = QGraphicsSimpleTextItem(f"▼ {name}")
-            flag.setFont(self.mark_font)
-            flag.setBrush(QBrush(QColor(palette.SEARCHED).darker(140)))
-            flag.setPos(x + 2, y - flag.boundingRect().height() * (k + 1) - 1)
-            self._tag(flag, "pointer", name, addr)
-            scene.addItem(flag)
 
     def _place_ring(self) -> None:
         box = self._boxes.get(self.selected) if self.selected is not None else None
+        self._ring_addr = None if box is None else self.selected
         for ring in self._ring:
             if box is None:
                 ring.hide()
-                ring.setData(ADDR, None)
             else:
-                ring.setRect(box.sceneBoundingRect().adjusted(-3, -3, 3, 3))
-                ring.setData(ADDR, self.selected)
+                ring.setRect(QRectF(box.pos(), box.pos() + QPointF(box.w, self.fonts.box_h))
+                             .adjusted(-3, -3, 3, 3))
                 ring.show()
         if box is not None:
             self.canvas.ensureVisible(box, 20, 20)
@@ -558,4 +622,3 @@ class ListsView(StructureView):
         if addr != self._hover:
             self._hover = addr
             self.block_hovered.emit(-1 if addr is None else addr)
-

@@ -200,7 +200,8 @@ def test_the_structure_view_draws_the_shown_steps_structure(qtbot, loaded):
     assert t == w.timeline.position
 
 
-def test_a_view_registered_for_a_kind_plugs_in_with_no_change(qtbot, loaded, monkeypatch):
+def test_a_view_registered_for_a_kind_plugs_in_with_no_change(qtbot, window, small_trace_path,
+                                                               monkeypatch):
     """A structure view from another module: registered for its kind, the
     window shows it and feeds it every step."""
     fed = []
@@ -217,8 +218,11 @@ def test_a_view_registered_for_a_kind_plugs_in_with_no_change(qtbot, loaded, mon
         def drawn(self):
             return {}
 
+    structure_views.view_for("lists")           # the views of the package are registered
     monkeypatch.setattr(structure_views, "_VIEWS", dict(structure_views._VIEWS))
     structure_views.register_view("address-ring")(RingProbe)
+    wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+    loaded = window
     loaded.step_forward()
     assert isinstance(loaded.structure_panel.view, RingProbe)
     step = loaded.model.step()
