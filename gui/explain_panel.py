@@ -150,7 +150,8 @@ class ExplainPanel(Subscriber, QWidget):
         model = self.model
         step = model.step(self.row) if model is not None else None
         if step is None or step.position == 0:
-            self.title.setText("What the step did")
+            self.title.setText("What the step did" if step is None else
+                               "Step 0: the empty heap (→ steps)")
             self.show_events([])
             return
         explained = step.explained

@@ -276,7 +276,7 @@ class MainWindow(QMainWindow):
         split.addWidget(self.plots)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        split.setSizes([560, 220])
+        split.setSizes([600, 180])
         split.setChildrenCollapsible(False)
         self.plots.setMinimumHeight(170)
         # On a short screen the six gauges scroll rather than squeeze their text.

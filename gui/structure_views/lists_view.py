@@ -513,7 +513,11 @@ class ListsView(StructureView):
             lit += [a for a in changed if a in self._boxes]
             lit += [a for a in flags_at if a in self._boxes]
             if lit:
-                self.canvas.ensureVisible(self._boxes[lit[0]], 20, 40)
+                # near the top, with a line above for context: what follows is
+                # the rest of the step (the search path runs on down)
+                box = self._boxes[lit[0]]
+                bar = self.canvas.verticalScrollBar()
+                bar.setValue(max(0, int(box.y() - self.fonts.box_h - 28)))
 
     def _next(self) -> int:
         self._order += 1
