@@ -51,15 +51,28 @@ def timeline_key(strategy: str, params: dict | None = None) -> TimelineKey:
     return (strategy, tuple(sorted((params or {}).items())))
 
 
+class CallCounts:
+    """How often the shown steps computed their costly parts (tests count them)."""
+
+    def __init__(self) -> None:
+        self.explain = 0
+        self.structure = 0
+
+
 class ShownStep:
     """One shown strategy at the shown position, and what views derive from it.
 
     Valid only while the model shows this position: the model makes a new one
-    on every step (the strategy object is replayed in place)."""
+    on every step (the strategy object is replayed in place).  It holds no
+    reference to the model, so that no reference cycle holds a Qt object (a
+    cycle collected by a garbage collection in the replay thread would delete
+    Qt objects off the GUI thread)."""
 
-    def __init__(self, model: "ShowModel", key: TimelineKey, timeline, measures: StepMeasures) -> None:
-        self.model = model
+    def __init__(self, key: TimelineKey, timeline, measures: StepMeasures, trace=None,
+                 source: str | None = None, counts: CallCounts | None = None) -> None:
         self.key = key
+        self.trace, self.source = trace, source
+        self.counts = counts or CallCounts()
         self.timeline = timeline
         self.measures = measures
         self.position = timeline.position
@@ -84,13 +97,13 @@ class ShownStep:
     @cached_property
     def explained(self) -> list:
         """The step's events in the policy's words, in order."""
-        self.model.explain_calls += 1
+        self.counts.explain += 1
         return explain_step(self.strategy, self.record)
 
     @cached_property
     def structure(self) -> dict:
         """The strategy's free structure (docs/structure.md)."""
-        self.model.structure_calls += 1
+        self.counts.structure += 1
         return self.strategy.structure()
 
     @cached_property
@@ -109,10 +122,9 @@ class ShownStep:
     def describe(self) -> str:
         """The step in one line, with the trace file's line number when known."""
         text = self.timeline.describe()
-        model = self.model
-        lines = getattr(model.trace, "line_numbers", None)
-        if self.position and lines is not None and model.source:
-            text += f"   [{os.path.basename(model.source)} line {int(lines[self.position - 1])}]"
+        lines = getattr(self.trace, "line_numbers", None)
+        if self.position and lines is not None and self.source:
+            text += f"   [{os.path.basename(self.source)} line {int(lines[self.position - 1])}]"
         return text
 
     def describe_address(self, address: int) -> str:
@@ -160,9 +172,8 @@ class ShowModel(QObject):
         self.hover: int | None = None
         #: the player is running: views may skip costly redraws between frames
         self.playing = False
-        #: how often the shown steps' explain_step() and structure() ran (tests count them)
-        self.explain_calls = 0
-        self.structure_calls = 0
+        #: how often the shown steps' explain_step() and structure() ran
+        self.counts = CallCounts()
 
     # ------------------------------------------------------------------ trace
     def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
@@ -239,8 +250,17 @@ class ShowModel(QObject):
         key = self._shown[row]
         s = self._steps.get(key)
         if s is None:
-            s = self._steps[key] = ShownStep(self, key, self._timelines[key], self._measures[key])
+            s = self._steps[key] = ShownStep(key, self._timelines[key], self._measures[key],
+                                             self.trace, self.source, self.counts)
         return s
+
+    @property
+    def explain_calls(self) -> int:
+        return self.counts.explain
+
+    @property
+    def structure_calls(self) -> int:
+        return self.counts.structure
 
     # --------------------------------------------------------------- position
     def _clamp(self, position: int) -> int:

@@ -30,7 +30,7 @@ new ones, and the scene draws only the boxes in sight.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphicsScene,
                                QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView,
@@ -250,11 +250,16 @@ class BlockBox(QGraphicsItem):
 
 
 class _Canvas(QGraphicsView):
-    """The scrolling scene; mouse events go back to the view."""
+    """The scrolling scene; it tells the view of clicks, hovers and width
+    changes by signals (a reference back to the view would make a reference
+    cycle of Qt objects)."""
 
-    def __init__(self, owner: "ListsView") -> None:
+    clicked = Signal(object)       # block address or None
+    hovered = Signal(object)       # block address or None
+    width_changed = Signal()
+
+    def __init__(self) -> None:
         super().__init__()
-        self.owner = owner
         scene = QGraphicsScene(self)
         scene.setItemIndexMethod(QGraphicsScene.NoIndex)    # items move on every step
         self.setScene(scene)
@@ -277,22 +282,22 @@ class _Canvas(QGraphicsView):
 
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.LeftButton:
-            self.owner._clicked(self.block_at(event.position().toPoint()))
+            self.clicked.emit(self.block_at(event.position().toPoint()))
             event.accept()
             return
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
-        self.owner._hovered(self.block_at(event.position().toPoint()))
+        self.hovered.emit(self.block_at(event.position().toPoint()))
         super().mouseMoveEvent(event)
 
     def leaveEvent(self, event) -> None:
-        self.owner._hovered(None)
+        self.hovered.emit(None)
         super().leaveEvent(event)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self.owner._width_changed()
+        self.width_changed.emit()
 
 
 class _Mark:
@@ -317,7 +322,10 @@ class ListsView(StructureView):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.canvas = _Canvas(self)
+        self.canvas = _Canvas()
+        self.canvas.clicked.connect(self._clicked)
+        self.canvas.hovered.connect(self._hovered)
+        self.canvas.width_changed.connect(self._width_changed)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.canvas)
