@@ -233,3 +233,25 @@ def test_a_view_registered_for_a_kind_plugs_in_with_no_change(qtbot, window, sma
     # its clicks select through the window's model
     loaded.structure_panel.view.block_clicked.emit(32)
     assert loaded.model.selection == 32 and loaded.heap_map.selected == 32
+
+
+def test_an_event_within_the_step_reaches_the_panels(qtbot, loaded):
+    """Micro-steps (next): the model's event index marks that line of the
+    explain panel, greys the later ones, and lights the structure view only up
+    to it."""
+    w = loaded
+    a_step_with_a_missed_block(w)
+    explained = w.model.step().explained
+    first_visit = next(e.index for e in explained if isinstance(e.event, Visit))
+    w.model.set_event(first_visit)
+    texts = w.explain_panel.texts()
+    assert texts[first_visit].startswith(f"▶ {first_visit + 1}. ")
+    assert sum(t.startswith("▶") for t in texts) == 1
+    later = w.explain_panel.lines.data(w.explain_panel.lines.index(first_visit + 1), Qt.ForegroundRole)
+    assert later is not None and later.color().name() == "#9a9a9a"
+    visited = [e.event.addr for e in explained if isinstance(e.event, Visit)]
+    structure = w.timeline.strategy.structure()
+    assert w.structure_panel.view.drawn()["visited"] == [a for a in visited[:1] if a in structure["sizes"]]
+    w.model.set_event(None)
+    assert not any(t.startswith("▶") for t in w.explain_panel.texts())
+    assert w.structure_panel.view.drawn()["visited"] == [a for a in visited if a in structure["sizes"]]
