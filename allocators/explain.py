@@ -6,10 +6,12 @@ into :class:`ExplainedEvent` lines, in order.  Each line carries the event, its
 text, and the block addresses it names (so a click on the line can select the
 block on the map and in the structure view).
 
-Words come first from the strategy (:meth:`Strategy.explain_event`, where a
-policy says things its own way: "AVAIL[7] is empty", "mapping_search(239):
-rounded to 240, class (0, 30)"), then from the generic phrases below, which
-say what any event means in any policy.
+Words come first from the strategy (:meth:`Strategy.explain_events`, which
+by default asks :meth:`Strategy.explain_event` for each event: there a policy
+says things its own way, "R1: AVAIL[10] empty", "mapping_search(239): rounded
+to 240, class (0, 30)"; ``explain_events`` sees the whole step, for the words
+that depend on where an event falls, such as Knuth's R2 against S2), then
+from the generic phrases below, which say what any event means in any policy.
 """
 
 from __future__ import annotations
@@ -36,11 +38,10 @@ def explain_step(strategy, record) -> list[ExplainedEvent]:
     """The events of ``record`` (the strategy's record of one operation) in words."""
     if record is None or record.events is None:
         return []
-    out = []
-    for i, event in enumerate(record.events):
-        text = strategy.explain_event(event) if strategy is not None else None
-        out.append(ExplainedEvent(i, event, text or describe_event(event), event_addresses(event)))
-    return out
+    events = record.events
+    texts = strategy.explain_events(events) if strategy is not None else [None] * len(events)
+    return [ExplainedEvent(i, event, text or describe_event(event), event_addresses(event))
+            for i, (event, text) in enumerate(zip(events, texts))]
 
 
 def event_addresses(event) -> tuple[int, ...]:
@@ -59,6 +60,12 @@ def event_addresses(event) -> tuple[int, ...]:
         return (event.addr, event.buddy)
     if isinstance(event, ev.AvailProbe):
         return () if event.first is None else (event.first,)
+    if isinstance(event, ev.InsertionPoint):
+        return tuple(a for a in (event.addr, event.prev, event.next) if a is not None)
+    if isinstance(event, ev.TreeJoin):
+        return tuple(dict.fromkeys(a for a in (event.root, event.left, event.right) if a is not None))
+    if isinstance(event, ev.Rotation):
+        return tuple(a for a in (event.addr, event.parent, event.grandparent) if a is not None)
     out = []
     for f in fields(event):
         if f.name in ("addr", "parent", "replaced_by") or f.name.endswith("_addr"):
@@ -72,11 +79,49 @@ def _b(n: int) -> str:
     return f"{n} B"
 
 
+def nbytes(n: int) -> str:
+    """'512 B': how every line says a size."""
+    return f"{n} B"
+
+
+def at(addr: int | None, none: str = "NULL") -> str:
+    """An address as the lines write it (0x1a40), ``none`` for None."""
+    return none if addr is None else f"{addr:#x}"
+
+
+def count(n: int, unit: tuple[str, str] | str) -> str:
+    """'1 free block', '3 free blocks'; ``unit`` is (singular, plural) or a
+    noun made plural with an s."""
+    one, many = unit if isinstance(unit, tuple) else (unit, unit + "s")
+    return f"{n} {one if n == 1 else many}"
+
+
+def times(n: int) -> str:
+    """'once', 'twice', '3 times'."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
 def describe_event(event) -> str:
     """Generic words for an event, true of any policy."""
     if isinstance(event, ev.Visit):
+        if event.place:
+            tail = ": the block goes here" if event.fits else ""
+            return f"walked past free block {event.addr:#x} ({_b(event.size)}) to the freed block's place{tail}"
         verdict = "big enough" if event.fits else "too small"
         return f"examined free block {event.addr:#x} ({_b(event.size)}): {verdict}"
+    if isinstance(event, ev.WalkStep):
+        tail = ": the new memory goes after it" if event.stop else ""
+        return f"walked past free block {event.addr:#x} ({_b(event.size)}) to file the new memory{tail}"
+    if isinstance(event, ev.InsertionPoint):
+        return (f"block {event.addr:#x} ({_b(event.size)}) belongs between {at(event.prev, 'the start')} "
+                f"and {at(event.next, 'the end')} in address order")
+    if isinstance(event, ev.TreeJoin):
+        if event.left is not None and event.right is not None:
+            return (f"joined the subtrees: {event.root:#x}, the least node of the right subtree, "
+                    f"took the left subtree {event.left:#x} as its left child and is the root")
+        if event.root is None:
+            return "the tree is empty"
+        return f"its only subtree, rooted at {event.root:#x}, is the tree now"
     if isinstance(event, ev.Split):
         return (f"split {event.addr:#x} ({_b(event.size)}): {_b(event.taken_size)} at "
                 f"{event.taken_addr:#x} for the request, {_b(event.rest_size)} at {event.rest_addr:#x} stays free")
@@ -98,6 +143,9 @@ def describe_event(event) -> str:
         return f"released block {event.addr:#x} ({_b(event.size)})"
     if isinstance(event, ev.Rotation):
         return f"splay step {event.kind} on the node of size {event.key} at {event.addr:#x}"
+    if isinstance(event, ev.MappingSearch) and event.request is not None and event.request != event.rounded:
+        return (f"mapping_search({event.request}): rounded to {event.rounded}, "
+                f"class ({event.fl}, {event.sl})")
     if isinstance(event, ev.BuddySplit):
         return (f"split the block of order {event.order} at {event.addr:#x}; its upper half "
                 f"{event.buddy:#x} goes on AVAIL[{event.order - 1}]")

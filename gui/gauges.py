@@ -130,7 +130,8 @@ class GaugePanel(Subscriber, QWidget):
         self.util = Gauge("Utilisation", palette.BLUE, "max live bytes so far / heap size now")
         self.waste = Gauge("Waste", palette.REDDISH_PURPLE,
                            "(max heap so far − max live so far) / max live so far (Vo 1989)")
-        self.heap = Gauge("Heap", palette.BLACK, "heap size H (break − base) and live bytes L")
+        self.heap = Gauge("Heap", palette.BLACK, "heap size H (break − base; in a fixed pool, the part\n"
+                          "of the pool touched so far) and live bytes L")
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(6)

@@ -14,10 +14,10 @@ step box, speed, the step in words) at the bottom.  A tool bar holds the
 strategy picker.
 
 Every command is a QAction with its shortcut, in a menu: File (Open, Open
-Recent, Workload, Save Screenshot, Quit), View (Fit Heap, Structure View S,
-Explain Panel E), Playback (Play/Pause Space, Step Back Left, Step Forward
-Right, Start Home, End End, Go to Step Ctrl+G, Faster +, Slower -), Strategy
-(one per strategy, Ctrl+1...), Help (Keys F1, About).
+Recent, Open Example, Workload, Save Screenshot, Quit), View (Fit Heap,
+Structure View S, Explain Panel E), Playback (Play/Pause Space, Step Back Left,
+Step Forward Right, Start Home, End End, Go to Step Ctrl+G, Faster +, Slower
+-), Strategy (one per strategy, Ctrl+1...), Help (Keys F1, About).
 
 Loading a trace and changing the strategy replay the trace in the background
 (:mod:`gui.loader`); a strategy already replayed for this trace shows at once.
@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInp
                                QVBoxLayout, QWidget)
 
 from .. import traces
+from ..allocators.params import ParamError
+from ..traces.bundled import examples as bundled_examples
 from ..allocators.registry import STRATEGIES, strategy_names
 
 from .explain_panel import ExplainPanel
@@ -54,7 +56,8 @@ ORGANIZATION = "heapscope"
 APPLICATION = "heapscope"
 DEFAULT_STRATEGY = "next-fit"
 MAX_RECENT = 8
-TRACE_FILTER = "malloc traces (*.rep *.rep.gz);;All files (*)"
+TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.ltrace *.txt *.log *.out *.gz);;"
+                "All files (*)")
 
 
 def open_settings() -> QSettings:
@@ -76,7 +79,10 @@ class MainWindow(QMainWindow):
         self.settings = settings or open_settings()
         #: the strategy picked (shown once its timeline is built)
         self.strategy_name = DEFAULT_STRATEGY
+        #: the parameters every strategy takes (word, align, heap_limit, pool_size)
         self.params: dict = {}
+        #: each strategy's own parameters, by strategy name (-P on the command line)
+        self.strategy_params: dict[str, dict] = {}
         self.message_box: QMessageBox | None = None
         self.setWindowTitle("heapscope")
         self.resize(1400, 900)
@@ -195,6 +201,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._fill_recent_menu()
+        self.examples_menu = self._make_examples_menu(file_menu)
         file_menu.addAction(self.act_workload)
         file_menu.addSeparator()
         file_menu.addAction(self.act_screenshot)
@@ -220,6 +227,16 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.act_about)
         self.menus = {"file": file_menu, "view": view_menu, "playback": play_menu,
                       "strategy": strategy_menu, "help": help_menu}
+
+    def _make_examples_menu(self, file_menu):
+        """File > Open Example: the bundled traces, real programs among them."""
+        menu = file_menu.addMenu("Open &Example")
+        menu.setToolTipsVisible(True)
+        for ex in bundled_examples():
+            act = menu.addAction(ex.label)
+            act.setToolTip(ex.how)
+            act.triggered.connect(lambda checked=False, p=str(ex.path): self.open_trace(p))
+        return menu
 
     def _make_toolbar(self) -> None:
         tb = QToolBar("Main")
@@ -313,15 +330,16 @@ class MainWindow(QMainWindow):
         """Read ``path`` and replay it through the current strategy, in the
         background.  A bad file is reported and the current trace stays."""
         path = os.fspath(path)
-        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_rep(path),
-                                self.strategy_name, self.params, source=path))
+        # .rep or ltrace/villoc output, told apart by content
+        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_trace_file(path),
+                                self.strategy_name, self.params_for(self.strategy_name), source=path))
 
     def load_workload(self, name: str, params: dict | None = None) -> None:
         """Generate workload ``name`` (in the background) and show it."""
         params = dict(params or {})
         label = name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
         self._start(LoadRequest(label, lambda: traces.make_workload(name, **params),
-                                self.strategy_name, self.params))
+                                self.strategy_name, self.params_for(self.strategy_name)))
 
     def load_spec(self, spec: str) -> None:
         """A path or a workload spec such as ``vo1989:steps=500`` (the command line)."""
@@ -329,12 +347,12 @@ class MainWindow(QMainWindow):
             self.open_trace(spec)
         else:
             self._start(LoadRequest(spec, lambda: traces.load_trace(spec),
-                                    self.strategy_name, self.params))
+                                    self.strategy_name, self.params_for(self.strategy_name)))
 
     def load_trace(self, trace, label: str | None = None) -> None:
         """Show a Trace already in memory."""
         self._start(LoadRequest(label or trace.name or "trace", lambda: trace,
-                                self.strategy_name, self.params))
+                                self.strategy_name, self.params_for(self.strategy_name)))
 
     def set_strategy(self, name: str) -> None:
         """Replay the same trace through another strategy, keeping the step."""
@@ -342,9 +360,10 @@ class MainWindow(QMainWindow):
             raise ValueError(f"unknown strategy {name!r}")
         if self.loader.busy:
             # a load is under way: redo it with this strategy
-            self._start(dataclasses.replace(self.loader.request, strategy=name))
+            self._start(dataclasses.replace(self.loader.request, strategy=name,
+                                            params=self.params_for(name)))
             return
-        key = timeline_key(name, self.params)
+        key = timeline_key(name, self.params_for(name))
         if self.model.shown == [key]:
             self._sync_strategy_widgets()
             return
@@ -352,15 +371,19 @@ class MainWindow(QMainWindow):
             self.strategy_name = name
             self._sync_strategy_widgets()
             return
-        if self.model.timeline_for(name, self.params) is not None:
+        if self.model.timeline_for(name, self.params_for(name)) is not None:
             # built before for this trace: show it at once, at the same step
             self.player.pause()
             self._show(name, key, self.model.position)
             return
         trace = self.trace
-        self._start(LoadRequest(self._trace_label(), lambda: trace, name, self.params,
+        self._start(LoadRequest(self._trace_label(), lambda: trace, name, self.params_for(name),
                                 source=self.trace_source,
                                 keep_position=self.timeline.position if self.timeline else 0))
+
+    def params_for(self, name: str) -> dict:
+        """The parameters strategy ``name`` is built with: the common ones and its own."""
+        return {**self.params, **self.strategy_params.get(name, {})}
 
     @property
     def busy(self) -> bool:
@@ -401,8 +424,8 @@ class MainWindow(QMainWindow):
 
     def _load_failed(self, exc: Exception, request) -> None:
         self._sync_strategy_widgets()
-        if isinstance(exc, traces.TraceError):
-            text = str(exc)           # "path:line: message"
+        if isinstance(exc, (traces.TraceError, ParamError)):
+            text = str(exc)           # "path:line: message", "tlsf: pool_size=... is too large"
         else:
             text = f"{type(exc).__name__}: {exc}"
         what = request.source or request.label
@@ -423,7 +446,7 @@ class MainWindow(QMainWindow):
     def _sync_strategy_widgets(self) -> None:
         name = self.strategy_name
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(name))
-        extra = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in self.params.items())
+        extra = ", ".join(f"{k.replace('_', ' ')} {_param_text(v)}" for k, v in self.params_for(name).items())
         self.strategy_title.setText(STRATEGIES[name].title + (f"  [{extra}]" if extra else ""))
         self.strategy_actions[name].setChecked(True)
 
@@ -611,3 +634,9 @@ def _pct(x) -> str:
     if x is None or x != x:
         return "n/a"
     return f"{100 * x:.1f} %"
+
+
+def _param_text(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:,}" if isinstance(value, int) else str(value)

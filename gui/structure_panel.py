@@ -6,9 +6,9 @@ and holds the structure view for the shown strategy's ``structure()["kind"]``
 own view is not there).  On every shown step it feeds the view the structure
 and the step's explained events (both computed once per step by the model);
 clicks and hovers in the view select and hover in the model, so the heap map
-follows, and the model's selection is marked in the view.  Above the view a
-title names the strategy and its structure and says what the view summarised;
-under it, the hovered block's facts in the heap map's words.
+follows, and the model's selection is marked in the view.  Each view has its
+own title and says what it summarised; under it, the panel shows the hovered
+block's facts in the heap map's words (the selected block's with none hovered).
 
 While the player runs fast, the view redraws at most every
 :attr:`~gui.subscriber.Subscriber.PLAY_INTERVAL_MS`, and not at all while the
@@ -18,10 +18,8 @@ panel is hidden or collapsed.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from ..allocators.registry import STRATEGIES
 from .structure_views import view_for
 from .subscriber import Subscriber
 
@@ -40,15 +38,6 @@ class StructurePanel(Subscriber, QWidget):
         super().__init__(parent)
         self.view = None
         self.kind: str | None = None
-        self.title = QLabel("Free structure")
-        big = QFont(self.font())
-        big.setPointSizeF(self.font().pointSizeF() * 1.15)
-        big.setBold(True)
-        self.title.setFont(big)
-        self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.summary = QLabel(" ")
-        self.summary.setStyleSheet("color: #555;")
-        self.summary.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.facts = QLabel(" ")
         self.facts.setWordWrap(True)
         self.facts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
@@ -58,8 +47,6 @@ class StructurePanel(Subscriber, QWidget):
         self._box = QVBoxLayout(self)
         self._box.setContentsMargins(4, 2, 4, 2)
         self._box.setSpacing(2)
-        self._box.addWidget(self.title)
-        self._box.addWidget(self.summary)
         self._placeholder = QLabel("")
         self._box.addWidget(self._placeholder, 1)
         self._box.addWidget(self.facts)
@@ -73,24 +60,17 @@ class StructurePanel(Subscriber, QWidget):
         model = self.model
         step = model.step(self.row) if model is not None else None
         if step is None:
-            self.title.setText("Free structure")
             if self.view is not None:
                 self.view.show_step(None, [], None)
-            self.summary.setText(" ")
             self.facts.setText(" ")
             return
         structure = step.structure
         kind = structure["kind"]
         view = self._view_for(kind)
-        view.set_current_event(model.event_index)
-        view.show_step(structure, step.explained, step.record)
+        view.show_step(structure, step.explained, step.record)    # the whole step
+        if model.event_index is not None:
+            view.set_current_event(model.event_index)
         view.set_selection(model.selection)
-        drawn_as = "" if kind in getattr(view, "kinds", ()) else " (drawn as lists)"
-        self.title.setText(f"Free structure: {kind}{drawn_as}")
-        self.title.setToolTip(f"how {step.strategy_name} ({STRATEGIES[step.strategy_name].title}) "
-                              "keeps its free blocks")
-        self.summary.setText(f"summarised: {view.summary}" if view.summary else " ")
-        self.summary.setToolTip(view.summary)
         self._model_hover(model.hover)
 
     def _view_for(self, kind: str):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from heapscope.allocators.explain import explain_step
 from heapscope.allocators.events import BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Placed, Split, Visit
 from heapscope.allocators.registry import make_strategy
 from heapscope.allocators.strategy import META, HeapInvariantError
@@ -110,7 +111,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     assert a == 8
     assert s.rec.probes == 3 and s.rec.visits == 4 and s.rec.splits == 1
     assert s.rec.events == [
-        MappingSearch(104, 104, 0, 13),
+        MappingSearch(104, 104, 0, 13, 100),
         BitmapProbe("sl", 0, 13, None),
         BitmapProbe("fl", 1, 0, (2, 31)),
         BitmapProbe("sl", 2, 0, (2, 31)),
@@ -119,6 +120,19 @@ def test_split_and_merge_in_a_pool_by_hand():
         Split(0, 1016, 0, 112, 112, 904),
         ListInsert(112, 904, (2, 24)),
         Placed(0, 112, 8, 100),
+    ]
+    # The explain panel says it in the reference's words (sizes are whole
+    # blocks; classes come from the TLSF size, a word less).
+    assert [x.text for x in explain_step(s, s.rec)] == [
+        "mapping_search(100): rounded to 104, class (0, 13)",
+        "sl_bitmap[0] has no bit at or above 13",
+        "fl_bitmap: next class 2",
+        "sl_bitmap[2]: lowest bit 31: list (2, 31)",
+        "took the head of list (2, 31), 1016 B",
+        "remove_free_block: 0x0 (1016 B) off list (2, 31)",
+        "split off 904 B into (2, 24); 112 B at 0x0 stay",
+        "insert_free_block: 0x70 (904 B) at the head of list (2, 24)",
+        "block_prepare_used: 0x0 (112 B) is used; payload 0x8",
     ]
 
     # malloc(200): 200 from (2, 24) at 112: payload 120, rest at 112 + 8 + 200 =

@@ -33,8 +33,8 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphicsScene,
-                               QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView,
-                               QVBoxLayout)
+                               QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QLabel,
+                               QSizePolicy, QVBoxLayout)
 
 from ...allocators import events as ev
 from ...allocators.structure import parse_tlsf_key
@@ -326,9 +326,21 @@ class ListsView(StructureView):
         self.canvas.clicked.connect(self._clicked)
         self.canvas.hovered.connect(self._hovered)
         self.canvas.width_changed.connect(self._width_changed)
+        self.title = QLabel("Free blocks, as lists")
+        big = QFont(self.font())
+        big.setPointSizeF(self.font().pointSizeF() * 1.15)
+        big.setBold(True)
+        self.title.setFont(big)
+        self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.info = QLabel(" ")          # what was summarised
+        self.info.setStyleSheet("color: #555;")
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
-        box.addWidget(self.canvas)
+        box.setSpacing(2)
+        box.addWidget(self.title)
+        box.addWidget(self.info)
+        box.addWidget(self.canvas, 1)
         self.structure: dict | None = None
         self.explained: list = []
         self.selected: int | None = None
@@ -354,7 +366,18 @@ class ListsView(StructureView):
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
         self.structure = structure
         self.explained = list(explained or ())
+        self.current_event = None
         self._layout()
+        kind = structure.get("kind", "lists") if structure else None
+        if kind is None:
+            self.title.setText("Free blocks, as lists")
+        elif kind == "lists":
+            self.title.setText("Free structure: the strategy's lists")
+        else:
+            # a kind whose own view is not there: say what is drawn instead
+            self.title.setText(f"Free structure: {kind}, drawn as lists")
+        self.info.setText(f"summarised: {self.summary}" if self.summary else " ")
+        self.info.setToolTip(self.summary)
 
     def set_selection(self, addr: int | None) -> None:
         self.selected = addr

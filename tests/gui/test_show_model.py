@@ -15,24 +15,7 @@ from heapscope.gui.heap_map import HeapMapWidget
 from heapscope.gui.show_model import ShowModel, timeline_key
 from heapscope.gui.structure_panel import StructurePanel
 
-from .conftest import wait_loaded
-
-
-class Counter:
-    """Wraps a bound method on its instance and counts the calls."""
-
-    def __init__(self, obj, name: str) -> None:
-        self.calls = []
-        original = getattr(obj, name)
-
-        def counted(*args, **kwargs):
-            self.calls.append(args)
-            return original(*args, **kwargs)
-
-        setattr(obj, name, counted)
-
-    def __len__(self) -> int:
-        return len(self.calls)
+from .conftest import Counter, wait_loaded
 
 
 def drawing_counters(w) -> dict:
