@@ -6,9 +6,9 @@ the step, the selected and the hovered block).  Every view subscribes to it
 and redraws from it (:mod:`gui.subscriber`); the window only composes the
 views, owns the actions and menus, and loads traces.
 
-Layout: the heap map (with its legend) on the left; beside it the structure
-view of the shown strategy over the explain panel (the step's events in the
-policy's words), in splitters that collapse; the plots of the whole replay
+Layout: the heap map (with its legend) on the left over the explain panel
+(the step's events in the policy's words); beside them the structure view of
+the shown strategy, in splitters that collapse; the plots of the whole replay
 under them, the gauges on the right, and the timeline bar (buttons, scrubber,
 step box, speed, the step in words) at the bottom.  A tool bar holds the
 strategy picker.
@@ -271,23 +271,26 @@ class MainWindow(QMainWindow):
         self.toolbar = tb
 
     def _make_layout(self) -> None:
-        # Beside the map: the structure view over the explain panel.  Both
-        # collapse (drag the handle, or View > Structure View / Explain Panel).
-        self.side_split = side = QSplitter(Qt.Vertical)
-        side.addWidget(self.structure_panel)
-        side.addWidget(self.explain_panel)
-        side.setStretchFactor(0, 3)
-        side.setStretchFactor(1, 2)
-        side.setSizes([400, 220])
+        # The explain panel under the map (its lines are long: it gets the
+        # map's width), the structure view beside both, full height (a drawing
+        # wants room).  Both collapse: drag a handle, or View > Structure View
+        # / Explain Panel.
+        self.left_split = left = QSplitter(Qt.Vertical)
+        left.addWidget(self.heap_map)
+        left.addWidget(self.explain_panel)
+        left.setCollapsible(0, False)
+        left.setStretchFactor(0, 3)
+        left.setStretchFactor(1, 1)
+        left.setSizes([420, 170])
         self.map_split = top = QSplitter(Qt.Horizontal)
-        top.addWidget(self.heap_map)
-        top.addWidget(side)
+        top.addWidget(left)
+        top.addWidget(self.structure_panel)
         top.setCollapsible(0, False)
         top.setStretchFactor(0, 3)
         top.setStretchFactor(1, 2)
-        top.setSizes([640, 440])
+        top.setSizes([620, 460])
         top.splitterMoved.connect(self._sync_panel_actions)
-        side.splitterMoved.connect(self._sync_panel_actions)
+        left.splitterMoved.connect(self._sync_panel_actions)
         split = QSplitter(Qt.Vertical)
         split.addWidget(top)
         split.addWidget(self.plots)
@@ -531,20 +534,18 @@ class MainWindow(QMainWindow):
 
     def _show_panel(self, panel, visible: bool) -> None:
         panel.setVisible(visible)
-        either = self.act_structure.isChecked() or self.act_explain.isChecked()
-        self.side_split.setVisible(either)
         if visible:
-            sizes = self.map_split.sizes()
-            if sizes[1] < 120:        # it had been dragged shut: open it again
+            split = self.map_split if panel is self.structure_panel else self.left_split
+            sizes = split.sizes()
+            if sizes[1] < 100:        # it had been dragged shut: open it again
                 total = sum(sizes)
-                self.map_split.setSizes([total * 3 // 5, total - total * 3 // 5])
+                split.setSizes([total * 3 // 5, total - total * 3 // 5])
 
     def _sync_panel_actions(self, *_) -> None:
-        """A splitter dragged shut hides its panel as the menu item would."""
-        side_open = self.map_split.sizes()[1] > 0
-        for act, panel, size in ((self.act_structure, self.structure_panel, self.side_split.sizes()[0]),
-                                 (self.act_explain, self.explain_panel, self.side_split.sizes()[1])):
-            act.setChecked(side_open and panel.isVisibleTo(self) and size > 0)
+        """A splitter dragged shut unticks its panel's menu item."""
+        for act, panel, size in ((self.act_structure, self.structure_panel, self.map_split.sizes()[1]),
+                                 (self.act_explain, self.explain_panel, self.left_split.sizes()[1])):
+            act.setChecked(panel.isVisibleTo(self) and size > 0)
 
     def _advance(self, steps: int) -> None:
         if self.timeline is None:

@@ -481,6 +481,7 @@ class ListsView(StructureView):
         cap = max(PER_LIST_MIN, min(PER_LIST_MAX, BLOCK_BUDGET // max(1, filled)))
 
         y = 6.0
+        first_marked = None          # the heading of the first list the step touched
         folded_lists = folded_blocks = cut_lists = drawn_blocks = 0
         prev = -1
         pad = 8.0
@@ -517,6 +518,8 @@ class ListsView(StructureView):
             item.setTextWidth(width - 2 * pad)       # a long heading wraps
             item.setPos(pad - 4, y)
             self._keep(item, _Mark("header", self._next(), label=label, did=did))
+            if did and first_marked is None:
+                first_marked = item
             y += item.boundingRect().height() + 2
             if not addrs:
                 y += 6
@@ -543,12 +546,15 @@ class ListsView(StructureView):
             lit = sorted((a for a in visits if a in self._boxes), key=visits.get)
             lit += [a for a in changed if a in self._boxes]
             lit += [a for a in flags_at if a in self._boxes]
+            bar = self.canvas.verticalScrollBar()
             if lit:
                 # near the top, with a line above for context: what follows is
                 # the rest of the step (the search path runs on down)
                 box = self._boxes[lit[0]]
-                bar = self.canvas.verticalScrollBar()
                 bar.setValue(max(0, int(box.y() - self.fonts.box_h - 28)))
+            elif first_marked is not None:
+                # only a list was touched (its block was taken): show its heading
+                bar.setValue(max(0, int(first_marked.y() - 8)))
 
     def _next(self) -> int:
         self._order += 1

@@ -139,3 +139,24 @@ def test_clicking_and_hovering_a_box_report_its_block(qtbot, view):
 def test_nothing_to_show(view):
     view.show_step(None, [])
     assert view.drawn()["lists"] == [] and view.summary == ""
+
+
+def test_it_scrolls_to_what_the_step_did(view):
+    lists = {f"class {i}": [1000 * i + 16 * j for j in range(3)] for i in range(40)}
+    s = make("lists", {a: 16 for addrs in lists.values() for a in addrs}, lists=lists)
+    canvas = view.canvas
+
+    def in_sight(y: float) -> bool:
+        top = canvas.mapToScene(0, 0).y()
+        return top <= y <= top + canvas.viewport().height()
+
+    # a block the search examined, far down
+    view.show_step(s, [visit(0, lists["class 35"][1])])
+    assert in_sight(view._boxes[lists["class 35"][1]].y())
+    # a list the step took a block from (the block is gone): its heading
+    view.show_step(s, [ExplainedEvent(0, ListRemove(99, 16, ("class 30",)), "", (99,))])
+    assert view.drawn()["marked_lists"] == {"class 30": "took 0x63"}
+    [heading] = [i for i in canvas.scene().items()
+                 if getattr(getattr(i, "mark", None), "label", None) == "class 30"]
+    assert in_sight(heading.y() + 4)
+    assert not in_sight(0)

@@ -174,14 +174,26 @@ def test_a_hidden_structure_view_costs_nothing_and_catches_up_when_shown(qtbot, 
     assert w.model.structure_calls == before + 1
 
 
-def test_the_explain_panel_can_be_hidden_and_shown_again(qtbot, loaded):
+def test_the_panels_hide_show_and_give_their_room_to_the_map(qtbot, loaded):
     w = loaded
+    map_height = w.heap_map.height()
     w.act_explain.trigger()
-    assert not w.explain_panel.isVisible()
+    qtbot.waitUntil(lambda: w.heap_map.height() > map_height)       # the map grows
+    assert not w.explain_panel.isVisible() and not w.act_explain.isChecked()
+    map_width = w.heap_map.width()
     w.act_structure.trigger()
-    assert not w.side_split.isVisible()      # nothing left beside the map
+    qtbot.waitUntil(lambda: w.heap_map.width() > map_width)
+    assert not w.structure_panel.isVisible()
     w.act_explain.trigger()
-    assert w.side_split.isVisible() and w.explain_panel.isVisible()
+    assert w.explain_panel.isVisible() and w.act_explain.isChecked()
+    # dragged shut, a panel unticks its menu item; the item opens it again
+    w.map_split.setSizes([sum(w.map_split.sizes()), 0])
+    w.act_structure.trigger()
+    assert w.structure_panel.isVisible() and w.map_split.sizes()[1] > 100
+    w.left_split.moveSplitter(w.left_split.height(), 1)
+    assert w.left_split.sizes()[1] == 0 and not w.act_explain.isChecked()
+    w.act_explain.trigger()
+    assert w.explain_panel.isVisible() and w.left_split.sizes()[1] > 100
 
 
 # ------------------------------------------------------------- the model alone
