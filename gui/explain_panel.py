@@ -31,6 +31,12 @@ HEAD_LINES, TAIL_LINES = 200, 60
 #: the tint of the lines naming the selected block (Okabe-Ito sky blue, light)
 SELECTED_TINT = "#cfe8f7"
 LATER_INK = "#9a9a9a"
+_TINT, _LATER, _FOLD_INK = (QBrush(QColor(c)) for c in (SELECTED_TINT, LATER_INK, "#666666"))
+
+
+_DISPLAY, _TOOLTIP, _BACKGROUND, _FOREGROUND, _FONT = (
+    int(r) for r in (Qt.DisplayRole, Qt.ToolTipRole, Qt.BackgroundRole, Qt.ForegroundRole, Qt.FontRole))
+_ROLES = frozenset((_DISPLAY, _TOOLTIP, _BACKGROUND, _FOREGROUND, _FONT))
 
 
 class EventLines(QAbstractListModel):
@@ -43,6 +49,7 @@ class EventLines(QAbstractListModel):
         self.current: int | None = None
         self.bold = QFont()
         self.bold.setBold(True)
+
 
     def set_events(self, explained: list) -> None:
         self.beginResetModel()
@@ -57,27 +64,27 @@ class EventLines(QAbstractListModel):
         return 0 if parent.isValid() else len(self.rows)
 
     def data(self, index, role=Qt.DisplayRole):
-        if not index.isValid():
+        # The view asks for a dozen roles per row at every layout and paint (a
+        # few hundred calls a step): answer from plain ints, and for the roles
+        # it does not use, at once.
+        role = int(role)
+        if role not in _ROLES or not index.isValid():
             return None
         e = self.rows[index.row()]
         if isinstance(e, int):
-            if role == Qt.DisplayRole:
+            if role == _DISPLAY:
                 return f"… {e:,} more events, left out here …"
-            if role == Qt.ForegroundRole:
-                return QBrush(QColor("#666"))
-            return None
-        if role == Qt.DisplayRole:
+            return _FOLD_INK if role == _FOREGROUND else None
+        if role == _DISPLAY:
             mark = "▶ " if self.current == e.index else ""
             return f"{mark}{e.index + 1}. {e.text}"
-        if role == Qt.ToolTipRole:
+        if role == _TOOLTIP:
             return e.text
-        if role == Qt.BackgroundRole and self.selected is not None and self.selected in e.addrs:
-            return QBrush(QColor(SELECTED_TINT))
-        if role == Qt.ForegroundRole and self.current is not None and e.index > self.current:
-            return QBrush(QColor(LATER_INK))
-        if role == Qt.FontRole and self.current == e.index:
-            return self.bold
-        return None
+        if role == _BACKGROUND:
+            return _TINT if self.selected is not None and self.selected in e.addrs else None
+        if role == _FOREGROUND:
+            return _LATER if self.current is not None and e.index > self.current else None
+        return self.bold if self.current == e.index else None     # the font
 
     def event_at(self, row: int):
         e = self.rows[row] if 0 <= row < len(self.rows) else None
