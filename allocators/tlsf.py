@@ -295,7 +295,7 @@ class TLSF(Strategy):
         return out
 
     # ----------------------------------------------------------- views
-    def free_list(self, fl: int, sl: int) -> list[int]:
+    def class_list(self, fl: int, sl: int) -> list[int]:
         """Block addresses on list (fl, sl), head first."""
         return list(reversed(self._lists[fl * SL_INDEX_COUNT + sl]))
 

@@ -99,7 +99,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     s = TLSF(pool_size=1024)
     s.check()
     assert layout(s) == [(0, 1016, "free"), (1016, 8, "meta")]
-    assert s.free_list(2, 31) == [0]
+    assert s.class_list(2, 31) == [0]
     assert s.fl_bitmap == 1 << 2 and s.sl_bitmap[2] == 1 << 31
 
     # malloc(100): adjust 104, search cell (0, 13).  sl_bitmap[0] is empty; the
@@ -139,18 +139,18 @@ def test_split_and_merge_in_a_pool_by_hand():
     # 320 of 896 - 208 = 688, filed in (2, 11) (688 >> 4 = 43, ^ 32).
     b = s.malloc(200)
     assert b == 120
-    assert s.free_list(2, 11) == [320]
+    assert s.class_list(2, 11) == [320]
     # malloc(50): adjust 56 from 320: payload 328, rest at 384 of 688 - 64 = 624
     # in (2, 7) (624 >> 4 = 39).
     c = s.malloc(50)
     assert c == 328
-    assert s.free_list(2, 7) == [384]
+    assert s.class_list(2, 7) == [384]
     s.check()
 
     # free(a): block 0 (size 104); b follows, used; nothing before: filed in (0, 13).
     s.free(a)
     s.check()
-    assert s.free_list(0, 13) == [0]
+    assert s.class_list(0, 13) == [0]
     assert s.rec.merges == 0
 
     # free(b): block 112's prev-free bit is set, prev_phys = 0: block 0 absorbs
@@ -158,7 +158,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     s.free(b)
     s.check()
     assert Coalesce(0, 112, 112, 208) in s.rec.events
-    assert s.free_list(1, 7) == [0] and s.free_list(0, 13) == []
+    assert s.class_list(1, 7) == [0] and s.class_list(0, 13) == []
 
     # malloc(300): adjust 304, search (1, 6) (304 + 7 = 311, >> 3 = 38).
     # sl_bitmap[1] & (~0 << 6) has bit 7: one probe.  312 < 32 + 304, so the
@@ -175,7 +175,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     s.check()
     assert Coalesce(320, 64, 384, 632) in s.rec.events
     assert layout(s) == [(0, 320, "used"), (320, 696, "free"), (1016, 8, "meta")]
-    assert s.free_list(2, 11) == [320]
+    assert s.class_list(2, 11) == [320]
 
 
 def test_realloc_in_a_pool_by_hand():
@@ -187,7 +187,7 @@ def test_realloc_in_a_pool_by_hand():
     assert s.realloc(a, 200) == 8
     s.check()
     assert layout(s) == [(0, 208, "used"), (208, 808, "free"), (1016, 8, "meta")]
-    assert s.free_list(2, 18) == [208]
+    assert s.class_list(2, 18) == [208]
     b = s.malloc(16)                        # 24 at 208: payload 216, rest 240 of 768
     assert b == 216
     # realloc(a, 400): the next block (b) is used: malloc(400) first
