@@ -510,7 +510,7 @@ class UserStrategy(Strategy):
         self._contents.pop(payload, None)
         self._contents[new] = (tag, size)
         self._placed(new)
-        self._released(old)
+        self._released(old, first=False)
         return new
 
     # ------------------------------------------------------- result checks
@@ -610,11 +610,12 @@ class UserStrategy(Strategy):
             lb = self.live[payload]
             events.append(Placed(lb.block_addr, lb.block_size, payload, lb.request))
 
-    def _released(self, lb: LiveBlock) -> None:
-        """Record Released for the map if the user's code did not."""
+    def _released(self, lb: LiveBlock, first: bool = True) -> None:
+        """Record Released for the map if the user's code did not: first in a
+        free (the release comes before the joins and pushes it leads to)."""
         events = self.rec.events
         if events is not None and not any(type(e) is Released for e in events):
-            events.append(Released(lb.block_addr, lb.block_size))
+            events.insert(0 if first else len(events), Released(lb.block_addr, lb.block_size))
 
     def _note_alloc(self, payload: int, block_addr: int, block_size: int, request: int,
                     header: int) -> None:

@@ -44,6 +44,16 @@ def test_a_user_strategy_is_in_the_picker_and_the_menu(qtbot, user_window, small
     assert w.timeline.fault is None and w.message_box is None
     w.seek(300)
     assert w.bar.description.text().startswith("step 300: ")
+    # its own structure, in the generic lists view, and its own words in the explain panel
+    structure = w.timeline.strategy.structure()
+    drawn = w.structure_panel.view.drawn()
+    labels = [entry["label"] for entry in drawn["lists"]]
+    assert labels and all(label.startswith("class ") for label in labels)
+    shown = {a for entry in drawn["lists"] for a in entry["blocks"]}
+    assert shown and shown <= set(structure["sizes"])
+    texts = w.explain_panel.texts()
+    assert texts[0].startswith("1. released block 0x")
+    assert any(" on class " in text for text in texts), texts
     # the map draws segfit's own walk
     walk = w.timeline.strategy.walk_tuples()
     assert list(w.heap_map.blocks.addr) == [b[0] for b in walk]
