@@ -279,6 +279,8 @@ FORM_ERRORS = [
     ("0 10 1 1 a 0 8 f 0\n", 1, "the header says num_ops = 1, but the file has 2 operations"),
     # an op does not go on on the next line (mdriver's fscanf would read it)
     ("0\n10\n1\n1\na 0\n8\n", 5, "wrong number of fields: 'a' takes 2 (a id bytes), found 1"),
+    # the tokens count up right, but one op's field sits after the next op's letter
+    ("0\n10\n2\n1\na 0 f 8 0\n", 5, "wrong number of fields: 'a' takes 2 (a id bytes), found 1"),
     ("0\r10\r1\r1\ra 0\r8\r", 5, "wrong number of fields: 'a' takes 2 (a id bytes), found 1"),
 ]
 
@@ -478,7 +480,7 @@ def mutated_rep_texts(draw):
     for _ in range(draw(st.integers(1, 4))):
         pos = draw(st.integers(0, len(text)))
         how = draw(st.sampled_from(["insert", "delete", "replace", "dup-line", "swap-lines",
-                                    "move-token", "join-lines"]))
+                                    "move-token", "join-lines", "swap-tokens"]))
         if how == "insert":
             text = text[:pos] + draw(st.sampled_from(MUTATION_CHARS)) + text[pos:]
         elif how == "delete":
@@ -493,6 +495,12 @@ def mutated_rep_texts(draw):
                 lines.insert(j, lines[i])
             elif how == "join-lines" and i + 1 < len(lines):  # several ops on a line
                 lines[i] += draw(st.sampled_from([" ", "\t", "\r"])) + lines.pop(i + 1)
+            elif how == "swap-tokens":  # keeps the tokens of a line, breaks their order
+                fields = lines[i].split()
+                if len(fields) >= 2:
+                    k = draw(st.integers(0, len(fields) - 2))
+                    fields[k], fields[k + 1] = fields[k + 1], fields[k]
+                    lines[i] = " ".join(fields)
             elif how == "move-token":  # keeps the token count, breaks lines
                 fields = lines[i].split()
                 if fields:
@@ -559,5 +567,38 @@ def test_fast_path_agrees_with_reference_parser(text):
         if got is None:
             continue
         ref = rep_module._parse_body_slow(body, 1, None)  # must not raise
+        for a, b in zip(got, ref):
+            assert np.array_equal(a, b)
+
+
+@st.composite
+def bodies_with_tokens_swapped(draw):
+    """An op body with several ops on some lines, two neighbouring tokens of
+    one line swapped: a field may now sit after the next op's letter."""
+    _, text = draw(rep_layouts())
+    lines = source_module._lf_only(text.encode()).decode().split("\n")
+    body = [line.split() for line in lines]
+    # the header may share its last line with ops: swap only past the 4 integers
+    seen, start = 0, 0
+    while start < len(body) and seen + len(body[start]) <= 4:
+        seen += len(body[start])
+        start += 1
+    if start < len(body):
+        body[start] = body[start][4 - seen:]
+    candidates = [i for i in range(start, len(body)) if len(body[i]) >= 2]
+    if candidates:
+        i = draw(st.sampled_from(candidates))
+        k = draw(st.integers(0, len(body[i]) - 2))
+        body[i][k], body[i][k + 1] = body[i][k + 1], body[i][k]
+    return "\n".join(" ".join(fields) for fields in body[start:]).encode(), start + 1
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bodies_with_tokens_swapped())
+def test_fast_path_agrees_when_tokens_move_within_a_line(body_and_line):
+    body, first_line = body_and_line
+    got = rep_module._parse_body_fast(body, first_line)
+    if got is not None:
+        ref = rep_module._parse_body_slow(body, first_line, None)  # must not raise
         for a, b in zip(got, ref):
             assert np.array_equal(a, b)

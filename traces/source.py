@@ -122,12 +122,15 @@ class _RawFile(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        if self._ahead:
-            n = min(len(buffer), len(self._ahead))
-            buffer[:n] = self._ahead[:n]
-            self._ahead = self._ahead[n:]
-            return n
-        return self._read_file(buffer)
+        if not self._ahead:
+            return self._read_file(buffer)
+        n = min(len(buffer), len(self._ahead))
+        buffer[:n] = self._ahead[:n]
+        self._ahead = self._ahead[n:]
+        if self._poll is None and n < len(buffer):
+            # a regular file: fill the rest (a FIFO's caller takes what is there)
+            n += self._read_file(memoryview(buffer)[n:])
+        return n
 
     def _read_file(self, buffer) -> int:
         while True:
