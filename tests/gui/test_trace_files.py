@@ -1,0 +1,97 @@
+"""Reading trace files in the window: a huge or endless input shows how much
+is read and can be cancelled; a bad line or a limit is shown in a dialog
+naming the file and the line; the trace shown before stays."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from PySide6.QtWidgets import QMessageBox, QPushButton
+
+from tests.test_trace_stream import FifoWriter
+
+
+def shown_text(box: QMessageBox) -> str:
+    return box.text() + "\n" + box.informativeText()
+
+
+def test_an_endless_fifo_shows_progress_and_can_be_cancelled(qtbot, loaded, tmp_path):
+    before = loaded.timeline
+    loaded.seek(20)
+    fifo = tmp_path / "endless.rep"
+    # valid ops, a little at a time, forever: only Cancel ends this read
+    with FifoWriter(fifo, b"0\n1\n10000000\n1\n", b"a 0 8\nf 0\n" * 2000, pause=0.02) as writer:
+        with qtbot.waitSignal(loaded.loader.cancelled, timeout=20000):
+            loaded.open_trace(str(fifo))
+            qtbot.waitUntil(lambda: loaded.loader.dialog is not None
+                            and loaded.loader.dialog.isVisible(), timeout=5000)
+            dialog = loaded.loader.dialog
+            # the label counts the megabytes read, and it grows
+            qtbot.waitUntil(lambda: " MB" in dialog.labelText(), timeout=5000)
+            first = writer.written
+            qtbot.waitUntil(lambda: writer.written > first + 200_000, timeout=5000)
+            assert dialog.labelText().startswith("Reading endless.rep: ")
+            assert dialog.maximum() == 0          # a FIFO has no size: a busy bar
+            dialog.grab().save(str(tmp_path / "reading-fifo.png"))
+            dialog.findChild(QPushButton).click()
+        qtbot.waitUntil(lambda: not loaded.busy, timeout=5000)
+        # the read really stopped: the writer's next write finds no reader
+        qtbot.waitUntil(lambda: writer.reader_left, timeout=5000)
+    assert loaded.timeline is before and loaded.timeline.position == 20
+    assert loaded.message_box is None
+
+
+def test_a_large_file_shows_how_much_is_read(qtbot, loaded, tmp_path, monkeypatch):
+    from heapscope.gui import loader as loader_module
+    monkeypatch.setattr(loader_module, "READ_REPORT_EVERY", 0.0)
+    path = tmp_path / "large.rep"
+    n = 300_000
+    body = "".join(f"a {i} 8\nf {i}\n" for i in range(n))
+    path.write_text(f"0\n{n}\n{2 * n}\n1\n" + body)
+    reports = []
+    original = loaded.loader._read_progress
+
+    def spy(request, done, total):
+        original(request, done, total)
+        dialog = loaded.loader.dialog
+        reports.append((done, total, dialog.labelText(), dialog.value(), dialog.maximum()))
+    monkeypatch.setattr(loaded.loader, "_read_progress", spy)
+    with qtbot.waitSignal(loaded.timeline_changed, timeout=30000):
+        loaded.open_trace(str(path))
+    size = os.path.getsize(path)
+    assert len(reports) >= 2 and all(total == size for _, total, *_ in reports)
+    done, _, label, value, maximum = reports[-1]
+    assert done == size and (value, maximum) == (1000, 1000)
+    assert label == f"Reading large.rep: {size / 1e6:.1f} MB of {size / 1e6:.1f} MB"
+    assert 0 < reports[0][3] < 1000
+
+
+@pytest.mark.parametrize("what", ["bad line", "dev zero", "too many ops"])
+def test_a_read_error_is_shown_with_file_and_line(qtbot, loaded, tmp_path, what):
+    before = loaded.timeline
+    if what == "bad line":
+        path = str(tmp_path / "deep.rep")
+        n = 200_000
+        ops = [f"a {i} 8\nf {i}" for i in range(n)]
+        ops[150_000] = "a 150000 8\nf 150000 oops"      # line 4 + 300 002
+        with open(path, "w") as f:
+            f.write(f"0\n{n}\n{2 * n}\n1\n" + "\n".join(ops) + "\n")
+        where, message = f"{path}:300006:", "wrong number of fields: 'f' takes 1 (f id), found 2"
+    elif what == "dev zero":
+        path = "/dev/zero"
+        where, message = "/dev/zero:1:", "a line longer than 1 MiB"
+    else:
+        path = str(tmp_path / "many.rep")
+        with open(path, "w") as f:
+            f.write("0\n10\n20000000\n1\n")
+        where, message = f"{path}:3:", "more than 10,000,000 operations"
+    with qtbot.waitSignal(loaded.load_failed, timeout=20000) as failed:
+        loaded.open_trace(path)
+    box = loaded.message_box
+    assert isinstance(box, QMessageBox) and box.isVisible()
+    assert where in shown_text(box) and message in shown_text(box)
+    assert failed.args[0].startswith(where)
+    box.grab().save(str(tmp_path / f"error-{what.replace(' ', '-')}.png"))
+    assert loaded.timeline is before
+    box.close()
