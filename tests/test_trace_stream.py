@@ -382,3 +382,20 @@ def test_a_long_line_ending_a_read_with_a_cr_is_refused(monkeypatch):
     with pytest.raises(TraceError) as info:
         parse_rep(text, limits=ReadLimits(max_line=64))
     assert info.value.line == 5 and "line longer than 64 bytes" in info.value.message
+
+
+def test_what_head_read_goes_through_the_same_checks(tmp_path):
+    """A format sniffs the start of the file; the lines it saw are still
+    measured and counted."""
+    from heapscope.traces import open_source
+    from heapscope.traces.rep import read_rep_source
+    path = tmp_path / "short.rep"
+    path.write_bytes(b"0\r\n10\r\n1\r\n1\r\n" + b"a 0 8".ljust(70) + b"\r\n")
+    with open_source(path, limits=ReadLimits(max_line=64)) as source:
+        assert source.head(10) == b"0\r\n10\r\n1\r\n"
+        with pytest.raises(TraceError) as info:
+            read_rep_source(source)
+    assert info.value.line == 5 and "line longer than 64 bytes" in info.value.message
+    with open_source(path) as source:
+        source.head()
+        assert list(read_rep_source(source)) == [(0, 0, 8)]

@@ -146,6 +146,10 @@ class _RawFile(io.RawIOBase):
                 raise self.source.error(self.source.limits.too_many_bytes())
             return n
 
+    def read1(self, n: int = -1) -> bytes:
+        """At most ``n`` bytes in one read (what is there, for a FIFO)."""
+        return self.read(n)
+
     def peek(self, n: int) -> bytes:
         """The next ``n`` bytes (fewer only at the end), left to be read."""
         while len(self._ahead) < n:
@@ -268,10 +272,14 @@ class TraceSource:
         not.  When a block is given, :attr:`line` is the number of its first
         line; the caller counts lines within it.
         """
-        carry = self._pending
-        self._pending = b""
+        carry = b""
         while True:
-            data = b"" if self._eof else self._read_chunk()
+            if self._pending:
+                # what head() read, in pieces no longer than one read would be
+                step = min(CHUNK_BYTES, self.limits.max_line)
+                data, self._pending = self._pending[:step], self._pending[step:]
+            else:
+                data = b"" if self._eof else self._read_chunk()
             if not data:
                 self._eof = True
                 if carry:
@@ -348,7 +356,7 @@ def open_source(path: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
             raise TraceError("not a valid gzip file: it does not start with the gzip "
                              "magic bytes 1f 8b", where)
         else:
-            source._stream = io.BufferedReader(raw, CHUNK_BYTES)
+            source._stream = raw
         return source
     except BaseException:
         if source is not None:
