@@ -80,7 +80,7 @@ def test_a_read_error_is_shown_with_file_and_line(qtbot, loaded, tmp_path, what)
         where, message = f"{path}:300006:", "wrong number of fields: 'f' takes 1 (f id), found 2"
     elif what == "dev zero":
         path = "/dev/zero"
-        where, message = "/dev/zero:1:", "a line longer than 1 MiB"
+        where, message = "/dev/zero:1:", "line longer than 1 MiB"
     else:
         path = str(tmp_path / "many.rep")
         with open(path, "w") as f:
