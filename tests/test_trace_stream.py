@@ -280,7 +280,8 @@ LIMIT_CASES = [
      "more than 3 operations, the most heapscope reads"),
     (ReadLimits(max_ids=9), "0\n10\n0\n1\n", 2,
      "header: num_ids = 10 is more than 9, the most heapscope reads"),
-    (ReadLimits(max_bytes=100), "0\n10\n2\n1\n" + "# comment\n" * 20 + "a 0 8\nf 0\n", None,
+    # the line holding the 101st byte: 4 header lines and 9 comments come before
+    (ReadLimits(max_bytes=100), "0\n10\n2\n1\n" + "# comment\n" * 20 + "a 0 8\nf 0\n", 14,
      "more than 100 bytes of text, the most heapscope reads"),
     (ReadLimits(max_line=64), "0\n10\n2\n1\na 0 8\n" + " " * 100 + "f 0\n", 6,
      "line longer than 64 bytes, the longest heapscope reads (is this a trace file?)"),
@@ -293,9 +294,7 @@ def test_each_limit_gives_its_message(tmp_path, limits, text, line, message):
     path.write_text(text)
     with pytest.raises(TraceError) as info:
         read_rep(path, limits=limits)
-    assert info.value.message == message
-    if line is not None:        # (the byte limit is met where a read ends)
-        assert info.value.line == line
+    assert (info.value.line, info.value.message) == (line, message)
     # just under the limit, the same file is fine (or fails for another reason)
     roomier = ReadLimits(**{k: getattr(limits, k) * 4 if getattr(limits, k) !=
                             getattr(DEFAULT_LIMITS, k) else getattr(limits, k)
@@ -398,3 +397,45 @@ def test_what_head_read_goes_through_the_same_checks(tmp_path):
     with open_source(path) as source:
         source.head()
         assert list(read_rep_source(source)) == [(0, 0, 8)]
+
+
+# --- every format reads from the same stream -------------------------------------
+
+LTRACE_TEXT = (b"[pid 7] prog->malloc(24) = 0x1000\n"
+               b"[pid 7] prog->realloc(0x1000, 48) = 0x2000\n"
+               b"[pid 7] prog->free(0x2000) = <void>\n")
+
+
+def test_ltrace_output_in_a_fifo_is_sniffed_and_read(tmp_path):
+    """The sniffed first lines stay in the stream for the ltrace reader."""
+    from heapscope.traces import read_trace_file
+    fifo = tmp_path / "calls"
+    with FifoWriter(fifo, LTRACE_TEXT[:10], LTRACE_TEXT[10:], times=1, pause=0.05):
+        t = read_trace_file(fifo)
+    assert [(int(k), int(i), int(s)) for k, i, s in t] == [(0, 0, 24), (2, 0, 48), (1, 0, 0)]
+    assert list(t.line_numbers) == [1, 2, 3]
+
+
+def test_endless_ltrace_noise_stops_at_the_line_limit(tmp_path):
+    fifo = tmp_path / "calls"
+    with FifoWriter(fifo, LTRACE_TEXT + b"the program prints ", b"x" * 65536) as writer:
+        result = run_capped("check", str(fifo))
+    assert_refused(result, f"{fifo}:4: ", "line longer than 1 MiB")
+    assert writer.reader_left
+
+
+def test_ltrace_output_obeys_the_byte_limit_with_its_line(tmp_path):
+    from heapscope.traces import read_trace_file
+    path = tmp_path / "calls.gz"
+    text = LTRACE_TEXT + b"--- SIGCHLD ---\n" * 100_000
+    path.write_bytes(gzip.compress(text))
+    for chunk in (source_module.CHUNK_BYTES, 4096):
+        source_module.CHUNK_BYTES, saved = chunk, source_module.CHUNK_BYTES
+        try:
+            with pytest.raises(TraceError) as info:
+                read_trace_file(path, limits=ReadLimits(max_bytes=100_000))
+        finally:
+            source_module.CHUNK_BYTES = saved
+        assert info.value.message == "more than 100,000 bytes of text, the most heapscope reads"
+        # the line holding byte 100,001, wherever the reads end
+        assert info.value.line == text[:100_000].count(b"\n") + 1

@@ -142,7 +142,9 @@ class _RawFile(io.RawIOBase):
             except BlockingIOError:
                 continue
             self.count += n
-            if self.count > self.source.limits.max_bytes:
+            # compressed input counts too (empty gzip members inflate to
+            # nothing); plain text is counted, to the byte, as text
+            if self.source.compressed and self.count > self.source.limits.max_bytes:
                 raise self.source.error(self.source.limits.too_many_bytes())
             return n
 
@@ -187,7 +189,9 @@ class TraceSource:
         self._cancel = cancel
         self._read_text = 0           # bytes of text (after decompression)
         self._pending = b""           # read but not yet given out
+        self.compressed = False       # gzip data, inflated as it is read
         self._eof = False
+        self._over = False            # the byte limit was reached: no more text
         self._started = False
 
     # --- opening -----------------------------------------------------------
@@ -238,6 +242,8 @@ class TraceSource:
         return data
 
     def _read_chunk_raw(self) -> bytes:
+        if self._over:
+            return b""
         self.check_cancel()
         try:
             # read1: one step of the file or of the inflater, as much as is
@@ -248,9 +254,12 @@ class TraceSource:
             raise self.error(f"not a valid gzip file: {e}", None) from None
         except OSError as e:
             raise self.error(f"cannot read the file: {e.strerror or e}", None) from None
+        if self._read_text + len(data) > self.limits.max_bytes:
+            # keep the text up to the limit: its lines are read (an error in them
+            # comes first), then blocks() names the line the limit falls in
+            data = data[:self.limits.max_bytes - self._read_text]
+            self._over = True
         self._read_text += len(data)
-        if self._read_text > self.limits.max_bytes:
-            raise self.error(self.limits.too_many_bytes())
         if self._progress is not None:
             raw = self._raw.count if self._raw is not None else self._read_text
             self._progress(raw, self._size)
@@ -281,6 +290,8 @@ class TraceSource:
             else:
                 data = b"" if self._eof else self._read_chunk()
             if not data:
+                if self._over:
+                    raise self.error(self.limits.too_many_bytes())
                 self._eof = True
                 if carry:
                     yield _lf_only(carry)
@@ -352,6 +363,7 @@ def open_source(path: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
             raise TraceError(f"cannot read the file: {e.strerror or e}", where) from None
         if magic == _GZIP_MAGIC:
             source._stream = gzip.GzipFile(filename="", mode="rb", fileobj=raw)
+            source.compressed = True
         elif _is_gzip_name(where):
             raise TraceError("not a valid gzip file: it does not start with the gzip "
                              "magic bytes 1f 8b", where)
