@@ -107,6 +107,13 @@ def test_dev_zero_stops_with_a_message():
                    "line longer than 1 MiB")
 
 
+def deadline(seconds: float = 20.0):
+    """A cancel hook that turns true after ``seconds``: a read of a FIFO that
+    would wait forever fails the test (ReadCancelled) instead of hanging it."""
+    end = time.monotonic() + seconds
+    return lambda: time.monotonic() > end
+
+
 class FifoWriter(threading.Thread):
     """Writes ``head`` then ``piece`` forever (or ``times`` times) into a new
     FIFO at ``path``, pausing ``pause`` s between pieces; stops when the reader
@@ -174,7 +181,7 @@ def test_a_bad_line_in_an_endless_fifo_is_reported_when_reached(tmp_path):
     head = b"0\n10\n2\n1\n" + b"a 0 8\nf 0\n" * 50_000 + b"a 0 8 9\n"
     with FifoWriter(fifo, head, b"a 0 8\nf 0\n" * 100, pause=0.01):
         with pytest.raises(TraceError) as info:
-            read_rep(fifo)
+            read_rep(fifo, cancel=deadline())
     assert info.value.line == 4 + 100_000 + 1
     assert "wrong number of fields: 'a' takes 2 (a id bytes), found 3" in info.value.message
 
@@ -195,7 +202,7 @@ def test_a_fifo_fed_a_trace_in_small_pieces_is_read(tmp_path, packed):
                     time.sleep(0.001)
 
     with Trickle(fifo, b""):
-        t = read_rep(fifo)
+        t = read_rep(fifo, cancel=deadline())
     assert list(t) == FORM_OPS and list(t.line_numbers) == lines
     assert t.source == str(fifo)
 
@@ -411,7 +418,7 @@ def test_ltrace_output_in_a_fifo_is_sniffed_and_read(tmp_path):
     from heapscope.traces import read_trace_file
     fifo = tmp_path / "calls"
     with FifoWriter(fifo, LTRACE_TEXT[:10], LTRACE_TEXT[10:], times=1, pause=0.05):
-        t = read_trace_file(fifo)
+        t = read_trace_file(fifo, cancel=deadline())
     assert [(int(k), int(i), int(s)) for k, i, s in t] == [(0, 0, 24), (2, 0, 48), (1, 0, 0)]
     assert list(t.line_numbers) == [1, 2, 3]
 
