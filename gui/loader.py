@@ -57,6 +57,16 @@ def checkpoint_interval(n: int) -> int:
     return k
 
 
+def reading_progress(label: str, done: int, total: int) -> tuple[str, int, int]:
+    """(label, value, maximum) of the progress dialog after ``done`` bytes of
+    ``total`` were read: per mille, as QProgressDialog counts in int; with no
+    size (a FIFO, a device) a busy bar, maximum 0."""
+    read = f"{done / 1e6:,.1f} MB" + (f" of {total / 1e6:,.1f} MB" if total else "")
+    if not total:
+        return f"Reading {label}: {read}", 0, 0
+    return f"Reading {label}: {read}", min(done * 1000 // total, 1000), 1000
+
+
 @dataclass(frozen=True)
 class ReadTrace:
     """A request's ``make_trace`` that reads a file (or a spec, as
@@ -227,11 +237,11 @@ class Loader(QObject):
     def _read_progress(self, request, done: int, total: int) -> None:
         dialog = self.dialog
         if self._current(request) and dialog is not None:
-            read = f"{done / 1e6:,.1f} MB" + (f" of {total / 1e6:,.1f} MB" if total else "")
-            dialog.setLabelText(f"Reading {request.label}: {read}")
-            # per mille, as QProgressDialog counts in int; no size (a FIFO): busy
-            dialog.setMaximum(1000 if total else 0)
-            dialog.setValue(min(done * 1000 // total, 1000) if total else 0)
+            text, value, maximum = reading_progress(request.label, done, total)
+            dialog.setLabelText(text)
+            dialog.setMaximum(maximum)
+            # last: a modal dialog's setValue processes events, which may end the job
+            dialog.setValue(value)
 
     # The job's last signals: tidy up first (the worker only has to return), so
     # that ``busy`` is already false when the window hears the outcome.
