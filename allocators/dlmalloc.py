@@ -241,6 +241,9 @@ class Dlmalloc(Strategy):
     search_counts_splits = False
 
     params = (
+        Param("heap_limit", SIZE, None, "cap on H, the sbrk'd plus the mmapped bytes: a request "
+              "past it fails (ENOMEM) and the replay goes on", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="no limit"),
         Param("mmap_threshold", SIZE, DEFAULT_MMAP_THRESHOLD, "a padded request of at least this "
               "many bytes that top cannot serve gets an mmap region of its own "
               "(M_MMAP_THRESHOLD)", low=0, high=MAX_BYTES),
