@@ -29,7 +29,8 @@ def _register_optional() -> None:
     """Strategies added later register themselves on import; a missing module is
     not an error here so that the core stays usable while one is written."""
     import importlib
-    for module in ("rotating_list", "splay_best_fit", "buddy", "tlsf", "bsd_buckets", "dlmalloc"):
+    for module in ("rotating_list", "splay_best_fit", "buddy", "tlsf", "bsd_buckets", "dlmalloc",
+                   "segregated_fit"):
         try:
             mod = importlib.import_module(f"{__package__}.{module}")
         except ModuleNotFoundError as exc:
