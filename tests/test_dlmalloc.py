@@ -487,3 +487,26 @@ def test_same_results_and_heaps_as_dlmalloc_2_6_6():
     assert total >= 14_000
     assert nulls > 100 and mapped > 100     # a heap limit and mmap are part of what is compared
     assert {sc["word"] for sc in golden["scenarios"]} == {4, 8}
+
+
+def test_check_refuses_a_mapped_region_inside_the_heap_and_the_arena_shrinks_only_its_own_bytes():
+    s = Dlmalloc(word=4)
+    s.malloc(100)
+    p = s.malloc(200000)
+    s.check()
+    region = s._region_of[p]
+    broken = copy.deepcopy(s)
+    size, _ = broken._regions.pop(region)
+    moved = 0x800                     # inside [0, brk): the heap's own page
+    broken._regions[moved] = (size, moved + 8)
+    broken._region_of[moved + 8] = moved
+    del broken._region_of[p]
+    lb = broken.live.pop(p)
+    broken.live[moved + 8] = lb._replace(block_addr=moved)
+    with pytest.raises(HeapInvariantError, match="overlaps the heap"):
+        broken.check()
+    from heapscope.allocators.arena import Arena
+    with pytest.raises(ValueError, match="cannot shrink"):
+        s.arena.shrink(s.arena.size + 1)
+    with pytest.raises(ValueError, match="fixed pool"):
+        Arena(pool_size=4096).shrink(1)
