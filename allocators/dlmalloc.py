@@ -93,9 +93,11 @@ binblocks bit tested by the scan (both count in ``rec.probes`` and
 top), ``ListInsert``/``ListRemove`` with ``where=(bin,)``, :class:`BinWalkStep`
 per chunk ``frontlink`` passes to reach a large chunk's place (``rec.walked``),
 :class:`BinmapChange`, ``PointerMove`` of 'last_remainder' and 'top',
-``Split`` (``rec.splits``), ``Coalesce`` (``rec.merges``; the Coalesce right
-after a Grow is top taking the new memory and is not counted), ``Grow``,
+``Split`` (``rec.splits``), ``Coalesce`` (``rec.merges``), ``Grow`` (new
+memory at the end of top, whose next ``Visit`` gives its new size),
 :class:`Trim`, :class:`Mapped`, :class:`Unmapped`, ``Placed``, ``Released``.
+A step's events say every change to ``structure()``:
+:mod:`allocators.structure_replay` follows them (kind ``bins``).
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from . import structure
-from .events import Coalesce, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
+from .events import Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
 from .params import INT, MAX_BYTES, MAX_CHUNK, SIZE, Param
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy, align_up
 
@@ -239,6 +241,8 @@ class Dlmalloc(Strategy):
     citation = ("D. Lea, malloc.c version 2.6.6 (1999; public domain), algorithmically as "
                 "2.6.4 (1996)")
     search_counts_splits = False
+    search_unit = ("bin, bitmap bit or chunk", "bins, bitmap bits and chunks")
+    search_verb = "looking at"
 
     params = (
         Param("heap_limit", SIZE, None, "cap on H, the sbrk'd plus the mmapped bytes: a request "
@@ -654,12 +658,10 @@ class Dlmalloc(Strategy):
             brk = self._morecore(sbrk_size)
             if brk is None:
                 return False
-            # The new memory joins top (the break was top's end).
+            # The new memory joins top (the break was top's end); the Grow
+            # says so, and the Visit of top that follows gives its new size.
             old_size = self._head[old_top] & ~PREV_INUSE
             self._head[old_top] = (old_size + sbrk_size) | PREV_INUSE
-            rec = self.rec
-            if rec.events is not None:
-                rec.events.append(Coalesce(old_top, old_size - W, brk, sbrk_size))
             return True
         start = self.core_top
         # The chunk starts so that chunk2mem (two words in) is aligned ...
@@ -1110,6 +1112,46 @@ class Dlmalloc(Strategy):
                               last_remainder=lr, top=self.top, mapped=mapped)
 
     # -------------------------------------------------------------- words
+    def explain_events(self, events: list) -> list[str | None]:
+        """Words for a step's events; a chunk examined is named as top, the
+        last remainder or a bin's chunk.  Which chunk was top and which the
+        last remainder at each event follows from the state after the step
+        (this strategy's) by undoing the step's PointerMoves backwards."""
+        n = len(events)
+        top, lr = self.top, self.last_remainder
+        tops: list[int | None] = [None] * n
+        lrs: list[int | None] = [None] * n
+        for i in range(n - 1, -1, -1):
+            e = events[i]
+            if isinstance(e, PointerMove):
+                if e.name == "top":
+                    top = e.old
+                elif e.name == "last_remainder":
+                    lr = e.old
+            tops[i], lrs[i] = top, lr
+        out = []
+        for i, e in enumerate(events):
+            if isinstance(e, Visit):
+                if e.addr == tops[i]:
+                    out.append(f"top {e.addr:#x} ({e.size} B): " + (
+                        "big enough, and it keeps MINSIZE after the cut" if e.fits else
+                        "too small (it must keep MINSIZE after the cut)"))
+                elif e.addr == lrs[i]:
+                    out.append(f"the last remainder {e.addr:#x} ({e.size} B): "
+                               + ("it fits" if e.fits else "too small"))
+                else:
+                    out.append(f"chunk {e.addr:#x} ({e.size} B) in bin {bin_index(e.size)}: "
+                               + ("it fits" if e.fits else "too small"))
+            elif isinstance(e, Split) and e.addr == tops[i]:
+                out.append(f"split top: {e.taken_size} B at {e.taken_addr:#x} for the request, "
+                           f"{e.rest_size} B at {e.rest_addr:#x} stay top")
+            elif isinstance(e, Grow) and tops[i] is not None:
+                out.append(f"malloc_extend_top: sbrk({e.increment}) returned {e.old_brk:#x}, the end "
+                           "of top, so the new memory joins top")
+            else:
+                out.append(self.explain_event(e))
+        return out
+
     def explain_event(self, event) -> str | None:
         if isinstance(event, BinProbe):
             what = _bin_words(event.bin)

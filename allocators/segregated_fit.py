@@ -56,7 +56,9 @@ Events: :class:`ClassProbe` per class list looked at (``rec.probes`` and
 ``rec.visits``), ``Visit`` per block examined, ``ListRemove``/``ListInsert``
 with ``where=(class,)``, :class:`ListWalkStep` per block an address-ordered
 insertion passes (``rec.walked``), ``Split``, ``Coalesce``, ``Grow``,
-``GrowFailed``, ``Placed`` and ``Released``.
+``GrowFailed``, ``Placed`` and ``Released``.  They say every change to
+``structure()`` (kind ``size-classes``), which
+:mod:`allocators.structure_replay` follows.
 """
 
 from __future__ import annotations
@@ -101,6 +103,8 @@ class SegregatedFirstFit(Strategy):
     class then the larger ones, immediate coalescing with boundary tags."""
 
     name = "segregated-first-fit"
+    search_unit = ("list or block", "lists and blocks")
+    search_verb = "looking at"
     title = "Segregated free lists, first fit (CS:APP 9.9.14; Wilson et al. 1995)"
     citation = ("Bryant & O'Hallaron, CS:APP 9.9.14 'Segregated Fits' with 9.9.11-12 boundary tags; "
                 "Wilson, Johnstone, Neely & Boles 1995, 3.6; the policy of seed 004's BSA")
@@ -375,26 +379,27 @@ class SegregatedFirstFit(Strategy):
         return tuple((k, tuple(self.free_list(k))) for k in range(self.min_class, self.last_class + 1))
 
     def structure(self) -> dict:
-        """One list per size class, head first, in class order (kind ``lists``,
-        labelled "class 5 (17-32 B)"), and ``classes`` with each class's range."""
+        """One list per size class, head first, every class from the smallest
+        to the last (kind ``size-classes``, docs/structure.md), with each
+        class's smallest and largest block size and the list order."""
         hdr = self._hdr
-        lists: dict[str, list[int]] = {}
-        classes = []
+        lists: dict[int, list[int]] = {}
+        low: dict[int, int] = {}
+        high: dict[int, int | None] = {}
         sizes: dict[int, int] = {}
         for k in range(self.min_class, self.last_class + 1):
-            label = self.class_label(k)
             members = self.free_list(k)
-            lists[label] = members
+            lists[k] = members
             for b in members:
                 sizes[b] = hdr[b]
-            low, high = self.class_range(k)
-            classes.append({"class": k, "label": label, "low": low, "high": high})
+            low[k], high[k] = self.class_range(k)
         outs = []
         tail = self.arena.brk - self.core_top
         if tail > 0:
             sizes[self.core_top] = tail
             outs.append(structure.outside(self.core_top, "the pool not handed out by mem_sbrk yet"))
-        return structure.make("lists", sizes, outside_blocks=outs, lists=lists, classes=classes)
+        return structure.make("size-classes", sizes, outside_blocks=outs, lists=lists, class_low=low,
+                              class_high=high, order="address" if self.address_ordered else "lifo")
 
     def explain_event(self, event) -> str | None:
         if isinstance(event, ClassProbe):

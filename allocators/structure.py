@@ -62,6 +62,11 @@ Kinds and their own keys:
     bin 127, which no size reaches); ``last_remainder`` and ``top`` (also in
     ``outside``); ``mapped``: ``[{"addr", "size", "payload"}]`` of the mmap
     regions, used memory apart from the heap.
+``size-classes`` (segregated free lists, one per size class: segregated first fit)
+    ``lists``: ``{k: [addrs]}`` for every class k, head first (empty ones
+    too); ``class_low`` and ``class_high``: ``{k: bytes}``, the smallest and
+    largest block of each class (``class_high`` None for the last, which has
+    no bound); ``order``: ``"lifo"`` or ``"address"``, how each list is kept.
 ``lists`` (the generic shape for a user strategy)
     ``lists``: ``{label: [addrs]}``, in the order the strategy gives them.
 """
@@ -70,7 +75,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "lists")
+KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "size-classes", "lists")
 
 SEARCH = "search"
 MARKER = "marker"
@@ -129,6 +134,9 @@ def members(structure: dict) -> list[int]:
     elif kind == "bins":
         for addrs in structure["bins"].values():
             out.extend(addrs)
+    elif kind == "size-classes":
+        for addrs in structure["lists"].values():
+            out.extend(addrs)
     elif kind == "lists":
         for addrs in structure["lists"].values():
             out.extend(addrs)
@@ -168,6 +176,10 @@ def where(structure: dict) -> dict[int, str]:
         for i, addrs in structure["bins"].items():
             for a in addrs:
                 out[a] = f"bin {i}"
+    elif kind == "size-classes":
+        for k, addrs in structure["lists"].items():
+            for a in addrs:
+                out[a] = f"the list of class {k}"
     elif kind == "lists":
         for label, addrs in structure["lists"].items():
             for a in addrs:
@@ -293,5 +305,17 @@ def _bins_rules(s: dict) -> None:
             raise StructureMismatch(f"{name} {a:#x} is not kept apart in 'outside'")
 
 
+def _size_classes_rules(s: dict) -> None:
+    sizes = s["sizes"]
+    for k, addrs in s["lists"].items():
+        low, high = s["class_low"][k], s["class_high"][k]
+        for a in addrs:
+            if sizes[a] < low or (high is not None and sizes[a] > high):
+                raise StructureMismatch(f"the list of class {k} holds {a:#x} of {sizes[a]} bytes, "
+                                        f"outside {low}..{high}")
+        if s["order"] == "address" and addrs != sorted(addrs):
+            raise StructureMismatch(f"the list of class {k} is not in address order: {addrs[:8]}")
+
+
 _KIND_RULES = {"address-ring": _ring_rules, "tree": _tree_rules, "buddy": _buddy_rules,
-               "tlsf": _tlsf_rules, "bins": _bins_rules}
+               "tlsf": _tlsf_rules, "bins": _bins_rules, "size-classes": _size_classes_rules}

@@ -17,7 +17,7 @@ from heapscope.allocators.explain import explain_step
 from heapscope.allocators.registry import make_strategy
 from heapscope.allocators.segregated_fit import ClassProbe, ListWalkStep, SegregatedFirstFit
 from heapscope.allocators.strategy import FREE_BLOCK, META, USED, HeapInvariantError
-from heapscope.allocators.structure import check_against_heap, where
+from heapscope.allocators.structure import StructureMismatch, check_against_heap, where
 from heapscope.traces import default_trace_path, read_rep
 
 from .heap_harness import assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
@@ -199,19 +199,23 @@ def test_check_finds_a_block_on_the_wrong_list_a_bad_footer_and_free_neighbours(
         broken.check()
 
 
-def test_structure_is_the_generic_lists_in_class_order():
+def test_structure_is_one_list_per_class_in_class_order():
     s = SegregatedFirstFit(word=4)
     a, b = spaced(s, (100, 300))
     s.free(a)
     s.free(b)
     struct = s.structure()
     check_against_heap(struct, s.walk())
-    assert struct["kind"] == "lists"
-    assert list(struct["lists"])[:4] == ["class 4 (16 B)", "class 5 (17-32 B)", "class 6 (33-64 B)",
-                                         "class 7 (65-128 B)"]
-    assert struct["lists"]["class 7 (65-128 B)"] == [a - 4]
-    assert where(struct)[b - 4] == "class 9 (257-512 B)"
-    assert [c["low"] for c in struct["classes"]][:3] == [16, 17, 33]
+    assert struct["kind"] == "size-classes" and struct["order"] == "lifo"
+    assert list(struct["lists"]) == list(range(4, 14))
+    assert struct["lists"][7] == [a - 4] and struct["lists"][9] == [b - 4]
+    assert (struct["class_low"][7], struct["class_high"][7], struct["class_high"][13]) == (65, 128, None)
+    assert where(struct)[b - 4] == "the list of class 9"
+    moved = copy.deepcopy(struct)
+    moved["lists"][8] = moved["lists"].pop(9)
+    moved["lists"][9] = []
+    with pytest.raises(StructureMismatch, match="class 8 holds"):
+        check_against_heap(moved, s.walk())
 
 
 def test_explain_words_name_the_classes():
