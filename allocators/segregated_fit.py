@@ -160,7 +160,7 @@ class SegregatedFirstFit(Strategy):
             return f"class {k} ({low} B and up)"
         return f"class {k} ({low} B)" if low == high else f"class {k} ({low}-{high} B)"
 
-    def free_list(self, k: int) -> list[int]:
+    def class_list(self, k: int) -> list[int]:
         """Blocks on class ``k``'s list, head first."""
         out = []
         p = self._next[~k]
@@ -376,7 +376,7 @@ class SegregatedFirstFit(Strategy):
             yield self.core_top, tail
 
     def _policy_signature(self) -> tuple:
-        return tuple((k, tuple(self.free_list(k))) for k in range(self.min_class, self.last_class + 1))
+        return tuple((k, tuple(self.class_list(k))) for k in range(self.min_class, self.last_class + 1))
 
     def structure(self) -> dict:
         """One list per size class, head first, every class from the smallest
@@ -388,7 +388,7 @@ class SegregatedFirstFit(Strategy):
         high: dict[int, int | None] = {}
         sizes: dict[int, int] = {}
         for k in range(self.min_class, self.last_class + 1):
-            members = self.free_list(k)
+            members = self.class_list(k)
             lists[k] = members
             for b in members:
                 sizes[b] = hdr[b]

@@ -67,7 +67,7 @@ def test_the_heap_starts_as_cs_app_lays_it_out():
     assert layout(s) == [(0, 12, META), (12, 112, USED), (124, 3984, FREE_BLOCK), (4108, 4, META)]
     assert of_type(s, Grow) == [Grow(0, 16), Grow(16, 4096)]     # mm_init: 4 words, then CHUNKSIZE
     assert of_type(s, Split) == [Split(12, 4096, 12, 112, 124, 3984)]
-    assert s.free_list(12) == [124]                  # 3984 is in class 12 (2049-4096)
+    assert s.class_list(12) == [124]                  # 3984 is in class 12 (2049-4096)
 
 
 def test_first_fit_in_lifo_order_is_not_best_fit():
@@ -76,7 +76,7 @@ def test_first_fit_in_lifo_order_is_not_best_fit():
     s.free(a)
     s.free(b)
     s.check()
-    assert s.free_list(7) == [b - 4, a - 4]          # LIFO: the last freed first
+    assert s.class_list(7) == [b - 4, a - 4]          # LIFO: the last freed first
     p = s.malloc(96)                                 # 104 bytes, class 7
     s.check()
     # the head (128 bytes) fits and is taken, though 112 would fit better;
@@ -124,7 +124,7 @@ def test_address_ordered_lists_take_the_lowest_fit():
     for p in (a, c, b):
         s.free(p)
         s.check()
-    assert s.free_list(7) == [a - 4, b - 4, c - 4]
+    assert s.class_list(7) == [a - 4, b - 4, c - 4]
     assert [e.addr for e in of_type(s, ListWalkStep)] == [a - 4]   # b's insert passed a
     assert s.malloc(90) == a                          # the lowest block that fits
 
@@ -152,7 +152,7 @@ def test_the_heap_grows_by_the_request_or_the_chunk_joining_a_free_last_block():
     assert of_type(s, Grow) == [Grow(4112, 6008)]
     assert of_type(s, Coalesce) == [Coalesce(124, 3984, 4108, 6008)]
     assert p == 128 and s.heap_size == 4112 + 6008
-    assert s.free_list(12) == [124 + 6008] and s.block_size(124 + 6008) == 3984
+    assert s.class_list(12) == [124 + 6008] and s.block_size(124 + 6008) == 3984
 
 
 def test_realloc_stays_while_the_block_holds_it_else_moves():
