@@ -23,6 +23,7 @@ tests call it after every operation, as sortedcontainers calls ``_check()``.
 from __future__ import annotations
 
 import pickle
+from itertools import chain, repeat
 from typing import Iterator, NamedTuple
 
 from . import structure
@@ -322,6 +323,22 @@ class Strategy:
         return total, largest, top, largest_below
 
     # ---------------------------------------------------------- checkpointing
+    def __getstate__(self) -> dict:
+        # The live blocks go into pickles (the timeline's checkpoints) as two
+        # flat lists: pickling a NamedTuple costs a Python call per block,
+        # which made checkpoints cost more than the replay itself.
+        state = self.__dict__.copy()
+        live = state["live"]
+        state["live"] = (list(live), list(chain.from_iterable(live.values())))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        payloads, flat = state["live"]
+        fields = iter(flat)
+        blocks = map(_new_tuple, repeat(LiveBlock), zip(fields, fields, fields, fields))
+        state["live"] = dict(zip(payloads, blocks))
+        self.__dict__.update(state)
+
     def snapshot(self) -> bytes:
         """The whole state as bytes, for the timeline's checkpoints."""
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
