@@ -404,10 +404,13 @@ class Timeline:
 
     ``checkpoint_every=K`` keeps a checkpoint every K steps; by default they
     are spaced by their measured cost (module docstring); ``checkpoints=False``
-    keeps none (the measures alone: a seek then replays from the start)."""
+    keeps none (the measures alone: a seek then replays from the start).
+    ``ops``: the trace's (kinds, ids, sizes) as lists, to share them between
+    timelines of one trace."""
 
     def __init__(self, trace, strategy: str | Callable[[], Strategy], params: dict | None = None,
-                 checkpoint_every: int | None = None, checkpoints: bool = True) -> None:
+                 checkpoint_every: int | None = None, checkpoints: bool = True,
+                 ops: tuple[list, list, list] | None = None) -> None:
         self.trace = trace
         self.params = dict(params or {})
         if isinstance(strategy, str):
@@ -419,9 +422,11 @@ class Timeline:
         self.n = len(trace)
         self.every = checkpoint_every
         self.keep_checkpoints = checkpoints
-        self._kinds = trace.kind.tolist()
-        self._ids = trace.ids.tolist()
-        self._sizes = trace.sizes.tolist()
+        # The ops as lists (indexing numpy arrays per op is slow); timelines
+        # of one trace may share them (``ops``), never change them.
+        if ops is None:
+            ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
+        self._kinds, self._ids, self._sizes = ops
         self.series = MetricSeries(self.n)
         self.checkpoints: list[bytes] = []
         self.checkpoint_steps: list[int] = []   # the position of each checkpoint, ascending
@@ -557,10 +562,10 @@ class Timeline:
                              self.cpu_seconds)
 
     @classmethod
-    def from_built(cls, trace, built: BuiltTimeline) -> "Timeline":
+    def from_built(cls, trace, built: BuiltTimeline, ops: tuple | None = None) -> "Timeline":
         """A timeline of ``trace`` built elsewhere (:meth:`export`), positioned
         at its end as :meth:`build` leaves it."""
-        tl = cls(trace, built.strategy_name, built.params)
+        tl = cls(trace, built.strategy_name, built.params, ops=ops)
         tl.n, tl.built = built.n, built.built
         tl.series = built.series
         tl.checkpoints, tl.checkpoint_steps = built.checkpoints, built.checkpoint_steps
