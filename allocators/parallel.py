@@ -36,6 +36,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import multiprocessing.connection
 import os
+import signal
 import sys
 import threading
 import time
@@ -106,6 +107,9 @@ def default_start_method() -> str:
 
 def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool) -> None:
     """The body of a worker process: build, send progress, send the result."""
+    # Ctrl-C on a terminal reaches the whole process group: the parent
+    # cancels the workers, which need not print a traceback each.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         try:
             timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
