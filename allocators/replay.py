@@ -16,7 +16,7 @@ view can animate it.  Stepping backwards is such a seek.
 
 Checkpoints cost what they must: by default they are spaced by what they were
 measured to cost, so that pickling takes about :data:`CHECKPOINT_SHARE` of the
-build, and no further apart than a seek can replay within its budget
+build (a twentieth), and no further apart than a seek can replay within its budget
 (:data:`SEEK_REPLAY_SECONDS`); ``checkpoint_every=K`` keeps one every K steps
 instead, and ``checkpoints=False`` (``heapscope compare``) keeps none.
 
@@ -61,7 +61,7 @@ CancelFn = Callable[[], bool]
 KIND_NAMES = {ALLOC: "malloc", FREE: "free", REALLOC: "realloc"}
 
 #: what checkpoints may cost, as a share of the build's replay time
-CHECKPOINT_SHARE = 0.1
+CHECKPOINT_SHARE = 0.05
 #: a seek replays at most about this long (at build speed) from the
 #: checkpoint it restores: half of it on average, well inside the 50 ms budget
 SEEK_REPLAY_SECONDS = 0.03
@@ -466,14 +466,20 @@ class Timeline:
         block = 0               # the step of buf's first row
         wall0, cpu0 = time.perf_counter(), time.process_time()
         spent = 0.0             # replay seconds, checkpoints left out
+        pickled = [0.0, 0]      # seconds and bytes of the checkpoints so far
         next_checkpoint = 0 if self.keep_checkpoints else n
         t = 0
         last = n - 1            # replayed apart, with its events
         while t < last:
             if t == next_checkpoint:
                 c0 = time.perf_counter()
-                self._keep_checkpoint(t, strategy, program)
-                cost = time.perf_counter() - c0
+                size = self._keep_checkpoint(t, strategy, program)
+                pickled[0] += time.perf_counter() - c0
+                pickled[1] += size
+                # What this one cost, at the mean speed of all so far: a
+                # pause of the machine (a collection, another process) while
+                # one was pickled does not space the rest out.
+                cost = size * pickled[0] / pickled[1]
                 next_checkpoint = t + self._checkpoint_gap(cost, spent, t)
             if t and t % PROGRESS_EVERY == 0:
                 writer.write(block, buf, t - block)
@@ -504,7 +510,8 @@ class Timeline:
     def _checkpoint_gap(self, cost: float, spent: float, t: int) -> int:
         """Steps to the next checkpoint, given what this one cost: enough that
         checkpoints take about CHECKPOINT_SHARE of the build, few enough that a
-        seek replays no more than about SEEK_REPLAY_SECONDS."""
+        seek replays no more than about SEEK_REPLAY_SECONDS (the replay's
+        speed so far, ``spent`` seconds for ``t`` steps, says how many)."""
         if self.every:
             return self.every
         if not t or spent <= 0:
@@ -513,9 +520,11 @@ class Timeline:
         seconds = min(cost / CHECKPOINT_SHARE, SEEK_REPLAY_SECONDS)
         return max(MIN_CHECKPOINT_GAP, int(seconds / step_seconds))
 
-    def _keep_checkpoint(self, t: int, strategy: Strategy, program: Program) -> None:
-        self.checkpoints.append(self._pack(strategy, program))
+    def _keep_checkpoint(self, t: int, strategy: Strategy, program: Program) -> int:
+        blob = self._pack(strategy, program)
+        self.checkpoints.append(blob)
         self.checkpoint_steps.append(t)
+        return len(blob)
 
     def _finish_build(self, done: int, wall0: float, cpu0: float, strategy, program,
                       record: OpRecord | None) -> None:
