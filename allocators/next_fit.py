@@ -169,7 +169,7 @@ class NextFit(Strategy):
         if found is None:
             return None
         prevp, p = found
-        events = self.rec.events   # events are only made when recorded: a frozen one costs ~1 us
+        events = self.rec.events
         psize = size[p]
         if psize == nunits:
             nxt[prevp] = nxt.pop(p)
