@@ -326,10 +326,12 @@ class Strategy:
     def __getstate__(self) -> dict:
         # The live blocks go into pickles (the timeline's checkpoints) as two
         # flat lists: pickling a NamedTuple costs a Python call per block,
-        # which made checkpoints cost more than the replay itself.
+        # which made checkpoints cost more than the replay itself.  The record
+        # of the last operation is no part of the heap and stays out.
         state = self.__dict__.copy()
         live = state["live"]
         state["live"] = (list(live), list(chain.from_iterable(live.values())))
+        state["rec"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -337,7 +339,12 @@ class Strategy:
         fields = iter(flat)
         blocks = map(_new_tuple, repeat(LiveBlock), zip(fields, fields, fields, fields))
         state["live"] = dict(zip(payloads, blocks))
-        self.__dict__.update(state)
+        state["rec"] = OpRecord()
+        # One by one, not __dict__.update(): CPython (3.11+) keeps the
+        # attributes of an instance whose __dict__ was never asked for inline,
+        # and reads them faster; a restored heap replays at full speed.
+        for name, value in state.items():
+            setattr(self, name, value)
 
     def snapshot(self) -> bytes:
         """The whole state as bytes, for the timeline's checkpoints."""
