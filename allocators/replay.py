@@ -392,12 +392,6 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
     series.payload[t] = -1 if rec.payload is None else rec.payload
 
 
-def default_checkpoint_interval(n: int) -> int:
-    """Every K steps: about a thousand checkpoints for long traces, K >= 64
-    (the interval of ``checkpoint_every``-style timelines)."""
-    return max(64, n // 1000)
-
-
 @dataclass
 class BuiltTimeline:
     """What a build leaves for seeking, without the trace: the measures, the
