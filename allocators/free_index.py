@@ -38,9 +38,13 @@ class FreeSizeIndex:
         self.total -= size
         del self.by_end[addr + size]
         if len(self.heap) > 2 * len(self.by_end) + 64:
-            self.heap = [-s for s in self.by_end.values()]
-            heapify(self.heap)
-            stale.clear()
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop the stale entries: the heap again holds the free blocks only."""
+        self.heap = [-s for s in self.by_end.values()]
+        heapify(self.heap)
+        self.stale.clear()
 
     def resize(self, addr: int, old: int, new: int) -> None:
         self.remove(addr, old)

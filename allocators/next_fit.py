@@ -51,6 +51,7 @@ View: the rover arrow moving round the ring, the scanned blocks lit in order.
 from __future__ import annotations
 
 from bisect import bisect_left
+from heapq import heappush
 from itertools import compress, islice
 from typing import Iterator
 
@@ -94,9 +95,18 @@ class RingIndex(FreeSizeIndex):
         del self.bytes[i]
 
     def resize(self, addr: int, old: int, new: int) -> None:
-        super().remove(addr, old)
-        super().add(addr, new)
+        # FreeSizeIndex.remove and add, without the by_end lookups they
+        # would undo (the block keeps its address), and its ring place.
+        stale = self.stale
+        stale[old] = stale.get(old, 0) + 1
+        heappush(self.heap, -new)
+        self.total += new - old
+        by_end = self.by_end
+        del by_end[addr + old]
+        by_end[addr + new] = new
         self.bytes[bisect_left(self.addrs, addr)] = new
+        if len(self.heap) > 2 * len(by_end) + 64:
+            self.compact()
 
     def position(self, p: int) -> int:
         """Ring position of free block ``p`` (0 for base)."""

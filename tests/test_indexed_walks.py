@@ -77,3 +77,27 @@ def test_a_shown_step_walks_the_ring_and_says_each_block():
     visits = [e for e in tl.last_record.events if type(e).__name__ == "Visit"]
     assert len(visits) == tl.last_record.visits == tl.series.search[-1]
     assert [v.fits for v in visits][-1] and not any(v.fits for v in visits[:-1])
+
+
+def test_the_free_size_heap_stays_small_and_true():
+    # Stale entries (blocks gone or resized) are dropped before they pile up,
+    # and what is left, less the stale ones, is the free blocks' sizes.
+    from collections import Counter
+
+    from heapscope.allocators.next_fit import RingIndex
+
+    index = RingIndex()
+    index.add(0, 100)
+    index.add(10_000, 50)
+    for size in range(101, 3000):          # one block resized again and again
+        index.resize(0, size - 1, size)
+        assert len(index.heap) <= 2 * len(index.by_end) + 64
+    assert index.probe(10_000 + 50) == (2999 + 50, 2999, 50, 2999)
+    s = NextFit()
+    trace = make_workload("vo1989", steps=4000, seed=3)
+    replay_ops(s, Program(), *[list(c) for c in zip(*trace)])
+    index = s.free_index
+    assert len(index.heap) <= 2 * len(index.by_end) + 64
+    left = Counter(-x for x in index.heap)
+    left.subtract(index.stale)
+    assert +left == Counter(index.sizes)
