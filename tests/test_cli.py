@@ -176,3 +176,19 @@ def test_compare_shows_progress_on_a_terminal_only(capsys, monkeypatch):
     monkeypatch.undo()
     assert main(["compare", "vo1989:steps=5000", "-s", "tlsf", "-f", "csv"]) == 0
     assert "replaying" not in capsys.readouterr().err
+
+
+def test_compare_keeps_no_checkpoints(capsys, monkeypatch):
+    # A table never seeks: its replays pickle no checkpoint.  Forked workers
+    # inherit the patched Timeline, and a checkpoint would fail its build.
+    from heapscope import cli
+    from heapscope.allocators.replay import Timeline
+
+    def no_checkpoint(*args):
+        raise AssertionError("compare kept a checkpoint")
+
+    monkeypatch.setattr(Timeline, "_keep_checkpoint", no_checkpoint)
+    monkeypatch.setattr(cli, "default_start_method", lambda: "fork")
+    code, out, err = run(capsys, "compare", "vo1989:steps=300", "-s", "tlsf", "-s", "next-fit", "-f", "json")
+    assert code == 0 and "not run" not in err
+    assert [r["strategy"] for r in json.loads(out)] == ["tlsf", "next-fit"]
