@@ -14,6 +14,8 @@ For each trace (Vo 1989 and DJGPP 1997 workloads, every bundled real trace
 * **compare**: ``heapscope compare FILE`` (every strategy, a process each)
   against a plain Python pass over the same file (parse + a dict of live
   ids), both timed as whole processes, start included.  Budget: <= 25x.
+  Beside it the same in CPU seconds (all of compare's processes), and that
+  ratio spread over the cores: what an idle machine would show at best.
 * **shipping**: every strategy's timeline built in worker processes and sent
   back (allocators/parallel.py): wall time, and the time spent receiving and
   unpickling the results in this process.
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -132,13 +135,14 @@ def c_malloc_seconds(trace, exe: Path | None, workdir: Path, passes: int = 50) -
     return float(out.stdout)
 
 
-def process_seconds(argv: list[str], runs: int) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        best = min(best, time.perf_counter() - t0)
-    return best
+def process_seconds(argv: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of ``argv``, its own processes included."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def bench_trace(trace, label: str, exe: Path | None, workdir: Path, runs: int) -> dict:
@@ -177,13 +181,18 @@ def bench_compare(trace, label: str, workdir: Path, runs: int) -> None:
     plain = workdir / "plain_pass.py"
     plain.write_text(PLAIN_PASS)
     py = sys.executable
-    plain_s = compare_s = float("inf")
+    plain_s = compare_s = plain_cpu = compare_cpu = float("inf")
     for _ in range(runs):
-        plain_s = min(plain_s, process_seconds([py, str(plain), str(path)], 1))
-        compare_s = min(compare_s, process_seconds([py, "-m", "heapscope", "compare", str(path)], 1))
+        wall, cpu = process_seconds([py, str(plain), str(path)])
+        plain_s, plain_cpu = min(plain_s, wall), min(plain_cpu, cpu)
+        wall, cpu = process_seconds([py, "-m", "heapscope", "compare", str(path)])
+        compare_s, compare_cpu = min(compare_s, wall), min(compare_cpu, cpu)
     ratio = compare_s / plain_s
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     print(f"  compare, all strategies: {compare_s:.2f} s; plain Python pass {plain_s:.3f} s; "
           f"ratio {ratio:.1f}x  {'ok <= 25x' if ratio <= 25 else 'MISSES 25x'}")
+    print(f"    in CPU seconds: compare {compare_cpu:.2f} (all its processes), plain pass {plain_cpu:.3f}: "
+          f"{compare_cpu / plain_cpu:.0f}x, {compare_cpu / plain_cpu / cores:.1f}x over {cores} idle cores")
 
 
 def bench_shipping(trace) -> None:
