@@ -333,20 +333,22 @@ class BSDBuckets(Strategy):
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """O(buckets) from the per-bucket counts."""
         reserve = self.arena.brk - self.core_top
-        total = self.free_bytes + reserve
-        top = reserve
         top_bucket = -1
-        if not reserve and self.last_block is not None and self.last_block in self.ov_next:
+        if reserve:
+            top = reserve
+        elif self.last_block in self.ov_next:      # the last carved block is free
             top_bucket = self.ov_index[self.last_block]
             top = self.block_sizes[top_bucket]
-        largest_below = 0
+        else:
+            top = 0
+        below = 0
         counts = self.free_count
         # Buckets above the highest one ever carved are empty: start there.
         for k in range(self.top_carved, -1, -1):
             if counts[k] - (k == top_bucket) > 0:
-                largest_below = self.block_sizes[k]
+                below = self.block_sizes[k]
                 break
-        return total, max(top, largest_below), top, largest_below
+        return self.free_bytes + reserve, top if top > below else below, top, below
 
     def _blocks(self):
         base = self.arena.base

@@ -472,13 +472,13 @@ class BinaryBuddy(Strategy):
                 self._last_block = (end, block, k)
             if block in self.linkf:
                 top, top_order = 1 << k, k
-        largest_below = 0
+        below = 0
         counts = self.avail_count
         for k in range(self.top_order, self.min_order - 1, -1):
             if counts[k] - (k == top_order) > 0:
-                largest_below = 1 << k
+                below = 1 << k
                 break
-        return total, max(top, largest_below), top, largest_below
+        return total, top if top > below else below, top, below
 
     def _blocks(self):
         kval = self.kval
