@@ -45,6 +45,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from . import registry
 from .replay import Timeline
 
 #: above this many operations, at most one worker per core runs at a time
@@ -105,15 +106,51 @@ def default_start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
-def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool) -> None:
+def strategy_source(name: str) -> tuple | None:
+    """Where a worker started afresh (forkserver, spawn) finds strategy
+    ``name`` when it is no built-in: a user strategy's file or installed
+    package (allocators/plugins.py), or the module and class it was
+    registered from.  None for a built-in or an unknown name."""
+    from . import plugins
+    cls = registry.STRATEGIES.get(name)
+    if cls is None or cls.__module__.startswith(registry.__name__.rsplit(".", 1)[0]):
+        return None
+    origin = plugins.ORIGINS.get(name)
+    if origin is not None:
+        return ("installed",) if origin.startswith("entry point") else ("file", origin)
+    return ("class", cls.__module__, cls.__qualname__)
+
+
+def _find_strategy(name: str, source: tuple | None) -> None:
+    """Register strategy ``name`` in this worker from where the parent had it."""
+    if source is None or name in registry.STRATEGIES:
+        return
+    from . import plugins
+    if source[0] == "file":
+        plugins.load_file(source[1])
+    elif source[0] == "installed":
+        plugins.load_installed()
+    else:
+        import importlib
+        obj = importlib.import_module(source[1])
+        for part in source[2].split("."):
+            obj = getattr(obj, part)
+        registry.STRATEGIES[name] = obj
+
+
+def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None) -> None:
     """The body of a worker process: build, send progress, send the result."""
     # Ctrl-C on a terminal reaches the whole process group: the parent
     # cancels the workers, which need not print a traceback each.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         try:
+            _find_strategy(spec.name, source)
             timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
             timeline.build(progress=lambda done, total: conn.send(("progress", done, total)))
+            if timeline.fault is not None:      # a user strategy's mistake, in its own words
+                conn.send(("failed", str(timeline.fault), ""))
+                return
             if keep == "summary":
                 row = timeline.summary()
                 row["cpu_s"] = timeline.cpu_seconds
@@ -186,7 +223,8 @@ class ParallelBuild:
             spec = self._pending.popleft()
             receiver, sender = self._context.Pipe(duplex=False)
             process = self._context.Process(
-                target=_worker, args=(sender, self.trace, spec, self.keep, self.checkpoints),
+                target=_worker, args=(sender, self.trace, spec, self.keep, self.checkpoints,
+                                      strategy_source(spec.name)),
                 name=f"heapscope build {spec.key}", daemon=True)
             process.start()
             sender.close()        # the worker holds the only sending end: EOF when it dies

@@ -166,12 +166,35 @@ def bulk_record(strategy: Strategy) -> OpRecord:
     return rec
 
 
+def calls_policy_directly(strategy: Strategy) -> bool:
+    """Whether bulk replay may call the policy's ``_malloc``/``_free``/
+    ``_realloc`` itself: not for a strategy that watches its public calls (a
+    user strategy checks every result there), which goes through them --
+    unless its checks are off (``guarded`` false: ``heapscope grade`` timing
+    a strategy it has checked, against TLSF replayed the same way)."""
+    cls = type(strategy)
+    plain = cls.malloc is Strategy.malloc and cls.free is Strategy.free and cls.realloc is Strategy.realloc
+    return plain or not getattr(strategy, "guarded", True)
+
+
+def _add_counts(total: OpRecord, rec: OpRecord) -> None:
+    for name in COUNTERS:
+        setattr(total, name, getattr(total, name) + getattr(rec, name))
+
+
 def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list) -> OpRecord:
     """Apply the operations (parallel lists of kind, id, size) with events
     off: the same as :func:`apply_op` on each, without a record per operation.
     Returns the bulk record, whose counters add up those operations; the
     strategy is left with a fresh, empty record."""
     rec = bulk_record(strategy)
+    if not calls_policy_directly(strategy):
+        try:
+            for kind, ident, size in zip(kinds, ids, sizes):
+                _add_counts(rec, apply_op(strategy, program, kind, ident, size))
+        finally:
+            strategy.rec = OpRecord()
+        return rec
     _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
     live = program.live
     failed = program.failed_ids
@@ -239,15 +262,18 @@ _FIRST_COUNTER = ROW_FIELDS.index("visits")
 _COUNTER_FIELDS = ROW_FIELDS[_FIRST_COUNTER:_FIRST_COUNTER + 6]
 
 
-def _measure_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list,
-                 buf: bytearray, row: int) -> None:
-    """:func:`replay_ops` on a bulk record already given, packing a row of
-    measures (:data:`ROW_FIELDS`) into ``buf`` after every operation, the
-    first at row ``row``.  The
+def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list, ids: list,
+                 sizes: list, buf: bytearray, row: int, done: list) -> None:
+    """:func:`replay_ops` counting in the bulk record ``counted``, packing a
+    row of measures (:data:`ROW_FIELDS`) into ``buf`` after every operation,
+    the first at row ``row``; ``done[0]`` says how many operations were
+    applied, also when one raises.  The
     row is what :func:`record_row` would read from the heap, from fields the
     shared base class keeps (``Strategy.footprint``: the break in sbrk mode,
     the span touched in a fixed pool) and the policy's fragmentation probe."""
-    rec = strategy.rec
+    if not calls_policy_directly(strategy):
+        return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
+    rec = strategy.rec = counted
     _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
     probe = strategy.fragmentation_probe
     arena = strategy.arena
@@ -257,7 +283,7 @@ def _measure_ops(strategy: Strategy, program: Program, kinds: list, ids: list, s
     live_bytes = program.live_bytes
     pack = _ROW.pack_into
     step = _ROW.size
-    off = row * step
+    start = off = row * step
     try:
         for kind, ident, size in zip(kinds, ids, sizes):
             if kind == ALLOC:
@@ -301,6 +327,22 @@ def _measure_ops(strategy: Strategy, program: Program, kinds: list, ids: list, s
             off += step
     finally:
         program.live_bytes = live_bytes
+        done[0] = (off - start) // step
+
+
+def _measure_public_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list,
+                        ids: list, sizes: list, buf: bytearray, row: int, done: list) -> None:
+    """:func:`_measure_ops` through the public calls, one record each."""
+    pack = _ROW.pack_into
+    step = _ROW.size
+    off = row * step
+    done[0] = 0
+    for kind, ident, size in zip(kinds, ids, sizes):
+        rec = apply_op(strategy, program, kind, ident, size)
+        pack(buf, off, *_row_after(strategy, program, rec, counted))
+        _add_counts(counted, rec)
+        off += step
+        done[0] += 1
 
 
 def _row_after(strategy: Strategy, program: Program, rec: OpRecord, counted: OpRecord) -> tuple:
@@ -478,13 +520,19 @@ class Timeline:
         wall0, cpu0 = time.perf_counter(), time.process_time()
         spent = 0.0             # replay seconds, checkpoints left out
         pickled = [0.0, 0]      # seconds and bytes of the checkpoints so far
+        done = [0]              # operations applied by the last _measure_ops
         next_checkpoint = 0 if self.keep_checkpoints else n
         t = 0
         last = n - 1            # replayed apart, with its events
         while t < last:
             if t == next_checkpoint:
                 c0 = time.perf_counter()
-                size = self._keep_checkpoint(t, strategy, program)
+                try:
+                    size = self._keep_checkpoint(t, strategy, program)
+                except UserStrategyError as exc:     # a user strategy that cannot be pickled
+                    writer.write(block, buf, t - block)
+                    self._stop_at_fault(t, wall0, cpu0, exc)
+                    return self
                 strategy = _twin(strategy)
                 pickled[0] += time.perf_counter() - c0
                 pickled[1] += size
@@ -503,16 +551,27 @@ class Timeline:
                     raise ReplayCancelled(t)
             stop = min(last, next_checkpoint, (t // PROGRESS_EVERY + 1) * PROGRESS_EVERY)
             s0 = time.perf_counter()
-            _measure_ops(strategy, program, kinds[t:stop], ids[t:stop], sizes[t:stop], buf, t - block)
+            try:
+                _measure_ops(strategy, program, counted, kinds[t:stop], ids[t:stop], sizes[t:stop],
+                             buf, t - block, done)
+            except UserStrategyError as exc:
+                t += done[0]
+                writer.write(block, buf, t - block)
+                self._stop_at_fault(t, wall0, cpu0, exc)
+                return self
             spent += time.perf_counter() - s0
             t = stop
         writer.write(block, buf, t - block)
         record = None
         if n:
-            if t == next_checkpoint:
-                self._keep_checkpoint(t, strategy, program)
-            strategy.record = True
-            record = apply_op(strategy, program, kinds[last], ids[last], sizes[last])
+            try:
+                if t == next_checkpoint:
+                    self._keep_checkpoint(t, strategy, program)
+                strategy.record = True
+                record = apply_op(strategy, program, kinds[last], ids[last], sizes[last])
+            except UserStrategyError as exc:
+                self._stop_at_fault(last, wall0, cpu0, exc)
+                return self
             writer.write(last, _ROW.pack(*_row_after(strategy, program, record, counted)), 1)
         self._finish_build(n, wall0, cpu0, strategy, program, record)
         if progress:
@@ -553,14 +612,14 @@ class Timeline:
         self.strategy, self.program, self.position = strategy, program, done
         self.last_record = record
 
-    def _stop_at_fault(self, t: int, t0: float, exc: UserStrategyError) -> None:
+    def _stop_at_fault(self, t: int, wall0: float, cpu0: float, exc: UserStrategyError) -> None:
         """Operation t broke the user strategy: keep the t steps before it.  The
         strategy's state after the fault is not trusted; seeks restore the
         checkpoints, all taken before it."""
         if exc.step is None:
             exc.step = t + 1
         self.fault = exc
-        self._finish_build(t, t0, time.process_time(), self._factory(), Program(), None)
+        self._finish_build(t, wall0, cpu0, self._factory(), Program(), None)
         self.position = 0
         self.last_record = None
 

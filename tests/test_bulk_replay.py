@@ -164,3 +164,28 @@ def test_bulk_replay_leaves_a_fresh_record():
     s = make_strategy("buddy")
     replay_ops(s, Program(), [0, 0], [0, 1], [10, 20])
     assert isinstance(s.rec, OpRecord) and s.rec.visits == 0
+
+
+def test_a_user_strategy_replays_through_its_checks_unless_they_are_off():
+    # A user strategy checks every result in its public calls: bulk replay goes
+    # through them; with the checks off (grade's timing) it calls the policy
+    # directly, as for a built-in, and gets the same heap and counts.
+    from pathlib import Path
+
+    from heapscope.allocators import plugins
+    from heapscope.allocators.replay import calls_policy_directly
+
+    segfit = plugins.load_file(f"{Path(__file__).resolve().parent.parent / 'examples' / 'segfit.py'}:SegFit")
+    try:
+        checked, unchecked = segfit(), segfit()
+        unchecked.guarded = False
+        assert not calls_policy_directly(checked) and calls_policy_directly(unchecked)
+        assert calls_policy_directly(make_strategy("tlsf"))
+        columns = [list(c) for c in zip(*make_workload("vo1989", steps=400, seed=8))]
+        a = replay_ops(checked, Program(), *columns)
+        b = replay_ops(unchecked, Program(), *columns)
+        assert checked.state_signature() == unchecked.state_signature()
+        assert {c: getattr(a, c) for c in COUNTERS} == {c: getattr(b, c) for c in COUNTERS}
+        assert checked._step == len(columns[0])      # every op went through the checked calls
+    finally:
+        plugins.forget("segfit")

@@ -192,3 +192,45 @@ def test_fork_only_when_this_process_runs_one_thread_and_no_qt(monkeypatch):
         stop.set()
         thread.join()
     assert default_start_method() == "fork"
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_strategy_of_your_own_builds_in_a_worker_and_its_mistake_is_its_row(method):
+    # A worker started afresh (forkserver) loads the user's file itself.
+    from pathlib import Path
+
+    from heapscope.allocators import plugins
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    plugins.load_file(f"{examples / 'segfit.py'}:SegFit")
+    plugins.load_file(f"{examples / 'broken.py'}:Broken")
+    trace = make_workload("vo1989", steps=300, seed=4)
+    try:
+        out = build_timelines(trace, ["segfit", "broken"], start_method=method)
+        serial = Timeline(trace, "segfit").build()
+        assert no_summary_times(out["segfit"].summary()) == no_summary_times(serial.summary())
+        assert out["segfit"].seek(200).state_signature() == serial.seek(200).state_signature()
+        broken = Timeline(trace, "broken").build()
+        assert broken.fault is not None
+        assert isinstance(out["broken"], BuildFailed) and out["broken"].error == str(broken.fault)
+    finally:
+        plugins.forget("segfit")
+        plugins.forget("broken")
+
+
+class RegisteredHere(BSDBuckets):
+    """4.3BSD's buckets under another name, registered by a test only."""
+    name = "registered-here"
+    registered = False
+
+
+def test_a_strategy_registered_in_this_process_builds_in_a_fresh_worker():
+    # forkserver starts workers afresh: they find the class by its module
+    # (this test file) and name, as this process registered it.
+    registry.STRATEGIES[RegisteredHere.name] = RegisteredHere
+    try:
+        out = build_timelines(TRACE, ["registered-here"], start_method="forkserver", keep="summary")
+        assert no_summary_times(out["registered-here"]) == no_summary_times(
+            Timeline(TRACE, "bsd-buckets").build().summary())
+    finally:
+        del registry.STRATEGIES[RegisteredHere.name]
