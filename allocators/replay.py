@@ -394,22 +394,6 @@ class _SeriesWriter:
         s.failed[at] = is_malloc & (cols["payload"] == -1)
 
 
-def _twin(obj):
-    """A new object with ``obj``'s attributes, set one by one.
-
-    CPython (3.11+) keeps an instance's attributes inline, and reads them
-    faster, until something asks for its ``__dict__``; pickling does.  The
-    build goes on with a twin after each checkpoint: the policy's attribute
-    reads stayed 30-50% slower for the rest of the replay otherwise."""
-    attributes = getattr(obj, "__dict__", None)
-    if attributes is None:
-        return obj
-    twin = object.__new__(type(obj))
-    for name, value in attributes.items():
-        setattr(twin, name, value)
-    return twin
-
-
 def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Program,
                rec: OpRecord, kind: int) -> None:
     """Fill row t of the series from the heap after an operation applied by
@@ -528,12 +512,17 @@ class Timeline:
             if t == next_checkpoint:
                 c0 = time.perf_counter()
                 try:
-                    size = self._keep_checkpoint(t, strategy, program)
+                    blob = self._keep_checkpoint(t, strategy, program)
                 except UserStrategyError as exc:     # a user strategy that cannot be pickled
                     writer.write(block, buf, t - block)
                     self._stop_at_fault(t, wall0, cpu0, exc)
                     return self
-                strategy = _twin(strategy)
+                # Go on from the checkpoint itself, as a seek would: pickling
+                # asked for the strategy's __dict__, and from then on CPython
+                # 3.11 reads its attributes 30-50% slower; an unpickled heap
+                # has them inline again (Strategy.__setstate__).
+                strategy, program = pickle.loads(blob)
+                size = len(blob)
                 pickled[0] += time.perf_counter() - c0
                 pickled[1] += size
                 # What this one cost, at the mean speed of all so far: a
@@ -591,11 +580,11 @@ class Timeline:
         seconds = min(cost / CHECKPOINT_SHARE, SEEK_REPLAY_SECONDS)
         return max(MIN_CHECKPOINT_GAP, int(seconds / step_seconds))
 
-    def _keep_checkpoint(self, t: int, strategy: Strategy, program: Program) -> int:
+    def _keep_checkpoint(self, t: int, strategy: Strategy, program: Program) -> bytes:
         blob = self._pack(strategy, program)
         self.checkpoints.append(blob)
         self.checkpoint_steps.append(t)
-        return len(blob)
+        return blob
 
     def _finish_build(self, done: int, wall0: float, cpu0: float, strategy, program,
                       record: OpRecord | None) -> None:
