@@ -189,3 +189,40 @@ def test_a_user_strategy_replays_through_its_checks_unless_they_are_off():
         assert checked._step == len(columns[0])      # every op went through the checked calls
     finally:
         plugins.forget("segfit")
+
+
+def test_a_strategy_that_refers_to_itself_keeps_counting_across_checkpoints():
+    # The build goes on from each checkpoint it takes: a strategy keeping a
+    # bound method of itself must still update itself, not a stale copy.
+    from heapscope.allocators.bsd_buckets import BSDBuckets
+
+    class SelfCounting(BSDBuckets):
+        name = "self-counting"
+        registered = False
+
+        def __init__(self, **common):
+            super().__init__(**common)
+            self.mallocs = 0
+            self.count = self._count_one      # a bound method of this very heap
+
+        def _count_one(self):
+            self.mallocs += 1
+
+        def _malloc(self, nbytes):
+            self.count()
+            return super()._malloc(nbytes)
+
+    import heapscope.allocators.registry as registry
+    registry.STRATEGIES[SelfCounting.name] = SelfCounting
+    globals()["SelfCounting"] = SelfCounting          # pickle finds the class here
+    SelfCounting.__qualname__ = "SelfCounting"
+    try:
+        trace = make_workload("vo1989", steps=1500, seed=6)
+        tl = Timeline(trace, SelfCounting.name, checkpoint_every=100).build()
+        assert len(tl.checkpoints) > 10
+        mallocs = sum(1 for kind, _, _ in trace if kind != 1)
+        assert tl.strategy.mallocs == mallocs
+        assert tl.strategy.count.__self__ is tl.strategy
+    finally:
+        del registry.STRATEGIES[SelfCounting.name]
+        globals().pop("SelfCounting", None)
