@@ -269,8 +269,8 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
     the first at row ``row``; ``done[0]`` says how many operations were
     applied, also when one raises.  The
     row is what :func:`record_row` would read from the heap, from fields the
-    shared base class keeps (``Strategy.footprint``: the break in sbrk mode,
-    the span touched in a fixed pool) and the policy's fragmentation probe."""
+    shared base class keeps (``Strategy.footprint``: the break and the mapped
+    regions in sbrk mode, the span touched in a fixed pool) and the policy's fragmentation probe."""
     if not calls_policy_directly(strategy):
         return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
     rec = strategy.rec = counted
@@ -321,7 +321,7 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
                 raise ValueError(f"unknown operation kind {kind}")
             free, largest, top, below = probe()
             pack(buf, off,
-                 strategy.touched_high - strategy.touched_low if fixed else arena.brk,
+                 strategy.touched_high - strategy.touched_low if fixed else arena.brk + strategy.mapped_bytes,
                  live_bytes, strategy.in_use, strategy.header_in_use, free, largest, top, below,
                  rec.visits, rec.splits, rec.merges, rec.rotations, rec.grows, rec.walked, payload)
             off += step
@@ -349,7 +349,7 @@ def _row_after(strategy: Strategy, program: Program, rec: OpRecord, counted: OpR
     """The packed row of one operation applied by :func:`apply_op` (its own
     record ``rec``), its counters added to the bulk record ``counted``."""
     arena = strategy.arena
-    heap = strategy.touched_high - strategy.touched_low if arena.fixed else arena.brk
+    heap = strategy.touched_high - strategy.touched_low if arena.fixed else arena.brk + strategy.mapped_bytes
     return (heap, program.live_bytes, strategy.in_use, strategy.header_in_use,
             *strategy.fragmentation_probe(),
             *(getattr(counted, name) + getattr(rec, name) for name in _COUNTER_FIELDS),

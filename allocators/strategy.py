@@ -229,7 +229,9 @@ class Strategy:
         least address range holding every block it has handed out and every
         region it has carved so far.  Blocks the strategy only laid out as
         free (a pool handed to free() as one block) are not touched until a
-        request is given part of them."""
+        request is given part of them.  The timeline's build reads the same
+        fields directly after every step (allocators/replay.py): keep the two
+        in step."""
         if self.arena.fixed:
             return max(0, self.touched_high - self.touched_low)
         return self.arena.size + self.mapped_bytes

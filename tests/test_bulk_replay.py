@@ -226,3 +226,22 @@ def test_a_strategy_that_refers_to_itself_keeps_counting_across_checkpoints():
     finally:
         del registry.STRATEGIES[SelfCounting.name]
         globals().pop("SelfCounting", None)
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_built_measures_with_huge_requests_equal_the_heap_read_after_each_op(name):
+    # Requests past dlmalloc's mmap threshold (regions mapped apart from the
+    # heap count in H) and past the large size classes of the others.
+    ops, live, next_id = [], [], 0
+    for i in range(300):
+        if live and i % 3 == 2:
+            ops.append((1, live.pop(i % len(live)), 0))
+        else:
+            size = (1 << 20) + 4096 * i if i % 5 == 0 else 37 * i
+            ops.append((0, next_id, size))
+            live.append(next_id)
+            next_id += 1
+    _, ref_program, ref_series, _ = plain(name, {}, ops)
+    tl = Timeline(Trace.from_ops(ops, name="huge"), name, checkpoint_every=16).build()
+    assert_same_series(tl.series, ref_series)
+    assert_same_program(tl.program, ref_program)
