@@ -168,6 +168,12 @@ class ShowModel(QObject):
         self._steps: dict[TimelineKey, ShownStep] = {}
         self.position = 0
         self.event_index: int | None = None
+        #: how long the views take to move to the next event shown, in ms (0:
+        #: jump).  Set by the step animator (gui/step_animator.py) while it
+        #: plays a step event by event; a view reads it when event_changed
+        #: arrives, and animates from what it shows to the new event over that
+        #: time (never longer: the next event may follow right after).
+        self.transition_ms = 0
         self.selection: int | None = None
         self.hover: int | None = None
         #: the player is running: views may skip costly redraws between frames
@@ -266,17 +272,26 @@ class ShowModel(QObject):
     def _clamp(self, position: int) -> int:
         return min(max(int(position), 0), self.n)
 
-    def seek(self, position: int) -> None:
-        """Show the heap after ``position`` operations (clamped to 0..n)."""
+    def seek(self, position: int, event: int | None = None) -> None:
+        """Show the heap after ``position`` operations (clamped to 0..n), up to
+        its event ``event`` (None: the whole step).
+
+        A new position emits :attr:`step_changed` with :attr:`event_index`
+        already set, so a view draws the right event at once; when that is not
+        None, :attr:`event_changed` follows with it, for the views that only
+        follow events (drawing the same event twice must cost nothing)."""
         if not self._shown:
             return
         position = self._clamp(position)
         if position == self.position:
+            self.set_event(event)
             return
         self.position = position
-        self.event_index = None
+        self.event_index = None if event is None else int(event)
         self._seek_shown()
         self.step_changed.emit(position)
+        if self.event_index is not None:
+            self.event_changed.emit(self.event_index)
 
     def _seek_shown(self) -> None:
         self._steps = {}
