@@ -37,6 +37,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..allocators import structure as structure_protocol
 from ..allocators.explain import explain_step
+from ..allocators.step_states import StepStates
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
@@ -105,6 +106,29 @@ class ShownStep:
         """The strategy's free structure (docs/structure.md)."""
         self.counts.structure += 1
         return self.strategy.structure()
+
+    @property
+    def event_count(self) -> int:
+        """How many events the shown step has (0 at step 0)."""
+        events = self.record.events if self.record is not None else None
+        return len(events) if events else 0
+
+    @cached_property
+    def states(self) -> StepStates:
+        """The structure after each event of the step (micro-steps and
+        animations draw them).  The structure before the step is rebuilt from
+        a checkpoint (``Timeline.before()``) the first time this is asked at
+        a position, never while merely stepping."""
+        if not self.position or not self.event_count:
+            return StepStates(None, self.structure, ())
+        before = self.timeline.before().structure
+        return StepStates(before, self.structure, self.record.events)
+
+    def structure_at(self, index: int | None) -> dict:
+        """The structure after event ``index`` (None: after the whole step)."""
+        if index is None:
+            return self.structure
+        return self.states.at(index)
 
     @cached_property
     def places(self) -> dict[int, str]:
