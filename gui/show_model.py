@@ -298,7 +298,8 @@ class ShowModel(QObject):
 
     def seek(self, position: int, event: int | None = None) -> None:
         """Show the heap after ``position`` operations (clamped to 0..n), up to
-        its event ``event`` (None: the whole step).
+        its event ``event`` (None: the whole step; -1 its last event; clamped
+        to the step's events, None when it has none).
 
         A new position emits :attr:`step_changed` with :attr:`event_index`
         already set, so a view draws the right event at once; when that is not
@@ -311,8 +312,8 @@ class ShowModel(QObject):
             self.set_event(event)
             return
         self.position = position
-        self.event_index = None if event is None else int(event)
         self._seek_shown()
+        self.event_index = self._event_in_step(event)
         self.step_changed.emit(position)
         if self.event_index is not None:
             self.event_changed.emit(self.event_index)
@@ -329,10 +330,20 @@ class ShowModel(QObject):
                 tl.seek(self.position - 1)
                 tl.seek(self.position)
 
+    def _event_in_step(self, index: int | None) -> int | None:
+        if index is None:
+            return None
+        step = self.step()
+        n = step.event_count if step is not None else 0
+        if n == 0:
+            return None
+        index = int(index)
+        return min(max(n + index if index < 0 else index, 0), n - 1)
+
     def set_event(self, index: int | None) -> None:
-        """Show the step up to its event ``index`` (None: the whole step)."""
-        if index is not None:
-            index = int(index)
+        """Show the step up to its event ``index`` (None: the whole step; -1
+        its last event)."""
+        index = self._event_in_step(index)
         if index != self.event_index:
             self.event_index = index
             self.event_changed.emit(index)
