@@ -51,6 +51,7 @@ def check_states(s, ops):
                     for k, addrs in mid["avail"].items():
                         assert all(mid["sizes"][a] == 1 << int(k) for a in addrs)
                 state["mid"] += 1
+            assert states.available, f"step {step}: the replay gave up mid-step: {events}"
             if events:
                 assert states.at(len(events) - 1) == real, f"step {step} ({s.rec.kind}): {events}"
         state["before"] = real
