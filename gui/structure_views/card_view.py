@@ -26,8 +26,8 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout
 
 from .base import StructureView
-from .canvas import Arrow, Card, Legend, Pointer, StructureCanvas
-from .transition import Morph
+from .canvas import Card, Legend, Pointer, StructureCanvas
+from .transition import Morph, cross_fade
 
 
 def int_keys(d: dict) -> dict:
@@ -143,20 +143,7 @@ class CardView(StructureView):
                 old.remove(item)
                 scene.removeItem(item)
         # what is drawn the same stays; what changed cross-fades
-        by_sig: dict = {}
-        for item in old:
-            by_sig.setdefault(_signature(item), []).append(item)
-        for item in self._transient:
-            if item is pointer:
-                continue
-            same = by_sig.get(_signature(item))
-            if same:
-                scene.removeItem(same.pop())
-            else:
-                m.enter(item)
-        for items in by_sig.values():
-            for item in items:
-                m.leave(item)
+        cross_fade(m, old, [i for i in self._transient if i is not pointer])
         return m
 
     def _appear(self, m: Morph, key, card: Card) -> None:
@@ -242,14 +229,3 @@ class CardView(StructureView):
         """The canvas width a drawing can use without a sideways scroll bar."""
         return self.canvas.viewport().width() / max(self.canvas.zoom, 1e-6)
 
-
-def _signature(item) -> tuple:
-    """What a per-drawing item shows, and where: two drawings' items with the
-    same signature look the same."""
-    pos = item.scenePos()
-    if isinstance(item, Arrow):
-        what = tuple((round(p.x()), round(p.y())) for p in item.points)
-    else:
-        what = getattr(item, "text", None)
-        what = what() if callable(what) else what
-    return type(item).__name__, round(pos.x()), round(pos.y()), str(what), getattr(item, "name", None)

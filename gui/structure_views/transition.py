@@ -179,3 +179,38 @@ class Transition(QObject):
     def _set(self, t: float) -> None:
         self.progress = t
         self.morph.apply(t)
+
+
+def signature(item) -> tuple:
+    """What a per-drawing item shows, and where: two drawings' items with the
+    same signature look the same (a view cross-fades only the others)."""
+    pos = item.scenePos()
+    points = getattr(item, "points", None)
+    if points is not None:
+        what = tuple((round(p.x()), round(p.y())) for p in points)
+    elif hasattr(item, "steps"):
+        what = repr(item.steps)
+    else:
+        what = getattr(item, "text", None)
+        what = what() if callable(what) else what
+    return (type(item).__name__, round(pos.x()), round(pos.y()), str(what), getattr(item, "name", None),
+            repr(getattr(item, "key", None)))
+
+
+def cross_fade(morph: Morph, old: list, new: list, scene_of=None) -> None:
+    """Items drawn the same in ``old`` and ``new`` stay (the old one goes at
+    once); the other old ones fade out, the other new ones fade in."""
+    by_sig: dict = {}
+    for item in old:
+        by_sig.setdefault(signature(item), []).append(item)
+    for item in new:
+        same = by_sig.get(signature(item))
+        if same:
+            gone = same.pop()
+            if gone.scene() is not None:
+                gone.scene().removeItem(gone)
+        else:
+            morph.enter(item)
+    for items in by_sig.values():
+        for item in items:
+            morph.leave(item)
