@@ -780,17 +780,21 @@ class BuddyView(SceneStructureView):
                 row.hide()
 
         # which chunk the step worked in
+        # (the whole step's, also when it is shown event by event: the chunk
+        # stays in view from the first event on, and is empty until a new
+        # chunk arrives)
         starts = [a for a, _ in chunks]
-        touched = [x for x in (step.placed and step.placed[0], step.released and step.released[0])
+        whole = step if self._upto is None else read_events(self._explained)
+        touched = [x for x in (whole.placed and whole.placed[0], whole.released and whole.released[0])
                    if x is not None]
-        touched += [a for _, a, _, _ in step.splits] + [a for _, a, _, _ in step.merges]
+        touched += [a for _, a, _, _ in whole.splits] + [a for _, a, _, _ in whole.merges]
         focus = None
         for a in touched:
             i = bisect_right(starts, a) - 1
-            if i >= 0:
+            if i >= 0 and a < chunks[i][0] + (1 << chunks[i][1]):
                 focus = chunks[i]
                 break
-        if focus is None and chunks:
+        if focus is None and chunks and not touched:
             if self.selected is not None and bisect_right(starts, self.selected) > 0:
                 focus = chunks[bisect_right(starts, self.selected) - 1]
             else:
