@@ -820,8 +820,30 @@ class BuddyView(SceneStructureView):
             self.mark_selection(self.selected)
         if follow:
             rect = QRectF(0, 0, TREE_X + TREE_W + 20, (top - min_order + 1) * BAND_H + 30 * len(self._notes_text) + 30)
-            # too wide for a readable zoom: the AVAIL table (where R1 starts) stays in view
-            self.focus_on(rect.adjusted(-40, -30, 0, 0), None, align_top=True)
+            # too wide for a readable zoom: the AVAIL table (where R1 starts)
+            # stays in view -- except while the step is shown event by event
+            # and has got to its splits or merges: then they do
+            anchor = None
+            if self._upto is not None:
+                item = self._latest_block(step)
+                if item is not None:
+                    anchor = self.view_point_of(item, item.boundingRect().center())
+            self.focus_on(rect.adjusted(-40, -30, 0, 0), anchor, align_top=True)
+
+    def _latest_block(self, step: BuddyStep):
+        """The focus chunk's item of the step's latest split, merge or freed block."""
+        keys = []
+        if step.released:
+            keys.append((step.released[0], None))
+        for _, addr, k, _ in step.splits:
+            keys.append((addr, k - 1))
+        for _, addr, buddy, k in step.merges:
+            keys.append((min(addr, buddy), k + 1))
+        for addr, k in reversed(keys):
+            for key, item in self._blocks.items():
+                if item.isVisible() and key[0] == addr and (k is None or key[1] == k):
+                    return item
+        return None
 
     def _draw_focus(self, focus, per_chunk, band_y, min_order, top, step: BuddyStep) -> None:
         self._notes_text = []
