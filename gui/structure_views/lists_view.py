@@ -404,7 +404,9 @@ class ListsView(StructureView):
             self._layout()          # it was folded away: draw it
         self._place_ring()
 
-    def set_current_event(self, index: int | None) -> None:
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        # a user strategy's lists promise no events: the structure after the
+        # whole step, lit up to the event, and nothing to move
         if index != self.current_event:
             self.current_event = index
             if self.structure is not None:

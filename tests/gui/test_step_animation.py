@@ -442,3 +442,22 @@ def test_the_step_states_come_from_the_step_before(qtbot, trace):
     assert states.available
     assert states.at(-1) == step.timeline.state_at(step.position - 1).structure
     assert step.structure_at(step.event_count - 1) == step.structure
+
+
+def test_a_generic_lists_view_lights_events_without_moving(qtbot, trace):
+    from heapscope.allocators.step_states import StepStates
+    model = model_at(trace, "next-fit", "Visit", at_least=2)
+    step = model.step()
+    generic = {"kind": "lists", "sizes": dict(step.structure["sizes"]), "pointers": [], "outside": [],
+               "lists": {"free blocks": list(step.structure["free_list"])}}
+    states = StepStates(step.structure, generic, step.record.events)
+    assert not states.available and states.at(1) is generic
+    view = make_view(qtbot, "lists")
+    view.set_states(states.at)
+    view.show_step(generic, step.explained, step.record)
+    whole = view.drawn()
+    view.set_current_event(0, MOVE_MS)
+    assert nothing_runs(view)
+    assert len(view.drawn()["visited"]) < len(whole["visited"])
+    view.set_current_event(None)
+    assert view.drawn() == whole
