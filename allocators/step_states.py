@@ -9,8 +9,9 @@ answer, so :class:`StepStates` completes each replayed state into one:
 * keys that never change within a step (TLSF's ``fl_count``, ``row_floor``;
   the buckets' ``block_sizes``; the buddy's ``min_order``) come from the
   structure after the step;
-* ``pointers`` follow the replayed pointer (K&R's rover, Kruse's head, the
-  splay wilderness), and so does the splay tree's ``outside`` (the wilderness);
+* ``pointers`` follow the replayed pointers (K&R's rover, Kruse's head, the
+  splay wilderness, dlmalloc's last remainder and top), and so do the blocks
+  kept ``outside`` under them;
 * the buddy system's ``blocks`` and ``chunks`` -- not replayed, the heap walk
   has them -- follow Knuth's algorithms from the events: a ``BuddySplit``
   halves a block (R3), a ``BuddyMerge`` joins two (S2), a ``ListInsert`` of a
@@ -37,8 +38,13 @@ from .structure_replay import REPLAYABLE_KINDS, ReplayError, StructureReplay
 #: events that change nothing a structure view draws of the structure
 _LOOKS = (ev.Visit, ev.WalkStep, ev.AvailProbe, ev.BitmapProbe, ev.MappingSearch, ev.Note,
           ev.InsertionPoint, ev.GrowFailed)
-#: the name under which each kind's replay keeps its pointer
-_POINTER_KEY = {"address-ring": "rover", "ring": "head", "tree": "wilderness"}
+#: each kind's pointers: pointer name -> the replayed key that holds it
+_POINTER_KEYS = {"address-ring": {"rover": "rover"}, "ring": {"head": "head"},
+                 "tree": {"wilderness": "wilderness"},
+                 "bins": {"last_remainder": "last_remainder", "top": "top"}}
+#: blocks a kind keeps apart from its structure, named by a replayed key: (key, why)
+_APART = {"tree": (("wilderness", "wilderness"),),
+          "bins": (("last_remainder", "the last remainder"), ("top", "top"))}
 
 
 class StepStates:
@@ -144,15 +150,17 @@ class StepStates:
         out.pop("sizes", None)
         # the pool not carved yet: as before the step until the step carves
         apart_from = after if self._carved else before
-        if kind == "tree":
-            wild = replayed.get("wilderness")
-            out["outside"] = [] if wild is None else [{"addr": wild, "why": _why(after, before, wild)}]
-        else:
-            out["outside"] = [dict(o) for o in apart_from.get("outside", ())]
-        name = _POINTER_KEY.get(kind)
-        if name is not None:
-            out["pointers"] = [dict(p, addr=replayed.get(name)) if p.get("name") == name else dict(p)
-                               for p in after.get("pointers", ())]
+        apart = _APART.get(kind, ())
+        whys = {why for _, why in apart}
+        # blocks kept apart under a pointer follow it (the splay wilderness,
+        # dlmalloc's last remainder and top); the uncarved pool as said above
+        out["outside"] = [{"addr": replayed[key], "why": why} for key, why in apart
+                          if replayed.get(key) is not None]
+        out["outside"] += [dict(o) for o in apart_from.get("outside", ()) if o["why"] not in whys]
+        names = _POINTER_KEYS.get(kind)
+        if names:
+            out["pointers"] = [dict(p, addr=replayed.get(names[p["name"]])) if p.get("name") in names
+                               else dict(p) for p in after.get("pointers", ())]
         if kind == "buddy":
             out["avail"] = {k: list(replayed["avail"].get(int(k), ())) for k in after["avail"]}
             used = self._used
@@ -160,6 +168,8 @@ class StepStates:
             out["chunks"] = [dict(c) for c in self._chunks]
         elif kind == "buckets":
             out["buckets"] = {k: list(replayed["buckets"].get(int(k), ())) for k in after["buckets"]}
+        elif kind == "size-classes":
+            out["lists"] = {k: list(replayed["lists"].get(int(k), ())) for k in after["lists"]}
         a_sizes, b_sizes, apart_sizes = after["sizes"], before["sizes"], apart_from["sizes"]
         sizes = {}
         for a, n in replayed["sizes"].items():
@@ -171,9 +181,3 @@ class StepStates:
         out["sizes"] = sizes
         return out
 
-
-def _why(after: dict, before: dict, addr: int) -> str:
-    for s in (after, before):
-        for o in s.get("outside", ()):
-            return o["why"]
-    return "wilderness"

@@ -461,3 +461,18 @@ def test_a_generic_lists_view_lights_events_without_moving(qtbot, trace):
     assert len(view.drawn()["visited"]) < len(whole["visited"])
     view.set_current_event(None)
     assert view.drawn() == whole
+
+
+@pytest.mark.parametrize("strategy", ["dlmalloc", "segregated-first-fit"])
+def test_kinds_drawn_as_lists_show_the_structure_after_each_event(qtbot, trace, strategy):
+    model = model_at(trace, strategy, "ListRemove", start=100)
+    step = model.step()
+    assert step.states.available
+    i = next(i for i, e in enumerate(step.record.events) if i and isinstance(e, ev.ListRemove))
+    addr = step.record.events[i].addr
+    view = shown(make_view(qtbot, step.structure["kind"]), step, i - 1)
+    listed = lambda: {b for lst in view.drawn()["lists"] for b in lst.get("addrs", lst.get("blocks", []))}  # noqa: E731
+    before = listed()
+    view.set_current_event(i, MOVE_MS)
+    assert nothing_runs(view)
+    assert addr in before and addr not in listed()
