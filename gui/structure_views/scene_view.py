@@ -404,4 +404,7 @@ class SceneStructureView(StructureView):
         from .transition import lerp_rect
         after = self.box.viewRect()
         if before != after:
-            morph.call(lambda t: self.box.setRange(lerp_rect(before, after, t), padding=0))
+            def frame(t: float) -> None:
+                if self.following:      # a pan or zoom of the user's wins
+                    self.box.setRange(lerp_rect(before, after, t), padding=0)
+            morph.call(frame)
