@@ -7,7 +7,8 @@ even when a frame takes longer than a tick.
 
 While a step plays its events (gui/step_animator.py) the player is *held*:
 it asks for nothing, and once released the next step comes one step time
-after the last one was asked for, or at once if the animation took longer.
+after the last one was asked for, or, if the animation took longer, after
+the whole step has been on show for a quarter of a step's time.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ SPEEDS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
 DEFAULT_SPEED = 10
 #: shortest time between two frames, ms (25 frames per second)
 MIN_INTERVAL_MS = 40
+#: after an animated step, the share of a step's time the whole step stays on show at least
+REST_SHARE = 0.25
 
 
 class Player(QObject):
@@ -105,7 +108,9 @@ class Player(QObject):
         if self.playing:
             period = 1000.0 / self._speed
             left = self._last_ask_ms + period - self._clock.elapsed()
-            self._restart_clock(offset_ms=period - min(period, max(0.0, left)))
+            # the whole step stays on show a moment, even after a long animation
+            left = max(left, REST_SHARE * period)
+            self._restart_clock(offset_ms=period - min(period, left))
 
     def _tick(self) -> None:
         if self._held:
