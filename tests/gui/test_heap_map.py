@@ -37,13 +37,15 @@ def test_cells_have_the_palette_colour_of_what_they_hold(loaded):
         assert hm.cell_colour(s.arena.brk + lay.bytes_per_cell // 2) == palette.rgba(palette.BEYOND_HEAP)
 
 
-def test_padding_and_the_top_block_have_their_colours(loaded):
-    # At the end every block is freed and coalesced: one free block, the top.
+def test_padding_has_its_colour_and_next_fit_has_no_top_block(loaded):
+    # At the end every block is freed and coalesced: one free block.  K&R's
+    # malloc keeps no wilderness: its last block is free like any other.
     loaded.go_end()
     s = loaded.timeline.strategy
-    [top] = s.walk()
-    assert top.state == "free"
-    assert loaded.heap_map.cell_colour(top.addr + top.size // 2) == palette.rgba(palette.BLUISH_GREEN)
+    [last] = s.walk()
+    assert last.state == "free"
+    assert loaded.heap_map.cell_colour(last.addr + last.size // 2) == palette.rgba(palette.YELLOW)
+    assert not loaded.heap_map.legend.entries["top"].isVisibleTo(loaded.heap_map.legend)
     # K&R rounds requests up to 16-byte units: a request of 16k+1..16k+8 leaves padding
     loaded.seek(300)
     s = loaded.timeline.strategy
