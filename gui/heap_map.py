@@ -733,7 +733,8 @@ class HeapMapWidget(Subscriber, QWidget):
         search, markers, at_sentinel = [], [], []
         for p in pointers:
             if p.addr is None or p.addr < 0:
-                at_sentinel.append(p)
+                if p.role != MARKER:           # a marker at nothing marks nothing
+                    at_sentinel.append(p)
             elif p.role == MARKER:
                 markers.append(p)
             else:
@@ -755,9 +756,10 @@ class HeapMapWidget(Subscriber, QWidget):
                 label.hide()
         self._pointer_places = placed
         if at_sentinel:
-            self.pointer_note.setText(" · ".join(f"{p.name} = &base (the list's sentinel, outside the heap)"
-                                                 if p.name == "rover" else f"{p.name}: no block"
-                                                 for p in at_sentinel))
+            self.pointer_note.setText(" · ".join(
+                f"{p.name} = &base (K&R's list sentinel, outside the heap): the next search "
+                f"starts at the lowest free block" if p.name == "rover" else
+                f"{p.name}: at no block (the free list is empty)" for p in at_sentinel))
             self.pointer_note.adjustSize()
             self.pointer_note.show()
         else:
