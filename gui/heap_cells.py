@@ -269,6 +269,42 @@ def paint_cells(bounds: np.ndarray, codes: np.ndarray, layout: HeapLayout,
     return out.reshape(layout.rows, layout.cols)
 
 
+def repaint(image: np.ndarray, blocks: BlockArrays, layout: HeapLayout, lo: int, hi: int) -> None:
+    """Paint again, in place, the cells of ``image`` (drawn with ``layout``)
+    whose middle byte lies in ``[lo, hi)``, from ``blocks``: after a step
+    changed only those bytes, the rest of the image stays right.  The cells
+    come out as :func:`paint_cells` would paint them."""
+    bpc = layout.bytes_per_cell
+    half = bpc // 2
+    total = layout.rows * layout.cols
+    shift = bpc.bit_length() - 1
+    c0 = min(max(0, (lo - half + bpc - 1) >> shift), total)   # first cell whose middle is >= lo
+    c1 = min(max(0, (hi - half + bpc - 1) >> shift), total)   # ... >= hi
+    if c0 >= c1:
+        return
+    cells = image.reshape(-1)
+    first_mid, last_mid = c0 * bpc + half, (c1 - 1) * bpc + half
+    n = len(blocks)
+    if n == 0 or first_mid >= blocks.brk:
+        cells[c0:c1] = palette.BEYOND
+        return
+    i0 = max(0, int(np.searchsorted(blocks.addr, first_mid, side="right")) - 1)
+    i1 = max(i0 + 1, int(np.searchsorted(blocks.addr, last_mid, side="right")))
+    end = int(blocks.addr[i1 - 1] + blocks.size[i1 - 1]) if i1 < n else blocks.brk
+    part = BlockArrays(blocks.addr[i0:i1], blocks.size[i0:i1], blocks.state[i0:i1], blocks.payload[i0:i1],
+                       blocks.request[i0:i1], blocks.header[i0:i1], end, blocks.top)
+    bounds, codes = segments(part)
+    first = (bounds + (bpc - 1 - half)) >> shift            # first cell at or after each bound
+    runs = np.repeat(codes, np.diff(first))
+    start = int(first[0])
+    stop = start + len(runs)
+    a, b = max(c0, start), min(c1, stop)
+    if a < b:
+        cells[a:b] = runs[a - start:b - start]
+    if stop < c1:                                           # past the break
+        cells[max(c0, stop):c1] = palette.BEYOND
+
+
 def heap_image(blocks: BlockArrays, aspect: float = 2.0, max_cells: int = MAX_CELLS,
                layout: HeapLayout | None = None,
                scratch: Scratch | None = None) -> tuple[np.ndarray, HeapLayout]:

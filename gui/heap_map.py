@@ -69,6 +69,8 @@ SEPARATOR_MIN_PX = 16
 #: gaps between rows only when rows are at least this tall on screen; a gap
 #: is a sixteenth of a row, at most 2 px
 ROW_GAP_MIN_PX = 16
+#: a search longer than this is lit by filling its blocks rather than outlining them
+MANY_VISITS = 200
 #: font sizes (points) of the search numbers and the pointer names: read
 #: from the back of a lecture room
 NUMBER_POINTS = 12
@@ -181,11 +183,41 @@ class Legend(QWidget):
 
 
 def _path_of(ranges, row_bytes: int) -> QPainterPath:
-    path = QPainterPath()
-    for addr, size in ranges:
-        for x, y, w, h in heap_cells.range_rects(addr, size, row_bytes):
-            path.addRect(QRectF(x, y, w, h))
+    """The outline of byte ranges: at most three rectangles each (their piece
+    of the first row, the full rows, the piece of the last row)."""
+    if len(ranges) > 32:
+        path = _many_rects(ranges, row_bytes)
+    else:
+        path = QPainterPath()
+        for addr, size in ranges:
+            for x, y, w, h in heap_cells.range_rects(addr, size, row_bytes):
+                path.addRect(QRectF(x, y, w, h))
+    path.setFillRule(Qt.WindingFill)      # a block outlined twice is still inside its outline
     return path
+
+
+#: the corners of a rectangle, closed, as offsets in units of its width and height
+_CORNERS_X = np.array([0.0, 1.0, 1.0, 0.0, 0.0])
+_CORNERS_Y = np.array([0.0, 0.0, 1.0, 1.0, 0.0])
+_CONNECT = np.array([1, 1, 1, 1, 0], dtype=np.int32)
+
+
+def _many_rects(ranges, row_bytes: int) -> QPainterPath:
+    """:func:`_path_of` for thousands of ranges (a K&R free walking the
+    ring): the rectangles built in numpy and handed to Qt in one piece."""
+    a = np.array(ranges, dtype=np.int64).reshape(-1, 2)
+    addr, end = a[:, 0], a[:, 0] + a[:, 1]
+    r0, x0 = np.divmod(addr, row_bytes)
+    r1, x1 = np.divmod(end, row_bytes)
+    one_row = (r0 == r1) & (end > addr)
+    rects = [np.stack([x0[one_row], r0[one_row], (x1 - x0)[one_row], np.ones(one_row.sum(), np.int64)], 1)]
+    for addr_i, size_i in a[~one_row].tolist():
+        if size_i > 0:
+            rects.append(np.array(heap_cells.range_rects(addr_i, size_i, row_bytes), np.int64).reshape(-1, 4))
+    r = np.concatenate(rects).astype(np.float64)
+    xs = (r[:, 0:1] + r[:, 2:3] * _CORNERS_X).ravel()
+    ys = (r[:, 1:2] + r[:, 3:4] * _CORNERS_Y).ravel()
+    return pg.arrayToQPath(xs, ys, connect=np.tile(_CONNECT, len(r)))
 
 
 def typical_block_bytes(trace) -> float | None:
@@ -248,6 +280,11 @@ class HeapMapWidget(Subscriber, QWidget):
         self._own_hover: int | None = None     # ... when the mouse is over this map
         self._extra_rows = 0          # rows the failure marker needs past the heap
         self._scratch = heap_cells.Scratch()
+        # (serial of the heap the image shows, its row bytes, bytes per cell)
+        self._image_of: tuple | None = None
+        #: how the cell images were made (the benchmark and the tests read them)
+        self.partial_paints = 0
+        self.full_paints = 0
 
         self.legend = Legend()
         axis = AddressAxis()
@@ -425,17 +462,23 @@ class HeapMapWidget(Subscriber, QWidget):
         self.show_blocks(arrays, record, ids_source, pointers=pointers, before=before)
 
     def show_blocks(self, arrays: heap_cells.BlockArrays, record=None, ids_source=None,
-                    places_source=None, pointers=(), before=None, event_index=None) -> None:
+                    places_source=None, pointers=(), before=None, event_index=None,
+                    heap: TrackedHeap | None = None) -> None:
         """Draw a heap given as block columns (the fast path the benchmark
         times) after the step ``record``, and the policy's ``pointers``
         (:class:`~gui.heap_tracker.Pointer` or ``structure()`` dicts).
         ``places_source()`` gives {free block: where the structure keeps it}
         for the hover text.  ``before`` (a TrackedHeap, or a function giving
         one) is the heap before the step, asked only for a micro-step;
-        ``event_index`` shows the step up to that event."""
-        pointers = tuple(p if isinstance(p, Pointer) else Pointer(p["name"], p["addr"], p["role"])
-                         for p in pointers)
-        self.heap = TrackedHeap(arrays, pointers)
+        ``event_index`` shows the step up to that event.  ``heap`` (the
+        model's :class:`~gui.heap_tracker.TrackedHeap` of ``arrays`` and
+        ``pointers``) says what changed since the heap drawn before, so only
+        those cells are painted again."""
+        if heap is None or heap.blocks is not arrays:
+            pointers = tuple(p if isinstance(p, Pointer) else Pointer(p["name"], p["addr"], p["role"])
+                             for p in pointers)
+            heap = TrackedHeap(arrays, pointers)
+        self.heap = heap
         self.record = record
         self._before = before
         self._micro = {}
@@ -519,7 +562,7 @@ class HeapMapWidget(Subscriber, QWidget):
         micro = index is not None and record is not None and record.events
         shown = self._micro_heap(index) if micro else self.heap
         self.shown_heap = shown
-        self.blocks = arrays = shown.blocks
+        self.blocks = shown.blocks
         heap_end = self.heap.blocks.brk
         if micro:
             before = self._before_heap()
@@ -528,7 +571,7 @@ class HeapMapWidget(Subscriber, QWidget):
         layout = heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
                                           self._block_bytes(self.heap.blocks))
         self.layout_ = layout
-        self.image, _ = heap_cells.heap_image(arrays, layout=layout, scratch=self._scratch)
+        self._paint_cells(shown, layout, micro)
         self.image_item.setImage(self.image, autoLevels=False)
         self.image_item.setRect(QRectF(0, 0, layout.row_bytes, layout.rows))
         axis = self.plot.getAxis("left")
@@ -553,6 +596,21 @@ class HeapMapWidget(Subscriber, QWidget):
         self._view_range_changed()
         # The hover line described the old heap: describe the same spot in the new one.
         self._show_info()
+
+    def _paint_cells(self, shown: TrackedHeap, layout, micro: bool) -> None:
+        """The cell image of ``shown``: only the bytes a step changed, when the
+        image holds the heap it was edited from (the tracker says which,
+        gui/heap_tracker.py); the whole heap otherwise."""
+        drawn = self._image_of
+        if (not micro and drawn is not None and shown.base == drawn[0] and drawn[1] == layout.row_bytes
+                and drawn[2] == layout.bytes_per_cell and self.image.shape == (layout.rows, layout.cols)):
+            for lo, hi in shown.spans:
+                heap_cells.repaint(self.image, shown.blocks, layout, lo, hi)
+            self.partial_paints += 1
+        else:
+            self.image, _ = heap_cells.heap_image(shown.blocks, layout=layout, scratch=self._scratch)
+            self.full_paints += 1
+        self._image_of = None if micro else (shown.serial, layout.row_bytes, layout.bytes_per_cell)
 
     def _scale_text(self) -> str:
         lay = self.layout_
@@ -604,6 +662,7 @@ class HeapMapWidget(Subscriber, QWidget):
     def _draw_marks_of_step(self) -> None:
         """Outline what the shown step (so far) did."""
         marks, row_bytes = self.marks, self.layout_.row_bytes
+        self._style_searched(len(marks.visits))
         self.searched_item.setPath(_path_of(marks.visits, row_bytes))
         self.placed_item.setPath(_path_of(marks.placed, row_bytes))
         self.released_item.setPath(_path_of(marks.released, row_bytes))
@@ -612,6 +671,21 @@ class HeapMapWidget(Subscriber, QWidget):
         self._number_visits()
         self._draw_current()
         self._draw_failure()
+
+    def _style_searched(self, visits: int) -> None:
+        """A search of many blocks (K&R's free walking a ring of thousands) is
+        lit by filling its blocks: thick outlines of thousands of blocks, each
+        a pixel or two wide, cost 17 ms a frame to paint and read no better."""
+        many = visits > MANY_VISITS
+        if many == getattr(self, "_searched_filled", False):
+            return
+        self._searched_filled = many
+        pen = self.searched_item.pen()
+        pen.setWidthF(1.0 if many else 2.5)
+        self.searched_item.setPen(pen)
+        fill = QColor(palette.SEARCHED)
+        fill.setAlpha(150)
+        self.searched_item.setBrush(QBrush(fill) if many else QBrush(Qt.NoBrush))
 
     def _draw_cuts(self, progress: float) -> None:
         """A thick line across the row at each cut; during a transition the
@@ -1016,7 +1090,7 @@ class HeapMapWidget(Subscriber, QWidget):
         heap = step.heap
         self.show_blocks(heap.blocks, step.record, step.ids_source, lambda: step.places,
                          pointers=heap.pointers, before=lambda: step.heap_before,
-                         event_index=self.model.event_index)
+                         event_index=self.model.event_index, heap=heap)
 
     def _model_hover(self, addr) -> None:
         self.hover_block = addr

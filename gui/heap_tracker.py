@@ -56,7 +56,8 @@ after every step of random programs, for every registered strategy.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -77,6 +78,9 @@ STEPWISE_MAX = 64
 UNDO_STEPS = 4096
 
 
+_SERIALS = itertools.count()
+
+
 class Pointer(NamedTuple):
     """One of the policy's named pointers (``structure()["pointers"]``)."""
     name: str
@@ -87,9 +91,17 @@ class Pointer(NamedTuple):
 @dataclass(frozen=True)
 class TrackedHeap:
     """The heap as the map draws it: every block, and the policy's pointers
-    (their roles as ``structure()`` gives them: ``search`` or ``marker``)."""
+    (their roles as ``structure()`` gives them: ``search`` or ``marker``).
+
+    A heap edited from another says so: ``base`` is the other's ``serial``
+    and ``spans`` the byte ranges ``[lo, hi)`` outside which the two draw
+    the same (blocks, states and the top block alike), so a view that drew
+    the other need only redraw those (``base`` -1: made from a walk)."""
     blocks: BlockArrays
     pointers: tuple[Pointer, ...]
+    base: int = -1
+    spans: tuple = ()
+    serial: int = field(default_factory=lambda: next(_SERIALS))
 
     @staticmethod
     def of(blocks_list, brk: int, pointer_dicts) -> "TrackedHeap":
@@ -246,34 +258,43 @@ class BlockEditor:
 
     def apply(self, event) -> None:
         """Edit the blocks (or the pointers) as ``event`` says."""
-        if isinstance(event, Placed):
-            self.put_used(event.addr, event.size, event.payload, event.request)
-        elif isinstance(event, (Released, ListInsert, TreeInsert)):
-            self.put_free(event.addr, event.size)
-        elif isinstance(event, Split):
-            taken = self.row_at(event.taken_addr)
-            if taken is None:
-                raise Inconsistent(f"split of {event.addr:#x} outside the heap")
-            self.put_free(event.rest_addr, event.rest_size)
-            self.put_rows([[event.taken_addr, event.taken_size] + taken[2:]])
-        elif isinstance(event, Coalesce):
-            self.put_free(event.low_addr, event.low_size + event.high_size)
-        elif isinstance(event, Grow):
-            self.grow(event.old_brk, event.increment)
-        elif isinstance(event, BuddySplit):
-            half = 1 << (event.order - 1)
-            self.put_rows([[event.addr, half, STATE_FREE, -1, 0, 0], [event.buddy, half, STATE_FREE, -1, 0, 0]]
-                          if event.buddy > event.addr else
-                          [[event.buddy, half, STATE_FREE, -1, 0, 0], [event.addr, half, STATE_FREE, -1, 0, 0]])
-        elif isinstance(event, BuddyMerge):
-            self.put_free(min(event.addr, event.buddy), 2 << event.order)
-        elif isinstance(event, BucketRefill):
-            bs = event.block_size
-            self.put_rows([[event.addr + i * bs, bs, STATE_FREE, -1, 0, 0] for i in range(event.count)])
-        elif isinstance(event, PointerMove):
-            old = self.pointers.get(event.name)
-            role = old.role if old is not None else "search"
-            self.pointers[event.name] = Pointer(event.name, event.new, role)
+        edit = _EDITS.get(type(event))
+        if edit is None and type(event) not in _IGNORED:
+            edit = _edit_for(type(event))
+        if edit is not None:
+            edit(self, event)
+
+    def apply_all(self, events) -> None:
+        """:meth:`apply` each event; most of a long step's are looks (visits,
+        probes) that change nothing, skipped by type."""
+        edits = _EDITS
+        for event in events:
+            edit = edits.get(type(event))
+            if edit is not None:
+                edit(self, event)
+            elif type(event) not in _IGNORED:
+                self.apply(event)
+
+    def _split(self, e) -> None:
+        taken = self.row_at(e.taken_addr)
+        if taken is None:
+            raise Inconsistent(f"split of {e.addr:#x} outside the heap")
+        self.put_free(e.rest_addr, e.rest_size)
+        self.put_rows([[e.taken_addr, e.taken_size] + taken[2:]])
+
+    def _buddy_split(self, e) -> None:
+        half = 1 << (e.order - 1)
+        lo, hi = sorted((e.addr, e.buddy))
+        self.put_rows([[lo, half, STATE_FREE, -1, 0, 0], [hi, half, STATE_FREE, -1, 0, 0]])
+
+    def _refill(self, e) -> None:
+        bs = e.block_size
+        self.put_rows([[e.addr + i * bs, bs, STATE_FREE, -1, 0, 0] for i in range(e.count)])
+
+    def _pointer(self, e) -> None:
+        old = self.pointers.get(e.name)
+        role = old.role if old is not None else "search"
+        self.pointers[e.name] = Pointer(e.name, e.new, role)
 
     def settle(self, record) -> None:
         """After a whole step: the blocks of its result and, for a realloc,
@@ -303,21 +324,73 @@ class BlockEditor:
             d = d.plus(Totals.of_rows(b.state[w.i0:w.i1], b.size[w.i0:w.i1], b.header[w.i0:w.i1]), -1)
         return d
 
-    def finish(self) -> tuple[TrackedHeap, list, list]:
+    def finish(self, base_serial: int = -1) -> tuple[TrackedHeap, list, list]:
         """The edited heap; the splices that made it (``(i0, i1, rows)`` in the
         base) and the splices that undo them (in the result)."""
-        pieces, undo = [], []
+        pieces, undo, spans = [], [], []
         shift = 0
+        b = self.base
         for w in self.windows:
             rows = _rows_array(w.rows)
             pieces.append((w.i0, w.i1, rows))
             start = w.i0 + shift
-            undo.append((start, start + len(rows), _columns_rows(self.base, w.i0, w.i1)))
+            undo.append((start, start + len(rows), _columns_rows(b, w.i0, w.i1)))
             shift += len(rows) - (w.i1 - w.i0)
+            # the bytes the window covered before and covers now
+            lo = int(b.addr[w.i0]) if w.i0 < w.i1 else b.brk
+            hi = int(b.addr[w.i1 - 1] + b.size[w.i1 - 1]) if w.i0 < w.i1 else b.brk
+            if len(rows):
+                lo, hi = min(lo, int(rows[0, 0])), max(hi, int(rows[-1, 0] + rows[-1, 1]))
+            spans.append((lo, hi))
         pointers = tuple(self.pointers.values())
         top = top_of([p._asdict() for p in pointers])
-        blocks = splice(self.base, pieces, self.brk, top)
-        return TrackedHeap(blocks, pointers), pieces, undo
+        blocks = splice(b, pieces, self.brk, top)
+        if blocks.brk < b.brk:                     # the heap shrank: its old end is past the break
+            spans.append((blocks.brk, b.brk))
+        spans += top_spans(b, blocks)
+        return TrackedHeap(blocks, pointers, base_serial, tuple(spans)), pieces, undo
+
+
+def top_spans(a: BlockArrays, b: BlockArrays) -> list[tuple[int, int]]:
+    """Where two heaps differ in their top block (coloured apart): the old
+    top block and the new one, when the policy moved its wilderness."""
+    if a.top == b.top:
+        return []
+    out = []
+    for arrays in (a, b):
+        i = arrays.top_index()
+        if i >= 0:
+            out.append((int(arrays.addr[i]), int(arrays.addr[i] + arrays.size[i])))
+    return out
+
+
+#: how each kind of event edits the blocks (docs in the module's table)
+_EDITS = {
+    Placed: lambda ed, e: ed.put_used(e.addr, e.size, e.payload, e.request),
+    Released: lambda ed, e: ed.put_free(e.addr, e.size),
+    ListInsert: lambda ed, e: ed.put_free(e.addr, e.size),
+    TreeInsert: lambda ed, e: ed.put_free(e.addr, e.size),
+    Split: BlockEditor._split,
+    Coalesce: lambda ed, e: ed.put_free(e.low_addr, e.low_size + e.high_size),
+    Grow: lambda ed, e: ed.grow(e.old_brk, e.increment),
+    BuddySplit: BlockEditor._buddy_split,
+    BuddyMerge: lambda ed, e: ed.put_free(min(e.addr, e.buddy), 2 << e.order),
+    BucketRefill: BlockEditor._refill,
+    PointerMove: BlockEditor._pointer,
+}
+#: kinds of event that change no block (found so far: the rest are looked up once)
+_IGNORED: set = set()
+
+
+def _edit_for(kind):
+    """The edit of an event type not in :data:`_EDITS` (a subclass of one of
+    its kinds), or None (remembered in :data:`_IGNORED`)."""
+    for base, edit in _EDITS.items():
+        if issubclass(kind, base):
+            _EDITS[kind] = edit
+            return edit
+    _IGNORED.add(kind)
+    return None
 
 
 def _rows_array(rows: list) -> np.ndarray:
@@ -353,8 +426,7 @@ def apply_events(heap: TrackedHeap, events, live: dict | None = None,
     ``after``, the heap after the whole step (free without it).  Raises
     :class:`Inconsistent` when the events do not fit ``heap``."""
     editor = BlockEditor(heap, live, after)
-    for e in events:
-        editor.apply(e)
+    editor.apply_all(events)
 
     def state_of(row) -> int:
         if after is not None:
@@ -364,7 +436,7 @@ def apply_events(heap: TrackedHeap, events, live: dict | None = None,
         return STATE_FREE
 
     editor.resolve_pending(state_of)
-    return editor.finish()[0]
+    return editor.finish(heap.serial)[0]
 
 
 # ------------------------------------------------------------------ totals
@@ -413,7 +485,8 @@ class HeapTracker:
         self.heap: TrackedHeap | None = None
         self.position: int | None = None
         self._totals: Totals | None = None
-        # (position after the step, its undo splices, brk, pointers and totals before it)
+        # (position after the step, its undo splices, brk, pointers and totals
+        # before it, the spans it changed)
         self._undo: deque = deque(maxlen=UNDO_STEPS)
         #: how the heaps were made (tests and the benchmark read them)
         self.walks = 0
@@ -455,8 +528,7 @@ class HeapTracker:
         before = self.heap
         try:
             editor = BlockEditor(before, strategy.live)
-            for e in record.events:
-                editor.apply(e)
+            editor.apply_all(record.events)
             editor.settle(record)
             want = strategy_totals(strategy)
             totals = self._totals.plus(editor.delta())      # pending bytes counted nowhere yet
@@ -469,14 +541,14 @@ class HeapTracker:
                     editor.resolve_pending(lambda row: STATE_META)
                 else:
                     raise Inconsistent(f"{pending} new bytes are neither free nor meta")
-            after, pieces, undo = editor.finish()
+            after, pieces, undo = editor.finish(before.serial)
             self._check(strategy, after, totals, want)
         except Inconsistent as exc:
             self.last_refusal = f"step {position}: {exc}"
             self.rebuilds_after_bad_steps += 1
             self.invalidate()
             return False
-        self._undo.append((position, undo, before.blocks.brk, before.pointers, self._totals))
+        self._undo.append((position, undo, before.blocks.brk, before.pointers, self._totals, after.spans))
         self.heap, self.position, self._totals = after, position, totals
         self.edits += 1
         return True
@@ -508,9 +580,9 @@ class HeapTracker:
         if not self.can_undo(position):
             self.invalidate()
             return False
-        _, undo, brk, pointers, totals = self._undo.pop()
+        _, undo, brk, pointers, totals, spans = self._undo.pop()
         self.heap = TrackedHeap(splice(self.heap.blocks, undo, brk, top_of([p._asdict() for p in pointers])),
-                                pointers)
+                                pointers, self.heap.serial, spans)
         self.position, self._totals = position, totals
         self.undos += 1
         return True
@@ -520,9 +592,9 @@ class HeapTracker:
         in (None otherwise: ask the timeline)."""
         if self.heap is None or not self._undo or self._undo[-1][0] != self.position:
             return None
-        _, undo, brk, pointers, _ = self._undo[-1]
+        _, undo, brk, pointers, _, spans = self._undo[-1]
         return TrackedHeap(splice(self.heap.blocks, undo, brk, top_of([p._asdict() for p in pointers])),
-                           pointers)
+                           pointers, self.heap.serial, spans)
 
 
 def seek_tracked(timeline, tracker: HeapTracker, position: int) -> None:

@@ -80,24 +80,26 @@ def step_marks(record, upto: int | None = None) -> StepMarks:
     events = record.events or []
     refused = None
     last = len(events) - 1 if upto is None else min(upto, len(events) - 1)
+    visits = marks.visits
     for ev in events[:last + 1]:
-        if isinstance(ev, Visit):
-            marks.visits.append((ev.addr, ev.size))
-        elif isinstance(ev, Placed):
+        kind = type(ev)
+        if kind is Visit:                  # the most common by far: a search's looks
+            visits.append((ev.addr, ev.size))
+        elif kind is Placed:
             marks.placed.append((ev.addr, ev.size))
-        elif isinstance(ev, Released):
+        elif kind is Released:
             marks.released.append((ev.addr, ev.size))
-        elif isinstance(ev, Coalesce):
+        elif kind is Coalesce:
             marks.released.append((ev.low_addr, ev.low_size + ev.high_size))
-        elif isinstance(ev, BuddyMerge):
+        elif kind is BuddyMerge:
             marks.released.append((min(ev.addr, ev.buddy), 2 << ev.order))
-        elif isinstance(ev, Split):
+        elif kind is Split:
             marks.cuts.append(max(ev.taken_addr, ev.rest_addr))
-        elif isinstance(ev, BuddySplit):
+        elif kind is BuddySplit:
             marks.cuts.append(max(ev.addr, ev.buddy))
-        elif isinstance(ev, Grow):
+        elif kind is Grow:
             marks.grown.append((ev.old_brk, ev.increment))
-        elif isinstance(ev, GrowFailed):
+        elif kind is GrowFailed:
             refused = ev.increment
     marks.numbered = numbered_visits(len(marks.visits))
     whole = upto is None or last >= len(events) - 1
