@@ -131,3 +131,40 @@ def test_layout_depends_on_its_arguments_alone():
     # changes only when the heap crosses a power of four
     rows = {hc.choose_layout(h, 2.4, block_bytes=450).row_bytes for h in range(300_000, 400_000, 1000)}
     assert len(rows) == 1
+
+
+def test_repainting_pieces_gives_the_image_painted_whole():
+    # the map paints again only the bytes a step changed: piece by piece,
+    # whatever the pieces, the image must come out as a whole painting
+    import random
+    rng = random.Random(2)
+    blocks = []
+    addr = 0
+    for i in range(400):
+        size = rng.choice([16, 24, 48, 200, 1000, 4096])
+        state = rng.choice(["used", "free", "meta"])
+        if state == "used":
+            request = rng.randint(1, size - 8)
+            blocks.append(Block(addr, size, "used", addr + 8, request, 8))
+        else:
+            blocks.append(Block(addr, size, state))
+        addr += size
+    arrays = hc.block_arrays(blocks, addr, top=blocks[-2].addr if blocks[-2].state == "free" else -1)
+    for max_cells in (1 << 20, 1 << 14, 1 << 11):
+        lay = hc.choose_layout(addr + 3000, 1.7, max_cells, arrays.mean_size())
+        whole, _ = hc.heap_image(arrays, layout=lay)
+        img = np.full_like(whole, 255)
+        cuts = sorted(rng.randrange(0, lay.rows * lay.row_bytes) for _ in range(40))
+        edges = [0] + cuts + [lay.rows * lay.row_bytes]
+        for lo, hi in zip(edges, edges[1:]):
+            hc.repaint(img, arrays, lay, lo, hi)
+        assert np.array_equal(img, whole), lay
+
+
+def test_a_moved_wilderness_is_painted_again_where_it_was_and_where_it_is():
+    from heapscope.gui.heap_tracker import top_spans
+    blocks = [Block(0, 32, "free"), Block(32, 32, "used", 40, 16, 8), Block(64, 64, "free")]
+    before = hc.block_arrays(blocks, 128, top=0)
+    after = hc.block_arrays(blocks, 128, top=64)
+    assert top_spans(before, after) == [(0, 32), (64, 128)]
+    assert top_spans(after, after) == []
