@@ -754,7 +754,7 @@ class HeapMapWidget(Subscriber, QWidget):
                 label.setText("·".join(map(str, numbers)))
                 label.show()
                 self._label_blocks.append((numbers[0] - 1, addr, size))
-                placed.append((label, self._block_centre(addr, size), "number"))
+                placed.append((label, self._block_top(addr, size), "number"))
             else:
                 label.hide()
         skipped = marks.skipped
@@ -762,7 +762,7 @@ class HeapMapWidget(Subscriber, QWidget):
             self.skip_label.setText(f"+{skipped:,} not numbered")
             self.skip_label.show()
             # under the first block left without a number
-            placed.append((self.skip_label, self._block_centre(*marks.skipped_at()), "below"))
+            placed.append((self.skip_label, self._block_top(*marks.skipped_at()), "below"))
         else:
             self.skip_label.hide()
         # the block taken (the last visit) gets its number first, should room run out
@@ -792,11 +792,12 @@ class HeapMapWidget(Subscriber, QWidget):
             text = self.describe_address(self.address_at(self._hover_pos))
         self.info.setText(self.search_note if text == " " and self.search_note else text)
 
-    def _block_centre(self, addr: int, size: int) -> tuple[float, float]:
-        """The middle of a block's piece in its first row (view coordinates)."""
+    def _block_top(self, addr: int, size: int) -> tuple[float, float]:
+        """The middle of the top edge of a block's piece in its first row
+        (view coordinates): a number stands on it."""
         row_bytes = self.layout_.row_bytes
         x, y = addr % row_bytes, addr // row_bytes
-        return x + min(size, row_bytes - x) / 2, y + 0.5
+        return x + min(size, row_bytes - x) / 2, float(y)
 
     def _draw_pointers(self, pointers) -> None:
         """Every pointer of the policy where the step left it: a search
@@ -888,7 +889,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self._place_notes()
 
     def _place_labels(self) -> None:
-        """Put the labels on screen: each number on its block, the count of
+        """Put the labels on screen: each number standing on its block, the count of
         unnumbered visits under the first of them, each pointer's name under
         its symbol.  A label keeps inside the view (a number on the first
         row is not drawn above the map) and off the labels placed before it:
@@ -919,10 +920,10 @@ class HeapMapWidget(Subscriber, QWidget):
             size = label.boundingRect()
             w, h = size.width(), size.height()
             p = self.vb.mapViewToScene(QPointF(x, y))
-            if kind == "number":
-                left, top = p.x() - w / 2, p.y() - h / 2
+            if kind == "number":                    # standing on the block's top edge
+                left, top = p.x() - w / 2, p.y() - h - 1
             elif kind == "below":
-                left, top = p.x() - w / 2, p.y() + h
+                left, top = p.x() - w / 2, p.y() + 2 * h
             else:                                   # under a pointer's symbol
                 left, top = p.x() - w / 2, p.y() + 10
             inside = view.contains(p)
@@ -942,7 +943,8 @@ class HeapMapWidget(Subscriber, QWidget):
                 self.crowded += kind == "number"
             occupied.append(rect)
             label.setPos(self.vb.mapSceneToView(QPointF(rect[0], rect[1])))
-            if kind == "number" and not (rect[0] <= p.x() <= rect[2] and rect[1] <= p.y() <= rect[3]):
+            if kind == "number" and not (rect[0] <= p.x() <= rect[2] and rect[1] - 2 <= p.y() <= rect[3] + 2):
+                # moved off its block: a line leads from the block to it
                 end = QPointF(min(max(p.x(), rect[0]), rect[2]), rect[3] if p.y() > rect[3] else rect[1])
                 leaders.moveTo(self.vb.mapSceneToView(p))
                 leaders.lineTo(self.vb.mapSceneToView(end))
