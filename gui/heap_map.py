@@ -58,7 +58,7 @@ from . import block_facts, heap_cells, palette
 from .flow_layout import FlowLayout
 from .gauges import human_bytes
 from .heap_tracker import Inconsistent, Pointer, TrackedHeap, apply_events
-from .step_marks import FIRST_NUMBERED, LAST_NUMBERED, StepMarks, step_marks
+from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
 
 #: separators between blocks are considered up to this many blocks (past it
@@ -71,6 +71,8 @@ SEPARATOR_MIN_PX = 16
 ROW_GAP_MIN_PX = 16
 #: a search longer than this is lit by filling its blocks rather than outlining them
 MANY_VISITS = 200
+#: square pixels of map per search number at most (a label is about 30 x 22 px)
+LABEL_ROOM = 5000
 #: font sizes (points) of the search numbers and the pointer names: read
 #: from the back of a lecture room
 NUMBER_POINTS = 12
@@ -739,6 +741,10 @@ class HeapMapWidget(Subscriber, QWidget):
         per block (a block examined twice reads "1·27"); a long search is
         numbered at both ends and says how many it left out."""
         marks = self.marks
+        # a number per LABEL_ROOM square pixels of map at most: a small map
+        # numbers fewer visits, not the whole map over
+        r = self.vb.sceneBoundingRect()
+        marks.renumber(int(r.width() * r.height() / LABEL_ROOM) if r.width() > 50 else 40)
         by_block: dict[tuple[int, int], list[int]] = {}
         for i in marks.numbered:
             by_block.setdefault(marks.visits[i], []).append(i + 1)
@@ -776,7 +782,8 @@ class HeapMapWidget(Subscriber, QWidget):
         n, skipped = len(marks.visits), marks.skipped
         parts = []
         if skipped:
-            parts.append(f"{n:,} blocks searched: 1–{FIRST_NUMBERED} and {n - LAST_NUMBERED + 1:,}–{n:,} "
+            last = len(marks.numbered) - marks.first
+            parts.append(f"{n:,} blocks searched: 1–{marks.first} and {n - last + 1:,}–{n:,} "
                          f"numbered, {skipped:,} in between not")
         if self.crowded:
             parts.append(f"{self.crowded} number{'s' if self.crowded > 1 else ''} crowded: "

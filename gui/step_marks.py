@@ -11,7 +11,8 @@ at the end of the step); and the blocks the current event names.
 
 Long searches are numbered at both ends: the first :data:`FIRST_NUMBERED`
 visits and the last :data:`LAST_NUMBERED` (the block taken among them), and
-the map says how many in between it left without a number.
+the map says how many in between it left without a number.  (A small map
+numbers fewer: :meth:`StepMarks.renumber`.)
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ FIRST_NUMBERED = 20
 LAST_NUMBERED = 20
 
 
-def numbered_visits(n: int) -> list[int]:
-    """Indexes (0-based) of the visits of an n-visit search that get a number."""
-    if n <= FIRST_NUMBERED + LAST_NUMBERED:
+def numbered_visits(n: int, first: int = FIRST_NUMBERED, last: int = LAST_NUMBERED) -> list[int]:
+    """Indexes (0-based) of the visits of an n-visit search that get a
+    number: all of them up to ``first + last``, else the first ``first`` and
+    the last ``last``."""
+    if n <= first + last:
         return list(range(n))
-    return list(range(FIRST_NUMBERED)) + list(range(n - LAST_NUMBERED, n))
+    return list(range(first)) + list(range(n - last, n))
 
 
 @dataclass
@@ -43,6 +46,8 @@ class StepMarks:
     visits: list = field(default_factory=list)
     #: indexes into ``visits`` written as numbers (number = index + 1)
     numbered: list = field(default_factory=list)
+    #: how many of the first visits are numbered when some are left out
+    first: int = FIRST_NUMBERED
     placed: list = field(default_factory=list)
     #: blocks given back, and the blocks they were joined into
     released: list = field(default_factory=list)
@@ -56,6 +61,12 @@ class StepMarks:
     current: tuple = ()
     #: the current event itself (None for a whole step)
     current_event: object = None
+
+    def renumber(self, most: int) -> None:
+        """Number at most ``most`` visits (half at each end of the search)."""
+        most = max(2, min(most, FIRST_NUMBERED + LAST_NUMBERED))
+        self.first = (most + 1) // 2
+        self.numbered = numbered_visits(len(self.visits), self.first, most - self.first)
 
     @property
     def skipped(self) -> int:

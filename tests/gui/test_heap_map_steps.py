@@ -182,6 +182,18 @@ def test_every_visit_of_a_60_visit_search_has_a_number_or_is_counted(qtbot):
         assert on_block or led, f"number {n} is neither on its block nor led to it"
 
 
+def test_a_small_map_numbers_fewer_visits_and_counts_the_rest(qtbot):
+    shown = Shown(qtbot, sixty_visit_search(), "first-fit", {"nalloc": 1}, size=(420, 260))
+    hm = shown.map
+    shown.model.seek(shown.timeline.n)
+    numbers = visible_numbers(hm)
+    assert 4 <= len(numbers) < 40
+    assert 1 in numbers and 60 in numbers                      # both ends of the search
+    skipped = int(hm.skip_label.textItem.toPlainText().split()[0].lstrip("+"))
+    assert len(numbers) + skipped == 60
+    assert f"{skipped} in between not" in hm.search_note
+
+
 def test_numbers_in_the_first_row_are_inside_the_view(qtbot):
     # first fit at step 5003 of the bundled trace: its 37 visits, 1-26 of
     # them on the first row, were once drawn above the map
