@@ -61,8 +61,8 @@ from .heap_tracker import Inconsistent, Pointer, TrackedHeap, apply_events
 from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
 
-#: separators between blocks are considered up to this many blocks (past it
-#: no block is wide enough on screen at the fitted view anyway)
+#: separators between blocks are considered up to this many blocks in view
+#: (past it no block is wide enough on screen anyway)
 MAX_SEPARATED_BLOCKS = 20000
 #: a line between two blocks only where both are at least this wide on screen
 SEPARATOR_MIN_PX = 16
@@ -637,20 +637,28 @@ class HeapMapWidget(Subscriber, QWidget):
         b, lay = self.blocks, self.layout_
         bytes_per_px, row_px = self._pixels()
         min_bytes = SEPARATOR_MIN_PX * bytes_per_px
-        if 1 < len(b) <= MAX_SEPARATED_BLOCKS and row_px >= 6 and min_bytes < lay.row_bytes:
-            size = b.size
-            wide = np.minimum(size[1:], size[:-1]) >= min_bytes
-            rows, x = np.divmod(b.addr[1:], lay.row_bytes)
-            keep = wide & (x > 0)               # a block starting a row needs no line
-            rows, x = rows[keep].astype(np.float64), x[keep].astype(np.float64)
-            xs = np.repeat(x, 2)
-            ys = np.empty(2 * len(rows))
-            ys[0::2] = rows + 0.12
-            ys[1::2] = rows + 0.88
-            self.separator_item.setPath(pg.arrayToQPath(xs, ys, connect="pairs") if len(rows)
-                                        else QPainterPath())
-        else:
-            self.separator_item.setPath(QPainterPath())
+        path = QPainterPath()
+        if len(b) > 1 and row_px >= 6 and min_bytes < lay.row_bytes:
+            # the blocks in view only: zoomed in on a 100 000-block heap, its
+            # blocks get their lines too
+            (_, _), (y0, y1) = self.vb.viewRange()
+            lo = max(0, int(np.floor(y0))) * lay.row_bytes
+            hi = max(0, int(np.ceil(y1))) * lay.row_bytes
+            i0 = max(1, int(np.searchsorted(b.addr, lo, side="right")) - 1)
+            i1 = int(np.searchsorted(b.addr, hi, side="left"))
+            if 0 < i1 - i0 <= MAX_SEPARATED_BLOCKS:
+                size = b.size[i0 - 1:i1]
+                wide = np.minimum(size[1:], size[:-1]) >= min_bytes
+                rows, x = np.divmod(b.addr[i0:i1], lay.row_bytes)
+                keep = wide & (x > 0)               # a block starting a row needs no line
+                rows, x = rows[keep].astype(np.float64), x[keep].astype(np.float64)
+                if len(rows):
+                    xs = np.repeat(x, 2)
+                    ys = np.empty(2 * len(rows))
+                    ys[0::2] = rows + 0.12
+                    ys[1::2] = rows + 0.88
+                    path = pg.arrayToQPath(xs, ys, connect="pairs")
+        self.separator_item.setPath(path)
         if lay.rows > 1 and row_px >= ROW_GAP_MIN_PX:
             pen = self.row_gap_item.pen()
             pen.setWidthF(min(2.0, float(int(row_px // ROW_GAP_MIN_PX))))
