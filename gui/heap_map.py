@@ -404,6 +404,9 @@ class HeapMapWidget(Subscriber, QWidget):
         self._anim.setEndValue(1.0)
         self._anim.valueChanged.connect(self._transition)
         self._fresh: list = []        # items fading in
+        #: an exporter steps transitions itself (seek_transition) instead of the clock
+        self.manual_transitions = False
+        self._manual_ms: float | None = None
         self._cut_fresh = False       # the newest cut slides in
         #: numbers that overlap others at this zoom for want of room
         self.crowded = 0
@@ -491,10 +494,11 @@ class HeapMapWidget(Subscriber, QWidget):
         self._stop_transition()
         self._render()
 
-    def set_current_event(self, index: int | None) -> None:
+    def set_current_event(self, index: int | None, ms: int | None = None) -> None:
         """Show the step up to and including its event ``index`` (None: the
-        whole step).  With a transition time (the model's ``transition_ms``),
-        the marks the event adds fade in."""
+        whole step).  Over ``ms`` milliseconds (default: the model's
+        ``transition_ms``; 0 jumps) the marks the event adds fade in and a
+        cut slides down its row."""
         if index is not None:
             index = int(index)
         if index == self.event_index:
@@ -502,19 +506,36 @@ class HeapMapWidget(Subscriber, QWidget):
         self.event_index = index
         self._stop_transition()
         self._render()
-        ms = self._transition_ms()
-        if index is not None and ms > 0 and self._fresh:
+        ms = self._transition_ms() if ms is None else int(ms)
+        if index is not None and ms > 0 and (self._fresh or self._cut_fresh):
             self._transition(0.0)
-            self._anim.setDuration(int(ms))
-            self._anim.start()
+            self._anim.setDuration(ms)
+            if self.manual_transitions:
+                self._manual_ms = 0.0          # an exporter moves it on with seek_transition()
+            else:
+                self._anim.start()
 
     def animating(self) -> bool:
-        """A micro-step transition is running."""
-        return self._anim.state() == QVariantAnimation.Running
+        """A micro-step transition is under way."""
+        return self._anim.state() == QVariantAnimation.Running or self._manual_ms is not None
 
     def finish_transition(self) -> None:
-        """Jump to the end of a running transition."""
+        """Jump to the end of a transition under way (nothing runs after it)."""
         self._stop_transition()
+
+    def seek_transition(self, ms: float) -> None:
+        """Set a transition under way to ``ms`` after its start, without the
+        clock (an exporter steps frames at a fixed rate); past its length it
+        ends."""
+        if not self.animating():
+            return
+        self._anim.stop()
+        duration = max(1, self._anim.duration())
+        if ms >= duration:
+            self._stop_transition()
+        else:
+            self._manual_ms = float(ms)
+            self._transition(ms / duration)
 
     def _transition_ms(self) -> int:
         model = self.model
@@ -523,6 +544,7 @@ class HeapMapWidget(Subscriber, QWidget):
     def _stop_transition(self) -> None:
         if self._anim.state() == QVariantAnimation.Running:
             self._anim.stop()
+        self._manual_ms = None
         self._transition(1.0)
 
     def _transition(self, p) -> None:

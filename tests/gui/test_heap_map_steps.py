@@ -477,6 +477,15 @@ def test_a_transition_fades_the_event_in_and_stops(qtbot):
     model.transition_ms = 0
     model.set_event(placed_at)
     assert not hm.animating()
+    # an exporter steps a transition itself, the same frames every run
+    model.set_event(None)
+    hm.manual_transitions = True
+    hm.set_current_event(placed_at, 200)
+    assert hm.animating() and hm.placed_item.opacity() == 0
+    hm.seek_transition(50)
+    assert hm.placed_item.opacity() == pytest.approx(0.25)
+    hm.seek_transition(200)
+    assert not hm.animating() and hm.placed_item.opacity() == 1
 
 
 # ----------------------------------------------- edited image == rebuilt one
