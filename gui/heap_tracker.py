@@ -37,9 +37,18 @@ trims the blocks it overlaps; the state of a block cut by ``put`` stays):
 ``ListInsert``,        the named block is free (a fixed pool's uncarved
 ``TreeInsert``         tail shrinks when a chunk is carved from it)
 ``PointerMove``        the pointer moves
+``Note`` "carved N     a fixed pool's bytes taken into use
+bytes at A from the    (``Strategy._take_core``): pending, as grown bytes
+pool"
+a policy's event with  the heap ends ``extra`` bytes lower (dlmalloc's
+``old_brk``, ``extra`` ``Trim``; a break found lower after the step, too)
 =====================  ==================================================
 
-and, after the events, the block of the step's result (``rec.payload``) is
+A block wholly past the break is memory mapped apart from the heap
+(dlmalloc's mmapped chunks, ``Strategy.mapped_blocks``): the map does not
+draw it, and the books below leave it out.
+
+After the events, the block of the step's result (``rec.payload``) is
 put as ``strategy.live`` books it, which covers a realloc that kept its
 block and only changed the size asked for (``Strategy._rebook``, no event).
 
@@ -57,13 +66,14 @@ from __future__ import annotations
 
 from collections import deque
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from ..allocators.events import (BucketRefill, BuddyMerge, BuddySplit, Coalesce, FREE, Grow,
-                                 ListInsert, Placed, PointerMove, Released, Split, TreeInsert)
+                                 ListInsert, Note, Placed, PointerMove, Released, Split, TreeInsert)
 
 from .heap_cells import (STATE_FREE, STATE_META, STATE_USED, BlockArrays, block_arrays, top_of)
 
@@ -199,6 +209,10 @@ class BlockEditor:
         cover; blocks they overlap are cut back to what lies outside."""
         a = new_rows[0][0]
         b = new_rows[-1][0] + new_rows[-1][1]
+        if a >= self.brk and self.brk > 0 and a > self.base.brk:
+            # memory mapped apart from the heap (dlmalloc's mmapped chunks):
+            # not drawn; the books, which count it apart, say if it was not
+            return
         if b > self.brk or a < 0 or b <= a:
             raise Inconsistent(f"block [{a:#x}, {b:#x}) is outside the heap (break {self.brk:#x})")
         w = self._window(a, b)
@@ -245,6 +259,22 @@ class BlockEditor:
         w = self._window(old_brk, old_brk)
         w.rows.append([old_brk, increment, STATE_PENDING, -1, 0, 0])
         self.brk = old_brk + increment
+
+    def carve(self, addr: int, size: int) -> None:
+        """A fixed pool's bytes ``[addr, addr + size)`` taken into use
+        (``Strategy._take_core`` says so in a Note): pending, as the bytes
+        of a :meth:`grow` (an end mark may move into them)."""
+        if size > 0 and addr + size <= self.brk:
+            self.put(addr, size, STATE_PENDING)
+
+    def shrink(self, new_brk: int) -> None:
+        """The heap gave its top bytes back (dlmalloc's ``malloc_trim``)."""
+        if new_brk >= self.brk:
+            return
+        w = self._window(new_brk, self.brk)
+        w.rows = [r if r[0] + r[1] <= new_brk else [r[0], new_brk - r[0]] + r[2:]
+                  for r in w.rows if r[0] < new_brk]
+        self.brk = new_brk
 
     def pending_bytes(self) -> int:
         return sum(r[1] for w in self.windows for r in w.rows if r[2] == STATE_PENDING)
@@ -296,11 +326,14 @@ class BlockEditor:
         role = old.role if old is not None else "search"
         self.pointers[e.name] = Pointer(e.name, e.new, role)
 
-    def settle(self, record) -> None:
-        """After a whole step: the blocks of its result and, for a realloc,
-        of its argument, as ``strategy.live`` books them (a realloc that keeps
-        its block, or takes it back after a failed move, says so with no
-        ``Placed``)."""
+    def settle(self, record, brk: int | None = None) -> None:
+        """After a whole step: the heap ends at the strategy's break ``brk``
+        (a policy that gives bytes back may say so with no event), and the
+        blocks of its result and, for a realloc, of its argument, are as
+        ``strategy.live`` books them (a realloc that keeps its block, or takes
+        it back after a failed move, says so with no ``Placed``)."""
+        if brk is not None and brk < self.brk:
+            self.shrink(brk)
         if record is None or record.kind == FREE:
             return
         for payload in {record.payload, record.old_payload}:
@@ -364,6 +397,16 @@ def top_spans(a: BlockArrays, b: BlockArrays) -> list[tuple[int, int]]:
     return out
 
 
+#: the words ``Strategy._take_core`` uses when it carves a fixed pool
+_CARVED = re.compile(r"carved (\d+) bytes at (0x[0-9a-f]+) from the pool")
+
+
+def _note(editor: "BlockEditor", e) -> None:
+    m = _CARVED.search(e.text)
+    if m:
+        editor.carve(int(m.group(2), 16), int(m.group(1)))
+
+
 #: how each kind of event edits the blocks (docs in the module's table)
 _EDITS = {
     Placed: lambda ed, e: ed.put_used(e.addr, e.size, e.payload, e.request),
@@ -377,18 +420,25 @@ _EDITS = {
     BuddyMerge: lambda ed, e: ed.put_free(min(e.addr, e.buddy), 2 << e.order),
     BucketRefill: BlockEditor._refill,
     PointerMove: BlockEditor._pointer,
+    Note: _note,
 }
 #: kinds of event that change no block (found so far: the rest are looked up once)
 _IGNORED: set = set()
 
 
 def _edit_for(kind):
-    """The edit of an event type not in :data:`_EDITS` (a subclass of one of
-    its kinds), or None (remembered in :data:`_IGNORED`)."""
+    """The edit of an event type not in :data:`_EDITS` -- a subclass of one
+    of its kinds, or a policy's own event that gives the top of the heap back
+    (fields ``old_brk`` and ``extra``: dlmalloc's ``Trim``) -- or None
+    (remembered in :data:`_IGNORED`)."""
     for base, edit in _EDITS.items():
         if issubclass(kind, base):
             _EDITS[kind] = edit
             return edit
+    names = {f for f in getattr(kind, "__dataclass_fields__", ())}
+    if {"old_brk", "extra"} <= names:
+        _EDITS[kind] = lambda ed, e: ed.shrink(e.old_brk - e.extra)
+        return _EDITS[kind]
     _IGNORED.add(kind)
     return None
 
@@ -468,8 +518,16 @@ class Totals:
 
 
 def strategy_totals(strategy) -> Totals:
-    return Totals(len(strategy.live), strategy.in_use, strategy.header_in_use,
-                  strategy.fragmentation_probe()[0])
+    """The strategy's own books, for the heap alone: blocks it mapped apart
+    from the heap (dlmalloc's mmapped chunks) are live but not in the walk."""
+    t = Totals(len(strategy.live), strategy.in_use, strategy.header_in_use,
+               strategy.fragmentation_probe()[0])
+    if getattr(strategy, "mapped_bytes", 0):
+        for b in strategy.mapped_blocks():
+            t.used -= 1
+            t.used_bytes -= b.size
+            t.header_bytes -= b.header
+    return t
 
 
 # ----------------------------------------------------------------- tracker
@@ -529,7 +587,7 @@ class HeapTracker:
         try:
             editor = BlockEditor(before, strategy.live)
             editor.apply_all(record.events)
-            editor.settle(record)
+            editor.settle(record, strategy.arena.brk)
             want = strategy_totals(strategy)
             totals = self._totals.plus(editor.delta())      # pending bytes counted nowhere yet
             pending = editor.pending_bytes()
