@@ -82,6 +82,7 @@ from . import structure
 from .events import (FREE, BlockFragmented, Coalesce, FragBlockEmptied, FragLinked, Grow,
                      InsertionPoint, ListInsert, ListRemove, Note, Placed, PointerMove, Released,
                      Shrink, Split, TableMoved, TopExtended, Visit, WalkStep)
+from .explain import count
 from .free_classes import FreeClasses
 from .params import INT, SIZE, Param, ParamError
 from .shrink import give_back
@@ -590,30 +591,30 @@ class GNUMalloc(Strategy):
         B = self.B
         if isinstance(e, Visit):
             if e.place:
-                return (f"free: i = {e.addr:#x} ({e.size // B} blocks) on the way from _heapindex"
+                return (f"free: i = {e.addr:#x} ({count(e.size // B, 'block')}) on the way from _heapindex"
                         + (": the freed block goes after it" if e.fits else ""))
             if e.size < B:
                 return f"_fraghead[{e.size.bit_length() - 1}].next = {e.addr:#x}: pop it"
             verdict = "free.size >= blocks: take it" if e.fits else "free.size < blocks: next"
-            return f"block {self.BLOCK(e.addr)} at {e.addr:#x}: {e.size // B} free blocks: {verdict}"
+            return f"block {self.BLOCK(e.addr)} at {e.addr:#x}: {count(e.size // B, ('free block', 'free blocks'))}: {verdict}"
         if isinstance(e, WalkStep):
-            return (f"free (inside this call): i = {e.addr:#x} ({e.size // B} blocks)"
+            return (f"free (inside this call): i = {e.addr:#x} ({count(e.size // B, 'block')})"
                     + (": the freed block goes after it" if e.stop else ""))
         if isinstance(e, ListRemove):
             if e.where:
                 return f"unlinked fragment {e.addr:#x} from _fraghead[{e.where[0]}]"
-            return f"cluster {e.addr:#x} ({e.size // B} blocks) leaves the free list"
+            return f"cluster {e.addr:#x} ({count(e.size // B, 'block')}) leaves the free list"
         if isinstance(e, ListInsert):
             if e.where:
                 return (f"fragment {e.addr:#x} is its block's only free one: pushed on "
                         f"_fraghead[{e.where[0]}]")
-            return f"linked {e.addr:#x} ({e.size // B} blocks) into the free list"
+            return f"linked {e.addr:#x} ({count(e.size // B, 'block')}) into the free list"
         if isinstance(e, Split):
-            return (f"took {e.taken_size // B} blocks at {e.taken_addr:#x}; the tail end "
-                    f"({e.rest_size // B} blocks at {e.rest_addr:#x}) is relinked in its place")
+            return (f"took {count(e.taken_size // B, 'block')} at {e.taken_addr:#x}; the tail end "
+                    f"({count(e.rest_size // B, 'block')} at {e.rest_addr:#x}) is relinked in its place")
         if isinstance(e, Coalesce):
-            return (f"joined {e.low_addr:#x} ({e.low_size // B} blocks) and {e.high_addr:#x} "
-                    f"({e.high_size // B} blocks): {e.size // B} blocks")
+            return (f"joined {e.low_addr:#x} ({count(e.low_size // B, 'block')}) and {e.high_addr:#x} "
+                    f"({count(e.high_size // B, 'block')}): {count(e.size // B, 'block')}")
         if isinstance(e, PointerMove) and e.name == "_heapindex":
             return f"_heapindex = {'0 (the anchor)' if e.new is None else f'{e.new:#x}'}"
         if isinstance(e, BlockFragmented):
@@ -634,12 +635,27 @@ class GNUMalloc(Strategy):
                     f"blocks and ends the heap: __morecore (-{e.decrement})")
         if isinstance(e, InsertionPoint):
             prev = "the anchor" if e.prev is None else f"{e.prev:#x}"
-            return f"free: block {e.addr:#x} ({e.size // B} blocks) goes after {prev}"
+            return f"free: block {e.addr:#x} ({count(e.size // B, 'block')}) goes after {prev}"
         if isinstance(e, Placed):
             return f"malloc returns {e.payload:#x} ({e.size} B) for {e.request} B"
         if isinstance(e, Released):
             return f"free ({e.addr:#x}): _heapinfo says {e.size} B"
         return None
+
+    def describe_record(self, rec) -> list[str]:
+        """The generic clauses, then what the step did to fragments, the table
+        and the break."""
+        out = super().describe_record(rec)
+        for e in rec.events or ():
+            if isinstance(e, BlockFragmented):
+                out.append(f"cut a block into {e.count} fragments of {1 << e.log} B")
+            elif isinstance(e, FragBlockEmptied):
+                out.append("freed a block whose fragments were all free")
+            elif isinstance(e, TableMoved):
+                out.append(f"moved the block table to {e.new_addr:#x}")
+            elif isinstance(e, Shrink):
+                out.append(f"gave {count(e.decrement // self.B, 'block')} back to the system")
+        return out
 
     # -------------------------------------------------------------- views
     def _frag_list(self, log: int) -> list[int]:

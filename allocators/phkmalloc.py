@@ -85,6 +85,7 @@ from . import structure
 from .events import (FREE, ChunkFreed, ChunkPageDissolved, ChunkPageLinked, ChunkPageMade,
                      ChunkPageUnlinked, ChunkTaken, Coalesce, Grow, InsertionPoint, ListInsert,
                      ListRemove, Note, Placed, Released, Shrink, Split, Visit, WalkStep)
+from .explain import count
 from .free_classes import FreeClasses
 from .params import BOOL, INT, SIZE, Param, ParamError
 from .shrink import give_back
@@ -539,7 +540,7 @@ class PhkMalloc(Strategy):
             return (f"malloc_bytes: page_dir[{e.shift}] -> page {e.page:#x}; first set bit in "
                     f"bits[{e.words - 1}]: chunk {e.index} at {e.addr:#x} ({e.size} B), bit cleared")
         if isinstance(e, ChunkPageMade):
-            where = (f"in the page, in its first {e.stolen} chunk{'s' if e.stolen != 1 else ''}"
+            where = (f"in the page, in its first {count(e.stolen, 'chunk')}".replace("first 1 chunk", "first chunk")
                      if e.info == e.page else f"in a chunk of its own at {e.info:#x}")
             return (f"malloc_make_chunks({e.shift}): page {e.page:#x} cut into {e.size} B chunks, "
                     f"{e.total} free; its pginfo is {where}; page_dir[{e.shift}] = it")
@@ -560,7 +561,7 @@ class PhkMalloc(Strategy):
             if self._is_chunk_visit(e):
                 return f"malloc_bytes: the first free chunk of the head page: {e.addr:#x} ({e.size} B)"
             verdict = "pf->size >= size: take its front" if e.fits else "pf->size < size: continue"
-            return f"malloc_pages: free run {e.addr:#x} ({e.size // self.pagesize} pages): {verdict}"
+            return f"malloc_pages: free run {e.addr:#x} ({count(e.size // self.pagesize, 'page')}): {verdict}"
         if isinstance(e, WalkStep):
             return f"free_pages walk: pf = {e.addr:#x} ({e.size} B)" + (": here" if e.stop else "")
         if isinstance(e, Split):
@@ -569,12 +570,18 @@ class PhkMalloc(Strategy):
         if isinstance(e, ListRemove):
             return f"the run {e.addr:#x} ({e.size} B) fits exactly: off the free list"
         if isinstance(e, ListInsert):
-            return f"free_pages: run {e.addr:#x} ({e.size // self.pagesize} pages) on the free list"
+            return f"free_pages: run {e.addr:#x} ({count(e.size // self.pagesize, 'page')}) on the free list"
+        if isinstance(e, InsertionPoint):
+            if e.prev is None and e.next is None:
+                return f"free_pages: the free list is empty: {e.addr:#x} ({e.size} B) goes at its head"
+            where = (f"after {e.prev:#x}" if e.prev is not None else "at the head") + \
+                (f", before {e.next:#x}" if e.next is not None else ", at the tail")
+            return f"free_pages: pages {e.addr:#x} ({e.size} B) go {where}"
         if isinstance(e, Coalesce):
             return (f"free_pages: {e.low_addr:#x} ({e.low_size} B) and {e.high_addr:#x} "
                     f"({e.high_size} B) touch: one run of {e.size} B")
         if isinstance(e, Grow):
-            return f"map_pages: brk up by {e.increment // self.pagesize} pages, from {e.old_brk:#x}"
+            return f"map_pages: brk up by {count(e.increment // self.pagesize, 'page')}, from {e.old_brk:#x}"
         if isinstance(e, Shrink):
             return (f"the last run is longer than malloc_cache ({self.cache} B): brk back by "
                     f"{e.decrement} B to {e.old_brk - e.decrement:#x}")
@@ -584,6 +591,38 @@ class PhkMalloc(Strategy):
             what = "chunk" if e.size <= self.maxsize else "pages"
             return f"ifree({e.addr:#x}): the page directory says {what} ({e.size} B)"
         return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """The chunks phkmalloc takes or frees for itself, said so: a page's
+        outside pginfo (malloc'd just before the page is cut, freed just after
+        it is dissolved) and a free run's record (``px = imalloc(sizeof *px)``)."""
+        out = [self.explain_event(e) for e in events]
+        infos = {e.info for e in events if isinstance(e, ChunkPageMade) and e.info != e.page}
+        dissolved = False
+        freeing_pages = False
+        for i, e in enumerate(events):
+            if isinstance(e, ChunkPageDissolved):
+                dissolved = True
+            elif isinstance(e, Released):
+                freeing_pages = e.size > self.maxsize
+            elif isinstance(e, InsertionPoint):
+                freeing_pages = False
+            elif isinstance(e, ChunkTaken):
+                if e.addr in infos:
+                    out[i] = (f"imalloc({self._pginfo_bytes(self._shift_of_info(events, e.addr))}) for the "
+                              f"pginfo of the page being cut: chunk {e.index} of page {e.page:#x} "
+                              f"({e.addr:#x})")
+                elif freeing_pages and e.size >= self.pgfree_size:
+                    out[i] = (f"px is gone: px = imalloc({self.pgfree_size}) for the freed run's record: "
+                              f"chunk {e.index} of page {e.page:#x} ({e.addr:#x})")
+            elif isinstance(e, ChunkFreed) and dissolved:
+                out[i] = f"ifree(pginfo): its pginfo chunk {e.addr:#x} goes back to page {e.page:#x}"
+                dissolved = False
+        return out
+
+    @staticmethod
+    def _shift_of_info(events: list, info: int) -> int:
+        return next(e.shift for e in events if isinstance(e, ChunkPageMade) and e.info == info)
 
     def _is_chunk_visit(self, e: Visit) -> bool:
         return e.size <= self.maxsize and not e.place

@@ -296,8 +296,7 @@ class V7Malloc(Strategy):
         W = self.unit
         if isinstance(e, Visit):
             if e.busy:
-                what = "the top word alloct" if e.addr == self.alloct and e.size == W else "busy"
-                return f"p = {e.addr:#x}: testbusy(p->ptr): {what} ({e.size} B): on to p->ptr"
+                return f"p = {e.addr:#x}: testbusy(p->ptr): busy ({e.size} B): on to p->ptr"
             verdict = f"q >= p+nw: it fits" if e.fits else "too small: on to q"
             return f"p = {e.addr:#x} is idle: {e.size // W} words up to q ({e.size} B): {verdict}"
         if isinstance(e, Coalesce):
@@ -321,6 +320,21 @@ class V7Malloc(Strategy):
             return (f"{link}; q = {e.addr:#x} idle ({e.size} B); alloct = {e.top:#x} -> allocs; "
                     "search again from allocs")
         return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """The busy block a search passes just before it comes back to
+        ``allocs`` is the top word: said so."""
+        out = [self.explain_event(e) for e in events]
+        for i, e in enumerate(events):
+            if isinstance(e, Visit) and e.busy:
+                after = events[i + 1] if i + 1 < len(events) else None
+                wraps = not isinstance(after, (Visit, Coalesce)) or \
+                    (isinstance(after, Visit) and after.addr < e.addr) or \
+                    (isinstance(after, Coalesce) and after.low_addr < e.addr)
+                if wraps:
+                    out[i] = (f"p = {e.addr:#x}: the top word alloct, busy: p->ptr leads back to "
+                              "allocs")
+        return out
 
     # ------------------------------------------------------------- views
     def ring(self) -> list[tuple[int, int, str]]:

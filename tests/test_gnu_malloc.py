@@ -284,3 +284,31 @@ def test_snapshot_restores_the_same_table_and_lists():
     assert r.state_signature() == s.state_signature()
     assert r.malloc(3000) == s.malloc(3000)
     r.check()
+
+
+def test_explain_in_the_originals_words():
+    from heapscope.allocators.explain import explain_step
+    s = GNUMalloc()
+
+    def lines():
+        return [x.text for x in explain_step(s, s.rec)]
+
+    a = s.malloc(20)
+    assert ("_fraghead[5] empty: malloc (BLOCKSIZE) = 0x6000, cut into 128 fragments of 32 B; the "
+            "first is returned, the rest linked") in lines()
+    assert "cut a block into 128 fragments of 32 B" in s.describe_record(s.rec)
+    b = s.malloc(20)
+    assert lines()[0] == "_fraghead[5].next = 0x6fe0: pop it"
+    c = [s.malloc(5000) for _ in range(4)]
+    s.free(c[0])
+    s.free(c[2])
+    s.free(b)
+    assert lines()[-1] == "free: fragment 0x6fe0 linked after 0x6fc0, its block's first free one"
+    s.free(c[1])
+    assert "free: i = 0xb000 (2 blocks) on the way from _heapindex" in lines()
+    assert lines()[-1] == "_heapindex = 0x7000"
+    p = s.malloc(50000)
+    s.free(p)
+    assert lines()[-1] == ("the final free cluster has 13 >= 8 blocks and ends the heap: "
+                           "__morecore (-53248)")
+    assert "gave 13 blocks back to the system" in s.describe_record(s.rec)

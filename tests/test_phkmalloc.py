@@ -274,3 +274,30 @@ def test_snapshot_restores_the_same_directory_and_lists():
     assert r.state_signature() == s.state_signature()
     assert r.malloc(3000) == s.malloc(3000)
     r.check()
+
+
+def test_explain_in_the_originals_words():
+    from heapscope.allocators.explain import explain_step
+    s = PhkMalloc()
+
+    def lines():
+        return [x.text for x in explain_step(s, s.rec)]
+
+    s.malloc(20)
+    assert ("malloc_make_chunks(5): page 0x1000 cut into 32 B chunks, 126 free; its pginfo is in the "
+            "page, in its first 2 chunks; page_dir[5] = it") in lines()
+    assert ("malloc_bytes: page_dir[5] -> page 0x1000; first set bit in bits[0]: chunk 2 at 0x1040 "
+            "(32 B), bit cleared") in lines()
+    s.malloc(100)
+    assert "imalloc(28) for the pginfo of the page being cut: chunk 3 of page 0x1000 (0x1060)" in lines()
+    a, b, c = s.malloc(3000), s.malloc(3000), s.malloc(3000)
+    s.malloc(3000)
+    s.free(a)
+    s.free(c)
+    assert "px is gone: px = imalloc(40) for the freed run's record: chunk 2 of page 0x0 (0x80)" in lines()
+    s.free(b)
+    assert "free_pages: 0x3000 (4096 B) and 0x4000 (4096 B) touch: one run of 8192 B" in lines()
+    big = s.malloc(20 * P)
+    s.free(big)
+    assert lines()[-1].startswith("the last run is longer than malloc_cache (65536 B): brk back by")
+    assert "gave pages back to the system" in s.describe_record(s.rec)

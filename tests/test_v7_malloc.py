@@ -281,3 +281,19 @@ def test_snapshot_restores_the_same_ring_and_rover():
     assert r.state_signature() == s.state_signature()
     assert r.malloc(300) == s.malloc(300)
     r.check()
+
+
+def test_explain_in_v7s_words():
+    from heapscope.allocators.explain import explain_step
+    s = V7Malloc()
+    for _ in range(31):
+        s.malloc(20)
+    s.malloc(20)
+    lines = [x.text for x in explain_step(s, s.rec)]
+    assert lines[:3] == ["p = 0x3e0 is idle: 3 words up to q (24 B): too small: on to q",
+                         "p = 0x3f8: the top word alloct, busy: p->ptr leads back to allocs",
+                         "p = 0x0: testbusy(p->ptr): busy (32 B): on to p->ptr"]
+    assert "the whole arena was searched twice: sbrk(1024) = 0x400" in lines
+    assert "q = 0x400 is idle too: p->ptr = q->ptr: 0x3e0 now spans 1048 B" in lines
+    assert "p = 0x3e0 is idle: 131 words up to q (1048 B): q >= p+nw: it fits" in lines
+    assert s.describe_record(s.rec)[0] == "after examining 67 blocks"
