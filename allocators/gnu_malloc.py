@@ -65,7 +65,10 @@ Simulation choices and deviations (each on ``docs/strategies/gnu-malloc.md``):
   block size.  ``blocksize`` is 512 (``BLOCKLOG`` 9, 16-bit ints) to 4096.
 * ``memalign``/``valloc``, the hooks, the statistics and the mmap'd variant
   are left out.  A fixed pool is handed out by ``morecore`` from its bottom
-  and takes given-back blocks back.
+  and takes given-back blocks back; its first table spans the pool, not
+  ``HEAP`` (a port sizes that constant to its memory).
+* A table's last block is taken whole at once (``align`` would pad the break
+  to the next block boundary at its next call: the same memory).
 
 Search length: the free clusters a large request's search examined (the
 anchor not counted); a small request examines the one fragment it takes,
@@ -176,7 +179,12 @@ class GNUMalloc(Strategy):
 
     def _initialize(self) -> bool:
         heapsize = HEAP // self.B
-        addr = self._align(heapsize * self.entry)
+        if self.arena.fixed:
+            # HEAP is "the amount of memory spanned by the initial heap
+            # table": a port to a fixed pool sizes it to the pool (entry 0 is
+            # the anchor, so one more than the pool's blocks)
+            heapsize = min(HEAP, self.arena.size) // self.B + 1
+        addr = self._align(self._blockify(heapsize * self.entry) * self.B)
         if addr is None:
             return False
         self.heapsize = heapsize
@@ -197,7 +205,7 @@ class GNUMalloc(Strategy):
             newsize = self.heapsize
             while self.BLOCK(result + size) > newsize:
                 newsize *= 2
-            newinfo = self._align(newsize * self.entry)
+            newinfo = self._align(self._blockify(newsize * self.entry) * self.B)
             if newinfo is None:
                 give_back(self, size)
                 return None
