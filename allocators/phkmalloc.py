@@ -58,9 +58,11 @@ Simulation choices and deviations (each on ``docs/strategies/phkmalloc.md``):
 * The junk/zero/hint/utrace/sysv/xmalloc options are left out (they change
   bytes, not the layout); ``realloc_in_place=False`` is the ``R`` option
   (always move), which ``J`` (junk) also turned on.
-* When ``free_pages`` needs a ``pgfree`` and cannot malloc one (a heap limit;
-  the original says "This cannot fail..." and would crash), the run is filed
-  with its record kept off the heap, and a Note says so.
+* When ``free_pages`` needs a ``pgfree`` and cannot malloc one (the original
+  says "This cannot fail..." and would crash), the run is filed with its
+  record kept off the heap, and a Note says so.  We found no program that
+  gets there: whenever ``px`` is used up a free run exists, which the record's
+  malloc can take.
 * ``align`` above 16 (or ``minsize``) raises ``malloc_minsize``; pages of the
   smallest chunks then keep their ``pginfo`` in the page even where it costs
   more than two chunks, since a ``pginfo`` malloc'd apart would need a chunk of

@@ -382,16 +382,19 @@ class StructureReplay:
                 raise ReplayError(f"run {e.addr:#x} is put on the list twice")
             runs[e.addr] = e.size
         elif isinstance(e, ev.ListRemove):
-            if runs.pop(e.addr, None) is None:
-                raise ReplayError(f"run {e.addr:#x} leaves the list but is not on it")
+            size = runs.pop(e.addr, None)
+            if size != e.size:
+                raise ReplayError(f"run {e.addr:#x} of {e.size} B leaves the list, which holds "
+                                  f"{_hex(e.addr)} as {size} B")
         elif isinstance(e, ev.Split):
             if e.addr in runs:          # the run keeps its place; its front is taken
-                del runs[e.addr]
+                if runs.pop(e.addr) != e.size:
+                    raise ReplayError(f"run {e.addr:#x} is cut as {e.size} B, not its listed size")
                 runs[e.rest_addr] = e.rest_size
         elif isinstance(e, ev.Coalesce):
-            if e.low_addr in runs and e.high_addr not in runs:
+            if e.low_addr in runs and e.high_addr not in runs and runs[e.low_addr] == e.low_size:
                 runs[e.low_addr] = e.size
-            elif e.high_addr in runs and e.low_addr not in runs:
+            elif e.high_addr in runs and e.low_addr not in runs and runs[e.high_addr] == e.high_size:
                 del runs[e.high_addr]
                 runs[e.low_addr] = e.size
             else:

@@ -312,3 +312,36 @@ def test_explain_in_the_originals_words():
     assert lines()[-1] == ("the final free cluster has 13 >= 8 blocks and ends the heap: "
                            "__morecore (-53248)")
     assert "gave 13 blocks back to the system" in s.describe_record(s.rec)
+
+
+def test_rare_steps_replay_from_their_events():
+    """The steps random programs seldom reach (a cluster extended at the
+    break, the table moving, the unfree of a failed realloc, a cluster given
+    back) say every change they make to the structure."""
+    from heapscope.allocators.structure_replay import replay_events, replayable
+    s = GNUMalloc(heap_limit=5 * 1024 * 1024)
+    seen = set()
+
+    def step(f, *args):
+        before = s.structure()
+        out = f(*args)
+        assert replay_events(before, s.rec.events) == replayable(s.structure()), s.rec.events
+        seen.update(type(e).__name__ for e in s.rec.events)
+        s.check()
+        return out
+
+    a = step(s.malloc, 20)
+    p = step(s.malloc, 7 * 4096)
+    step(s.free, p)
+    q = step(s.malloc, 9 * 4096)          # the 7 free blocks at the break are extended
+    big = step(s.malloc, 4 * 1024 * 1024)  # the table moves
+    step(s.free, q)
+    x = step(s.malloc, 2 * 4096)
+    step(s.malloc, 4096)
+    assert step(s.realloc, x, 2 * 1024 * 1024) is None    # free, fail, unfree
+    r = step(s.malloc, 12 * 4096)         # no cluster is that long: at the break
+    assert r + 12 * 4096 == s.core_top
+    step(s.free, r)                       # given back
+    step(s.free, big)
+    step(s.free, a)
+    assert {"TopExtended", "TableMoved", "Shrink", "FragBlockEmptied", "Split", "Coalesce"} <= seen

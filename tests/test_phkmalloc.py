@@ -301,3 +301,38 @@ def test_explain_in_the_originals_words():
     s.free(big)
     assert lines()[-1].startswith("the last run is longer than malloc_cache (65536 B): brk back by")
     assert "gave pages back to the system" in s.describe_record(s.rec)
+
+
+def test_rare_steps_replay_from_their_events():
+    """A record lost the way the original loses it: each step says every
+    change it makes to the structure."""
+    from heapscope.allocators.events import Note
+    from heapscope.allocators.structure_replay import replay_events, replayable
+
+    def stepper(s):
+        def step(f, *args):
+            before = s.structure()
+            out = f(*args)
+            assert replay_events(before, s.rec.events) == replayable(s.structure()), s.rec.events
+            s.check()
+            return out
+        return step
+
+    s = PhkMalloc()
+    step = stepper(s)
+    step(s.malloc, 20)                         # px is chunk 1 of the 64-byte page 0
+    for _ in range(62):
+        step(s.malloc, 64)                     # page 0 full: page_dir[6] empty
+    a, b, c, d = (step(s.malloc, 3000) for _ in range(4))
+    step(s.free, a)                            # run a takes px as its record
+    step(s.free, c)
+    # px = imalloc(40): page_dir[6] is empty, so a page of 64-byte chunks is
+    # made from the free run a, taken whole: its record becomes px inside the
+    # call, then px is overwritten: lost, as in the original
+    assert list(s.meta.values()).count("lost pgfree") == 1
+    assert any(isinstance(e, Note) and "lost" in e.text for e in s.rec.events)
+
+    step(s.free, b)                            # a's page holds chunks now: b joins c's run
+    step(s.free, d)
+    assert [(r.page, r.end) for r in s.runs] == [(b, d + P)]
+

@@ -297,3 +297,28 @@ def test_explain_in_v7s_words():
     assert "q = 0x400 is idle too: p->ptr = q->ptr: 0x3e0 now spans 1048 B" in lines
     assert "p = 0x3e0 is idle: 131 words up to q (1048 B): q >= p+nw: it fits" in lines
     assert s.describe_record(s.rec)[0] == "after examining 67 blocks"
+
+
+def test_rare_steps_replay_from_their_events():
+    """A failed realloc whose block a search merged into the idle block before
+    it, cut out again; allocp following a block a failed search absorbed."""
+    from heapscope.allocators.structure_replay import replay_events, replayable
+    s = V7Malloc(heap_limit=1024)
+
+    def step(f, *args):
+        before = s.structure()
+        out = f(*args)
+        assert replay_events(before, s.rec.events) == replayable(s.structure()), s.rec.events
+        s.check()
+        return out
+
+    a, b, c = step(s.malloc, 20), step(s.malloc, 20), step(s.malloc, 20)
+    step(s.malloc, 900)
+    step(s.free, a)                        # block 0 idle, before b's block 32
+    assert step(s.realloc, b, 500) is None
+    # the failed search went round from allocs: block 0 absorbed b's block;
+    # b was cut out of it again: block 0 idle (32 B), b busy (32 B)
+    splits = [e for e in s.rec.events if isinstance(e, Split)]
+    assert splits[0] == Split(0, 64, 32, 32, 0, 32)
+    assert s.ring()[:3] == [(0, 32, "free"), (32, 32, "busy"), (64, 32, "busy")]
+    assert s.allocp == 0
