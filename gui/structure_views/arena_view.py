@@ -48,7 +48,7 @@ from .. import palette
 from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
                      count_text, hex_addr, label, pen, size_text, swatch_css, text_font)
-from .card_view import CardView, int_keys
+from .card_view import CardView
 from .summarise import fold, spread
 
 #: a search longer than twice this keeps the numbers of its first and last this many blocks
