@@ -315,7 +315,7 @@ class _PagesView(CardView):
                 card.setToolTip(f"{self.unit_word} {hex_addr(a)}: {n} free chunks of {size} bytes")
                 wanted.add(("class", a))
                 x += CARD_W + CARD_GAP
-                if x + CARD_W > max(self._visible_width(), 3 * CARD_W):
+                if x + CARD_W > max(self._visible_width() - 24, LEFT + CARD_W + CARD_GAP):
                     x = LEFT
                     y += CARD_H + CARD_GAP
             if len(show) < len(places):
