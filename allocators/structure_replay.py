@@ -60,7 +60,9 @@ a real ``structure()`` answer, so the two compare with ``==``):
     PointerMove 'allocp' moves the rover.
 ``page-directory`` (phkmalloc)
     ``free_runs``, ``chunk_lists`` (non-empty, head first), ``chunk_free``
-    (each chunk page's free chunks, in address order) and ``sizes``: the
+    (each chunk page's free chunks, in address order) and ``sizes`` (of the
+    runs and of the listed pages' chunks: a page taken off its list to be
+    dissolved names none): the
     free-page list follows ListInsert/ListRemove (``where = ()``), Split (the
     run keeps its place, its front taken), Coalesce (a run joined by the pages
     before or after it) and Shrink (the last run cut at the break); the chunk
@@ -152,7 +154,8 @@ def replayable(structure: dict) -> dict:
         out["free_runs"] = list(structure["free_runs"])
         out["chunk_lists"] = {int(j): list(v) for j, v in structure["chunk_lists"].items() if v}
         out["chunk_free"] = {int(p): list(info["free_chunks"]) for p, info in structure["chunk_pages"].items()}
-        held = out["free_runs"] + [a for v in out["chunk_free"].values() for a in v]
+        listed = {p for v in out["chunk_lists"].values() for p in v}
+        held = out["free_runs"] + [a for p, v in out["chunk_free"].items() if p in listed for a in v]
     elif kind == "block-table":
         out["free_clusters"] = list(structure["free_clusters"])
         out["heapindex"] = structure["heapindex"]
@@ -745,9 +748,13 @@ class StructureReplay:
             out["chunk_lists"] = {j: list(v) for j, v in sorted(self.lists.items()) if v}
             out["chunk_free"] = {p: sorted(v) for p, v in sorted(self.chunk_free.items())}
             sizes = {a: self.runs[a] for a in out["free_runs"]}
+            # the free blocks are the free chunks of the listed pages (a page
+            # off its list mid-step, about to be dissolved, names none)
+            listed = {p for v in out["chunk_lists"].values() for p in v}
             for p, chunks in out["chunk_free"].items():
-                for a in chunks:
-                    sizes[a] = self.chunk_size[p]
+                if p in listed:
+                    for a in chunks:
+                        sizes[a] = self.chunk_size[p]
             out["sizes"] = sizes
             return out
         elif kind == "block-table":

@@ -474,6 +474,10 @@ class PageDirectoryView(_PagesView):
                     out.append((a, "used", ([f"{n} p" if n > 1 else "1 p", "run"] if i == 0 else ["…"]),
                                 f"page {hex_addr(a)}: MALLOC_{'FIRST' if i == 0 else 'FOLLOW'} of a "
                                 f"{n}-page run at {hex_addr(addr)}"))
+                elif a not in pages:
+                    # mid-step: the page directory is the one after the step,
+                    # the chunk pages as replayed so far (not cut yet)
+                    out.append((a, "used", ["page"], f"page {hex_addr(a)}: about to be cut into chunks"))
                 else:
                     info = pages[a]
                     out.append((a, "chunks", [f"{info['size']} B", f"{info['free']} free"],
@@ -493,7 +497,7 @@ class PageDirectoryView(_PagesView):
             if listed:
                 out.append((1 << j, f"page_dir[{j}] ({1 << j} B chunks): {count_text(len(listed))} "
                                     f"page{'s' if len(listed) != 1 else ''} with a free chunk",
-                            [(p, pages[p]["free"]) for p in listed]))
+                            [(p, pages[p]["free"] if p in pages else 0) for p in listed]))
         return out
 
 
@@ -530,6 +534,8 @@ class BlockTableView(_PagesView):
                 elif state == "table":
                     out.append((a, "table", ["table"] if i == 0 else ["…"],
                                 f"block {hex_addr(a)}: _heapinfo, the block table itself"))
+                elif a not in frags:
+                    out.append((a, "used", ["block"], f"block {hex_addr(a)}"))
                 else:
                     info = frags[a]
                     out.append((a, "chunks", [f"{1 << info['log']} B", f"{info['nfree']} free"],

@@ -123,3 +123,28 @@ def test_every_step_of_a_replay_draws_what_the_structure_says(qtbot, step):
     tl.seek(step)
     structure, explained = show(view, tl.strategy, tl.last_record)
     check_drawing(view, structure, explained)
+
+
+def test_micro_steps_draw_the_arena_after_each_event(qtbot):
+    """Event by event (allocators/step_states.py), the drawing is the arena
+    after that event with the events up to it lit."""
+    from heapscope.allocators.step_states import StepStates
+    view = make_view(qtbot)
+    s = make_strategy("v7-malloc")
+    for _ in range(31):
+        s.malloc(20)
+    before = s.structure()
+    s.malloc(20)
+    after = s.structure()
+    explained = explain_step(s, s.rec)
+    states = StepStates(before, after, s.rec.events)
+    assert states.available
+    view.show_step(after, explained, s.rec)
+    view.set_states(states.at)
+    grown = next(i for i, e in enumerate(s.rec.events) if type(e).__name__ == "ArenaExtended")
+    for i in range(len(explained)):
+        view.set_current_event(i)
+        d = check_drawing(view, states.at(i), explained[:i + 1])
+        if i == grown:
+            assert d["states"][1016] == "idle" and d["pointer"] == 992    # allocp not moved yet
+    assert view.drawn()["pointer"] == 1024

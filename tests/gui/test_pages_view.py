@@ -77,7 +77,9 @@ def check_drawing(view, structure, explained):
         assert d["runs"] == runs
     else:
         assert d["runs"] == [a for a in runs if a in set(d["runs"])]
-    if structure["kind"] == "block-table" and runs:
+    if structure["kind"] == "block-table" and structure["heapindex"] in runs:
+        # (mid-step _heapindex may still name a cluster a free just absorbed,
+        # as in the original until the free resets it: no arrow then)
         assert d["pointer"] == structure["heapindex"]
     classes = expected_classes(structure)
     assert set(d["classes"]) == set(classes)
@@ -168,3 +170,28 @@ def test_a_big_heap_folds_the_table_and_says_so(qtbot):
     d = check_drawing(view, structure, explained)
     assert d["folded_tiles"] > 0 and "folded" in view.summary
     assert len(structure["free_clusters"]) > RUN_LIMIT and len(d["runs"]) < len(structure["free_clusters"])
+
+
+@pytest.mark.parametrize("name", ["phkmalloc", "gnu-malloc"])
+def test_micro_steps_draw_the_table_after_each_event(qtbot, name):
+    from heapscope.allocators.step_states import StepStates
+    s = make_strategy(name)
+    s.malloc(20)
+    ps = [s.malloc(5000) for _ in range(4)]
+    s.free(ps[0])
+    s.free(ps[2])
+    before = s.structure()
+    s.free(ps[1])                      # a walk, joins on both sides
+    after = s.structure()
+    explained = explain_step(s, s.rec)
+    states = StepStates(before, after, s.rec.events)
+    assert states.available
+    view = make_view(qtbot, after["kind"])
+    view.show_step(after, explained, s.rec)
+    view.set_states(states.at)
+    runs = []
+    for i in range(len(explained)):
+        view.set_current_event(i)
+        d = check_drawing(view, states.at(i), explained[:i + 1])
+        runs.append(len(d["runs"]))
+    assert runs[0] == 2 and runs[-1] == 1        # two runs before the joins, one after
