@@ -30,7 +30,7 @@ def _register_optional() -> None:
     not an error here so that the core stays usable while one is written."""
     import importlib
     for module in ("rotating_list", "splay_best_fit", "buddy", "tlsf", "bsd_buckets", "dlmalloc",
-                   "segregated_fit"):
+                   "segregated_fit", "v7_malloc", "gnu_malloc", "phkmalloc"):
         try:
             mod = importlib.import_module(f"{__package__}.{module}")
         except ModuleNotFoundError as exc:
