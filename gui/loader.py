@@ -13,6 +13,12 @@ cancellable QProgressDialog; cancelling makes ``Timeline.build`` raise
 ``ReplayCancelled`` at its next progress point, and the window keeps what it
 showed before.  Only one job runs at a time: starting another cancels the
 first.
+
+While the job runs, Python's cyclic garbage collector runs only in the GUI
+thread (:mod:`gui.gui_thread_gc`): an automatic collection triggered by the
+replay's allocations would otherwise destroy, in the replay thread, Qt objects
+that the GUI thread made and left in reference cycles (a closed window's
+pyqtgraph menus), and the process crashed some time later.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog
 
 from ..allocators.replay import ReplayCancelled, Timeline
+from .gui_thread_gc import GuiThreadCollector
 
 #: the progress dialog appears only for jobs that take longer than this (ms)
 SHOW_PROGRESS_AFTER_MS = 300
@@ -125,6 +132,9 @@ class Loader(QObject):
         self.dialog: QProgressDialog | None = None
         self._request: LoadRequest | None = None
         self._switch_interval = sys.getswitchinterval()
+        # No garbage collection in the replay thread: see gui.gui_thread_gc.
+        self.collector = GuiThreadCollector(self)
+        self._stragglers: list[tuple[threading.Thread, ReplayJob]] = []
 
     @property
     def busy(self) -> bool:
@@ -138,7 +148,11 @@ class Loader(QObject):
     def start(self, request: LoadRequest) -> None:
         if self.busy:
             self.cancel()
-            self.wait()
+            if not self.wait():
+                # It did not stop in time.  Keep it here until its thread has
+                # ended, so that the job (a QObject) is freed in this thread,
+                # never in its own when the thread drops its target.
+                self._stragglers.append((self.thread, self.job))
         self._request = request
         self.job = ReplayJob(request)
         self.thread = threading.Thread(target=self.job.run, name="heapscope-replay", daemon=True)
@@ -160,6 +174,9 @@ class Loader(QObject):
         self.busy_changed.emit(True)
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_WHILE_BUSY))
+        # A collection the replay's allocations triggered would run in the replay
+        # thread and could destroy Qt objects there (gui.gui_thread_gc).
+        self.collector.hold()
         self.thread.start()
 
     def cancel(self) -> None:
@@ -221,6 +238,9 @@ class Loader(QObject):
         self.thread.join()
         self.thread = None
         self.job = None
+        self._stragglers = [(t, job) for t, job in self._stragglers if t.is_alive()]
+        if not self._stragglers:
+            self.collector.release()
         sys.setswitchinterval(self._switch_interval)
         self._close_dialog()
         self.busy_changed.emit(False)
