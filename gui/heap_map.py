@@ -370,7 +370,8 @@ class HeapMapWidget(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._place_banner()
-        QTimer.singleShot(0, self._relayout_if_needed)
+        # With self as the context the call is dropped if the map is deleted first.
+        QTimer.singleShot(0, self, self._relayout_if_needed)
 
     def _relayout_if_needed(self) -> None:
         if self.layout_ is None:

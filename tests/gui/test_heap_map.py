@@ -200,3 +200,16 @@ def test_a_coalesced_block_is_outlined_whole(qtbot):
     assert row_bytes >= 128
     rects = [p.boundingRect() for p in hm.released_item.path().toSubpathPolygons()]
     assert QRectF(16288 % row_bytes, 16288 // row_bytes, 96, 1) in rects
+
+
+def test_a_map_deleted_right_after_a_resize_is_not_relaid_out(qtbot):
+    # A resize asks for a relayout once the events are processed; a map deleted
+    # before then (a window closed at once) must not be called back:
+    # "Internal C++ object (ViewBox) already deleted" in the Qt callback.
+    hm = HeapMapWidget()
+    hm.show()
+    qtbot.waitExposed(hm)
+    hm.resize(hm.width() + 40, hm.height() + 40)
+    hm.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    qtbot.wait(20)              # pytest-qt fails the test on an exception in a callback
