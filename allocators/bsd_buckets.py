@@ -60,13 +60,18 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Iterator
 
-from .events import BucketRefill, ListInsert, ListRemove, Note, Placed, Released
+from . import structure
+from .events import BucketRefill, Grow, ListInsert, ListRemove, Note, Placed, Released, Visit
+from .explain import times
+from .params import BOOL, SIZE, Param, ParamError
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: number of buckets, nextf[0 .. NBUCKETS-1], as in 4.3BSD
 NBUCKETS = 30
 #: nextf[0] holds 2**3 = 8-byte blocks
 FIRST_BUCKET_SHIFT = 3
+#: how the Note of 4.3BSD's first-call padding begins
+FIRST_CALL = "first call:"
 
 
 class BSDBuckets(Strategy):
@@ -76,13 +81,26 @@ class BSDBuckets(Strategy):
     title = "Power-of-two buckets (Kingsley, 4.3BSD malloc)"
     citation = "C. Kingsley, malloc.c (Caltech 1982), 4.2/4.3BSD libc"
 
+    params = (
+        # morecore carves a page into pagesize/8 blocks, each a Python dict
+        # entry: 64 MiB pages took 3.5 GB, 64 KiB pages take a few MB.
+        Param("pagesize", SIZE, 4096, "page size: buckets below it are carved from one page, "
+              "larger ones get an extra page", low=8, high=1 << 16, power_of_two=True),
+        Param("page_align", BOOL, True, "the first call pads the break so that payloads are "
+              "page aligned (4.3BSD)"),
+        Param("large_extra_page", BOOL, True, "blocks of a page or more get one extra page "
+              "(4.3BSD; false: 4.2BSD)"),
+    )
+
     def __init__(self, *, pagesize: int = 4096, page_align: bool = True,
                  large_extra_page: bool = True, **common) -> None:
         super().__init__(**common)
         # sizeof(union overhead): one pointer, widened to the alignment.
         self.header = max(self.word, self.align)
-        if pagesize & (pagesize - 1) or pagesize < 2 * self.header or pagesize < 8:
-            raise ValueError(f"page size must be a power of two >= {max(8, 2 * self.header)}, got {pagesize}")
+        if pagesize < 2 * self.header:
+            raise ParamError(f"bsd-buckets: pagesize={pagesize} cannot hold two {self.header}-byte "
+                             f"block headers (align={self.align}); pagesize accepts powers of two "
+                             f"in {2 * self.header}..64K here")
         self.pagesize = pagesize
         self.page_align = page_align
         self.large_extra_page = large_extra_page
@@ -135,6 +153,8 @@ class BSDBuckets(Strategy):
         self._note_alloc(payload, op, size, nbytes, self.header)
         events = rec.events
         if events is not None:
+            # the one block the search looks at: the head of nextf[bucket]
+            events.append(Visit(op, size, True))
             events.append(ListRemove(op, size, (bucket,)))
             events.append(Placed(op, size, payload, nbytes))
         return payload
@@ -150,7 +170,7 @@ class BSDBuckets(Strategy):
                 if self._take_core(n) is None:
                     return False
                 self.pad = n
-                self._event(Note(f"first call: {n} bytes of padding put the break {self.header} bytes "
+                self._event(Note(f"{FIRST_CALL} {n} bytes of padding put the break {self.header} bytes "
                                  f"below a page boundary, so payloads are page aligned"))
         self.started = True
         return True
@@ -220,8 +240,57 @@ class BSDBuckets(Strategy):
         self.nextf[bucket] = self.ov_next.pop(op)
         self.free_count[bucket] -= 1
         self.free_bytes -= lb.block_size
+        self._event(ListRemove(op, lb.block_size, (bucket,)))
         self._note_alloc(payload, op, lb.block_size, lb.request, lb.header)
         self._event(Note("realloc failed: the old block is kept (4.3BSD had already freed it)"))
+
+    # ----------------------------------------------------------- explain
+    def explain_event(self, e) -> str | None:
+        """4.3BSD malloc.c's words: ``nextf[bucket]``, ``morecore``, ``ov_next``."""
+        if isinstance(e, BucketRefill):
+            return (f"nextf[{e.bucket}] empty: morecore carved {e.count} "
+                    f"block{'s' if e.count != 1 else ''} of {e.block_size} B at {e.addr:#x}")
+        if isinstance(e, Visit):
+            return f"the head of nextf[{self._bucket_of(e.size)}] is {e.addr:#x} ({e.size} B): take it"
+        if isinstance(e, ListRemove):
+            return f"nextf[{e.where[0]}] = its ov_next: {e.addr:#x} leaves the bucket"
+        if isinstance(e, ListInsert):
+            return f"free: {e.addr:#x} ({e.size} B) goes on the front of nextf[{e.where[0]}]"
+        if isinstance(e, Grow):
+            return f"sbrk({e.increment}) = {e.old_brk:#x}"
+        if isinstance(e, Placed):
+            return (f"{e.addr:#x} ({e.size} B): ov_index = {self._bucket_of(e.size)}; "
+                    f"payload {e.payload:#x} for {e.request} B")
+        if isinstance(e, Released):
+            return f"free {e.addr:#x}: its ov_index names bucket {self._bucket_of(e.size)} ({e.size} B)"
+        return None
+
+    def _bucket_of(self, block_size: int) -> int:
+        sizes = self.block_sizes
+        return sizes.index(block_size) if block_size in sizes else -1
+
+    def describe_record(self, rec) -> list[str]:
+        """The bucket and its refill, in place of "grew the heap"."""
+        events = rec.events or ()
+        refills = [e for e in events if isinstance(e, BucketRefill)]
+        out = []
+        taken = next((e for e in events if isinstance(e, ListRemove)), None)
+        if rec.kind != "free" and taken is not None and not rec.failed:
+            out.append(f"from nextf[{taken.where[0]}]")
+        elif rec.kind == "free":
+            pushed = next((e for e in events if isinstance(e, ListInsert)), None)
+            if pushed is not None:
+                out.append(f"back on the front of nextf[{pushed.where[0]}]")
+        else:
+            out = super().describe_record(rec)[:1]
+        out.extend(self.explain_event(e) for e in refills)
+        extra = rec.grows - len(refills)
+        if any(isinstance(e, Note) and e.text.startswith(FIRST_CALL) for e in events):
+            out.append("the first call padded the break to a page boundary")
+            extra -= 1
+        if extra > 0:
+            out.append(f"grew the heap {times(extra)}")
+        return out
 
     # ------------------------------------------------------------- views
     def bucket_sizes(self) -> list[int]:
@@ -236,6 +305,19 @@ class BSDBuckets(Strategy):
             out.append(p)
             p = self.ov_next[p]
         return out
+
+    def structure(self) -> dict:
+        """``nextf[k]`` of every bucket, head first, and each bucket's block size."""
+        buckets = {k: self.bucket(k) for k in range(NBUCKETS)}
+        block_sizes = {k: self.block_sizes[k] for k in range(NBUCKETS)}
+        sizes = {a: block_sizes[k] for k, addrs in buckets.items() for a in addrs}
+        apart = []
+        reserve = self.arena.brk - self.core_top
+        if reserve:
+            sizes[self.core_top] = reserve
+            apart.append(structure.outside(self.core_top, "the pool not carved into buckets yet"))
+        return structure.make("buckets", sizes, outside_blocks=apart, buckets=buckets,
+                              block_sizes=block_sizes)
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
         sizes = self.block_sizes

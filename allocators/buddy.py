@@ -62,13 +62,18 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Iterator, NamedTuple
 
-from .events import AvailProbe, BuddyMerge, BuddySplit, ListInsert, ListRemove, Placed, Released
+from . import structure
+from .events import AvailProbe, BuddyMerge, BuddySplit, Grow, ListInsert, ListRemove, Note, Placed, Released
+from .explain import times as _times
+from .params import INT, Param, ParamError
 from .strategy import FREE_BLOCK, USED, Block, Strategy
 
 #: state of an inner node of :meth:`BinaryBuddy.split_tree`: a block split in two
 SPLIT = "split"
 #: bytes of the two 32-bit links LINKF/LINKB a free block keeps after its header
 LINK_BYTES = 8
+#: default chunk order: 4 KiB chunks
+MAX_ORDER = 12
 
 
 class SplitNode(NamedTuple):
@@ -94,17 +99,43 @@ class BinaryBuddy(Strategy):
     citation = ("Knuth, TAOCP vol. 1, 2.5, algorithms R and S; "
                 "Knowlton, CACM 8(10), 1965")
     search_counts_splits = True   # DESIGN.md: "buddy: orders probed + splits"
+    search_unit = ("AVAIL list", "AVAIL lists")
+    search_verb = "looking at"
 
-    def __init__(self, *, max_order: int = 12, min_order: int = 4, **common) -> None:
+    params = (
+        # 2**40 bytes: the largest request a trace may hold, and within the
+        # int64 columns of the measures (2**63 chunks overflowed them).
+        Param("max_order", INT, None, "chunks of 2**max_order bytes, each one Knuth pool; "
+              "a larger request gets a chunk of its own", low=4, high=40, none_ok=True,
+              none_means="12, or min_order when that is larger"),
+        # at most 1 MiB: every live block takes at least 2**min_order bytes
+        Param("min_order", INT, None, "smallest block 2**min_order bytes", low=4, high=20,
+              none_ok=True, none_means="the least holding a free block's header and links "
+              "(4 unless align > 8)"),
+    )
+
+    def __init__(self, *, max_order: int | None = None, min_order: int | None = None,
+                 **common) -> None:
         super().__init__(**common)
-        # TAG + KVAL in one word, padded so the payload stays aligned.
+        # TAG + KVAL in one word, padded so the payload stays aligned: the
+        # header is how a buddy system honours any alignment, since every
+        # block starts on a multiple of its own power-of-two size.
         self.header = max(self.word, self.align)
-        if 1 << min_order < self.header + LINK_BYTES:
-            raise ValueError(
-                f"min_order {min_order} gives {1 << min_order}-byte blocks, too small for a free "
-                f"block's {self.header}-byte header and its two 4-byte links")
+        least = (self.header + LINK_BYTES - 1).bit_length()
+        if min_order is None:
+            min_order = least
+        elif min_order < least:
+            raise ParamError(
+                f"buddy: min_order={min_order} gives {1 << min_order}-byte blocks, too small for a "
+                f"free block's {self.header}-byte header (align={self.align}) and its two 4-byte "
+                f"links; min_order accepts {least}..{max_order} here")
+        if max_order is None:
+            max_order = max(MAX_ORDER, min_order)
         if max_order < min_order:
-            raise ValueError(f"max_order {max_order} is below min_order {min_order}")
+            raise ParamError(f"buddy: max_order={max_order} is below min_order={min_order}"
+                             + (f" (the least order that holds a {self.header}-byte header with "
+                                f"align={self.align})" if min_order == least else "")
+                             + f"; max_order accepts {min_order}..40 here")
         self.min_order = min_order
         self.max_order = max_order
         # KVAL of every block, free or reserved, by block address.
@@ -161,10 +192,11 @@ class BinaryBuddy(Strategy):
             j -= 1
             buddy = block + (1 << j)
             kval[buddy] = j
-            self._avail_insert(buddy, j)
             rec.splits += 1
             if events is not None:
                 events.append(BuddySplit(block, j + 1, buddy))
+                events.append(ListInsert(buddy, 1 << j, (j,)))
+            self._avail_insert(buddy, j)
         kval[block] = k
         block_size = 1 << k
         self.free_bytes -= block_size
@@ -217,6 +249,7 @@ class BinaryBuddy(Strategy):
             rec.merges += 1
             if events is not None:
                 events.append(BuddyMerge(block, buddy, k))
+                events.append(ListRemove(buddy, 1 << k, (k,)))
             if buddy < block:
                 del kval[block]
                 block = buddy
@@ -272,6 +305,71 @@ class BinaryBuddy(Strategy):
         self.linkb[after] = before
         self.avail_count[k] -= 1
 
+    # ----------------------------------------------------------- explain
+    def explain_event(self, e) -> str | None:
+        """Knuth's words: the steps R1-R4 and S1-S3, AVAIL[k], KVAL, the XOR."""
+        if isinstance(e, AvailProbe):
+            if e.first is None:
+                return f"R1: AVAIL[{e.order}] empty"
+            return f"R1: AVAIL[{e.order}] holds {e.first:#x}: j = {e.order}"
+        if isinstance(e, BuddySplit):
+            return (f"R3: split order {e.order} at {e.addr:#x}; the buddy {e.buddy:#x} goes on "
+                    f"AVAIL[{e.order - 1}]")
+        if isinstance(e, BuddyMerge):
+            return (f"S1: buddy {e.buddy:#x} = {self._xor_words(e.addr, e.order)} is free and of order "
+                    f"{e.order}: merge")
+        if isinstance(e, ListInsert):
+            return f"{e.addr:#x} ({e.size} B) goes on the front of AVAIL[{e.where[0]}]"
+        if isinstance(e, ListRemove):
+            return f"{e.addr:#x} ({e.size} B) comes off AVAIL[{e.where[0]}]"
+        if isinstance(e, Grow):
+            return (f"R1 found no AVAIL list with a block big enough: a new chunk, sbrk({e.increment}) "
+                    f"at {e.old_brk:#x} (order {e.increment.bit_length() - 1})")
+        if isinstance(e, Placed):
+            k = e.size.bit_length() - 1
+            return f"reserved {e.addr:#x}: TAG = 0, KVAL = {k}; payload {e.payload:#x}"
+        if isinstance(e, Released):
+            return f"free {e.addr:#x}: KVAL says order {e.size.bit_length() - 1} ({e.size} B)"
+        return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """Which step of R or S a list change is: R2 and S2 both take a block
+        off a list; R4, S3 and a new chunk all put one on."""
+        out = [self.explain_event(e) for e in events]
+        for i, e in enumerate(events):
+            before = events[i - 1] if i else None
+            if isinstance(e, ListRemove):
+                k = e.where[0]
+                if isinstance(before, BuddyMerge):
+                    out[i] = f"S2: unlink the buddy {e.addr:#x} from AVAIL[{k}]; k = {k + 1}"
+                elif isinstance(before, AvailProbe):
+                    out[i] = f"R2: take {e.addr:#x} off the front of AVAIL[{k}]"
+            elif isinstance(e, ListInsert):
+                k = e.where[0]
+                if isinstance(before, BuddySplit):
+                    out[i] = f"R4: the upper half {e.addr:#x} becomes the only block of AVAIL[{k}]"
+                elif isinstance(before, (Grow, Note)):
+                    out[i] = f"the new chunk {e.addr:#x} goes on AVAIL[{k}]"
+                else:
+                    out[i] = f"S3: {e.addr:#x} ({e.size} B) goes on the front of AVAIL[{k}]"
+        return out
+
+    def _xor_words(self, addr: int, k: int) -> str:
+        """'0x40 XOR 2^6', relative to the chunk when the chunk start matters."""
+        try:
+            chunk = self.chunk_of(addr)
+        except ValueError:
+            chunk = 0
+        if (addr ^ (1 << k)) == chunk + ((addr - chunk) ^ (1 << k)):
+            return f"{addr:#x} XOR 2^{k}"
+        return f"chunk {chunk:#x} + ({addr - chunk:#x} XOR 2^{k})"
+
+    def describe_record(self, rec) -> list[str]:
+        out = super().describe_record(rec)
+        words = {f"split {_times(rec.splits)}": f"split {_times(rec.splits)} (R3-R4)",
+                 f"coalesced {_times(rec.merges)}": f"merged with its buddy {_times(rec.merges)} (S1-S2)"}
+        return [words.get(c, c) for c in out]
+
     # ------------------------------------------------------------- views
     @property
     def chunks(self) -> list[tuple[int, int]]:
@@ -289,6 +387,22 @@ class BinaryBuddy(Strategy):
             out.append(p)
             p = self.linkf[p]
         return out
+
+    def structure(self) -> dict:
+        """AVAIL[k] for every order, the chunks, and every carved block with its
+        order (each chunk's split tree follows from them)."""
+        avail = {k: self.avail(k) for k in range(self.min_order, self.top_order + 1)}
+        sizes = {a: 1 << k for k, addrs in avail.items() for a in addrs}
+        kval, linkf = self.kval, self.linkf
+        blocks = [[a, kval[a], "free" if a in linkf else "used"] for a in sorted(kval)]
+        apart = []
+        reserve = self.arena.brk - self.core_top
+        if reserve:
+            sizes[self.core_top] = reserve
+            apart.append(structure.outside(self.core_top, "the pool not carved into chunks yet"))
+        return structure.make("buddy", sizes, outside_blocks=apart, avail=avail,
+                              min_order=self.min_order, max_order=self.top_order,
+                              chunks=[{"addr": a, "order": k} for a, k in self._chunks], blocks=blocks)
 
     def chunk_of(self, addr: int) -> int:
         """Start of the chunk holding ``addr``."""

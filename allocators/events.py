@@ -9,6 +9,12 @@ on for the one step being shown).
 
 Events are small frozen dataclasses.  Addresses are block addresses (the
 header), not payload addresses, unless a field says ``payload``.
+
+The events of a step say every change the step made to the policy's free
+structure, in order: a view can follow the structure from the events alone
+(:mod:`allocators.structure_replay` does, and the tests check it against
+``structure()``).  Which event changes what, kind by kind, is in
+``docs/structure.md`` ("Events a view can rely on").
 """
 
 from __future__ import annotations
@@ -22,16 +28,57 @@ REALLOC = "realloc"
 
 @dataclass(frozen=True, slots=True)
 class Visit:
-    """A free block examined by a search, in order; ``fits`` if it was big enough."""
+    """A free block examined by a search, in order; each one counts in
+    ``rec.visits``, the search length.
+
+    In a malloc's search (``place`` False) ``fits`` says the block was big
+    enough.  A free whose search length is a walk to the freed block's place
+    (K&R 8.7 free(): ``for (p = freep; !(bp > p && bp < p->s.ptr); p = p->s.ptr)``;
+    Vmbest's leaf insertion) has ``place`` True, and ``fits`` marks the node
+    where the walk stopped: the block goes after it (K&R) or under it (Vmbest)."""
     addr: int
     size: int
     fits: bool
+    place: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WalkStep:
+    """A free block passed by a walk that is work but not the operation's
+    search: K&R 8.7's ``morecore`` hands the new memory to ``free()``, whose
+    address walk passes these blocks inside a malloc.  Counted in
+    ``rec.walked``, not in ``rec.visits``, so the numbered search of the
+    malloc is the search alone.  ``stop`` marks the block after which the new
+    memory goes."""
+    addr: int
+    size: int
+    stop: bool
+
+
+@dataclass(frozen=True, slots=True)
+class InsertionPoint:
+    """K&R 8.7 free(): the address walk found the place of block ``addr``:
+    ``prev < addr < next`` on the address-ordered ring, ``prev``/``next``
+    None for K&R's ``base`` sentinel (``addr`` lies below the lowest free
+    block, past the highest, or the ring is empty).  The ring changes that
+    follow are ListInsert/ListRemove events: K&R links ``addr`` after
+    ``prev`` unless it joins ``prev`` (a Coalesce), and a join with ``next``
+    takes ``next`` off the ring."""
+    addr: int
+    size: int
+    prev: int | None
+    next: int | None
 
 
 @dataclass(frozen=True, slots=True)
 class Split:
     """Block ``addr`` of ``size`` bytes cut in two: ``taken`` goes to the request,
-    ``rest`` stays free."""
+    ``rest`` stays free.  Which end is taken is the policy's: K&R 8.7 and
+    Knuth's algorithm A (step A4) hand out the upper part, so the free block
+    keeps its address and its place on the list (``rest_addr == addr``);
+    Vmbest and TLSF (``block_split``) hand out the front.  Where the rest goes
+    is said by the events that follow (a ListInsert, a TreeInsert, a
+    PointerMove of the wilderness), or by nothing when it stays where it was."""
     addr: int
     size: int
     taken_addr: int
@@ -42,7 +89,10 @@ class Split:
 
 @dataclass(frozen=True, slots=True)
 class Coalesce:
-    """Free neighbours ``low`` and ``high`` joined into one block at ``low_addr``."""
+    """Free neighbours ``low`` and ``high`` joined into one block at ``low_addr``
+    (K&R 8.7 free()'s "join to upper/lower nbr"; Knuth's algorithm C;
+    Vmbest's free; TLSF's ``block_absorb``).  The free structure is changed by
+    the list and tree events around it, not by this one."""
     low_addr: int
     low_size: int
     high_addr: int
@@ -55,7 +105,9 @@ class Coalesce:
 
 @dataclass(frozen=True, slots=True)
 class Grow:
-    """The heap grew: ``sbrk(increment)`` returned ``old_brk``."""
+    """The heap grew: ``sbrk(increment)`` returned ``old_brk`` (K&R's
+    ``morecore``, Vmbest's wilderness extension, a buddy chunk, a TLSF pool
+    extension, 4.3BSD's ``morecore``)."""
     old_brk: int
     increment: int
 
@@ -68,7 +120,10 @@ class GrowFailed:
 
 @dataclass(frozen=True, slots=True)
 class PointerMove:
-    """A named search pointer moved (K&R's rover ``freep``, Kruse's list head)."""
+    """A named pointer into the free structure moved: K&R 8.7's rover
+    ``freep`` (``name`` 'rover'), Kruse's list head ('head'), Vmbest's
+    wilderness ``vd->wild`` ('wilderness').  ``old``/``new`` are block
+    addresses, None at K&R's ``base`` sentinel or when nothing is pointed at."""
     name: str
     old: int | None
     new: int | None
@@ -76,7 +131,9 @@ class PointerMove:
 
 @dataclass(frozen=True, slots=True)
 class Placed:
-    """The request was given block ``addr`` of ``size`` bytes, payload at ``payload``."""
+    """The request was given block ``addr`` of ``size`` bytes, payload at
+    ``payload`` (every policy's last malloc step: K&R's ``return (void *)(p+1)``,
+    Knuth's R2/R4 end, TLSF's ``block_prepare_used``)."""
     addr: int
     size: int
     payload: int
@@ -85,23 +142,39 @@ class Placed:
 
 @dataclass(frozen=True, slots=True)
 class Released:
-    """Block ``addr`` of ``size`` bytes was handed back by free."""
+    """Block ``addr`` of ``size`` bytes was handed back by free (the first
+    event of every free; what the policy does with it follows)."""
     addr: int
     size: int
 
 
 @dataclass(frozen=True, slots=True)
 class Rotation:
-    """A splay step on the node keyed ``key``: 'zig', 'zig-zig' or 'zig-zag'."""
+    """One step of a bottom-up splay (Sleator & Tarjan 1985, section 3) raising
+    node ``addr`` (keyed ``key``): 'zig' (its parent is the top), 'zig-zig'
+    (node and parent both ``side`` children: the grandparent is rotated first)
+    or 'zig-zag' (the node is a ``side`` child, its parent a child on the
+    other side: the parent is rotated, then the grandparent).
+
+    ``parent`` and ``grandparent`` are the nodes it moves above (``grandparent``
+    None for a zig), ``side`` is 'left' or 'right': which child of ``parent``
+    the node was before the step.  Rotations keep the in-order rank of every
+    node, so a view laying the tree out by rank moves nodes only vertically.
+    The step is done on the tree as the events before it left it: during a
+    removal's join that is the detached right subtree (see :class:`TreeJoin`)."""
     kind: str
     key: int
     addr: int
+    parent: int | None = None
+    grandparent: int | None = None
+    side: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class BuddySplit:
-    """Knuth 2.5 algorithm R: a block of order ``order`` at ``addr`` halved;
-    the upper half ``buddy`` goes on AVAIL[order-1]."""
+    """Knuth 2.5 algorithm R, step R3: a block of order ``order`` at ``addr``
+    halved; the lower half stays at ``addr`` and the upper half ``buddy`` goes on
+    AVAIL[order-1] (step R4: the ListInsert that follows)."""
     addr: int
     order: int
     buddy: int
@@ -109,8 +182,10 @@ class BuddySplit:
 
 @dataclass(frozen=True, slots=True)
 class BuddyMerge:
-    """Knuth 2.5 algorithm S: ``addr`` and its buddy ``addr ^ 2**order``
-    (relative to the chunk) joined into one block of order ``order + 1``."""
+    """Knuth 2.5 algorithm S, steps S1-S2: the buddy ``addr ^ 2**order``
+    (relative to the chunk) of ``addr`` is free and of order ``order``, so the
+    two join into one block of order ``order + 1`` at the lower address.  The
+    buddy's unlink from AVAIL[order] is the ListRemove that follows."""
     addr: int
     buddy: int
     order: int
@@ -118,8 +193,10 @@ class BuddyMerge:
 
 @dataclass(frozen=True, slots=True)
 class BitmapProbe:
-    """TLSF: a bitmap looked at.  ``level`` is 'sl' or 'fl'; ``found`` is the
-    (fl, sl) found or None."""
+    """TLSF ``search_suitable_block``: one bitmap word looked at.  ``level``
+    'sl': ``sl_bitmap[fl] & (~0 << sl)``; 'fl': ``fl_bitmap & (~0 << fl)``
+    (``fl`` is then the first level the scan starts at, ``sl`` 0).  ``found``
+    is the (fl, sl) of the list the find-first-set reached, or None."""
     level: str
     fl: int
     sl: int
@@ -128,7 +205,12 @@ class BitmapProbe:
 
 @dataclass(frozen=True, slots=True)
 class ListInsert:
-    """A free block pushed on a segregated list (TLSF (fl, sl), a bucket, AVAIL[k])."""
+    """A free block put on a free list: ``where`` names the list (TLSF
+    ``(fl, sl)``, a bucket ``(k,)``, ``AVAIL[k]`` as ``(k,)``; ``()`` for a
+    policy's only list).  Segregated lists and Kruse's ring push at the head
+    (Kruse: just before the head, which a PointerMove then moves to it);
+    K&R's ring links the block at its address place (an InsertionPoint before
+    it says where)."""
     addr: int
     size: int
     where: tuple[int, ...]
@@ -136,7 +218,8 @@ class ListInsert:
 
 @dataclass(frozen=True, slots=True)
 class ListRemove:
-    """A free block taken off a segregated list."""
+    """A free block taken off a free list (``where`` as in ListInsert), from
+    wherever it was on it."""
     addr: int
     size: int
     where: tuple[int, ...]
@@ -160,8 +243,9 @@ class AvailProbe:
 
 @dataclass(frozen=True, slots=True)
 class BucketRefill:
-    """BSD buckets: ``morecore(bucket)`` carved ``count`` blocks of ``block_size`` bytes
-    from ``addr`` and pushed them all on ``nextf[bucket]``."""
+    """4.3BSD malloc's ``morecore(bucket)``: ``nextf[bucket]`` was empty, so
+    ``count`` blocks of ``block_size`` bytes were carved from ``addr`` and
+    became the whole list, in address order (head ``addr``)."""
     bucket: int
     addr: int
     block_size: int
@@ -170,9 +254,10 @@ class BucketRefill:
 
 @dataclass(frozen=True, slots=True)
 class TreeInsert:
-    """Splay best fit: free block ``addr`` of ``size`` bytes put in the tree: ``side`` is 'root',
-    'left' or 'right' (a new leaf under ``parent``) or 'list' (hung in the size
-    list of node ``parent``)."""
+    """Vmbest's leaf insertion (no splaying): free block ``addr`` of ``size``
+    bytes put in the tree: ``side`` is 'root' (the tree was empty), 'left' or
+    'right' (a new leaf under ``parent``) or 'list' (hung in the size list of
+    node ``parent``, right after the node: Vmbest's ``LINK``)."""
     addr: int
     size: int
     parent: int | None
@@ -181,22 +266,42 @@ class TreeInsert:
 
 @dataclass(frozen=True, slots=True)
 class TreeRemove:
-    """Splay best fit: free block ``addr`` of ``size`` bytes taken out of the tree; if it was a
-    tree node with a size list, ``replaced_by`` (the first list member) took its place."""
+    """Vmbest's removal: free block ``addr`` of ``size`` bytes taken out of the
+    tree.  A size-list member is unlinked (``replaced_by`` None).  A tree node
+    is removed at the root, where a splay (the Rotation events before) brought
+    it: if it has a size list, its first member ``replaced_by`` takes its place
+    ("head of a link list, use next one for root"); otherwise its subtrees are
+    joined (the TreeJoin that follows)."""
     addr: int
     size: int
     replaced_by: int | None
 
 
 @dataclass(frozen=True, slots=True)
+class TreeJoin:
+    """Splay best fit: the join that ends the removal of a tree node with no
+    size list (Sleator & Tarjan 1985, "join"; Vmbest's removal).  The removed
+    root left subtrees ``left`` and ``right`` (their roots, None when empty).
+    With both there, the least node of ``right`` was splayed to the top of that
+    subtree (the Rotation events just before), so it has no left child, and
+    ``left`` hangs there as its left child.  ``root`` is the new root of the
+    tree: that least node, the one non-empty subtree, or None."""
+    left: int | None
+    right: int | None
+    root: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class MappingSearch:
-    """TLSF ``mapping_search``: the adjusted request ``size`` was rounded up to
-    ``rounded`` so that any block of class ``(fl, sl)`` or above fits; the
-    bitmap search starts at that cell."""
+    """TLSF ``mapping_search``: the adjusted request ``size`` (``adjust_request_size``:
+    word-aligned, at least ``block_size_min``) was rounded up to ``rounded`` so
+    that any block of class ``(fl, sl)`` or above fits; the bitmap search
+    starts at that cell.  ``request`` is what the program asked for."""
     size: int
     rounded: int
     fl: int
     sl: int
+    request: int | None = None
 
 
 class OpRecord:

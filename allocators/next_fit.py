@@ -23,6 +23,17 @@ The original, followed line by line:
   joins it to its upper and lower neighbours when they touch, and leaves the
   rover at the block before it: the rover moves on free too.
 
+Two parameters K&R's code fixes at compile time:
+
+* ``align``: K&R pads the header union to ``Align``, "the most restrictive
+  type"; asking for a larger alignment is asking for a larger ``Align``, so
+  the unit becomes ``max(2W, align)`` and every payload, one unit into a block
+  that starts on a unit boundary, is aligned.
+* ``pool_size``: a fixed pool is laid out as K&R's allocator would take memory
+  it was handed: ``morecore``'s way, the pool's whole units are one block given
+  to ``free``, so the ring holds ``base`` and that block from the start.  Bytes
+  that do not make a whole unit stay a META tail; ``sbrk`` then always fails.
+
 View: the rover arrow moving round the ring, the scanned blocks lit in order.
 """
 
@@ -30,14 +41,19 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .events import FREE, Coalesce, Grow, GrowFailed, Placed, PointerMove, Released, Split
+from .events import (FREE, Coalesce, Grow, GrowFailed, InsertionPoint, ListInsert, ListRemove, Placed,
+                     PointerMove, Released, Split, Visit, WalkStep)
+from . import structure
 from .free_index import FreeSizeIndex
-from .strategy import FREE_BLOCK, USED, Block, Strategy
+from .params import INT, Param
+from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: the address of K&R's static ``base`` header: below every heap address.
 BASE = -1
 #: K&R's minimum number of units to ask sbrk for.
 NALLOC = 1024
+#: K&R has one free list: ListInsert/ListRemove carry no index
+ONE_LIST: tuple[int, ...] = ()
 
 
 class NextFit(Strategy):
@@ -50,11 +66,17 @@ class NextFit(Strategy):
     #: K&R moves the rover; first fit (a subclass) always starts from base.
     roving = True
 
+    params = (
+        Param("nalloc", INT, NALLOC, "least number of header units morecore asks sbrk for "
+              "(K&R's NALLOC)", low=1, high=1 << 20),
+    )
+
     def __init__(self, *, nalloc: int = NALLOC, **common) -> None:
         super().__init__(**common)
-        # sizeof(Header): a pointer plus an unsigned, padded to Align (a long).
-        self.unit = 2 * self.word
-        self.align = max(self.align, self.unit)
+        # sizeof(Header): a pointer plus an unsigned, padded to Align (a long,
+        # or whatever larger alignment was asked for).
+        self.unit = max(2 * self.word, self.align)
+        self.align = self.unit
         self.nalloc = nalloc
         # size in units of every block, free or used, by header address
         self.size: dict[int, int] = {BASE: 0}
@@ -62,6 +84,20 @@ class NextFit(Strategy):
         self.next: dict[int, int] = {BASE: BASE}
         self.freep = BASE
         self.free_index = FreeSizeIndex()   # for the measures only
+        #: end of the last whole unit of a fixed pool (the break otherwise)
+        self.pool_end: int | None = None
+        if self.arena.fixed:
+            self._pool_init()
+
+    def _pool_init(self) -> None:
+        """Hand the pool's whole units to free() as one block, as morecore
+        hands over what sbrk gave; a pool under one unit stays all META."""
+        base = self.arena.base
+        units = self.arena.size // self.unit
+        self.pool_end = base + units * self.unit
+        if units:
+            self.size[base] = units
+            self._insert_free(base)
 
     # ------------------------------------------------------------ malloc
     def _malloc(self, nbytes: int) -> int | None:
@@ -81,6 +117,7 @@ class NextFit(Strategy):
                 if psize == nunits:
                     nxt[prevp] = nxt.pop(p)
                     self.free_index.remove(p, psize * unit)
+                    self._event(ListRemove(p, psize * unit, ONE_LIST))
                 else:
                     # Cut the tail: the free block keeps its address and list place.
                     rest = psize - nunits
@@ -130,6 +167,12 @@ class NextFit(Strategy):
         size = self.size
         nxt = self.next
         unit = self.unit
+        rec = self.rec
+        events = rec.events
+        # A free's walk is its search length (Visit events, numbered by the
+        # map); inside malloc (morecore) it is work, but not part of the search
+        # that malloc's view numbers (WalkStep events).
+        is_search = rec.kind == FREE
         p = self.freep
         walked = 0
         while not (p < bp < nxt[p]):
@@ -139,17 +182,22 @@ class NextFit(Strategy):
             p = nxt[p]
             if p != BASE:
                 walked += 1
-        # A free's walk is its search length; inside malloc (morecore) it is
-        # work, but not part of the search that malloc's view numbers.
-        if self.rec.kind == FREE:
-            self.rec.visits += walked
+                if events is not None:
+                    stop = p < bp < nxt[p] or (p >= nxt[p] and (bp > p or bp < nxt[p]))
+                    events.append(Visit(p, size[p] * unit, stop, True) if is_search
+                                  else WalkStep(p, size[p] * unit, stop))
+        if is_search:
+            rec.visits += walked
         else:
-            self.rec.walked += walked
+            rec.walked += walked
         index = self.free_index
         index.add(bp, size[bp] * unit)
         q = nxt[p]
-        if bp + size[bp] * unit == q:      # join to the upper neighbour
-            self.rec.merges += 1
+        if events is not None:
+            events.append(InsertionPoint(bp, size[bp] * unit, self._pointer_addr(p), self._pointer_addr(q)))
+        if bp + size[bp] * unit == q:      # join to the upper neighbour: bp takes q's place
+            rec.merges += 1
+            self._event(ListRemove(q, size[q] * unit, ONE_LIST))
             self._event(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
             index.remove(q, size[q] * unit)
             index.resize(bp, size[bp] * unit, (size[bp] + size[q]) * unit)
@@ -157,8 +205,8 @@ class NextFit(Strategy):
             nxt[bp] = nxt.pop(q)
         else:
             nxt[bp] = q
-        if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour
-            self.rec.merges += 1
+        if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour: bp is never linked
+            rec.merges += 1
             self._event(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
             index.remove(bp, size[bp] * unit)
             index.resize(p, size[p] * unit, (size[p] + size[bp]) * unit)
@@ -166,6 +214,7 @@ class NextFit(Strategy):
             nxt[p] = nxt.pop(bp)
         else:
             nxt[p] = bp
+            self._event(ListInsert(bp, size[bp] * unit, ONE_LIST))
         self._move_rover(p)
 
     def _move_rover(self, new: int) -> None:
@@ -177,11 +226,96 @@ class NextFit(Strategy):
     def _pointer_addr(p: int) -> int | None:
         return None if p == BASE else p
 
+    # ----------------------------------------------------------- explain
+    def explain_event(self, e) -> str | None:
+        """K&R's words: ``p``, ``bp``, ``freep``, ``nunits``, ``base``."""
+        unit = self.unit
+        if isinstance(e, Visit):
+            if e.place:
+                return f"free walk: p = {e.addr:#x} ({e.size} B)" + (": bp goes right after it" if e.fits else "")
+            verdict = "p->s.size >= nunits: it fits" if e.fits else "too small"
+            return f"p = {e.addr:#x}: {e.size // unit} units ({e.size} B): {verdict}"
+        if isinstance(e, WalkStep):
+            return (f"morecore's free walk: p = {e.addr:#x} ({e.size} B)"
+                    + (": the new block goes right after it" if e.stop else ""))
+        if isinstance(e, InsertionPoint):
+            if e.prev is None and e.next is None:
+                return f"free walk: the list is empty: bp = {e.addr:#x} is its only block"
+            if e.prev is None:
+                return f"free walk: bp = {e.addr:#x} < {e.next:#x}, the lowest free block: insert at the start"
+            if e.next is None:
+                return f"free walk: bp = {e.addr:#x} > {e.prev:#x}, the highest free block: insert at the end"
+            return f"free walk: {e.prev:#x} < bp = {e.addr:#x} < {e.next:#x}: insert here"
+        if isinstance(e, Split):
+            return (f"allocate the tail end: {e.addr:#x} keeps {e.rest_size // unit} units ({e.rest_size} B); "
+                    f"the block is {e.taken_addr:#x} ({e.taken_size} B)")
+        if isinstance(e, PointerMove) and e.name == "rover":
+            return f"freep = {'&base' if e.new is None else f'{e.new:#x}'}"
+        if isinstance(e, Grow):
+            return (f"morecore: sbrk({e.increment}) = {e.old_brk:#x} ({e.increment // unit} units); "
+                    "free() puts the new block on the list")
+        if isinstance(e, ListInsert):
+            return f"linked {e.addr:#x} ({e.size} B) into the free list"
+        if isinstance(e, ListRemove):
+            return f"unlinked {e.addr:#x} ({e.size} B) from the free list"
+        if isinstance(e, Coalesce):
+            return (f"joined {e.low_addr:#x} ({e.low_size} B) and its upper neighbour "
+                    f"{e.high_addr:#x} ({e.high_size} B): {e.size} B")
+        if isinstance(e, Released):
+            return f"free: bp = {e.addr:#x}, a block of {e.size // unit} units ({e.size} B)"
+        if isinstance(e, Placed):
+            return (f"return p+1: block {e.addr:#x} ({e.size // unit} units) for {e.request} B, "
+                    f"payload {e.payload:#x}")
+        return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """K&R's words for the steps whose meaning depends on the walk before
+        them: an exact fit's unlink, free()'s joins to the upper and lower
+        neighbour, the link ``p->s.ptr = bp``, and which ``freep = ...``."""
+        out: list[str | None] = []
+        place = None          # the InsertionPoint of the free() under way
+        for e in events:
+            text = None
+            if isinstance(e, InsertionPoint):
+                place = e
+            elif isinstance(e, (Grow, Placed)) or (isinstance(e, Visit) and not e.place):
+                place = None
+            elif place is not None:
+                if isinstance(e, ListRemove):
+                    text = f"the upper nbr {e.addr:#x} ({e.size} B) is free: it leaves the list"
+                elif isinstance(e, Coalesce):
+                    if e.high_addr == place.addr:
+                        text = (f"join to lower nbr: p = {e.low_addr:#x} absorbs bp: "
+                                f"{e.size} B at {e.low_addr:#x}; bp is not linked")
+                    else:
+                        text = (f"join to upper nbr: bp = {e.low_addr:#x} absorbs {e.high_addr:#x}: "
+                                f"{e.size} B")
+                elif isinstance(e, ListInsert):
+                    after = "&base" if place.prev is None else f"{place.prev:#x}"
+                    text = f"p->s.ptr = bp: {e.addr:#x} ({e.size} B) linked after {after}"
+                elif isinstance(e, PointerMove) and e.name == "rover":
+                    text = f"freep = p = {'&base' if e.new is None else f'{e.new:#x}'}"
+            if text is None and place is None:
+                if isinstance(e, ListRemove):
+                    text = f"exact fit: p = {e.addr:#x} ({e.size} B) unlinked: prevp->s.ptr = p->s.ptr"
+                elif isinstance(e, PointerMove) and e.name == "rover":
+                    text = f"freep = prevp = {'&base' if e.new is None else f'{e.new:#x}'}"
+            out.append(text or self.explain_event(e))
+        return out
+
     # ------------------------------------------------------------- views
     @property
     def rover(self) -> int | None:
         """Header address of the block the rover points at; None when it is at base."""
         return self._pointer_addr(self.freep)
+
+    def structure(self) -> dict:
+        """K&R's ring: the free blocks after ``base`` (address order) and the rover."""
+        ring = self.free_list()
+        unit, size = self.unit, self.size
+        pointers = [structure.pointer("rover", self.rover)] if self.roving else []
+        return structure.make("address-ring", {a: size[a] * unit for a in ring}, pointers=pointers,
+                              free_list=ring, rover=self.rover if self.roving else None)
 
     def free_list(self) -> list[int]:
         """Free block addresses in list order, starting after base."""
@@ -211,6 +345,8 @@ class NextFit(Strategy):
                 yield addr, self.size[addr] * unit, FREE_BLOCK, None
             else:
                 yield addr, self.size[addr] * unit, USED, addr + unit
+        if self.pool_end is not None and self.pool_end < self.arena.brk:
+            yield self.pool_end, self.arena.brk - self.pool_end, META, None
 
     def _policy_signature(self) -> tuple:
         return (self.freep, tuple(self.free_list()))
@@ -237,13 +373,21 @@ class NextFit(Strategy):
         if free_addrs != ring:
             fail(False, f"free blocks in the heap {free_addrs[:8]} differ from the free list {ring[:8]}")
         previous_free = False
+        pool_end = self.pool_end
         for b in blocks:
+            if b[2] == META:
+                if pool_end is None or b[0] != pool_end or b[1] >= self.unit:
+                    fail(False, f"META block {b[0]:#x}+{b[1]} is not the part of a fixed pool "
+                                "too small for a unit")
+                continue
             is_free = b[2] == FREE_BLOCK
             if is_free and previous_free:
                 fail(False, f"free neighbours ending at {b[0]:#x} and starting there were not joined")
             previous_free = is_free
             if b[1] % self.unit:
                 fail(False, f"block {b[0]:#x} size {b[1]} is not a whole number of units")
+            if (b[0] - self.arena.base) % self.unit:
+                fail(False, f"block {b[0]:#x} does not start on a {self.unit}-byte unit boundary")
         if not (self.freep == BASE or self.freep in nxt):
             fail(False, f"rover {self.freep:#x} points at a block that is not free")
         index = self.free_index

@@ -10,8 +10,17 @@ operation so a view can animate it.  Stepping backwards is such a seek.
 Step numbering: position t in ``[0, n]`` is the heap after the first t
 operations; "step t" (1-based, as the GUI says it) is operation ``t - 1``.
 
+A view that morphs the heap across the shown step needs the state before it
+too: :meth:`Timeline.before` rebuilds position ``t - 1`` from a checkpoint on
+a copy, only when asked (never on the seek path), and keeps it while the
+position stays; :meth:`Timeline.after` is the shown state in the same form.
+
 A free of an id whose malloc failed (the heap limit was reached) does nothing,
 as ``free(NULL)`` does in C: the program would have got NULL back.
+
+A user strategy that makes a mistake (:class:`~allocators.user.UserStrategyError`)
+stops the build there: the timeline keeps the steps before it, as a cancelled
+build does, and ``fault`` holds the error for the window to show.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from .events import OpRecord
 from .metrics import MetricSeries, summarize
 from .registry import make_strategy
 from .strategy import Strategy
+from .user import UserStrategyError
 
 ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
@@ -40,6 +50,22 @@ class ReplayCancelled(Exception):
     def __init__(self, done: int) -> None:
         super().__init__(f"replay cancelled after {done} operations")
         self.done = done
+
+
+@dataclass(frozen=True)
+class HeapState:
+    """The heap at one position of a timeline, as views draw it: the blocks
+    (``walk_tuples()``: addr, size, state, payload, request, header), the free
+    structure (``structure()``, docs/structure.md) and which trace id holds
+    each live payload."""
+    position: int
+    blocks: list
+    structure: dict
+    ids: dict
+
+    @classmethod
+    def of(cls, position: int, strategy: "Strategy", program: "Program") -> "HeapState":
+        return cls(position, strategy.walk_tuples(), strategy.structure(), program.id_of_payload())
 
 
 @dataclass
@@ -93,7 +119,7 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
                rec: OpRecord, kind: int) -> None:
     """Fill row t of the series from the heap after an operation."""
     free, largest, top, below = strategy.fragmentation_probe()
-    series.heap[t] = strategy.arena.size
+    series.heap[t] = strategy.footprint
     series.live[t] = program.live_bytes
     series.in_use[t] = strategy.in_use
     series.headers[t] = strategy.header_in_use
@@ -153,6 +179,9 @@ class Timeline:
         self.program = Program()
         self.position = 0
         self.last_record: OpRecord | None = None
+        #: the user strategy's mistake that stopped the build, or None
+        self.fault: UserStrategyError | None = None
+        self._before: HeapState | None = None     # before(), kept while the position stays
 
     # -------------------------------------------------------------- build
     def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> "Timeline":
@@ -169,19 +198,25 @@ class Timeline:
         every = self.every
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
         self.checkpoints = []
+        self.fault = None
+        self._before = None
         t0 = time.perf_counter()
         for t in range(self.n):
-            if t % every == 0:
-                self.checkpoints.append(self._pack(strategy, program))
-            if t & 4095 == 0 and t:
-                if progress:
-                    progress(t, self.n)
-                if cancel and cancel():
-                    self._finish_build(t, t0, strategy, program, cancelled=True)
-                    raise ReplayCancelled(t)
-            kind = kinds[t]
-            rec = apply_op(strategy, program, kind, ids[t], sizes[t])
-            record_row(series, t, strategy, program, rec, kind)
+            try:
+                if t % every == 0:
+                    self.checkpoints.append(self._pack(strategy, program))
+                if t & 4095 == 0 and t:
+                    if progress:
+                        progress(t, self.n)
+                    if cancel and cancel():
+                        self._finish_build(t, t0, strategy, program, cancelled=True)
+                        raise ReplayCancelled(t)
+                kind = kinds[t]
+                rec = apply_op(strategy, program, kind, ids[t], sizes[t])
+                record_row(series, t, strategy, program, rec, kind)
+            except UserStrategyError as exc:
+                self._stop_at_fault(t, t0, exc)
+                return self
         self._finish_build(self.n, t0, strategy, program, cancelled=False)
         if progress:
             progress(self.n, self.n)
@@ -198,9 +233,26 @@ class Timeline:
         self.strategy, self.program, self.position = strategy, program, done
         self.last_record = strategy.rec if done else None
 
+    def _stop_at_fault(self, t: int, t0: float, exc: UserStrategyError) -> None:
+        """Operation t broke the user strategy: keep the t steps before it.  The
+        strategy's state after the fault is not trusted; seeks restore the
+        checkpoints, all taken before it."""
+        if exc.step is None:
+            exc.step = t + 1
+        self.fault = exc
+        self._finish_build(t, t0, self._factory(), Program(), cancelled=True)
+        self.position = 0
+        self.last_record = None
+
     @staticmethod
     def _pack(strategy: Strategy, program: Program) -> bytes:
-        return pickle.dumps((strategy, program), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            return pickle.dumps((strategy, program), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            explain = getattr(strategy, "pickling_error", None)   # user strategies say which attribute
+            if explain is None:
+                raise
+            raise explain(exc) from exc
 
     # --------------------------------------------------------------- seek
     def seek(self, t: int) -> Strategy:
@@ -229,6 +281,46 @@ class Timeline:
         self.position = t
         return strategy
 
+    # ------------------------------------------------- before and after
+    def before(self) -> HeapState | None:
+        """The heap before the shown step (position ``t - 1``), None at
+        position 0.  Rebuilt on a copy from the checkpoint at or before
+        ``t - 1`` when first asked at a position (at most ``every`` steps
+        replayed, plus unpickling the checkpoint), then kept until the
+        position changes; seeking never computes it."""
+        t = self.position
+        if t == 0:
+            return None
+        cached = self._before
+        if cached is None or cached.position != t - 1:
+            cached = self._before = self.state_at(t - 1)
+        return cached
+
+    def after(self) -> HeapState:
+        """The heap the shown step left (the current position), in the form of
+        :meth:`before`."""
+        return HeapState.of(self.position, self.strategy, self.program)
+
+    def state_at(self, t: int) -> HeapState:
+        """The heap at position ``t`` without moving the timeline: built on a
+        copy restored from the checkpoint at or before ``t``."""
+        if not 0 <= t <= self.n:
+            raise IndexError(f"step {t} is outside 0..{self.n}")
+        if t == self.position:
+            return self.after()
+        k = min(t // self.every, len(self.checkpoints) - 1)
+        if k < 0:
+            strategy, program, start = self._factory(), Program(), 0
+        else:
+            strategy, program = pickle.loads(self.checkpoints[k])
+            start = k * self.every
+        strategy.record = False
+        kinds, ids, sizes = self._kinds, self._ids, self._sizes
+        for i in range(start, t):
+            apply_op(strategy, program, kinds[i], ids[i], sizes[i])
+        strategy.record = True
+        return HeapState.of(t, strategy, program)
+
     def step_forward(self) -> Strategy:
         return self.seek(min(self.position + 1, self.n))
 
@@ -241,8 +333,11 @@ class Timeline:
         return self._kinds[t - 1], self._ids[t - 1], self._sizes[t - 1]
 
     def describe(self) -> str:
-        """The current step in words, e.g. 'step 1234: malloc(512) for id 17 ->
-        0x1a40 after examining 12 free blocks; split once'."""
+        """The current step in words, in the strategy's own terms (its
+        :attr:`~Strategy.search_unit` and :meth:`~Strategy.describe_record`),
+        e.g. 'step 1234: malloc(512) for id 17 -> 0x1a40 after examining 12
+        free blocks; split once' or 'step 77: malloc(240) for id 5 -> 0x2c8
+        after 3 bitmap probes'."""
         t = self.position
         if t == 0:
             return f"step 0 of {self.n}: empty heap, nothing replayed yet"
@@ -253,42 +348,33 @@ class Timeline:
             if rec is None or rec.payload is None:
                 return head + f"free id {ident}: nothing to free (its malloc had failed)"
             text = head + f"free(0x{rec.payload:x}) for id {ident}"
-            details = []
-            if rec.visits:
-                details.append(f"walked {_count(rec.visits, 'free block')}")
-            if rec.merges:
-                details.append(f"coalesced {_times(rec.merges)}")
-            return text + (" " + "; ".join(details) if details else "")
-        call = f"malloc({size})" if kind == ALLOC else f"realloc(id {ident}, {size})"
-        text = head + f"{call} for id {ident}"
+        elif kind == ALLOC:
+            text = head + f"malloc({size}) for id {ident}"
+        elif rec is None:
+            text = head + f"realloc of id {ident} to {size} bytes"
+        else:
+            old = "NULL" if rec.old_payload is None else f"0x{rec.old_payload:x}"
+            text = head + f"realloc({old}, {size}) for id {ident}"
         if rec is None:
             return text
-        if rec.failed:
-            why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
-            text += f" -> NULL (out of memory: {why})"
-        else:
-            text += f" -> 0x{rec.payload:x}"
-        text += f" after examining {_count(rec.visits, 'free block')}"
-        extras = []
-        if rec.splits:
-            extras.append(f"split {_times(rec.splits)}")
-        if rec.merges:
-            extras.append(f"coalesced {_times(rec.merges)}")
-        if rec.rotations:
-            extras.append(f"{_count(rec.rotations, 'rotation')}")
-        if rec.grows:
-            extras.append(f"grew the heap {_times(rec.grows)}")
-        return text + ("; " + "; ".join(extras) if extras else "")
+        if kind != FREE:
+            if rec.failed:
+                why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
+                text += f" -> NULL (out of memory: {why})"
+            else:
+                text += f" -> 0x{rec.payload:x}"
+                if kind == REALLOC and rec.payload == rec.old_payload:
+                    text += " (in place)"
+        clauses = self.strategy.describe_record(rec)
+        if not clauses:
+            return text
+        if kind == FREE:
+            sep = ": "
+        else:   # "-> 0x40 after examining 3 free blocks; split once", "-> 0x40 (in place); split once"
+            sep = " " if clauses[0].startswith(("after ", "from ")) else "; "
+        return text + sep + "; ".join(clauses)
 
     def summary(self) -> dict:
         row = summarize(self.series)
         row["wall_s"] = self.wall_seconds
         return row
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")

@@ -44,9 +44,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .events import (Coalesce, ListInsert, ListRemove, Placed, PointerMove,
+from . import structure
+from .events import (Coalesce, Grow, ListInsert, ListRemove, Placed, PointerMove,
                      Released, Split, Visit)
 from .free_index import FreeSizeIndex
+from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
 
@@ -67,6 +69,11 @@ class RotatingList(WordHeap):
     title = "Rotating free list, boundary tags (Kruse 1989)"
     citation = ("N. J. Kruse, Usenet, 9 May 1989 (rotating freelist allocators); "
                 "Knuth, TAOCP 1, 2.5, algorithms A and C (boundary tags)")
+
+    params = (
+        Param("chunk", SIZE, CHUNK, "least sbrk increment in bytes (rounded up to the alignment)",
+              low=1, high=MAX_CHUNK),
+    )
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
         super().__init__(chunk=chunk, **common)
@@ -168,7 +175,6 @@ class RotatingList(WordHeap):
         word = self.word
         mem = self.mem
         rec = self.rec
-        old_head = self.head
         if b > self.start:
             lower_tag = mem[b - word]          # the lower neighbour's footer
             if lower_tag & FREE_TAG:
@@ -192,13 +198,12 @@ class RotatingList(WordHeap):
                 size += upper_size
         mem[b] = mem[b + size - word] = size | FREE_TAG
         self._push(b, size)
-        if rec.events is not None and self.head != old_head:
-            rec.events.append(PointerMove("head", old_head, self.head))
         return b
 
     # ------------------------------------------------------------ the ring
     def _push(self, b: int, size: int) -> None:
-        """LIFO insert: ``b`` goes just before the head and becomes the head."""
+        """LIFO insert: ``b`` goes just before the head and becomes the head
+        (a ListInsert, then the PointerMove of the head to it)."""
         word = self.word
         mem = self.mem
         head = self.head
@@ -210,9 +215,9 @@ class RotatingList(WordHeap):
             mem[b + 2 * word] = last
             mem[last + word] = b
             mem[head + 2 * word] = b
-        self.head = b
         self.free_index.add(b, size)
         self._event(ListInsert(b, size, ONE_LIST))
+        self._move_head(b)
 
     def _unlink(self, b: int, size: int) -> None:
         """Take ``b`` off the ring (the head is the caller's business)."""
@@ -227,10 +232,11 @@ class RotatingList(WordHeap):
         self._event(ListRemove(b, size, ONE_LIST))
 
     def _ring_remove(self, b: int, size: int) -> None:
-        """Unlink a free neighbour being joined; a head on it steps to its successor."""
+        """Unlink a free neighbour being joined; a head on it steps to its
+        successor first (a PointerMove before the ListRemove)."""
         if b == self.head:
             succ = self.mem[b + self.word]
-            self.head = None if succ == b else succ
+            self._move_head(None if succ == b else succ)
         self._unlink(b, size)
 
     def _move_head(self, new: int | None) -> None:
@@ -238,7 +244,60 @@ class RotatingList(WordHeap):
             self._event(PointerMove("head", self.head, new))
             self.head = new
 
+    # ----------------------------------------------------------- explain
+    def explain_event(self, e) -> str | None:
+        """Kruse's ring and Knuth's boundary tags (algorithms A and C)."""
+        if isinstance(e, Visit):
+            return (f"{e.addr:#x} ({e.size} B): "
+                    + ("big enough: take it" if e.fits else "too small: on round the ring"))
+        if isinstance(e, ListInsert):
+            return f"LIFO push: {e.addr:#x} ({e.size} B) goes on the ring just before the head"
+        if isinstance(e, ListRemove):
+            return f"unlinked {e.addr:#x} ({e.size} B) from the ring"
+        if isinstance(e, PointerMove) and e.name == "head":
+            return "the ring is empty: head = NULL" if e.new is None else f"head = {e.new:#x}"
+        if isinstance(e, Split):
+            return (f"A4: the upper {e.taken_size} B at {e.taken_addr:#x} go to the request; "
+                    f"{e.addr:#x} keeps {e.rest_size} B and its place on the ring")
+        if isinstance(e, Coalesce):
+            return (f"algorithm C: the tags say {e.low_addr:#x} ({e.low_size} B) and {e.high_addr:#x} "
+                    f"({e.high_size} B) are free neighbours: joined, {e.size} B")
+        if isinstance(e, Grow):
+            return (f"a whole round found nothing: sbrk({e.increment}) at {e.old_brk:#x}; "
+                    "the new memory is freed onto the ring")
+        if isinstance(e, Released):
+            return f"free {e.addr:#x} ({e.size} B): tags marked free"
+        return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """Which move of the head this is: onto a block just pushed, off a
+        block being joined, or Kruse's rotation past the block used."""
+        out = [self.explain_event(e) for e in events]
+        for i, e in enumerate(events):
+            before = events[i - 1] if i else None
+            if isinstance(e, ListRemove) and isinstance(before, Visit) and before.fits:
+                out[i] = (f"the rest would be below a {self.min_block}-byte block: "
+                          f"{e.addr:#x} ({e.size} B) leaves the ring whole")
+            if not (isinstance(e, PointerMove) and e.name == "head") or e.new is None:
+                continue
+            after = events[i + 1] if i + 1 < len(events) else None
+            if isinstance(before, ListInsert) and before.addr == e.new:
+                out[i] = f"head = {e.new:#x}, the block just pushed"
+            elif isinstance(after, ListRemove) and after.addr == e.old:
+                out[i] = f"the head {e.old:#x} is being joined: it steps to its successor {e.new:#x}"
+            else:
+                out[i] = f"rotate: head = {e.new:#x}, the successor of the block used"
+        return out
+
     # ------------------------------------------------------------- views
+    def structure(self) -> dict:
+        """Kruse's explicit ring from its head, and the head."""
+        ring = self.free_list()
+        mem = self.mem
+        return structure.make("ring", {b: mem[b] & -2 for b in ring},
+                              pointers=[structure.pointer("head", self.head)],
+                              free_list=ring, head=self.head)
+
     def free_list(self) -> list[int]:
         """Free block addresses in ring order, starting at the head."""
         out = []

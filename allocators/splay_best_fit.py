@@ -67,8 +67,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .events import (Coalesce, Placed, PointerMove, Released, Rotation, Split,
-                     TreeInsert, TreeRemove, Visit)
+from . import structure
+from .events import (Coalesce, Grow, Note, Placed, PointerMove, Released, Rotation, Split,
+                     TreeInsert, TreeJoin, TreeRemove, Visit)
+from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
 from .word_heap import WordHeap
 
@@ -82,6 +84,8 @@ SIZE_MASK = -4
 CHUNK = 4096
 #: words of a free tree node after its header: left, right, parent, link
 NODE_WORDS = 4
+#: the Note that says a malloc's search moves from the tree to the wilderness
+WILDERNESS_NOTE = "no block in the tree fits: the wilderness is tried"
 
 
 class SplayBestFit(WordHeap):
@@ -93,6 +97,11 @@ class SplayBestFit(WordHeap):
                 "(Vmbest; AT&T malloc 1985-88); Sleator & Tarjan, JACM 32(3), 1985")
 
     size_mask = SIZE_MASK
+
+    params = (
+        Param("chunk", SIZE, CHUNK, "sbrk increment: the wilderness grows by the shortfall rounded "
+              "up to a multiple of it (vmalloc's incr)", low=1, high=MAX_CHUNK),
+    )
 
     def __init__(self, *, chunk: int = CHUNK, **common) -> None:
         super().__init__(chunk=chunk, **common)
@@ -160,6 +169,8 @@ class SplayBestFit(WordHeap):
             self._splay(last)
             self.root = last
         # Nothing in the tree fits: the wilderness, extended if need be.
+        if events is not None:
+            events.append(Note(WILDERNESS_NOTE))
         wild = self.wilderness
         wild_size = 0
         if wild is not None:
@@ -210,7 +221,8 @@ class SplayBestFit(WordHeap):
     def _extend_wilderness(self, shortfall: int) -> bool:
         """sbrk the shortfall rounded up to ``chunk``; the new memory joins the
         wilderness (or becomes it)."""
-        increment = align_up(shortfall, self.chunk)
+        # vmalloc's ROUND(s, r): by division, as chunk need not be a power of two.
+        increment = -(-shortfall // self.chunk) * self.chunk
         top = self._grow(increment)
         if top is None:
             return False
@@ -259,9 +271,9 @@ class SplayBestFit(WordHeap):
             upper_header = mem[upper]
             if not upper_header & BUSY:
                 upper_size = upper_header & SIZE_MASK
-                if upper == self.wilderness:
-                    self.wilderness = None   # the joined block reaches the top: it is the wilderness
-                else:
+                # The wilderness joined from below reaches the top: the joined
+                # block becomes the wilderness (the PointerMove below).
+                if upper != self.wilderness:
                     self._tree_remove(upper, upper_size)
                 rec.merges += 1
                 self._event(Coalesce(b, size, upper, upper_size))
@@ -289,23 +301,31 @@ class SplayBestFit(WordHeap):
             self._event(TreeInsert(b, size, None, "root"))
             return
         rec = self.rec
+        # A free's insertion walk is its search length: counted and shown.
+        events = rec.events if count_visits else None
         while True:
             if count_visits:
                 rec.visits += 1
             node_size = mem[x] & SIZE_MASK
             if size < node_size:
                 child = left[x]
+                if events is not None:
+                    events.append(Visit(x, node_size, child is None, True))
                 if child is None:
                     left[x] = b
                     side = "left"
                     break
             elif size > node_size:
                 child = right[x]
+                if events is not None:
+                    events.append(Visit(x, node_size, child is None, True))
                 if child is None:
                     right[x] = b
                     side = "right"
                     break
             else:
+                if events is not None:
+                    events.append(Visit(x, node_size, True, True))
                 first = link[x]
                 link[b] = first
                 if first is not None:
@@ -361,10 +381,12 @@ class SplayBestFit(WordHeap):
             if root is not None:
                 parent[root] = None
             self.root = root
+            self._event(TreeJoin(lo, hi, root))
             return
         # Join: splay the least node of the right subtree to its top; it has no
         # left child then, so the left subtree hangs there.
         parent[hi] = None
+        parent[lo] = None
         least = hi
         while left[least] is not None:
             least = left[least]
@@ -372,6 +394,7 @@ class SplayBestFit(WordHeap):
         left[least] = lo
         parent[lo] = least
         self.root = least
+        self._event(TreeJoin(lo, hi, least))
 
     def _splay(self, x: int) -> None:
         """Bottom-up splay (Sleator & Tarjan 1985): raise ``x`` until it has no
@@ -387,11 +410,12 @@ class SplayBestFit(WordHeap):
         key = self.mem[x] & SIZE_MASK if events is not None else 0
         while p is not None:
             g = parent[p]
+            x_left = left[p] == x
             if g is None:
                 kind = "zig"
                 rotate(x, p)
                 rec.rotations += 1
-            elif (left[g] == p) == (left[p] == x):
+            elif (left[g] == p) == x_left:
                 kind = "zig-zig"
                 rotate(p, g)
                 rotate(x, p)
@@ -402,7 +426,7 @@ class SplayBestFit(WordHeap):
                 rotate(x, g)
                 rec.rotations += 2
             if events is not None:
-                events.append(Rotation(kind, key, x))
+                events.append(Rotation(kind, key, x, p, g, "left" if x_left else "right"))
             p = parent[x]
 
     def _rotate_up(self, x: int, p: int) -> None:
@@ -426,6 +450,80 @@ class SplayBestFit(WordHeap):
                 left[g] = x
             else:
                 right[g] = x
+
+    # ----------------------------------------------------------- explain
+    def explain_event(self, e) -> str | None:
+        """Vmbest's and Sleator & Tarjan's words: node, size list, splay steps,
+        join, wilderness."""
+        if isinstance(e, Visit):
+            if e.place:
+                return (f"insert walk: node {e.addr:#x} (size {e.size})"
+                        + (": the block goes here" if e.fits else ""))
+            return (f"node {e.addr:#x} (size {e.size}): "
+                    + ("fits: the best so far, go left" if e.fits else "too small: go right"))
+        if isinstance(e, Rotation):
+            return _rotation_words(e)
+        if isinstance(e, TreeInsert):
+            if e.side == "root":
+                return f"the tree is empty: {e.addr:#x} (size {e.size}) is its root"
+            if e.side == "list":
+                return (f"size {e.size} is in the tree: {e.addr:#x} hangs in the size list of node "
+                        f"{e.parent:#x}")
+            return f"{e.addr:#x} (size {e.size}) is a new leaf, the {e.side} child of {e.parent:#x}"
+        if isinstance(e, TreeRemove):
+            if e.replaced_by is not None:
+                return (f"node {e.addr:#x} (size {e.size}) leaves the tree; {e.replaced_by:#x}, the "
+                        "next in its size list, takes its place")
+            return f"{e.addr:#x} (size {e.size}) leaves the tree"
+        if isinstance(e, TreeJoin):
+            if e.left is not None and e.right is not None:
+                return (f"join: the least node {e.root:#x} of the right subtree rose to its top; "
+                        f"the left subtree {e.left:#x} hangs under it; {e.root:#x} is the root")
+            if e.root is None:
+                return "join: both subtrees are empty: the tree is empty"
+            return f"join: one subtree only: {e.root:#x} is the root"
+        if isinstance(e, PointerMove) and e.name == "wilderness":
+            return "no wilderness now" if e.new is None else f"wilderness = {e.new:#x}"
+        if isinstance(e, Grow):
+            return f"the wilderness is too small: sbrk({e.increment}) extends it at {e.old_brk:#x}"
+        if isinstance(e, Split):
+            return (f"split: {e.taken_size} B at {e.taken_addr:#x} for the request; the rest, "
+                    f"{e.rest_size} B at {e.rest_addr:#x}, stays free")
+        return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """The wilderness's examination (after the Note), and whether a
+        TreeRemove takes a size-list member or a node (a TreeJoin follows)."""
+        out = [self.explain_event(e) for e in events]
+        in_wilderness = False
+        for i, e in enumerate(events):
+            if isinstance(e, Note) and e.text == WILDERNESS_NOTE:
+                in_wilderness = True
+            elif isinstance(e, Coalesce) and i and isinstance(events[i - 1], Grow):
+                out[i] = f"the new memory joins the wilderness {e.low_addr:#x}: {e.size} B"
+            elif isinstance(e, TreeJoin) and e.left is not None and e.right is not None \
+                    and isinstance(events[i - 1], TreeRemove):
+                out[i] = (f"join: {e.root:#x}, the right subtree's root, is its least node already; "
+                          f"the left subtree {e.left:#x} hangs under it; {e.root:#x} is the root")
+            elif in_wilderness and isinstance(e, Visit):
+                out[i] = (f"wilderness {e.addr:#x} ({e.size} B): "
+                          + ("big enough: cut from its front" if e.fits else "too small"))
+            elif isinstance(e, TreeRemove):
+                # In a free, a block leaving the tree is a free neighbour about to be joined.
+                joined = any(isinstance(x, Coalesce) and e.addr in (x.low_addr, x.high_addr)
+                             for x in events[i + 1:])
+                who = "the free neighbour " if joined else ""
+                rest = events[i + 1:]
+                nxt = next((x for x in rest if not isinstance(x, Rotation)), None)
+                if e.replaced_by is not None:
+                    out[i] = (f"{who}node {e.addr:#x} (size {e.size}) leaves the tree; {e.replaced_by:#x}, "
+                              "the next in its size list, takes its place")
+                elif isinstance(nxt, TreeJoin):
+                    out[i] = (f"{who}node {e.addr:#x} (size {e.size}) leaves the root; no size list: "
+                              "its two subtrees must be joined")
+                else:
+                    out[i] = f"{who}{e.addr:#x} (size {e.size}) is unlinked from its size list"
+        return out
 
     # ------------------------------------------------------------- views
     def tree_root(self) -> int | None:
@@ -466,6 +564,26 @@ class SplayBestFit(WordHeap):
                 if child is not None:
                     stack.append((child, False))
         return built[node]
+
+    def structure(self) -> dict:
+        """The size tree as a flat in-order list of nodes, each with its list of
+        same-size blocks; the wilderness is kept out of the tree."""
+        mem, left, right = self.mem, self.left, self.right
+        nodes = []
+        sizes: dict[int, int] = {}
+        for x in self.tree_nodes():
+            key = mem[x] & SIZE_MASK
+            blocks = self.size_list(x)
+            for b in blocks:
+                sizes[b] = key
+            nodes.append({"addr": x, "key": key, "blocks": blocks, "left": left[x], "right": right[x]})
+        wild = self.wilderness
+        apart = []
+        if wild is not None:
+            sizes[wild] = mem[wild] & SIZE_MASK
+            apart.append(structure.outside(wild, "wilderness"))
+        return structure.make("tree", sizes, pointers=[structure.pointer("wilderness", wild, structure.MARKER)],
+                              outside_blocks=apart, root=self.root, nodes=nodes, wilderness=wild)
 
     def tree_nodes(self) -> Iterator[int]:
         """Tree node addresses in increasing size order (no recursion)."""
@@ -614,3 +732,18 @@ class SplayBestFit(WordHeap):
         if self.free_bytes != sum(free_size.values()):
             fail(False, f"F is booked as {self.free_bytes} bytes but the free blocks "
                         f"add up to {sum(free_size.values())}")
+
+
+def _rotation_words(e: Rotation) -> str:
+    """One splay step in Sleator & Tarjan's terms."""
+    head = f"{e.kind} at node {e.addr:#x} (size {e.key}): "
+    if e.parent is None:
+        return head + "splayed up"
+    if e.kind == "zig":
+        return head + f"its parent {e.parent:#x} is the top: rotate {e.addr:#x} above it"
+    other = "right" if e.side == "left" else "left"
+    if e.kind == "zig-zig":
+        return (head + f"it and its parent {e.parent:#x} are both {e.side} children: rotate "
+                f"{e.parent:#x} above {e.grandparent:#x}, then {e.addr:#x} above {e.parent:#x}")
+    return (head + f"it is the {e.side} child of {e.parent:#x}, itself the {other} child of "
+            f"{e.grandparent:#x}: rotate {e.addr:#x} above {e.parent:#x}, then above {e.grandparent:#x}")

@@ -25,8 +25,11 @@ from __future__ import annotations
 import pickle
 from typing import Iterator, NamedTuple
 
+from . import structure
 from .arena import Arena
 from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
+from .explain import count, times
+from .params import BOOL, INT, MAX_BYTES, SIZE, Param, ParamError, check_params
 
 USED = "used"
 FREE_BLOCK = "free"
@@ -86,16 +89,42 @@ class Strategy:
     #: DESIGN.md counts a buddy system's splits in its search length (orders
     #: probed + splits); other strategies count nodes examined only.
     search_counts_splits = False
+    #: what one unit of a step's search is, singular and plural: the one-line
+    #: description of a step counts in it ("after examining 12 free blocks",
+    #: "after 3 bitmap probes", "after looking at 2 AVAIL lists")
+    search_unit = ("free block", "free blocks")
+    #: the words before that count ("" for none)
+    search_verb = "examining"
+
+    #: the parameters every strategy takes (allocators/params.py); a subclass
+    #: lists its own in ``params`` too, and may narrow one of these
+    params = (
+        Param("word", INT, 8, "word size in bytes: 8 for LP64, 4 for ILP32", choices=(4, 8)),
+        Param("align", INT, None, "payload alignment in bytes; a strategy that cannot give "
+              "it refuses it when built", low=4, high=4096, power_of_two=True, none_ok=True,
+              none_means="the word"),
+        Param("heap_limit", SIZE, None, "cap on the heap grown by sbrk: a request past it fails "
+              "(ENOMEM) and the replay goes on", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="no limit"),
+        Param("pool_size", SIZE, None, "one fixed pool of this many bytes instead of a heap "
+              "grown by sbrk", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="a heap grown by sbrk"),
+    )
+
+    def __new__(cls, *args, **params):
+        # Every way of building a strategy (make_strategy, the class itself)
+        # passes here, before any __init__ has used a value.  pickle calls
+        # __new__ with no arguments.
+        if args:
+            raise TypeError(f"{cls.__name__} takes keyword arguments only")
+        check_params(cls, params)
+        return super().__new__(cls)
 
     def __init__(self, *, word: int = 8, align: int | None = None,
                  heap_limit: int | None = None, pool_size: int | None = None,
                  record: bool = True) -> None:
-        if word not in (4, 8):
-            raise ValueError(f"word size must be 4 or 8 bytes, got {word}")
         self.word = word
         self.align = align or word
-        if self.align & (self.align - 1):
-            raise ValueError(f"alignment must be a power of two, got {self.align}")
         self.arena = Arena(pool_size=pool_size, limit=heap_limit)
         self.record = record
         self.live: dict[int, LiveBlock] = {}
@@ -105,6 +134,11 @@ class Strategy:
         #: end of the memory carved so far, for strategies that take fresh memory
         #: with :meth:`_take_core` (in a fixed pool it lags behind the break)
         self.core_top = self.arena.base
+        # The least address range holding every block handed out and every
+        # region carved so far: in a fixed pool, the part of it touched
+        # (see footprint).  Empty (low > high) until something is touched.
+        self.touched_low = self.arena.brk
+        self.touched_high = self.arena.base
 
     # ----------------------------------------------------------------- public API
     def malloc(self, size: int) -> int | None:
@@ -182,6 +216,20 @@ class Strategy:
 
     @property
     def heap_size(self) -> int:
+        """Bytes of the simulated heap: the break minus the base (a whole fixed pool)."""
+        return self.arena.size
+
+    @property
+    def footprint(self) -> int:
+        """H of the measures (DESIGN.md): the heap size in a heap grown by sbrk;
+        in a fixed pool, where the whole pool exists from the start, the
+        high-water mark of the pool the strategy has touched: the span of the
+        least address range holding every block it has handed out and every
+        region it has carved so far.  Blocks the strategy only laid out as
+        free (a pool handed to free() as one block) are not touched until a
+        request is given part of them."""
+        if self.arena.fixed:
+            return max(0, self.touched_high - self.touched_low)
         return self.arena.size
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
@@ -189,6 +237,58 @@ class Strategy:
         for b in self._blocks():
             if b[2] == FREE_BLOCK:
                 yield b[0], b[1]
+
+    def structure(self) -> dict:
+        """The free structure as plain data, in the one shape of
+        :mod:`allocators.structure` (``docs/structure.md``): what the structure
+        view draws, ``heapscope inspect`` prints and the tests compare with the
+        heap walk.  Cheap enough to call on every shown step.
+
+        The default is the generic ``lists`` shape with one list, the free
+        blocks in address order; strategies override with their own shape."""
+        free = sorted(self.free_blocks())
+        return structure.make("lists", dict(free), lists={"free blocks": [a for a, _ in free]})
+
+    def explain_event(self, event) -> str | None:
+        """This policy's own words for one of its events, or None for the
+        generic words of :func:`allocators.explain.describe_event`.  Override to
+        say what an event means in the original's terms."""
+        return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """Words for every event of one step, in order (None: the generic
+        words).  The default asks :meth:`explain_event` for each; a policy
+        overrides this where an event's words depend on the events around it
+        (Knuth's R2 and S2 both take a block off an AVAIL list)."""
+        return [self.explain_event(e) for e in events]
+
+    def search_units(self, rec: OpRecord) -> int:
+        """How many :attr:`search_unit` the operation's search took: the visits
+        by default; TLSF counts its bitmap probes."""
+        return rec.visits
+
+    def describe_record(self, rec: OpRecord) -> list[str]:
+        """What an operation did, as the clauses that follow the call and its
+        result in the one-line description of a step (``Timeline.describe``):
+        ``["after examining 12 free blocks", "split once"]``.  Policies with
+        their own words override it (buddy's "merged with its buddy twice")."""
+        out = []
+        n = self.search_units(rec)
+        if rec.kind == FREE:
+            if n:
+                out.append(f"walked {count(n, self.search_unit)}")
+        elif n or not (rec.kind == REALLOC and rec.payload == rec.old_payload):
+            verb = f"{self.search_verb} " if self.search_verb else ""
+            out.append(f"after {verb}{count(n, self.search_unit)}")
+        if rec.splits:
+            out.append(f"split {times(rec.splits)}")
+        if rec.merges:
+            out.append(f"coalesced {times(rec.merges)}")
+        if rec.rotations:
+            out.append(count(rec.rotations, "rotation"))
+        if rec.grows:
+            out.append(f"grew the heap {times(rec.grows)}")
+        return out
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """(free bytes F, largest free block, the top block's size or 0, largest
@@ -281,6 +381,10 @@ class Strategy:
             self.rec.grows += 1
             self._event(Grow(addr, size))
         self.core_top = addr + size
+        if addr < self.touched_low:
+            self.touched_low = addr
+        if addr + size > self.touched_high:
+            self.touched_high = addr + size
         return addr
 
     def _event(self, event) -> None:
@@ -294,6 +398,10 @@ class Strategy:
         self.live[payload] = _new_tuple(LiveBlock, (block_addr, block_size, request, header))
         self.in_use += block_size
         self.header_in_use += header
+        if block_addr < self.touched_low:
+            self.touched_low = block_addr
+        if block_addr + block_size > self.touched_high:
+            self.touched_high = block_addr + block_size
 
     def _note_free(self, payload: int) -> LiveBlock:
         lb = self.live.pop(payload)

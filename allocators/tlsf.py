@@ -89,8 +89,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import structure
 from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, MappingSearch,
                      Note, Placed, Released, Split, Visit)
+from ..values import format_size
+from .params import BOOL, INT, MAX_CHUNK, SIZE, Param, ParamError
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
 
 #: bit 0 of a size word: this block is free
@@ -124,15 +127,28 @@ class TLSF(Strategy):
     title = "TLSF, two-level segregated fit (Masmano et al. 2004)"
     citation = ("Masmano, Ripoll, Crespo & Real, TLSF: a new dynamic memory allocator "
                 "for real-time systems, ECRTS 2004; reference code mattconte/tlsf")
+    search_unit = ("bitmap probe", "bitmap probes")
+    search_verb = ""
+
+    params = (
+        Param("align", INT, None, "payload alignment in bytes: TLSF aligns every block to the word "
+              "(ALIGN_SIZE), so it gives no more than the word", choices=(4, 8), none_ok=True,
+              none_means="the word"),
+        Param("chunk", SIZE, CHUNK, "least heap growth in sbrk mode (0: exactly what the search "
+              "needs)", low=0, high=MAX_CHUNK),
+        Param("zero_returns_null", BOOL, False, "malloc(0) returns NULL as the reference does, "
+              "instead of a minimum block"),
+    )
 
     def __init__(self, *, chunk: int = CHUNK, zero_returns_null: bool = False, **common) -> None:
         super().__init__(**common)
         W = self.word
-        if self.align != W:
-            raise ValueError(f"TLSF aligns blocks to the word size (ALIGN_SIZE = {W}); "
-                             f"align={self.align} is not supported")
-        if chunk < 0:
-            raise ValueError(f"chunk must be >= 0, got {chunk}")
+        if self.align > W:
+            raise ParamError(f"tlsf: align={self.align} is more than TLSF gives: it aligns every "
+                             f"payload to the word (ALIGN_SIZE = {W}); align accepts "
+                             f"{'4 or 8' if W == 8 else '4'} with word={W}")
+        # A weaker alignment is met by the word's.
+        self.align = W
         self.chunk = chunk
         self.zero_returns_null = zero_returns_null
         align_size_log2 = W.bit_length() - 1
@@ -163,6 +179,12 @@ class TLSF(Strategy):
         self._first: int | None = None      # first block of the heap (its size word is at the base)
         self._sentinel: int | None = None   # the zero-size used block at the end
         if self.arena.fixed:
+            largest = self.block_size_max + self.pool_overhead - 1
+            if self.arena.size > largest:
+                raise ParamError(
+                    f"tlsf: pool_size={format_size(self.arena.size)} is too large: a TLSF pool holds "
+                    f"blocks below {format_size(self.block_size_max)} (2**fl_index_max with word={W}), "
+                    f"so pool_size accepts at most {largest} bytes here")
             self.tlsf_add_pool(self.arena.base, self.arena.size)
 
     # --------------------------------------------------------- mapping
@@ -200,10 +222,100 @@ class TLSF(Strategy):
             return sl * self.word
         return (SL_INDEX_COUNT + sl) << (fl + self.fl_index_shift - 1 - SL_INDEX_COUNT_LOG2)
 
+    # ---------------------------------------------------------- explain
+    def search_units(self, rec) -> int:
+        """TLSF's search is its bitmap probes (the block taken is the head of
+        the list they found, no search of its own)."""
+        return rec.probes
+
+    def _cell(self, block_bytes: int) -> tuple[int, int]:
+        """mapping_insert of a whole block of ``block_bytes`` (size word included)."""
+        return self.mapping_insert(block_bytes - self.word)
+
+    def explain_event(self, e) -> str | None:
+        """The reference's words: mapping_search, the bitmaps' find-first-set,
+        the (fl, sl) lists, block_split and block_absorb."""
+        if isinstance(e, MappingSearch):
+            asked = e.size if e.request is None else e.request
+            rounded = f": rounded to {e.rounded}," if asked != e.rounded else ":"
+            text = f"mapping_search({asked}){rounded} class ({e.fl}, {e.sl})"
+            if e.fl >= self.fl_index_count:
+                text += ", past the last first level: no list holds blocks that big"
+            return text
+        if isinstance(e, BitmapProbe):
+            if e.level == "fl":
+                if e.found is None:
+                    return f"fl_bitmap has no bit at or above {e.fl}: no free block is big enough"
+                return f"fl_bitmap: next class {e.found[0]}"
+            if e.found is None:
+                return f"sl_bitmap[{e.fl}] has no bit at or above {e.sl}"
+            if e.sl == 0:
+                return f"sl_bitmap[{e.fl}]: lowest bit {e.found[1]}: list {e.found}"
+            return f"sl_bitmap[{e.fl}]: first bit at or above {e.sl} is {e.found[1]}: list {e.found}"
+        if isinstance(e, Visit):
+            return f"took the head of list {self._cell(e.size)}, {e.size} B"
+        if isinstance(e, Split):
+            return (f"split off {e.rest_size} B into {self._cell(e.rest_size)}; "
+                    f"{e.taken_size} B at {e.taken_addr:#x} stay")
+        if isinstance(e, ListInsert):
+            return f"insert_free_block: {e.addr:#x} ({e.size} B) at the head of list {tuple(e.where)}"
+        if isinstance(e, ListRemove):
+            return f"remove_free_block: {e.addr:#x} ({e.size} B) off list {tuple(e.where)}"
+        if isinstance(e, Coalesce):
+            return (f"block_absorb: {e.low_addr:#x} ({e.low_size} B) takes in its next neighbour "
+                    f"{e.high_addr:#x} ({e.high_size} B): {e.size} B")
+        if isinstance(e, Grow):
+            return (f"no list can serve: the heap grows by {e.increment} B at {e.old_brk:#x} "
+                    "(the end sentinel becomes a free block)")
+        if isinstance(e, Released):
+            return f"free: {e.addr:#x} ({e.size} B) marked free"
+        if isinstance(e, Placed):
+            return f"block_prepare_used: {e.addr:#x} ({e.size} B) is used; payload {e.payload:#x}"
+        return None
+
+    def explain_events(self, events: list) -> list[str | None]:
+        """Which neighbour free() absorbs (block_merge_prev or _next), and the
+        first growth, which lays out the pool (tlsf_add_pool)."""
+        out = [self.explain_event(e) for e in events]
+        current = None              # the block free() is working on
+        for i, e in enumerate(events):
+            if isinstance(e, Released):
+                current = e.addr
+            elif isinstance(e, Coalesce) and current is not None:
+                if e.high_addr == current:
+                    out[i] = (f"block_merge_prev: the previous block {e.low_addr:#x} ({e.low_size} B) "
+                              f"is free: it absorbs {current:#x}, {e.size} B")
+                else:
+                    out[i] = (f"block_merge_next: the next block {e.high_addr:#x} ({e.high_size} B) "
+                              f"is free: {e.low_addr:#x} absorbs it, {e.size} B")
+                current = e.low_addr
+            elif isinstance(e, Grow) and e.old_brk == self.arena.base:
+                out[i] = (f"the first pool: sbrk({e.increment}) at {e.old_brk:#x}, laid out by "
+                          "tlsf_add_pool as one free block and the end sentinel")
+        return out
+
     # ----------------------------------------------------------- views
-    def free_list(self, fl: int, sl: int) -> list[int]:
+    def class_list(self, fl: int, sl: int) -> list[int]:
         """Block addresses on list (fl, sl), head first."""
         return list(reversed(self._lists[fl * SL_INDEX_COUNT + sl]))
+
+    def structure(self) -> dict:
+        """Both bitmaps, the non-empty (fl, sl) lists head first, and each
+        first level's smallest block size."""
+        W = self.word
+        size_word = self._size_word
+        lists: dict[str, list[int]] = {}
+        sizes: dict[int, int] = {}
+        for i, members in enumerate(self._lists):
+            if members:
+                head_first = list(reversed(members))
+                lists[structure.tlsf_key(i // SL_INDEX_COUNT, i % SL_INDEX_COUNT)] = head_first
+                for b in head_first:
+                    sizes[b] = W + (size_word[b] & ~FLAG_BITS)
+        return structure.make("tlsf", sizes, fl_bitmap=self.fl_bitmap, sl_bitmap=list(self.sl_bitmap),
+                              lists=lists, fl_count=self.fl_index_count, sl_count=SL_INDEX_COUNT,
+                              row_floor=[self.class_floor(fl, 0) for fl in range(self.fl_index_count)],
+                              small_block_size=self.small_block_size)
 
     def block_size(self, addr: int) -> int:
         """TLSF size of the block at ``addr`` (bytes after its size word)."""
@@ -370,13 +482,14 @@ class TLSF(Strategy):
             events.append(BitmapProbe("sl", fl, 0, found))
         return found
 
-    def block_locate_free(self, size: int) -> int | None:
-        """Find a free block of at least ``size`` and take it off its list."""
+    def block_locate_free(self, size: int, request: int | None = None) -> int | None:
+        """Find a free block of at least ``size`` and take it off its list
+        (``request``, the program's size, is only said in the events)."""
         rounded = self._search_rounding(size)
         fl, sl = self.mapping_insert(rounded)
         events = self.rec.events
         if events is not None:
-            events.append(MappingSearch(size, rounded, fl, sl))
+            events.append(MappingSearch(size, rounded, fl, sl, request))
         if fl >= self.fl_index_count:
             return None
         found = self.search_suitable_block(fl, sl)
@@ -477,11 +590,11 @@ class TLSF(Strategy):
         if not adjust:
             self._event(Note(f"TLSF returns NULL for a request of {size} bytes"))
             return None
-        block = self.block_locate_free(adjust)
+        block = self.block_locate_free(adjust, size)
         if block is None:
             if self.arena.fixed or not self._grow(adjust):
                 return None
-            block = self.block_locate_free(adjust)
+            block = self.block_locate_free(adjust, size)
         return self.block_prepare_used(block, adjust, size)
 
     def _free(self, payload: int) -> None:

@@ -26,8 +26,6 @@ class WordHeap(Strategy):
         super().__init__(**common)
         #: block sizes are multiples of this: whole words, whole alignment units
         self.grain = max(self.align, self.word)
-        if chunk <= 0:
-            raise ValueError(f"chunk must be positive, got {chunk}")
         #: least sbrk increment
         self.chunk = align_up(chunk, self.grain)
         #: first block: the payload (one word in) is then aligned

@@ -1,14 +1,12 @@
 """Starting the window: ``heapscope`` / ``python -m heapscope [open] [TRACE] [options]``.
 
-TRACE is a ``.rep`` / ``.rep.gz`` file or a workload spec (``vo1989``,
-``vo1989:steps=500,seed=3``); without it the bundled default trace opens.
-Options: ``--strategy NAME`` (default next-fit), ``--word 4|8``,
-``--heap-limit BYTES`` and ``--pool-size BYTES`` (K, M, G suffixes).
+The options (the trace, ``--strategy``, the strategy parameters) are parsed
+and checked by the one parser of :mod:`heapscope.cli`; :func:`main` receives
+them as a :class:`heapscope.cli.WindowRequest`.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from PySide6.QtCore import QCoreApplication
@@ -38,41 +36,23 @@ def configure_app(app: QApplication) -> QApplication:
     return app
 
 
-def make_window(spec: str | None = None, strategy: str | None = None, params: dict | None = None):
+def make_window(spec: str | None = None, strategy: str | None = None, params: dict | None = None,
+                strategy_params: dict[str, dict] | None = None, step: int | None = None):
     """A configured MainWindow loading ``spec`` (None: the bundled default
-    trace) through ``strategy`` with the strategy ``params`` (word,
-    heap_limit, pool_size)."""
+    trace) through ``strategy`` with the parameters every strategy takes
+    (``params``: word, align, heap_limit, pool_size) and each strategy's own
+    (``strategy_params``, by strategy name: what -P gave), showing ``step``
+    (clamped to the replay's length) once loaded."""
     from .. import traces
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
     configure_app(app)
     window = MainWindow()
     window.params = dict(params or {})
+    window.strategy_params = {k: dict(v) for k, v in (strategy_params or {}).items()}
     window.set_strategy(strategy or DEFAULT_STRATEGY)
-    window.load_spec(spec if spec else str(traces.default_trace_path()))
+    window.load_spec(spec if spec else str(traces.default_trace_path()), position=step)
     return window
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    from ..allocators.registry import strategy_names
-    from ..cli import add_strategy_options
-    p = argparse.ArgumentParser(prog="heapscope", description="heapscope's window")
-    p.add_argument("trace", nargs="?", default=None,
-                   help="a .rep/.rep.gz file or a workload such as vo1989:steps=500 "
-                        "(default: the bundled trace)")
-    p.add_argument("--strategy", "-s", default=None, choices=strategy_names(),
-                   help="the strategy to start with (default next-fit)")
-    add_strategy_options(p, word_default=None)
-    return p.parse_args(argv)
-
-
-def strategy_params(args: argparse.Namespace) -> dict:
-    params = {}
-    for key in ("word", "heap_limit", "pool_size"):
-        value = getattr(args, key, None)
-        if value is not None:
-            params[key] = value
-    return params
 
 
 def missing_display() -> str | None:
@@ -88,14 +68,15 @@ def missing_display() -> str | None:
             "QT_QPA_PLATFORM=offscreen runs the window without a screen.")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Open the window and run the event loop; the exit status."""
-    args = parse_args(sys.argv[1:] if argv is None else list(argv))
+def main(request) -> int:
+    """Open the window as ``request`` (a :class:`heapscope.cli.WindowRequest`)
+    says and run the event loop; the exit status."""
     reason = missing_display()
     if reason:
         print(f"heapscope: {reason}", file=sys.stderr)
         return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    window = make_window(args.trace, args.strategy, strategy_params(args))
+    window = make_window(request.trace, request.strategy, request.params, request.strategy_params,
+                         request.step)
     window.show()
     return app.exec()

@@ -2,7 +2,8 @@
 
 Each gauge is a title, one large number, a bar and a line of detail.  The
 numbers come from :class:`gui.step_measures.StepMeasures` at the shown
-position; see that module for the definitions.
+position; see that module for the definitions.  Bound to the window's
+:class:`~gui.show_model.ShowModel`, the panel follows its shown step.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from . import palette
+from .subscriber import Subscriber
 
 NO_VALUE = "–"
 
@@ -109,9 +111,11 @@ class Gauge(QFrame):
         self.detail.setText(detail)
 
 
-class GaugePanel(QWidget):
+class GaugePanel(Subscriber, QWidget):
     """The column of gauges: external and internal fragmentation, search
     length, utilisation, waste, heap."""
+
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step"}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -126,7 +130,8 @@ class GaugePanel(QWidget):
         self.util = Gauge("Utilisation", palette.BLUE, "max live bytes so far / heap size now")
         self.waste = Gauge("Waste", palette.REDDISH_PURPLE,
                            "(max heap so far − max live so far) / max live so far (Vo 1989)")
-        self.heap = Gauge("Heap", palette.BLACK, "heap size H (break − base) and live bytes L")
+        self.heap = Gauge("Heap", palette.BLACK, "heap size H (break − base; in a fixed pool, the part\n"
+                          "of the pool touched so far) and live bytes L")
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(6)
@@ -139,6 +144,18 @@ class GaugePanel(QWidget):
     def set_scale(self, search_max: int) -> None:
         """The search bar is full at the longest search of the whole replay."""
         self.search_scale = max(1, search_max)
+
+    def model_bound(self) -> None:
+        self._model_shown()
+        self._model_step()
+
+    def _model_shown(self) -> None:
+        measures = self.model.measures(self.row)
+        self.set_scale(measures.search_max if measures is not None else 1)
+
+    def _model_step(self, position: int | None = None) -> None:
+        step = self.model.step(self.row)
+        self.show_measures(step.measures_row if step is not None else None)
 
     def show_measures(self, m: dict | None) -> None:
         """Fill the gauges from :meth:`StepMeasures.at` (None: before step 1)."""

@@ -6,8 +6,13 @@ costs the same for 100 blocks or 100 000.  The few blocks the current step
 touched -- the free blocks its search examined, in order, the block it placed
 or released, a request that failed -- are drawn over it as outlines, a handful
 of path items whatever their number.  Hovering names the block under the
-mouse; the wheel zooms and a drag pans (pyqtgraph's ViewBox); View > Fit heap
-brings the whole heap back.
+mouse; a click selects it (outlined, and marked in the structure view too);
+the wheel zooms and a drag pans (pyqtgraph's ViewBox); View > Fit heap brings
+the whole heap back.
+
+Bound to the window's :class:`~gui.show_model.ShowModel` (:meth:`bind`), the
+map draws the model's shown step, its selection and its hover, and reports
+clicks and hovers to it.
 
 Coordinates: x is the byte offset within a row (0 .. row_bytes), y the row
 number growing downwards, so address ``a`` sits at ``(a % row_bytes, a //
@@ -20,13 +25,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
-from PySide6.QtWidgets import (QGraphicsPathItem, QGridLayout, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QGraphicsPathItem, QHBoxLayout, QLabel,
                                QSizePolicy, QToolTip, QVBoxLayout, QWidget)
 
 from ..allocators.events import Coalesce, GrowFailed, Placed, PointerMove, Released, Visit
 
-from . import heap_cells, palette
+from . import block_facts, heap_cells, palette
+from .flow_layout import FlowLayout
 from .gauges import human_bytes
+from .subscriber import Subscriber
 
 #: visit-order numbers are written on the searched blocks up to this many visits
 MAX_NUMBERED_VISITS = 40
@@ -57,23 +64,25 @@ class AddressAxis(pg.AxisItem):
 
 
 class Legend(QWidget):
-    """Colour swatches for the heap kinds and the step highlights."""
+    """Colour swatches for the heap kinds and the step highlights, wrapped to
+    the map's width like words."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(4, 2, 4, 2)
-        grid.setHorizontalSpacing(6)
-        grid.setVerticalSpacing(2)
+        flow = FlowLayout(self, h_spacing=14, v_spacing=3)
+        flow.setContentsMargins(4, 2, 4, 2)
         fill = [(label, colour, False) for code, label, colour in palette.CELL_KINDS]
         outline = [("searched (in order)", palette.SEARCHED, True),
                    ("placed", palette.PLACED, True),
                    ("freed", palette.RELEASED, True),
                    ("failed request", palette.FAILED, "hatch"),
-                   ("search pointer (rover, head)", palette.SEARCHED, "pointer")]
-        per_row = 6
-        for i, (label, colour, style) in enumerate(fill + outline):
-            row, col = divmod(i, per_row)
+                   ("search pointer (rover, head)", palette.SEARCHED, "pointer"),
+                   ("selected (click)", palette.SELECTED, "selected")]
+        for label, colour, style in fill + outline:
+            entry = QWidget()
+            row = QHBoxLayout(entry)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(5)
             swatch = QLabel()
             swatch.setFixedSize(22, 16)
             if style is True:
@@ -82,14 +91,18 @@ class Legend(QWidget):
                 swatch.setText("▲")
                 swatch.setAlignment(Qt.AlignCenter)
                 swatch.setStyleSheet(f"color: {colour}; font-size: 16px;")
+            elif style == "selected":
+                swatch.setStyleSheet(f"background: white; border: 4px double {colour};")
             elif style == "hatch":
                 swatch.setStyleSheet(f"background: {colour}; border: 2px dashed white;")
             else:
                 swatch.setStyleSheet(f"background: {colour}; border: 1px solid #777;")
-            text = QLabel(label)
-            grid.addWidget(swatch, row, 2 * col)
-            grid.addWidget(text, row, 2 * col + 1)
-        grid.setColumnStretch(2 * per_row, 1)
+            row.addWidget(swatch)
+            row.addWidget(QLabel(label))
+            flow.addWidget(entry)
+        policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
 
 
 def _path_of(ranges, row_bytes: int) -> QPainterPath:
@@ -100,11 +113,19 @@ def _path_of(ranges, row_bytes: int) -> QPainterPath:
     return path
 
 
-class HeapMapWidget(QWidget):
+class HeapMapWidget(Subscriber, QWidget):
     """The heap map with its legend and a line naming the block under the mouse."""
 
     #: the address under the mouse, or -1 when it leaves the heap
     hovered = Signal(int)
+    #: the user clicked a block (its address), or off the heap (-1)
+    block_clicked = Signal(object)
+    #: the block under the mouse (its address), or -1
+    block_hovered = Signal(object)
+
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
+                  "selection_changed": "set_selection", "hover_changed": "_model_hover"}
+    REQUESTS = {"block_clicked": "select", "block_hovered": "set_hover"}
 
     def __init__(self, parent=None, max_cells: int = heap_cells.MAX_CELLS) -> None:
         super().__init__(parent)
@@ -116,6 +137,10 @@ class HeapMapWidget(QWidget):
         self.follow = True            # keep the whole heap in view until the user zooms
         self._ids_source = None       # callable -> {payload: trace id}, asked lazily on hover
         self._ids: dict | None = None
+        self._places_source = None    # callable -> {free block: where the structure keeps it}
+        self.selected: int | None = None       # the selected block's address
+        self.hover_block: int | None = None    # the block hovered here or in another view
+        self._own_hover: int | None = None     # ... when the mouse is over this map
         self._extra_rows = 0          # rows the failure marker needs past the heap
         self._scratch = heap_cells.Scratch()
 
@@ -171,6 +196,10 @@ class HeapMapWidget(QWidget):
                                                brush=pg.mkBrush(palette.SEARCHED))
         self.pointer_item.setZValue(14)
         plot.addItem(self.pointer_item)
+        # The selection: a black ring with a white core, visible on every fill colour.
+        self.selected_outer = path_item(palette.SELECTED, 7, z=16)
+        self.selected_item = path_item(palette.SELECTED_CORE, 2.5, z=17)
+        self.hover_item = path_item(palette.SELECTED, 2, dash=True, z=15)
         self._order_labels: list[pg.TextItem] = []
 
         self.empty_text = pg.TextItem("empty heap: press Space to play, → to step", color="#555",
@@ -210,6 +239,7 @@ class HeapMapWidget(QWidget):
         box.addLayout(footer)
 
         self.plot_widget.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.plot_widget.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.show_heap(None)
 
     # ----------------------------------------------------------------- drawing
@@ -232,12 +262,16 @@ class HeapMapWidget(QWidget):
                                              strategy.arena.brk)
         self.show_blocks(arrays, record, ids_source)
 
-    def show_blocks(self, arrays: heap_cells.BlockArrays, record=None, ids_source=None) -> None:
-        """Draw a heap given as block columns (the fast path the benchmark times)."""
+    def show_blocks(self, arrays: heap_cells.BlockArrays, record=None, ids_source=None,
+                    places_source=None) -> None:
+        """Draw a heap given as block columns (the fast path the benchmark times).
+        ``places_source()`` gives {free block: where the structure keeps it}
+        for the hover text."""
         self.blocks = arrays
         self.record = record
         self._ids_source = ids_source
         self._ids = None
+        self._places_source = places_source
         layout = heap_cells.choose_layout(arrays.brk, self.view_aspect(), self.max_cells,
                                           arrays.mean_size(), self.layout_)
         self.image, self.layout_ = heap_cells.heap_image(arrays, layout=layout, scratch=self._scratch)
@@ -252,6 +286,7 @@ class HeapMapWidget(QWidget):
         self.empty_text.setPos(layout.row_bytes / 2, 0.5)
         self._draw_separators()
         self._draw_step(record)
+        self._draw_marks()
         self.scale_label.setText(self._scale_text())
         if self.follow:
             self.fit()
@@ -379,7 +414,7 @@ class HeapMapWidget(QWidget):
         wanted = heap_cells.choose_layout(self.blocks.brk, self.view_aspect(), self.max_cells,
                                           self.blocks.mean_size(), self.layout_)
         if wanted != self.layout_:
-            self.show_blocks(self.blocks, self.record, self._ids_source)
+            self.show_blocks(self.blocks, self.record, self._ids_source, self._places_source)
 
     # ------------------------------------------------------------- zoom / pan
     def fit(self) -> None:
@@ -410,24 +445,11 @@ class HeapMapWidget(QWidget):
         return self.vb.mapViewToScene(QPointF(x + 0.5, y + 0.5))
 
     def describe_address(self, address: int) -> str:
-        """What is at ``address``, in words, for the hover line."""
-        b = self.blocks
-        if address < 0:
+        """What is at ``address``, in words, for the hover line (the same
+        words as the structure view's, :mod:`gui.block_facts`)."""
+        if address is None or address < 0:
             return " "
-        i = b.index_at(address)
-        if i < 0:
-            return f"0x{address:x}: past the break (heap ends at 0x{b.brk:x})"
-        addr, size, state = int(b.addr[i]), int(b.size[i]), int(b.state[i])
-        head = f"0x{address:x} is in block 0x{addr:x}, {size:,} B"
-        if state == heap_cells.STATE_USED:
-            payload, request, header = int(b.payload[i]), int(b.request[i]), int(b.header[i])
-            ident = self._trace_ids().get(payload)
-            who = f"trace id {ident}" if ident is not None else "trace id ?"
-            return (f"{head}: used · {who} · requested {request:,} B · payload 0x{payload:x} · "
-                    f"header {header} B · padding {size - header - request} B")
-        if state == heap_cells.STATE_FREE:
-            return head + (": free, the top (wilderness) block" if i == b.top_index() else ": free")
-        return head + ": allocator meta (not usable by the program)"
+        return block_facts.describe_address(self.blocks, address, self._trace_ids(), self._places_source)
 
     def _trace_ids(self) -> dict:
         if self._ids is None:
@@ -437,12 +459,89 @@ class HeapMapWidget(QWidget):
     def _mouse_moved(self, scene_pos) -> None:
         self._hover_pos = scene_pos
         address = self.address_at(scene_pos)
+        block = block_facts.block_start(self.blocks, address)
+        self._own_hover = block
         text = self.describe_address(address)
         self.info.setText(text)
         self.hovered.emit(address)
+        self.block_hovered.emit(-1 if block is None else block)
         if address >= 0 and self.plot_widget.underMouse():
             QToolTip.showText(self.plot_widget.mapToGlobal(
                 self.plot_widget.mapFromScene(scene_pos)), text.replace(" · ", "\n"), self.plot_widget)
+
+    def _mouse_clicked(self, event) -> None:
+        if event.button() != Qt.LeftButton or event.double():
+            return
+        address = self.address_at(event.scenePos())
+        block = block_facts.block_start(self.blocks, address)
+        self.set_selection(block)
+        self.block_clicked.emit(-1 if block is None else block)
+
+    # -------------------------------------------------------- selection, hover
+    def set_selection(self, addr: int | None) -> None:
+        """Outline the block holding ``addr`` (None clears)."""
+        self.selected = addr
+        self._draw_marks()
+
+    def _draw_marks(self) -> None:
+        """Outline the selected block and the block hovered in another view."""
+        lay = self.layout_
+        if lay is None:
+            return
+        path = self._block_path(self.selected)
+        self.selected_outer.setPath(path)
+        self.selected_item.setPath(path)
+        foreign = self.hover_block if self.hover_block != self._own_hover else None
+        self.hover_item.setPath(self._block_path(foreign))
+
+    def _block_path(self, addr: int | None) -> QPainterPath:
+        i = -1 if addr is None else self.blocks.index_at(addr)
+        if i < 0:
+            return QPainterPath()
+        return _path_of([(int(self.blocks.addr[i]), int(self.blocks.size[i]))], self.layout_.row_bytes)
+
+    def selected_range(self) -> tuple[int, int] | None:
+        """(address, size) of the block the selection outline is drawn around,
+        read back from the outline's path (None when nothing is outlined)."""
+        path = self.selected_item.path()
+        if path.isEmpty():
+            return None
+        lay = self.layout_
+        # the path's first rectangle starts at the block's first byte
+        first = path.toSubpathPolygons()[0].boundingRect()
+        start = int(round(first.top())) * lay.row_bytes + int(round(first.left()))
+        i = self.blocks.index_at(start)
+        return int(self.blocks.addr[i]), int(self.blocks.size[i])
+
+    # ---------------------------------------------------------- the model
+    def model_bound(self) -> None:
+        self._model_shown()
+        self._model_step()
+        self.set_selection(self.model.selection)
+        self._model_hover(self.model.hover)
+
+    def _model_shown(self) -> None:
+        self.follow = True      # a new timeline: show its whole heap
+
+    def _model_step(self, position: int | None = None) -> None:
+        step = self.model.step(self.row)
+        if step is None:
+            self.show_heap(None)
+            return
+        self.show_blocks(step.blocks, step.record, step.ids_source, lambda: step.places)
+
+    def _model_hover(self, addr) -> None:
+        self.hover_block = addr
+        self._draw_marks()
+        if addr is not None and addr != self._own_hover:
+            # hovered in another view: say the same facts here
+            self.info.setText(self.describe_address(addr))
+
+    def leaveEvent(self, event) -> None:
+        super().leaveEvent(event)
+        if self._own_hover is not None:
+            self._own_hover = None
+            self.block_hovered.emit(-1)
 
     def cell_colour(self, address: int) -> tuple[int, int, int, int]:
         """RGBA drawn for the cell holding ``address``, read from the rendered QImage."""

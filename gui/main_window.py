@@ -1,19 +1,28 @@
 """heapscope's main window: a trace replayed through one strategy, step by step.
 
-Layout: the heap map (with its legend) fills the middle, the plots of the
-whole replay sit under it, the gauges on the right, and the timeline bar
-(buttons, scrubber, step box, speed, the step in words) at the bottom.  A tool
-bar holds the strategy picker.
+What is shown lives in one :class:`~gui.show_model.ShowModel` (the trace, the
+timelines built from it, the shown strategy, the position, the event within
+the step, the selected and the hovered block).  Every view subscribes to it
+and redraws from it (:mod:`gui.subscriber`); the window only composes the
+views, owns the actions and menus, and loads traces.
+
+Layout: the heap map (with its legend) on the left over the explain panel
+(the step's events in the policy's words); beside them the structure view of
+the shown strategy, in splitters that collapse; the plots of the whole replay
+under them, the gauges on the right, and the timeline bar (buttons, scrubber,
+step box, speed, the step in words) at the bottom.  A tool bar holds the
+strategy picker.
 
 Every command is a QAction with its shortcut, in a menu: File (Open, Open
-Recent, Workload, Save Screenshot, Quit), View (Fit Heap), Playback (Play/Pause
-Space, Step Back Left, Step Forward Right, Start Home, End End, Go to Step
-Ctrl+G, Faster +, Slower -), Strategy (one per strategy, Ctrl+1...), Help
-(Keys F1, About).
+Recent, Open Example, Workload, Save Screenshot, Quit), View (Fit Heap,
+Structure View S, Explain Panel E), Playback (Play/Pause Space, Step Back Left,
+Step Forward Right, Start Home, End End, Go to Step Ctrl+G, Faster +, Slower
+-), Strategy (one per strategy, Ctrl+1...), Help (Keys F1, About).
 
 Loading a trace and changing the strategy replay the trace in the background
-(:mod:`gui.loader`); a trace that cannot be read is reported in a message box
-naming the file and line, and the window keeps what it showed.
+(:mod:`gui.loader`); a strategy already replayed for this trace shows at once.
+A trace that cannot be read is reported in a message box naming the file and
+line, and the window keeps what it showed.
 """
 
 from __future__ import annotations
@@ -28,14 +37,19 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInp
                                QVBoxLayout, QWidget)
 
 from .. import traces
+from ..allocators.params import ParamError
+from ..allocators.user import UserStrategyError
+from ..traces.bundled import examples as bundled_examples
 from ..allocators.registry import STRATEGIES, strategy_names
 
+from .explain_panel import ExplainPanel
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .loader import LoadRequest, Loader
 from .player import Player
 from .plots import PlotPanel
-from .step_measures import StepMeasures
+from .show_model import ShowModel, timeline_key
+from .structure_panel import StructurePanel
 from .timeline_bar import TimelineBar
 from .workload_dialog import WorkloadDialog
 
@@ -43,7 +57,8 @@ ORGANIZATION = "heapscope"
 APPLICATION = "heapscope"
 DEFAULT_STRATEGY = "next-fit"
 MAX_RECENT = 8
-TRACE_FILTER = "malloc traces (*.rep *.rep.gz);;All files (*)"
+TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.ltrace *.txt *.log *.out *.gz);;"
+                "All files (*)")
 
 
 def open_settings() -> QSettings:
@@ -63,20 +78,23 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings or open_settings()
-        self.trace = None
-        self.trace_source: str | None = None
-        self.timeline = None
-        self.measures: StepMeasures | None = None
+        #: the strategy picked (shown once its timeline is built)
         self.strategy_name = DEFAULT_STRATEGY
+        #: the parameters every strategy takes (word, align, heap_limit, pool_size)
         self.params: dict = {}
+        #: each strategy's own parameters, by strategy name (-P on the command line)
+        self.strategy_params: dict[str, dict] = {}
         self.message_box: QMessageBox | None = None
         self.setWindowTitle("heapscope")
         self.resize(1400, 900)
 
+        self.model = ShowModel(self)
         self.player = Player(self)
         self.loader = Loader(self)
         self._make_actions()
         self.heap_map = HeapMapWidget()
+        self.structure_panel = StructurePanel()
+        self.explain_panel = ExplainPanel()
         self.plots = PlotPanel()
         self.gauges = GaugePanel()
         self.bar = TimelineBar({"start": self.act_start, "back": self.act_back, "play": self.act_play,
@@ -85,17 +103,42 @@ class MainWindow(QMainWindow):
         self._make_toolbar()
         self._make_layout()
 
+        for view in self.views():
+            view.bind(self.model)
+        self.model.step_changed.connect(self.position_changed)
         self.player.advance.connect(self._advance)
         self.player.playing_changed.connect(self._playing_changed)
         self.player.speed_changed.connect(self.bar.show_speed)
         self.bar.seek_requested.connect(self._bar_seek)
         self.bar.speed_requested.connect(self.player.set_speed)
-        self.plots.seek_requested.connect(self.seek)
         self.loader.succeeded.connect(self._loaded)
         self.loader.failed.connect(self._load_failed)
         self.loader.cancelled.connect(self._load_cancelled)
         self.bar.show_speed(self.player.speed)
-        self._show_nothing()
+        self._sync_strategy_widgets()
+
+    def views(self) -> list:
+        """Every view subscribed to the model."""
+        return [self.heap_map, self.structure_panel, self.explain_panel, self.gauges, self.plots,
+                self.bar]
+
+    # What is shown, read from the model.
+    @property
+    def trace(self):
+        return self.model.trace
+
+    @property
+    def trace_source(self) -> str | None:
+        return self.model.source
+
+    @property
+    def timeline(self):
+        """The shown timeline (None before a trace is loaded)."""
+        return self.model.timeline()
+
+    @property
+    def measures(self):
+        return self.model.measures()
 
     # ================================================================ actions
     def _action(self, text: str, slot, keys=(), icon=None, tip: str = "") -> QAction:
@@ -122,6 +165,13 @@ class MainWindow(QMainWindow):
         self.act_quit = self._action("&Quit", self.close, [QKeySequence.Quit])
         self.act_clear_recent = self._action("Clear Recent", self.clear_recent)
         self.act_fit = self._action("&Fit Heap to Window", self.heap_map_fit, ["0"])
+        self.act_structure = self._action("&Structure View", self.toggle_structure, ["S"],
+                                          tip="Show or hide the strategy's free structure")
+        self.act_explain = self._action("&Explain Panel", self.toggle_explain, ["E"],
+                                        tip="Show or hide the step's events in words")
+        for act in (self.act_structure, self.act_explain):
+            act.setCheckable(True)
+            act.setChecked(True)
         self.act_play = self._action("&Play", self.toggle_play, ["Space"], S.SP_MediaPlay,
                                      "Play / pause")
         self.act_back = self._action("Step &Back", self.step_back, ["Left"], S.SP_MediaSeekBackward)
@@ -152,6 +202,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._fill_recent_menu()
+        self.examples_menu = self._make_examples_menu(file_menu)
         file_menu.addAction(self.act_workload)
         file_menu.addSeparator()
         file_menu.addAction(self.act_screenshot)
@@ -159,6 +210,9 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_quit)
         view_menu = mb.addMenu("&View")
         view_menu.addAction(self.act_fit)
+        view_menu.addSeparator()
+        view_menu.addAction(self.act_structure)
+        view_menu.addAction(self.act_explain)
         play_menu = mb.addMenu("&Playback")
         for act in (self.act_play, self.act_back, self.act_forward, self.act_start, self.act_end,
                     self.act_goto):
@@ -174,6 +228,16 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.act_about)
         self.menus = {"file": file_menu, "view": view_menu, "playback": play_menu,
                       "strategy": strategy_menu, "help": help_menu}
+
+    def _make_examples_menu(self, file_menu):
+        """File > Open Example: the bundled traces, real programs among them."""
+        menu = file_menu.addMenu("Open &Example")
+        menu.setToolTipsVisible(True)
+        for ex in bundled_examples():
+            act = menu.addAction(ex.label)
+            act.setToolTip(ex.how)
+            act.triggered.connect(lambda checked=False, p=str(ex.path): self.open_trace(p))
+        return menu
 
     def _make_toolbar(self) -> None:
         tb = QToolBar("Main")
@@ -208,12 +272,32 @@ class MainWindow(QMainWindow):
         self.toolbar = tb
 
     def _make_layout(self) -> None:
+        # The explain panel under the map (its lines are long: it gets the
+        # map's width), the structure view beside both, full height (a drawing
+        # wants room).  Both collapse: drag a handle, or View > Structure View
+        # / Explain Panel.
+        self.left_split = left = QSplitter(Qt.Vertical)
+        left.addWidget(self.heap_map)
+        left.addWidget(self.explain_panel)
+        left.setCollapsible(0, False)
+        left.setStretchFactor(0, 3)
+        left.setStretchFactor(1, 1)
+        left.setSizes([420, 170])
+        self.map_split = top = QSplitter(Qt.Horizontal)
+        top.addWidget(left)
+        top.addWidget(self.structure_panel)
+        top.setCollapsible(0, False)
+        top.setStretchFactor(0, 3)
+        top.setStretchFactor(1, 2)
+        top.setSizes([620, 460])
+        top.splitterMoved.connect(self._sync_panel_actions)
+        left.splitterMoved.connect(self._sync_panel_actions)
         split = QSplitter(Qt.Vertical)
-        split.addWidget(self.heap_map)
+        split.addWidget(top)
         split.addWidget(self.plots)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        split.setSizes([560, 220])
+        split.setSizes([600, 180])
         split.setChildrenCollapsible(False)
         self.plots.setMinimumHeight(170)
         # On a short screen the six gauges scroll rather than squeeze their text.
@@ -246,32 +330,37 @@ class MainWindow(QMainWindow):
         if path:
             self.open_trace(path)
 
-    def open_trace(self, path: str) -> None:
+    def open_trace(self, path: str, position: int | None = None) -> None:
         """Read ``path`` and replay it through the current strategy, in the
-        background.  A bad file is reported and the current trace stays."""
+        background, then show step ``position`` (default 0).  A bad file is
+        reported and the current trace stays."""
         path = os.fspath(path)
-        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_rep(path),
-                                self.strategy_name, self.params, source=path))
+        # .rep or ltrace/villoc output, told apart by content
+        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_trace_file(path),
+                                self.strategy_name, self.params_for(self.strategy_name), source=path,
+                                keep_position=position))
 
     def load_workload(self, name: str, params: dict | None = None) -> None:
         """Generate workload ``name`` (in the background) and show it."""
         params = dict(params or {})
         label = name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
         self._start(LoadRequest(label, lambda: traces.make_workload(name, **params),
-                                self.strategy_name, self.params))
+                                self.strategy_name, self.params_for(self.strategy_name)))
 
-    def load_spec(self, spec: str) -> None:
-        """A path or a workload spec such as ``vo1989:steps=500`` (the command line)."""
+    def load_spec(self, spec: str, position: int | None = None) -> None:
+        """A path or a workload spec such as ``vo1989:steps=500`` (the command
+        line); then show step ``position`` (default 0)."""
         if os.path.exists(spec) or spec.lower().endswith((".rep", ".gz")) or os.sep in spec:
-            self.open_trace(spec)
+            self.open_trace(spec, position)
         else:
             self._start(LoadRequest(spec, lambda: traces.load_trace(spec),
-                                    self.strategy_name, self.params))
+                                    self.strategy_name, self.params_for(self.strategy_name),
+                                    keep_position=position))
 
     def load_trace(self, trace, label: str | None = None) -> None:
         """Show a Trace already in memory."""
         self._start(LoadRequest(label or trace.name or "trace", lambda: trace,
-                                self.strategy_name, self.params))
+                                self.strategy_name, self.params_for(self.strategy_name)))
 
     def set_strategy(self, name: str) -> None:
         """Replay the same trace through another strategy, keeping the step."""
@@ -279,19 +368,30 @@ class MainWindow(QMainWindow):
             raise ValueError(f"unknown strategy {name!r}")
         if self.loader.busy:
             # a load is under way: redo it with this strategy
-            self._start(dataclasses.replace(self.loader.request, strategy=name))
+            self._start(dataclasses.replace(self.loader.request, strategy=name,
+                                            params=self.params_for(name)))
             return
-        if name == self.strategy_name and self.timeline is not None:
+        key = timeline_key(name, self.params_for(name))
+        if self.model.shown == [key]:
             self._sync_strategy_widgets()
             return
         if self.trace is None:
             self.strategy_name = name
             self._sync_strategy_widgets()
             return
+        if self.model.timeline_for(name, self.params_for(name)) is not None:
+            # built before for this trace: show it at once, at the same step
+            self.player.pause()
+            self._show(name, key, self.model.position)
+            return
         trace = self.trace
-        self._start(LoadRequest(self._trace_label(), lambda: trace, name, self.params,
+        self._start(LoadRequest(self._trace_label(), lambda: trace, name, self.params_for(name),
                                 source=self.trace_source,
                                 keep_position=self.timeline.position if self.timeline else 0))
+
+    def params_for(self, name: str) -> dict:
+        """The parameters strategy ``name`` is built with: the common ones and its own."""
+        return {**self.params, **self.strategy_params.get(name, {})}
 
     @property
     def busy(self) -> bool:
@@ -305,35 +405,50 @@ class MainWindow(QMainWindow):
 
     def _loaded(self, result) -> None:
         req = result.request
-        self.trace = result.trace
-        self.trace_source = req.source
-        self.timeline = result.timeline
-        self.strategy_name = req.strategy
-        self.measures = StepMeasures(self.timeline.series)
-        self.plots.set_measures(self.measures)
-        self.gauges.set_scale(self.measures.search_max)
-        self.bar.set_length(self.timeline.n)
-        self._sync_strategy_widgets()
+        model = self.model
+        if result.trace is not model.trace or req.source != model.source:
+            model.set_trace(result.trace, req.source)
+        key = model.add_timeline(result.timeline)
         if req.source:
             self._remember_recent(req.source)
+        position = req.keep_position if req.keep_position is not None else 0
+        self._show(req.strategy, key, position)
+
+    def _show(self, strategy: str, key, position: int) -> None:
+        """Show the kept timeline ``key`` at ``position``: the views follow the model."""
+        self.strategy_name = strategy
+        self.model.show([key], position)
+        self._sync_strategy_widgets()
+        timeline = self.timeline
         self.setWindowTitle(f"heapscope — {self._trace_label()} — {self.strategy_name}")
-        self.trace_label.setText(f"{self._trace_label()} · {self.timeline.n:,} steps")
-        s = self.timeline.summary()
+        self.trace_label.setText(f"{self._trace_label()} · {timeline.n:,} steps")
+        s = timeline.summary()
         self.statusBar().showMessage(
             f"{self._trace_label()} through {self.strategy_name}: waste {_pct(s.get('waste'))}, "
             f"utilisation at the end {_pct(s.get('utilisation'))}, mean search "
             f"{s.get('search_mean', 0):.2f}, {s.get('failed', 0)} failed; replayed in "
-            f"{self.timeline.wall_seconds:.2f} s")
-        self.heap_map.follow = True
-        position = req.keep_position if req.keep_position is not None else 0
-        self.timeline.seek(min(max(position, 0), self.timeline.n))
-        self._show_position()
+            f"{timeline.wall_seconds:.2f} s")
         self.timeline_changed.emit()
+        if self.timeline.fault is not None:
+            self._show_fault(self.timeline.fault)
+
+    def _show_fault(self, fault) -> None:
+        """A user strategy broke during the replay: the timeline stops before
+        that step; say what happened, in terms of the user's code."""
+        n = self.timeline.n
+        self.statusBar().showMessage(f"{self.strategy_name} stopped at step {fault.step}: "
+                                     f"{fault.message}")
+        self._message(QMessageBox.Warning, f"{self.strategy_name} stopped at step {fault.step}",
+                      f"The replay stopped at step {fault.step}"
+                      + (f" ({fault.operation})" if fault.operation else "")
+                      + f": in {fault.where()}.",
+                      f"{fault.message}\n\nThe heap shown is the one after step {n}, "
+                      f"before the operation that failed.")
 
     def _load_failed(self, exc: Exception, request) -> None:
         self._sync_strategy_widgets()
-        if isinstance(exc, traces.TraceError):
-            text = str(exc)           # "path:line: message"
+        if isinstance(exc, (traces.TraceError, ParamError, UserStrategyError)):
+            text = str(exc)           # "path:line: message", "tlsf: pool_size=... is too large"
         else:
             text = f"{type(exc).__name__}: {exc}"
         what = request.source or request.label
@@ -349,14 +464,12 @@ class MainWindow(QMainWindow):
                                      f"{self._trace_label() if self.trace else 'nothing'}", 8000)
 
     def _trace_label(self) -> str:
-        if self.trace_source:
-            return os.path.basename(self.trace_source)
-        return getattr(self.trace, "name", "") or "trace"
+        return self.model.label or "trace"
 
     def _sync_strategy_widgets(self) -> None:
         name = self.strategy_name
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(name))
-        extra = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in self.params.items())
+        extra = ", ".join(f"{k.replace('_', ' ')} {_param_text(v)}" for k, v in self.params_for(name).items())
         self.strategy_title.setText(STRATEGIES[name].title + (f"  [{extra}]" if extra else ""))
         self.strategy_actions[name].setChecked(True)
 
@@ -394,39 +507,33 @@ class MainWindow(QMainWindow):
     # ============================================================ navigation
     def seek(self, position: int) -> None:
         """Show the heap after ``position`` operations (clamped to 0..n)."""
-        if self.timeline is None:
-            return
-        position = min(max(int(position), 0), self.timeline.n)
-        self.timeline.seek(position)
-        self._show_position()
+        self.model.seek(position)
 
     def step_forward(self) -> None:
-        if self.timeline is not None:
-            self.seek(self.timeline.position + 1)
+        self.model.seek(self.model.position + 1)
 
     def step_back(self) -> None:
-        if self.timeline is not None:
-            self.seek(self.timeline.position - 1)
+        self.model.seek(self.model.position - 1)
 
     def go_start(self) -> None:
         self.seek(0)
 
     def go_end(self) -> None:
-        if self.timeline is not None:
-            self.seek(self.timeline.n)
+        self.model.seek(self.model.n)
 
     def ask_go_to_step(self) -> None:
         if self.timeline is None:
             return
-        value, ok = QInputDialog.getInt(self, "Go to step", f"Step (0 – {self.timeline.n:,}):",
-                                        self.timeline.position, 0, self.timeline.n)
+        n = self.model.n
+        value, ok = QInputDialog.getInt(self, "Go to step", f"Step (0 – {n:,}):",
+                                        self.model.position, 0, n)
         if ok:
             self.seek(value)
 
     def toggle_play(self) -> None:
         if self.timeline is None:
             return
-        if not self.player.playing and self.timeline.position >= self.timeline.n:
+        if not self.player.playing and self.model.position >= self.model.n:
             self.seek(0)      # play again from the start
         self.player.toggle()
 
@@ -439,48 +546,44 @@ class MainWindow(QMainWindow):
     def heap_map_fit(self) -> None:
         self.heap_map.fit()
 
+    def toggle_structure(self) -> None:
+        self._show_panel(self.structure_panel, self.act_structure.isChecked())
+
+    def toggle_explain(self) -> None:
+        self._show_panel(self.explain_panel, self.act_explain.isChecked())
+
+    def _show_panel(self, panel, visible: bool) -> None:
+        panel.setVisible(visible)
+        if visible:
+            split = self.map_split if panel is self.structure_panel else self.left_split
+            sizes = split.sizes()
+            if sizes[1] < 100:        # it had been dragged shut: open it again
+                total = sum(sizes)
+                split.setSizes([total * 3 // 5, total - total * 3 // 5])
+
+    def _sync_panel_actions(self, *_) -> None:
+        """A splitter dragged shut unticks its panel's menu item."""
+        for act, panel, size in ((self.act_structure, self.structure_panel, self.map_split.sizes()[1]),
+                                 (self.act_explain, self.explain_panel, self.left_split.sizes()[1])):
+            act.setChecked(panel.isVisibleTo(self) and size > 0)
+
     def _advance(self, steps: int) -> None:
         if self.timeline is None:
             self.player.pause()
             return
-        self.seek(self.timeline.position + steps)
-        if self.timeline.position >= self.timeline.n:
+        self.model.seek(self.model.position + steps)
+        if self.model.position >= self.model.n:
             self.player.pause()
 
     def _bar_seek(self, position: int) -> None:
-        self.seek(position)
+        # the bar's request already moved the model: give the keys back to the window
         self.heap_map.plot_widget.setFocus()
 
     def _playing_changed(self, playing: bool) -> None:
+        self.model.playing = playing
         self.act_play.setText("&Pause" if playing else "&Play")
         self.act_play.setIcon(self.style().standardIcon(
             QStyle.SP_MediaPause if playing else QStyle.SP_MediaPlay))
-
-    # =============================================================== showing
-    def _show_nothing(self) -> None:
-        self.heap_map.show_heap(None)
-        self.gauges.show_measures(None)
-        self.plots.clear()
-        self.bar.set_length(0)
-        self.bar.show_position(0, "No trace loaded: File > Open (Ctrl+O) or File > Workload (Ctrl+N).")
-        self._sync_strategy_widgets()
-
-    def _show_position(self) -> None:
-        tl = self.timeline
-        t = tl.position
-        self.heap_map.show_heap(tl.strategy, tl.last_record if t else None, tl.program.id_of_payload)
-        self.gauges.show_measures(self.measures.at(t))
-        self.plots.set_position(t)
-        self.bar.show_position(t, self._describe())
-        self.position_changed.emit(t)
-
-    def _describe(self) -> str:
-        tl = self.timeline
-        text = tl.describe()
-        lines = getattr(self.trace, "line_numbers", None)
-        if tl.position and lines is not None and self.trace_source:
-            text += f"   [{os.path.basename(self.trace_source)} line {int(lines[tl.position - 1])}]"
-        return text
 
     # =============================================================== dialogs
     def show_error(self, title: str, text: str, detail: str = "") -> QMessageBox:
@@ -520,12 +623,15 @@ class MainWindow(QMainWindow):
     def show_keys(self) -> None:
         rows = []
         for act in (self.act_play, self.act_back, self.act_forward, self.act_start, self.act_end,
-                    self.act_goto, self.act_faster, self.act_slower, self.act_fit, self.act_open,
-                    self.act_workload):
+                    self.act_goto, self.act_faster, self.act_slower, self.act_fit,
+                    self.act_structure, self.act_explain, self.act_open, self.act_workload):
             keys = ", ".join(k.toString(QKeySequence.NativeText) for k in act.shortcuts())
             rows.append(f"<tr><td><b>{keys}</b></td><td>&nbsp;&nbsp;{act.text().replace('&', '')}</td></tr>")
         rows.append("<tr><td><b>wheel / drag</b></td><td>&nbsp;&nbsp;zoom / pan the heap map</td></tr>")
         rows.append("<tr><td><b>click a plot</b></td><td>&nbsp;&nbsp;go to that step</td></tr>")
+        rows.append("<tr><td><b>click a block</b></td><td>&nbsp;&nbsp;select it on the map and in "
+                    "the structure view</td></tr>")
+        rows.append("<tr><td><b>click an event</b></td><td>&nbsp;&nbsp;select the block it names</td></tr>")
         self._message(QMessageBox.Information, "Keyboard shortcuts",
                       "<table>" + "".join(rows) + "</table>")
 
@@ -549,3 +655,9 @@ def _pct(x) -> str:
     if x is None or x != x:
         return "n/a"
     return f"{100 * x:.1f} %"
+
+
+def _param_text(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:,}" if isinstance(value, int) else str(value)

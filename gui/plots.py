@@ -4,6 +4,8 @@ Three pyqtgraph plots share the x axis (the step number): heap size and live
 bytes, external fragmentation, search length.  Clicking anywhere in a plot
 asks to seek to the step under the mouse (:attr:`PlotPanel.seek_requested`).
 Long traces stay fast with pyqtgraph's peak downsampling and clip-to-view.
+Bound to the window's :class:`~gui.show_model.ShowModel`, the panel plots
+the shown timeline, moves its cursor with the position and seeks the model.
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from . import palette
+from .subscriber import Subscriber
 
 
-class PlotPanel(QWidget):
+class PlotPanel(Subscriber, QWidget):
     """Heap/live, fragmentation and search-length plots in a row."""
 
     #: a step the user clicked on (1..n)
     seek_requested = Signal(int)
+
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "set_position"}
+    REQUESTS = {"seek_requested": "seek"}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -109,6 +115,17 @@ class PlotPanel(QWidget):
             p.enableAutoRange(axis="y")
             p.setXRange(0, max(n, 1), padding=0.01)
         self.frag_plot.setYRange(0, 100, padding=0.02)
+
+    def model_bound(self) -> None:
+        self._model_shown()
+        self.set_position(self.model.position)
+
+    def _model_shown(self) -> None:
+        measures = self.model.measures(self.row)
+        if measures is None:
+            self.clear()
+        else:
+            self.set_measures(measures)
 
     def clear(self) -> None:
         for c in (self.heap_curve, self.live_curve, self.frag_curve, self.frag_nt_curve,

@@ -4,8 +4,9 @@ speed, and the current step in words.
 The buttons show the window's QActions (the same ones the menus and keys
 trigger), so there is one place where each command is defined.  The bar only
 reports what the user asked for (:attr:`TimelineBar.seek_requested`,
-:attr:`TimelineBar.speed_requested`); the window moves the timeline and then
-calls :meth:`TimelineBar.show_position`.
+:attr:`TimelineBar.speed_requested`).  Bound to the window's
+:class:`~gui.show_model.ShowModel`, a seek request moves the model, and the
+bar shows the model's position and its step in words.
 """
 
 from __future__ import annotations
@@ -16,11 +17,18 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox
                                QVBoxLayout, QWidget)
 
 from .player import SPEEDS
+from .subscriber import Subscriber
+
+#: what the step line says when no trace is shown
+NOTHING_LOADED = "No trace loaded: File > Open (Ctrl+O) or File > Workload (Ctrl+N)."
 
 
-class TimelineBar(QWidget):
+class TimelineBar(Subscriber, QWidget):
     seek_requested = Signal(int)
     speed_requested = Signal(int)
+
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step"}
+    REQUESTS = {"seek_requested": "seek"}
 
     def __init__(self, actions: dict, parent=None) -> None:
         """``actions``: QActions named start, back, play, forward, end."""
@@ -100,6 +108,20 @@ class TimelineBar(QWidget):
             self.slider.setValue(position)
             self.step_box.setValue(position)
         self.description.setText(description)
+
+    def model_bound(self) -> None:
+        self._model_shown()
+        self._model_step()
+
+    def _model_shown(self) -> None:
+        self.set_length(self.model.n)
+
+    def _model_step(self, position: int | None = None) -> None:
+        step = self.model.step(self.row)
+        if step is None:
+            self.show_position(0, NOTHING_LOADED)
+        else:
+            self.show_position(step.position, step.describe())
 
     def show_speed(self, speed: int) -> None:
         i = self.speed_box.findData(speed)

@@ -11,3 +11,22 @@ source tree and mapped into this package by ``pyproject.toml``:
 """
 
 __version__ = "0.2.0"
+
+#: what a strategy of your own imports (docs/tutorial.md):
+#: ``from heapscope import UserStrategy, USED, FREE, META, align_up``
+_USER_API = {
+    "UserStrategy": "allocators.user", "UserStrategyError": "allocators.user",
+    "USED": "allocators.user", "FREE": "allocators.user", "META": "allocators.user",
+    "align_up": "allocators.user", "HeapInvariantError": "allocators.user",
+    "Param": "allocators.params", "INT": "allocators.params", "SIZE": "allocators.params",
+    "BOOL": "allocators.params",
+}
+
+
+def __getattr__(name: str):
+    # Lazy, so that ``import heapscope`` stays cheap for the command line.
+    module = _USER_API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'heapscope' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f".{module}", __name__), name)

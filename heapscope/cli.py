@@ -4,12 +4,31 @@
     heapscope open [TRACE] [--strategy NAME] ...   the same, on a trace file or workload
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
+    heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
+    heapscope strategies [NAME]    the strategies and the parameters each takes
+    heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
+    heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
+    heapscope convert IN -o OUT.rep                  ltrace or villoc output to a .rep
 
 TRACE is a ``.rep`` / ``.rep.gz`` file or a workload name with optional
 parameters (``vo1989``, ``vo1989:seed=3,steps=500``).  Bad input is reported as
 ``heapscope: error: FILE:LINE: message`` with exit status 2, never as a
-traceback.  This module imports Qt only when a window is asked for, so
-``compare`` and ``check`` run on machines without a display.
+traceback; so is a strategy parameter out of range.
+
+``--allocator FILE.py:ClassName`` (repeatable), on every command that takes
+strategy options, loads a strategy of your own (:mod:`heapscope.allocators.user`)
+and registers it beside the built-ins; so do installed packages declaring the
+entry point group ``heapscope.allocators``.  Both are loaded before the
+parser is built, so help texts and ``--strategy`` know the new names.
+
+This module holds the one argument parser of the whole command, the window's
+options included (the window only receives them parsed, as a
+:class:`WindowRequest`).  A subcommand is a function declaring its options and
+a run function registered with :func:`command`.  Values are parsed by
+:mod:`heapscope.values` and strategy parameters checked against their
+declarations (:mod:`heapscope.allocators.params`).  Qt is imported only when a
+window is asked for, so every other command, and ``open --help``, runs on
+machines without a display.
 """
 
 from __future__ import annotations
@@ -21,10 +40,18 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable
 
+from .allocators import plugins
+from .allocators.params import Param, ParamError, declared, parse_param
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
 from .allocators.replay import ReplayCancelled, Timeline, replay_bare
+from .allocators.strategy import Strategy
+from .allocators.user import UserStrategyError
 from .traces import TraceError, default_trace_path, load_trace
+from .traces.bundled import examples_help
+from .values import BadValue, parse_qualified
 
 #: (key in the summary, column title, format) in table order
 COLUMNS = [
@@ -53,75 +80,99 @@ class CliError(Exception):
     """A user mistake reported in one line (exit status 2)."""
 
 
-def byte_count(text: str) -> int:
-    """'65536', '64K', '2M', '1G' (powers of 1024) -> bytes, for argparse."""
-    t = text.strip().upper().removesuffix("B")
-    mult = 1
-    for suffix, m in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):
-        if t.endswith(suffix):
-            t, mult = t[:-1], m
-            break
+# ------------------------------------------------------------ strategy options
+def _option_name(param: Param) -> str:
+    return "--" + param.name.replace("_", "-")
+
+
+def _option_type(param: Param):
+    """An argparse ``type=`` reading the option's value as the parameter does."""
+    def convert(text: str):
+        try:
+            return param.parse(text, None)
+        except ParamError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = param.name      # argparse names the type in some messages
+    return convert
+
+
+ALLOCATOR_OPTION = "--allocator"
+
+
+def add_allocator_option(p: argparse.ArgumentParser) -> None:
+    """``--allocator FILE.py:ClassName``: a strategy of your own.  The files are
+    loaded by :func:`load_allocators` before the parser is built; here the
+    option is only declared, for --help and so that the parser accepts it."""
+    p.add_argument(ALLOCATOR_OPTION, action="append", metavar="FILE.py:CLASS",
+                   help="load a strategy of your own (a subclass of heapscope.UserStrategy) and "
+                        "add it to the strategies under its name (repeatable; docs/tutorial.md)")
+
+
+def add_strategy_options(p: argparse.ArgumentParser) -> None:
+    """The parameters every strategy takes (``Strategy.params``: --word, --align,
+    --heap-limit, --pool-size), ``-P STRATEGY.NAME=VALUE`` for a strategy's own
+    and ``--allocator`` for a strategy of your own."""
+    add_allocator_option(p)
+    for param in Strategy.params:
+        p.add_argument(_option_name(param), dest=param.name, type=_option_type(param), default=None,
+                       metavar=("{" + ",".join(map(str, param.choices)) + "}" if param.choices
+                                else "BYTES" if param.kind == "size" else "N"),
+                       help=f"{param.help}; {param.accepts()} (default: {param.default_text()})")
+    p.add_argument("--param", "-P", action="append", type=_qualified, metavar="STRATEGY.NAME=VALUE",
+                   help="one of a strategy's own parameters, e.g. bsd-buckets.pagesize=1K "
+                        "(repeatable; 'heapscope strategies' lists them all)")
+
+
+def _qualified(text: str) -> tuple[str, str, str]:
     try:
-        value = int(t) * mult
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"size must be >= 0: {text!r}")
-    return value
+        return parse_qualified(text)
+    except BadValue as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _strategy_params(args) -> dict:
-    params = {"word": args.word}
-    if args.heap_limit is not None:
-        params["heap_limit"] = args.heap_limit
-    if args.pool_size is not None:
-        params["pool_size"] = args.pool_size
-    return params
+def common_params(args) -> dict:
+    """The common parameters given on the command line (those left out are
+    the strategies' defaults)."""
+    return {param.name: getattr(args, param.name) for param in Strategy.params
+            if getattr(args, param.name, None) is not None}
 
 
-def _policy_param(text: str) -> tuple[str, str, object]:
-    """``STRATEGY.NAME=VALUE`` -> (strategy, name, value); VALUE an int, float,
-    true/false, or left a string."""
-    key, sep, raw = text.partition("=")
-    strategy, dot, name = key.partition(".")
-    if not (sep and dot and strategy and name):
-        raise argparse.ArgumentTypeError(f"expected STRATEGY.NAME=VALUE, got {text!r}")
-    value: object = raw
-    low = raw.lower()
-    if low in ("true", "false"):
-        value = low == "true"
-    else:
-        for conv in (int, float):
-            try:
-                value = conv(raw)
-                break
-            except ValueError:
-                pass
-    return strategy, name, value
-
-
-def _policy_params(args) -> dict[str, dict]:
+def policy_params(args) -> dict[str, dict]:
+    """``-P`` values by strategy, each parsed and checked against the strategy's
+    declaration; CliError (exit 2) names the parameter and what it accepts."""
     out: dict[str, dict] = {}
-    for strategy, name, value in args.param or []:
-        if strategy not in STRATEGIES:
-            raise CliError(f"--param names unknown strategy {strategy!r}")
-        out.setdefault(strategy, {})[name] = value
+    for strategy, name, text in getattr(args, "param", None) or []:
+        cls = STRATEGIES.get(strategy)
+        if cls is None:
+            raise CliError(f"-P {strategy}.{name}: unknown strategy {strategy!r}; "
+                           f"known: {', '.join(strategy_names())}")
+        try:
+            out.setdefault(strategy, {})[name] = parse_param(cls, name, text)
+        except ParamError as exc:   # it names the strategy, the parameter and its range
+            raise CliError(str(exc)) from None
     return out
 
 
 def compare_rows(trace, names: list[str], params: dict, progress=None,
                  policy: dict[str, dict] | None = None) -> list[dict]:
     """Replay ``trace`` through each strategy; one summary dict per strategy.
-    ``policy`` adds a strategy's own parameters (e.g. bsd-buckets' pagesize)."""
+    ``policy`` adds a strategy's own parameters (e.g. bsd-buckets' pagesize).
+    A strategy that refuses its parameters (a pool too large for TLSF, an
+    alignment it cannot give), or a user strategy that makes a mistake, gets a
+    row with only ``error``: the others run."""
     rows = []
     for name in names:
         own = dict(params, **(policy or {}).get(name, {}))
         try:
             make_strategy(name, **own)
-        except TypeError as exc:
-            raise CliError(f"{name}: {exc}") from None
+        except (ValueError, UserStrategyError) as exc:
+            rows.append({"strategy": name, "error": str(exc)})
+            continue
         timeline = Timeline(trace, name, own)
         timeline.build(progress=(lambda d, n, name=name: progress(name, d, n)) if progress else None)
+        if timeline.fault is not None:
+            rows.append({"strategy": name, "error": str(timeline.fault)})
+            continue
         row = {"strategy": name}
         row.update(timeline.summary())
         # wall time of the allocator alone, without the measures' bookkeeping
@@ -133,20 +184,27 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
 def format_rows(rows: list[dict], fmt: str) -> str:
     keys = [k for k, _, _ in COLUMNS]
     if fmt == "json":
-        return json.dumps([{k: _json_value(r.get(k)) for k in keys} for r in rows], indent=2)
+        return json.dumps([{k: _json_value(r.get(k)) for k in keys + ["error"]} for r in rows], indent=2)
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(keys)
+        writer.writerow(keys + ["error"])
         for r in rows:
-            writer.writerow([_json_value(r.get(k)) for k in keys])
+            writer.writerow([_json_value(r.get(k)) for k in keys] + [r.get("error", "")])
         return out.getvalue().rstrip("\n")
     cells = [[title for _, title, _ in COLUMNS]]
     for r in rows:
-        cells.append([_fmt(r.get(k), f) for k, _, f in COLUMNS])
+        if "error" not in r:
+            cells.append([_fmt(r.get(k), f) for k, _, f in COLUMNS])
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    widths[0] = max([widths[0]] + [len(r["strategy"]) for r in rows])
     lines = []
-    for j, row in enumerate(cells):
+    body = iter(cells[1:])
+    for j, r in enumerate([None] + rows):
+        if r is not None and "error" in r:
+            lines.append(f"{r['strategy'].ljust(widths[0])}  error: {r['error']}")
+            continue
+        row = cells[0] if r is None else next(body)
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -181,19 +239,131 @@ def _progress_printer(stream):
     return show
 
 
+def _trace_argument(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("trace", nargs="?", default=None,
+                   help=f"a trace file (.rep, .rep.gz, ltrace output), a bundled trace such as "
+                   f"gcc-cc1, or a workload such as vo1989:seed=3 ({what})")
+
+
+def _known_strategy(name: str) -> str:
+    if name not in STRATEGIES:
+        raise argparse.ArgumentTypeError(f"unknown strategy {name!r}; known: {', '.join(strategy_names())}")
+    return name
+
+
+# ------------------------------------------------------------------ commands
+@dataclass
+class Command:
+    """One subcommand: ``options(parser)`` declares its arguments, ``run(args)``
+    does it and returns the exit status."""
+    name: str
+    help: str
+    options: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+#: the subcommands in the order ``--help`` lists them
+COMMANDS: list[Command] = []
+
+
+def command(name: str, help: str, options: Callable[[argparse.ArgumentParser], None]):
+    """Register ``run`` as subcommand ``name``: a new subcommand is an options
+    function and a run function under this decorator."""
+    def register(run: Callable[[argparse.Namespace], int]):
+        COMMANDS.append(Command(name, help, options, run))
+        return run
+    return register
+
+
+def _open_options(p: argparse.ArgumentParser) -> None:
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", type=_known_strategy, default=None, metavar="NAME",
+                   help=f"the strategy to start with (default next-fit, or the one --allocator "
+                   f"loaded): {', '.join(strategy_names())}")
+    p.add_argument("--step", "-n", type=_step_number, default=None, metavar="N",
+                   help="show the heap after the first N operations (default 0; past the end: the end)")
+    add_strategy_options(p)
+
+
+def _step_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a step is a whole number >= 0, got {text!r}")
+    return value
+
+
+@dataclass
+class WindowRequest:
+    """What ``heapscope open`` asks the window for, parsed and checked."""
+    trace: str | None
+    strategy: str | None
+    params: dict                      # the common parameters given
+    strategy_params: dict[str, dict]  # -P, by strategy
+    step: int | None = None           # the step to show first
+
+
+@command("open", "open the window (the default)", _open_options)
+def cmd_open(args) -> int:
+    strategy = args.strategy
+    loaded = _loaded_names(args)
+    if strategy is None and len(loaded) == 1:
+        strategy = loaded[0]          # --allocator mine.py:Mine opens on it
+    request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
+                            getattr(args, "step", None))
+    first = request.strategy or "next-fit"
+    try:   # the strategy shown first must take its parameters: say so here, not in a dialog
+        make_strategy(first, **request.params, **request.strategy_params.get(first, {}))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        from .gui.app import main as gui_main
+    except ImportError as exc:   # no Qt on this machine: say so and fall back to the table
+        print(f"heapscope: the window needs PySide6 and pyqtgraph ({exc}); "
+              "showing the comparison table instead", file=sys.stderr)
+        args.strategy = None
+        args.format = "table"
+        return cmd_compare(args)
+    return gui_main(request)
+
+
+def _compare_options(p: argparse.ArgumentParser) -> None:
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", action="append", metavar="NAME",
+                   help=f"repeatable; default all of: {', '.join(strategy_names())}")
+    p.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")
+    add_strategy_options(p)
+    p.epilog = examples_help()      # the bundled traces, real programs among them
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+@command("compare", "one row of measures per strategy", _compare_options)
 def cmd_compare(args) -> int:
     names = args.strategy or strategy_names()
-    for n in names:
-        if n not in STRATEGIES:
-            raise CliError(f"unknown strategy {n!r}; known: {', '.join(strategy_names())}")
-    trace = load_trace(args.trace)
+    for name in names:
+        if name not in STRATEGIES:
+            raise CliError(f"unknown strategy {name!r}; known: {', '.join(strategy_names())}")
+    params, policy = common_params(args), policy_params(args)
+    trace = load_trace(args.trace or str(default_trace_path()))
     progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
-    rows = compare_rows(trace, names, _strategy_params(args), progress, _policy_params(args))
+    rows = compare_rows(trace, names, params, progress, policy)
+    failed = [r for r in rows if "error" in r]
+    if len(failed) == len(rows):
+        raise CliError("; ".join(r["error"] for r in failed))
+    for r in failed:
+        print(f"heapscope: {r['strategy']} not run: {r['error']}", file=sys.stderr)
     print(f"# {trace.name}: {len(trace)} ops", file=sys.stderr if args.format != "table" else sys.stdout)
     print(format_rows(rows, args.format))
     return 0
 
 
+def _check_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", help="a .rep/.rep.gz file or a workload such as vo1989:seed=3")
+
+
+@command("check", "validate a trace and print its statistics", _check_options)
 def cmd_check(args) -> int:
     trace = load_trace(args.trace)
     stats = trace.stats()
@@ -205,65 +375,401 @@ def cmd_check(args) -> int:
     return 0
 
 
-def cmd_open(argv: list[str]) -> int:
-    """The window, with the window's own options (``heapscope open --help``)."""
+def _inspect_options(p: argparse.ArgumentParser) -> None:
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", type=_known_strategy, required=True, metavar="NAME",
+                   help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--step", "-n", type=int, required=True, metavar="N",
+                   help="0 is the heap before any operation; N the heap after the N-th, whose events are shown")
+    p.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    p.add_argument("--all", action="store_true",
+                   help="text: list every block and every list member (JSON always has them all)")
+    add_strategy_options(p)
+
+
+@command("inspect", "one step of a replay: its events, the blocks and the structure", _inspect_options)
+def cmd_inspect(args) -> int:
+    """One step of a replay without a window (heapscope/inspection.py)."""
+    from .inspection import InspectError, format_text, inspect_step, to_json
+    params = dict(common_params(args), **policy_params(args).get(args.strategy, {}))
+    trace = load_trace(args.trace or str(default_trace_path()))
     try:
-        from .gui.app import main as gui_main
-    except ImportError as exc:   # no Qt on this machine: say so and fall back to the table
-        print(f"heapscope: the window needs PySide6 and pyqtgraph ({exc}); "
-              "showing the comparison table instead", file=sys.stderr)
-        trace = next((a for a in argv if not a.startswith("-")), None)
-        return main(["compare"] + ([trace] if trace else []))
-    return gui_main(argv)
+        report = inspect_step(trace, args.strategy, args.step, params)
+    except InspectError as exc:
+        raise CliError(str(exc)) from None
+    print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
+    return 0
 
 
-def add_strategy_options(p: argparse.ArgumentParser, word_default: int | None = 8) -> None:
-    """--word, --heap-limit and --pool-size: the parameters every strategy takes."""
-    p.add_argument("--word", type=int, choices=(4, 8), default=word_default,
-                   help="word size in bytes (default 8, LP64)")
-    p.add_argument("--heap-limit", type=byte_count, metavar="BYTES",
-                   help="cap the heap (K, M, G allowed): requests past it fail (ENOMEM) and replay goes on")
-    p.add_argument("--pool-size", type=byte_count, metavar="BYTES",
-                   help="one fixed pool of this size instead of a heap grown by sbrk")
+def _strategies_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", nargs="*", type=_known_strategy, help="only these strategies")
+    add_allocator_option(p)
+
+
+@command("strategies", "list the strategies and the parameters each takes", _strategies_options)
+def cmd_strategies(args) -> int:
+    for name in args.name or strategy_names():
+        cls = STRATEGIES[name]
+        print(f"{name}: {cls.title}")
+        if plugins.is_user(name):
+            print(f"  (yours: {plugins.ORIGINS[name]})")
+        params = list(declared(cls).values())
+        width = max(len(p.name) for p in params)
+        for p in params:
+            print(f"  {p.name.ljust(width)}  {p.accepts()}; default {p.default_text()}")
+            print(f"  {' ' * width}  {p.help}")
+        print()
+    print("Set one with -P STRATEGY.NAME=VALUE; word, align, heap_limit and pool_size also "
+          "with --word, --align, --heap-limit, --pool-size for every strategy.")
+    return 0
+
+
+# -------------------------------------------------------------------- grade
+def default_grade_traces() -> list[str]:
+    """What ``heapscope grade`` replays when given no trace: the bundled default
+    trace (Vo's 1989 workload), the other generated workloads with their
+    default parameters, and the bundled real programs."""
+    from .traces.bundled import examples
+    from .traces.workloads import WORKLOADS
+    out = ["default"]
+    out += [name for name in WORKLOADS if name != "vo1989"]      # vo1989() is default.rep
+    out += [ex.name for ex in examples() if ex.name != "default"]
+    return out
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _grade_options(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Replay traces through a strategy of your own, check it at every operation as the "
+        "CS:APP malloc lab driver does (payloads aligned, inside the heap, never overlapping "
+        "a live one; realloc keeps the program's bytes) and more (no exception, the heap walk "
+        "covers the heap, your _check_structure and structure() hold), and score it: "
+        "utilisation and throughput per trace, and a performance index of "
+        "100 x (0.6 x mean utilisation + 0.4 x min(throughput / TLSF's, 1)), zero when any "
+        "trace has an error. Exit status 0 when every trace is valid, 1 when one is not.")
+    p.add_argument("target", metavar="FILE.py:CLASS",
+                   help="your strategy (or the name of one an installed package provides)")
+    p.add_argument("traces", nargs="*", metavar="TRACE",
+                   help="trace files, bundled traces or workloads (default: "
+                        + ", ".join(default_grade_traces()) + ")")
+    p.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    p.add_argument("--check-every", type=_positive, default=None, metavar="N",
+                   help="run the heap walk checks after every N operations (1: after each one; "
+                        "default: adapted to the heap's size, about 16 blocks visited per operation)")
+    add_strategy_options(p)
+
+
+def _grade_target(text: str):
+    """The class ``heapscope grade`` was given: FILE.py:Class or a user strategy's name."""
+    from .allocators.user import UserStrategy
+    if text in STRATEGIES and ".py:" not in text:
+        cls = STRATEGIES[text]
+        if not issubclass(cls, UserStrategy):
+            raise CliError(f"{text} is a built-in strategy; grade takes a strategy of your own: "
+                           "FILE.py:ClassName")
+        return cls, None
+    return plugins.load_file(text), text
+
+
+@command("grade", "check and score a strategy of your own on traces (like the CS:APP malloc lab)",
+         _grade_options)
+def cmd_grade(args) -> int:
+    from .allocators.grading import grade
+    _loaded_names(args)
+    cls, spec = _grade_target(args.target)
+    params = common_params(args)
+    policy = policy_params(args)
+    own = dict(params, **policy.get(cls.name, {}))
+    names = args.traces or default_grade_traces()
+    traces = [(name, load_trace(name)) for name in names]
+    def show_progress(trace, what):
+        sys.stderr.write(f"\r{what} {trace}...".ljust(60) + "\r")
+        sys.stderr.flush()
+    progress = show_progress if sys.stderr.isatty() else None
+    result = grade(cls, traces, own, check_every=args.check_every, reference_params=params,
+                   progress=progress)
+    if progress:
+        sys.stderr.write(" " * 60 + "\r")
+    reopen = _reopen_command(args, cls.name, spec, params, policy)
+    if args.format == "json":
+        print(json.dumps(grade_json(result, spec, reopen), indent=2))
+    else:
+        print(grade_text(result, spec, reopen))
+    return 0 if result.valid else 1
+
+
+def _reopen_command(args, name: str, spec: str | None, params: dict, policy: dict):
+    """``step, trace -> the command that opens the window there``."""
+    import shlex
+    options = []
+    for param in Strategy.params:
+        if param.name in params:
+            options += [_option_name(param), str(params[param.name])]
+    for strategy, values in policy.items():
+        for key, value in values.items():
+            options += ["-P", f"{strategy}.{key}={value}"]
+    allocators = ["--allocator", spec] if spec else []
+
+    def command(trace_spec: str, step: int) -> str:
+        words = ["heapscope", "open", trace_spec, *allocators, "--strategy", name, "--step", str(step),
+                 *options]
+        return " ".join(shlex.quote(w) for w in words)
+    return command
+
+
+def _kops(ops_per_s) -> str:
+    return "-" if not ops_per_s else f"{ops_per_s / 1000:.1f}"
+
+
+def grade_text(result, spec: str | None, reopen) -> str:
+    """The report of ``heapscope grade`` for people."""
+    from .allocators.grading import REFERENCE
+    n = len(result.traces)
+    who = f"{result.strategy} ({spec})" if spec else result.strategy
+    lines = [f"grading {who} on {n} trace{'s' if n != 1 else ''}",
+             "checks: each result aligned, inside the heap, overlapping no live payload; realloc "
+             "keeping the bytes;",
+             "  your books right; no exception; your walk, _check_structure and structure() after "
+             "each step (every few on big heaps)",
+             ""]
+    head = ["trace", "ops", "valid", "util", "Kops/s", f"{REFERENCE} Kops/s"]
+    rows = [head]
+    for t in result.traces:
+        rows.append([t.name, str(t.ops), "yes" if t.valid else "NO",
+                     "-" if t.utilisation is None else f"{t.utilisation:.3f}",
+                     _kops(t.throughput), _kops(t.reference_throughput)])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    for t in result.traces:
+        if t.valid:
+            continue
+        e = t.error
+        where = f"step {e.step}" if e.step else "before the first operation"
+        if t.path and t.line:
+            where += f" ({_shown_trace_path(t.path)} line {t.line})"
+        what = t.operation
+        if e.operation and not e.operation.startswith("malloc"):
+            what += f", {e.operation}"     # the address the program passed
+        lines += ["", f"{t.name}: error at {where}" + (f": {what}" if what else "")]
+        lines.append(f"  in {e.where()}")
+        lines.append(f"  {e.message}")
+        if e.step:
+            lines.append(f"  see it: {reopen(t.spec, e.step)}")
+    lines.append("")
+    bad = sum(1 for t in result.traces if not t.valid)
+    if bad:
+        lines.append(f"perf index 0 / 100: {bad} of {n} trace{'s' if n != 1 else ''} "
+                     f"{'has' if bad == 1 else 'have'} an error")
+        return "\n".join(lines)
+    util = result.mean_utilisation or 0.0
+    ratio = result.throughput_ratio or 0.0
+    lines.append(f"mean utilisation {util:.3f} (peak live payload / final heap, per trace)")
+    lines.append(f"throughput {_kops(result.throughput)} Kops/s; the reference, the built-in "
+                 f"{REFERENCE} on the same traces in this run: {_kops(result.reference_throughput)} "
+                 f"Kops/s (ratio {ratio:.2f})")
+    if result.reference_note:
+        lines.append(f"  ({result.reference_note})")
+    lines.append(f"perf index = 60 x {util:.3f} + 40 x min({ratio:.2f}, 1) = "
+                 f"{result.perf_index:.1f} / 100")
+    return "\n".join(lines)
+
+
+def _shown_trace_path(path: str) -> str:
+    import os
+    rel = os.path.relpath(path)
+    return os.path.basename(path) if rel.startswith("..") else rel
+
+
+def grade_json(result, spec: str | None, reopen) -> dict:
+    """The report of ``heapscope grade --format json``, for autograders."""
+    from .allocators.grading import REFERENCE, WEIGHT_THROUGHPUT, WEIGHT_UTIL
+    traces = []
+    for t in result.traces:
+        error = None
+        if t.error is not None:
+            e = t.error
+            error = {"step": e.step, "operation": t.operation or None, "call": e.operation,
+                     "trace_file": t.path, "line": t.line, "method": e.method,
+                     "class": e.cls_name, "location": e.location, "message": e.message,
+                     "open": reopen(t.spec, e.step) if e.step else None}
+        traces.append({"trace": t.spec, "name": t.name, "file": t.path, "ops": t.ops,
+                       "valid": t.valid, "error": error, "max_live": t.max_live, "heap": t.heap,
+                       "utilisation": t.utilisation, "seconds": t.seconds,
+                       "throughput": t.throughput, "reference_seconds": t.reference_seconds,
+                       "reference_throughput": t.reference_throughput})
+    return {"strategy": result.strategy, "allocator": spec, "params": result.params,
+            "valid": result.valid, "traces": traces,
+            "mean_utilisation": result.mean_utilisation if result.valid else None,
+            "throughput": result.throughput if result.valid else None,
+            "reference": {"strategy": REFERENCE, "throughput": result.reference_throughput,
+                          "what": f"the built-in {REFERENCE} on the same traces, timed in the same run",
+                          "note": result.reference_note or None},
+            "throughput_ratio": result.throughput_ratio if result.valid else None,
+            "weights": {"utilisation": WEIGHT_UTIL, "throughput": WEIGHT_THROUGHPUT},
+            "perf_index": result.perf_index}
+
+
+def _record_options(p: argparse.ArgumentParser) -> None:
+    p.usage = "heapscope record [-h] -o OUT.rep [--keep-live] -- COMMAND [ARGS...]"
+    p.description = ("Run COMMAND with heapscope's recorder loaded (LD_PRELOAD; Linux, "
+                     "dynamically linked programs) and write its malloc/free trace. The "
+                     "program's output and exit status pass through.")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.rep",
+                   help="the main program's trace (.rep or .rep.gz); other processes it starts "
+                   "get OUT.PID.PROGRAM.rep beside it")
+    p.add_argument("--keep-live", action="store_true",
+                   help="leave blocks still live at exit unfreed (default: free them at the end)")
+    p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
+
+
+@command("record", "run a program and record its mallocs and frees as a .rep trace",
+         _record_options)
+def cmd_record(args) -> int:
+    """Run a program under the recorder; its exit status is ours (issue 13)."""
+    from .traces.preload import RecorderUnavailable
+    from .traces.record import record, summary_lines
+    command = args.program[1:] if args.program[:1] == ["--"] else args.program
+    if not command:
+        raise CliError("record: say which program to run: heapscope record -o OUT.rep -- COMMAND ARGS...")
+    try:
+        rec = record(command, args.output, keep_live=args.keep_live)
+    except RecorderUnavailable as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+    print("\n".join(summary_lines(rec)), file=sys.stderr)
+    return rec.status
+
+
+def _convert_options(p: argparse.ArgumentParser) -> None:
+    p.description = ("Read IN -- a .rep/.rep.gz trace, or the output of ltrace -e "
+                     "malloc+free+calloc+realloc (with or without -f), or villoc's input -- "
+                     "chosen by its content, and write it as a .rep trace.")
+    p.add_argument("input", metavar="IN")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.rep")
+    p.add_argument("--pid", type=int, action="append",
+                   help="ltrace -f output: keep only this pid's calls (repeatable; ltrace cannot "
+                   "tell threads, which share a heap, from processes, which do not)")
+    p.add_argument("--keep-live", action="store_true",
+                   help="leave blocks still live at the end of the input unfreed")
+
+
+@command("convert", "convert ltrace or villoc output (or a .rep) to a .rep file", _convert_options)
+def cmd_convert(args) -> int:
+    """Any trace heapscope reads (.rep, ltrace or villoc output) to a .rep file."""
+    from .traces import read_rep, write_rep
+    from .traces.formats import sniff_file
+    from .traces.ltrace import import_ltrace, skipped_lines
+    notes: list[str] = []
+    if sniff_file(args.input) == "ltrace":
+        trace, counts, pointer_counts = import_ltrace(args.input, pids=args.pid,
+                                                      keep_live=args.keep_live)
+        notes = skipped_lines(counts, pointer_counts)
+    elif args.pid or args.keep_live:
+        raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
+    else:
+        trace = read_rep(args.input)
+    write_rep(trace, args.output)
+    stats = trace.stats()
+    print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "
+          f"{stats['max_live_bytes']:,} bytes in {stats['max_live_blocks']:,} blocks",
+          file=sys.stderr)
+    for note in notes:
+        print(f"  {note}", file=sys.stderr)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="heapscope",
-        description="Replay malloc/free traces through classic allocator strategies.")
-    sub = parser.add_subparsers(dest="command")
-
-    p = sub.add_parser("compare", help="one row of measures per strategy")
-    p.add_argument("trace", nargs="?", default=None,
-                   help="a .rep/.rep.gz file or a workload such as vo1989:seed=3 (default: the bundled trace)")
-    p.add_argument("--strategy", "-s", action="append", metavar="NAME",
-                   help=f"repeatable; default all of: {', '.join(strategy_names())}")
-    p.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")
-    p.add_argument("--param", "-P", action="append", type=_policy_param, metavar="STRATEGY.NAME=VALUE",
-                   help="a strategy's own parameter, e.g. bsd-buckets.pagesize=1024 (repeatable)")
-    add_strategy_options(p)
-    p.set_defaults(func=cmd_compare)
-
-    p = sub.add_parser("check", help="validate a trace and print its statistics")
-    p.add_argument("trace")
-    p.set_defaults(func=cmd_check)
-
-    sub.add_parser("open", help="open the window (the default; heapscope open --help for its options)",
-                   add_help=False)
+        description="Replay malloc/free traces through classic allocator strategies. "
+                    "Without a command, the window opens on the bundled trace.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in COMMANDS:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.options(p)   # may set its own description, epilog and formatter
+        p.set_defaults(func=cmd.run)
     return parser
+
+
+# ------------------------------------------------------------ user strategies
+def _allocator_commands() -> dict[str, set[str]]:
+    """The subcommands whose options include --allocator, with all their option strings."""
+    out = {}
+    for cmd in COMMANDS:
+        p = argparse.ArgumentParser(add_help=False)
+        cmd.options(p)
+        options = {o for action in p._actions for o in action.option_strings}
+        if ALLOCATOR_OPTION in options:
+            out[cmd.name] = options
+    return out
+
+
+def allocator_specs(argv: list[str], options: set[str] = frozenset({ALLOCATOR_OPTION})) -> list[str]:
+    """The values of --allocator in ``argv`` (up to ``--``), as argparse reads
+    them given the command's ``options``: ``--allocator X``, ``--allocator=X``
+    and abbreviations that name no other option (``--allo``; ``--al`` could be
+    ``--align``, and ``inspect --all`` is an option of its own)."""
+    out = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            break
+        key, eq, value = word.partition("=")
+        if key.startswith("--") and ALLOCATOR_OPTION.startswith(key) and (
+                key == ALLOCATOR_OPTION or (key not in options and
+                                            [o for o in options if o.startswith(key)] == [ALLOCATOR_OPTION])):
+            if eq:
+                out.append(value)
+            elif i + 1 < len(argv):
+                out.append(argv[i + 1])
+                i += 1
+        i += 1
+    return out
+
+
+def load_allocators(argv: list[str]) -> list[str]:
+    """Register the installed user strategies and those --allocator names, when
+    the command takes strategies; before the parser is built, so that its help
+    and ``--strategy`` know them.  PluginError names a file that cannot be loaded."""
+    command_name = next((w for w in argv if not w.startswith("-")), "open")
+    options = _allocator_commands().get(command_name)
+    if options is None:
+        return []
+    plugins.load_installed(
+        warn=lambda message: print(f"heapscope: warning: {message}; left out", file=sys.stderr))
+    return [plugins.load_file(spec).name for spec in allocator_specs(argv, options)]
+
+
+def _loaded_names(args) -> list[str]:
+    """The names of the strategies --allocator loaded (loading any the scan missed)."""
+    return [plugins.load_file(spec).name for spec in getattr(args, "allocator", None) or []]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] == "open":
-        return cmd_open(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "trace", None) is None and args.command == "compare":
-        args.trace = str(default_trace_path())
+    argv = argv or ["open"]
+    try:
+        load_allocators(argv)
+    except plugins.PluginError as exc:
+        print(f"heapscope: error: {exc}", file=sys.stderr)
+        return 2
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (TraceError, CliError) as exc:
+    except (TraceError, CliError, plugins.PluginError, UserStrategyError) as exc:
         print(f"heapscope: error: {exc}", file=sys.stderr)
         return 2
     except ReplayCancelled as exc:
@@ -277,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except ValueError as exc:   # a strategy parameter out of range, e.g. a bad pool size
+    except ValueError as exc:   # a strategy refusing its parameters, e.g. a pool too large
         print(f"heapscope: error: {exc}", file=sys.stderr)
         return 2
 

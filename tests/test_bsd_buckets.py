@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from heapscope.allocators.bsd_buckets import NBUCKETS, BSDBuckets, BucketRefill
-from heapscope.allocators.events import Grow, GrowFailed, ListInsert, Note
+from heapscope.allocators.events import Grow, GrowFailed, ListInsert, ListRemove, Note
 from heapscope.allocators.registry import make_strategy
 from heapscope.allocators.replay import Program, apply_op
 from heapscope.allocators.strategy import FREE_BLOCK, META, USED, HeapInvariantError, Strategy
@@ -138,6 +138,10 @@ def test_failed_realloc_keeps_the_old_block():
     assert s.realloc(p, 100) is None
     assert s.rec.failed and any(isinstance(e, Note) for e in s.rec.events)
     assert p in s.live and s.live[p].request == 20
+    # the free pushed the block on nextf[2]; taking it back is said too
+    block = p - s.header
+    lists = [e for e in s.rec.events if isinstance(e, (ListInsert, ListRemove))]
+    assert lists == [ListInsert(block, 32, (2,)), ListRemove(block, 32, (2,))]
     assert s.bucket(2) == before
     s.check()
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from heapscope.allocators.buddy import SPLIT, AvailProbe, BinaryBuddy, SplitNode
-from heapscope.allocators.events import BuddyMerge, BuddySplit, Grow, GrowFailed, ListInsert
+from heapscope.allocators.events import BuddyMerge, BuddySplit, Grow, GrowFailed, ListInsert, ListRemove
 from heapscope.allocators.registry import make_strategy
 from heapscope.allocators.strategy import FREE_BLOCK, USED, HeapInvariantError, Strategy
 from heapscope.traces import default_trace_path, read_rep
@@ -60,6 +60,11 @@ def test_split_cascade_and_merge_cascade_by_hand():
         BuddySplit(0, 9, 256), BuddySplit(0, 8, 128), BuddySplit(0, 7, 64)]
     assert avail_lists(s) == {6: [64], 7: [128], 8: [256], 9: [512], 10: [1024], 11: [2048]}
     assert [e.order for e in of_type(s, AvailProbe)] == [6, 7, 8, 9, 10, 11, 12, 12]
+    # Every list change is an event: the new chunk on AVAIL[12], R2 taking it
+    # off, and each R4 upper half on the list below, right after its split.
+    list_ops = [e for e in s.rec.events if isinstance(e, (ListInsert, ListRemove, BuddySplit))]
+    assert list_ops == [ListInsert(0, 4096, (12,)), ListRemove(0, 4096, (12,))] + [
+        e for j in range(11, 5, -1) for e in (BuddySplit(0, j + 1, 1 << j), ListInsert(1 << j, 1 << j, (j,)))]
     assert s.rec.visits == 8 and s.rec.probes == 8 and s.rec.splits == 6
     assert s.rec.work == 14           # orders probed + splits
     lb = s.live[p]
@@ -77,6 +82,10 @@ def test_split_cascade_and_merge_cascade_by_hand():
         BuddyMerge(0, 64, 6), BuddyMerge(0, 128, 7), BuddyMerge(0, 256, 8),
         BuddyMerge(0, 512, 9), BuddyMerge(0, 1024, 10), BuddyMerge(0, 2048, 11)]
     assert of_type(s, ListInsert) == [ListInsert(0, 4096, (12,))]
+    # S2 unlinks each buddy from AVAIL[k] right after S1 found it free
+    list_ops = [e for e in s.rec.events if isinstance(e, (ListRemove, BuddyMerge))]
+    assert list_ops == [e for k in range(6, 12)
+                        for e in (BuddyMerge(0, 1 << k, k), ListRemove(1 << k, 1 << k, (k,)))]
     assert s.rec.merges == 6
     assert avail_lists(s) == {12: [0]}
     assert [(b.addr, b.size, b.state) for b in s.walk()] == [(0, 4096, FREE_BLOCK)]
@@ -208,7 +217,7 @@ def test_fixed_pool_carves_chunks_from_the_pool():
 
 
 def test_min_order_must_hold_a_free_block():
-    with pytest.raises(ValueError, match="too small"):
+    with pytest.raises(ValueError, match=r"min_order must be an integer in 4\.\.20"):
         BinaryBuddy(min_order=3)      # 8 bytes < 8-byte header + 8 bytes of links
     with pytest.raises(ValueError, match="too small"):
         BinaryBuddy(align=16, min_order=4)   # 16-byte header + links need 32

@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -101,21 +102,48 @@ def test_strategy_parameters_reach_the_strategy(capsys):
     assert "STRATEGY.NAME=VALUE" in capsys.readouterr().err
 
 
-def test_no_arguments_and_open_hand_their_options_to_the_window(monkeypatch):
+def test_no_arguments_and_open_hand_their_parsed_options_to_the_window(monkeypatch):
     from heapscope import gui
+    from heapscope.cli import WindowRequest
     import heapscope.gui.app  # noqa: F401  (gui.app below)
     calls = []
-    monkeypatch.setattr(gui.app, "main", lambda argv: calls.append(argv) or 0)
+    monkeypatch.setattr(gui.app, "main", lambda request: calls.append(request) or 0)
     assert main([]) == 0
-    assert main(["open", "vo1989:steps=50", "--strategy", "tlsf", "--heap-limit", "1M"]) == 0
-    assert calls == [[], ["vo1989:steps=50", "--strategy", "tlsf", "--heap-limit", "1M"]]
+    assert main(["open", "vo1989:steps=50", "--strategy", "tlsf", "--heap-limit", "1M",
+                 "--pool-size", "2M", "--word", "4", "-P", "tlsf.zero_returns_null=yes"]) == 0
+    assert calls == [WindowRequest(None, None, {}, {}),
+                     WindowRequest("vo1989:steps=50", "tlsf",
+                                   {"word": 4, "heap_limit": 1 << 20, "pool_size": 2 << 20},
+                                   {"tlsf": {"zero_returns_null": True}})]
 
 
-def test_window_options_are_parsed_with_the_shared_size_syntax():
-    from heapscope.gui.app import parse_args, strategy_params
-    args = parse_args(["t.rep", "-s", "buddy", "--heap-limit", "64K", "--pool-size", "2M", "--word", "4"])
-    assert args.strategy == "buddy"
-    assert strategy_params(args) == {"word": 4, "heap_limit": 65536, "pool_size": 2 << 20}
+def test_the_window_refuses_bad_options_before_opening(monkeypatch, capsys):
+    from heapscope import gui
+    import heapscope.gui.app  # noqa: F401  (gui.app below)
+    monkeypatch.setattr(gui.app, "main", lambda request: pytest.fail("the window opened"))
+    # the first strategy cannot take the pool: exit 2 with its reason, no window
+    code, _, err = run(capsys, "open", "--strategy", "tlsf", "--pool-size", "5G")
+    assert code == 2 and "pool_size" in err and "too large" in err
+    code, _, err = run(capsys, "open", "-P", "next-fit.nalloc=0")
+    assert code == 2 and "nalloc must be an integer in 1..1048576" in err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["open", "--pool-size", "lots"])
+    assert exit_info.value.code == 2
+    assert "pool_size must be a size in bytes in 0..1T" in capsys.readouterr().err
+
+
+def test_open_help_needs_no_display_and_no_qt():
+    # The window's options live in the one parser: --help never imports Qt.
+    code = ("import sys\n"
+            "from heapscope.cli import main\n"
+            "try:\n    main(['open', '--help'])\nexcept SystemExit as e:\n    code = e.code\n"
+            "bad = [m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph', 'heapscope.gui'))]\n"
+            "print(bad, file=sys.stderr); sys.exit(code or (1 if bad else 0))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    for option in ("--strategy", "--word", "--align", "--heap-limit", "--pool-size", "-P"):
+        assert option in result.stdout
 
 
 def test_without_a_display_the_window_says_why_instead_of_aborting(monkeypatch, capsys):

@@ -77,6 +77,13 @@ def test_the_wheel_installs_one_top_level_package_heapscope(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert tops == {"heapscope"}
+    # every source package (a folder with __init__.py) is in the wheel, so a new
+    # subpackage cannot be left out of pyproject's package list unnoticed
+    for folder in ("allocators", "traces", "gui", "heapscope"):
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.relative_to(ROOT).as_posix()
+            inside = rel if folder == "heapscope" else "heapscope/" + rel
+            assert inside in names, f"{rel} is not in the wheel (add its package to pyproject.toml)"
     for needed in ("heapscope/allocators/tlsf.py", "heapscope/traces/rep.py", "heapscope/gui/heap_map.py",
                    "heapscope/cli.py", "heapscope/__main__.py", "heapscope/traces/bundled/default.rep"):
         assert needed in names

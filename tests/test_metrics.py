@@ -156,11 +156,12 @@ def test_a_realloc_is_described_as_a_realloc():
     # a new block of 20 units is cut from the free block at 0 (1016 units, the
     # only one examined): it keeps 996 units, the new block is at 996 * 16 =
     # 15936, payload 15952 = 0x3e50; the old block is freed (no free neighbour).
+    # A realloc names the payload it was given, as C's realloc(ptr, size) does.
     trace = Trace.from_ops([(ALLOC, 0, 100), (REALLOC, 0, 300)], name="re")
     tl = Timeline(trace, "next-fit").build()
     tl.seek(1)
     assert tl.describe() == "step 1: malloc(100) for id 0 -> 0x3f90 after examining 1 free block; " \
                             "split once; grew the heap once"
     tl.seek(2)
-    assert tl.describe() == "step 2: realloc(id 0, 300) for id 0 -> 0x3e50 after examining 1 free block; " \
+    assert tl.describe() == "step 2: realloc(0x3f90, 300) for id 0 -> 0x3e50 after examining 1 free block; " \
                             "split once"

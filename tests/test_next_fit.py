@@ -8,7 +8,9 @@ units.  morecore asks for max(nunits, 1024) units = 16 KiB at least.
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from heapscope.allocators.events import Coalesce, Grow, PointerMove, Split, Visit
+from heapscope.allocators.events import (Coalesce, Grow, InsertionPoint, ListInsert, ListRemove, Placed, PointerMove,
+                                         Released,
+                                         Split, Visit, WalkStep)
 from heapscope.allocators.first_fit import FirstFit
 from heapscope.allocators.next_fit import BASE, NextFit
 from heapscope.allocators.replay import Timeline
@@ -38,8 +40,11 @@ def test_kr_next_fit_by_hand():
     assert ring(s) == [(0, 1016)]
     assert s.freep == BASE
     assert s.rec.visits == 1 and s.rec.grows == 1 and s.rec.splits == 1
-    assert [type(e) for e in s.rec.events][:2] == [Grow, Visit]
-    assert Split(0, 16384, 16256, 128, 0, 16256) in s.rec.events
+    # morecore's new memory goes through free(): the ring was empty, so its
+    # place is between base and base, and it is linked there; then the search.
+    assert s.rec.events == [Grow(0, 16384), InsertionPoint(0, 16384, None, None), ListInsert(0, 16384, ()),
+                            Visit(0, 16384, True), Split(0, 16384, 16256, 128, 0, 16256),
+                            Placed(16256, 128, 16272, 100)]
 
     # 2. malloc(20): 3 units cut from the tail of block 0: 0 keeps 1013 units,
     #    the block is at 1013*16 = 16208, payload 16224.
@@ -59,6 +64,12 @@ def test_kr_next_fit_by_hand():
     assert ring(s) == [(0, 993), (16208, 3)]
     assert s.freep == 0
     assert PointerMove("rover", None, 0) in s.rec.events
+    # The walk is free's search: one Visit on block 0, where it stops; then
+    # the place found (0 < bp, past the highest block) and the link.
+    assert s.rec.events == [Released(16208, 48), Visit(0, 15888, True, True),
+                            InsertionPoint(16208, 48, 0, None), ListInsert(16208, 48, ()),
+                            PointerMove("rover", None, 0)]
+    assert s.rec.visits == 1
 
     # 5. malloc(40): 4 units.  Next fit starts AFTER the rover: block 16208 (3 units,
     #    too small), then base, then block 0, which fits: its tail goes, 0 keeps
@@ -78,6 +89,12 @@ def test_kr_next_fit_by_hand():
     assert ring(s) == [(0, 989), (15888, 23)]
     assert Coalesce(15888, 320, 16208, 48) in s.rec.events
     assert s.freep == 0
+    # 0 < 15888 < 16208: insert here.  The upper join takes 16208 off the ring
+    # and bp is linked in its place, 368 bytes.
+    assert s.rec.events == [Released(15888, 320), Visit(0, 15824, True, True),
+                            InsertionPoint(15888, 320, 0, 16208), ListRemove(16208, 48, ()),
+                            Coalesce(15888, 320, 16208, 48), ListInsert(15888, 368, ()),
+                            PointerMove("rover", None, 0)]
 
     # 7. malloc(350): 23 units.  After the rover comes block 15888, an exact fit:
     #    it is unlinked whole, payload 15904.  (First fit would cut block 0 instead.)
@@ -192,8 +209,12 @@ def test_morecore_inside_malloc_is_work_but_not_search():
     assert s.rover == 0 and len(s.free_list()) == 7
     s.malloc(20000)
     visits = [e for e in s.rec.events if isinstance(e, Visit)]
+    walk = [e for e in s.rec.events if isinstance(e, WalkStep)]
     assert s.rec.walked == 6
-    assert s.rec.visits == len(visits)
+    assert s.rec.visits == len(visits) and not any(v.place for v in visits)
+    # morecore's walk is shown, as WalkSteps, not as the malloc's search
+    assert len(walk) == 6 and [w.stop for w in walk] == [False] * 5 + [True]
+    assert [w.addr for w in walk] == sorted(w.addr for w in walk)
     assert s.rec.work == s.rec.visits + 6 + s.rec.splits + s.rec.merges
     s.check()
 
@@ -221,6 +242,6 @@ def test_a_free_walk_is_the_search_length_of_the_free():
     assert tl.series.merges.tolist()[-1] == 1
     assert tl.series.work.tolist()[-2:] == [4, 2 + 1]
     tl.seek(13)
-    assert tl.describe() == "step 13: free(0x3ff0) for id 0 walked 4 free blocks"
+    assert tl.describe() == "step 13: free(0x3ff0) for id 0: walked 4 free blocks"
     tl.seek(14)
-    assert tl.describe() == "step 14: free(0x3f10) for id 7 walked 2 free blocks; coalesced once"
+    assert tl.describe() == "step 14: free(0x3f10) for id 7: walked 2 free blocks; coalesced once"

@@ -14,6 +14,7 @@ import pytest
 
 from heapscope.allocators.events import Coalesce, Grow, GrowFailed, PointerMove, Rotation, Visit
 from heapscope.allocators.registry import STRATEGIES, make_strategy
+from heapscope.allocators.events import TreeJoin
 from heapscope.allocators.splay_best_fit import PFREE, SplayBestFit, TreeInsert, TreeRemove
 from heapscope.allocators.strategy import HeapInvariantError
 from heapscope.traces import read_rep
@@ -123,6 +124,11 @@ def test_splay_zig_zag_then_zig_zig_then_zig():
                          (984, 400, True), (1432, 296, False), (1776, 352, True)]
     assert s.rec.visits == 6
     assert rotations(s) == [("zig-zag", 352, 1776), ("zig-zig", 352, 1776), ("zig", 352, 1776)]
+    # each step names the nodes it moved and the side 1776 hung on
+    assert [e for e in s.rec.events if isinstance(e, Rotation)] == [
+        Rotation("zig-zag", 352, 1776, 1432, 984, "right"),
+        Rotation("zig-zig", 352, 1776, 696, 528, "right"),
+        Rotation("zig", 352, 1776, 0, None, "left")]
     assert s.rec.rotations == 5
     assert TreeRemove(1776, 352, 2176) in s.rec.events
     assert s.rec.splits == 0
@@ -150,6 +156,11 @@ def test_splay_zig_zag_then_zig_zig_then_zig():
     assert rotations(s) == [("zig", 240, 696), ("zig", 296, 1432)]
     assert s.rec.rotations == 2
     assert TreeRemove(696, 240, None) in s.rec.events
+    # The join's zig happens at the top of the detached right subtree (no
+    # grandparent), then 120@528 hangs left of 1432, the new root.
+    tree_ops = [e for e in s.rec.events if isinstance(e, (Rotation, TreeRemove, TreeJoin))]
+    assert tree_ops == [Rotation("zig", 240, 696, 2176, None, "left"), TreeRemove(696, 240, None),
+                        Rotation("zig", 296, 1432, 2176, None, "left"), TreeJoin(528, 2176, 1432)]
     assert s.tree() == (
         296, [1432],
         (120, [528], leaf(64, 2576), None),
@@ -172,6 +183,9 @@ def test_splay_zig_zag_then_zig_zig_then_zig():
         Coalesce(0, 480, 480, 48), Coalesce(0, 528, 528, 120)]
     assert TreeInsert(0, 648, 2688, "right") in s.rec.events
     assert s.rec.visits == 2
+    # free's search is the insertion walk: 296@1432 (go right), 560@2688 (stop)
+    assert [e for e in s.rec.events if isinstance(e, Visit)] == [
+        Visit(1432, 296, False, True), Visit(2688, 560, True, True)]
     assert s.mem[648] & PFREE
     assert s.tree() == (
         296, [1432],
@@ -217,6 +231,8 @@ def test_wilderness_grows_and_gathers_free_blocks_at_the_top():
     s.free(b)
     s.check()
     assert s.wilderness == 112 and s.tree() is None
+    # the old wilderness is named as it is replaced by the joined block
+    assert [e for e in s.rec.events if isinstance(e, PointerMove)] == [PointerMove("wilderness", 5120, 112)]
     s.free(a)
     s.check()
     assert s.wilderness == 0 and s.walk()[0].size == 8192
@@ -340,3 +356,14 @@ def test_fast_fragmentation_probe_agrees_with_a_walk(ops):
     # The override keeps running totals; the base class walks free_blocks().
     for s in (SplayBestFit(), SplayBestFit(pool_size=30001, align=16)):
         assert_probe_matches_walk(s, ops)
+
+
+def test_a_chunk_that_is_not_a_power_of_two_rounds_growth_to_its_multiples():
+    # vmalloc's ROUND(s, r) divides; the bit trick of align_up only works for
+    # powers of two (it grew the heap by 5111 & -5000 = 104 bytes here).
+    s = SplayBestFit(chunk=5000)
+    s.malloc(100)                 # 112 bytes needed: one chunk
+    assert s.heap_size == 5000
+    s.malloc(6000)                # 6008 needed, 4888 left in the wilderness: one more chunk
+    assert s.heap_size == 10_000
+    s.check()

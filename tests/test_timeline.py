@@ -98,6 +98,54 @@ def test_steps_that_grew_the_heap_are_marked():
     assert (tl.series.heap[1:] > tl.series.heap[:-1]).sum() == (tl.series.grows[1:] > 0).sum()
 
 
+@settings(max_examples=15, deadline=None)
+@given(k=st.integers(1, len(TRACE)))
+def test_before_is_the_heap_one_step_back_and_after_the_shown_one(timeline, k):
+    timeline.seek(k)
+    shown = timeline.strategy.state_signature()
+    before = timeline.before()
+    ref, program = replayed_from_scratch(timeline.strategy_name, k - 1)
+    assert before.position == k - 1
+    assert before.blocks == ref.walk_tuples()
+    assert before.structure == ref.structure()
+    assert before.ids == program.id_of_payload()
+    # computed on a copy: the shown heap and position are untouched
+    assert timeline.position == k and timeline.strategy.state_signature() == shown
+    after = timeline.after()
+    here, program = replayed_from_scratch(timeline.strategy_name, k)
+    assert (after.position, after.blocks, after.structure, after.ids) == (
+        k, here.walk_tuples(), here.structure(), program.id_of_payload())
+
+
+def test_before_is_kept_while_the_position_stays_and_never_computed_by_seek(timeline, monkeypatch):
+    timeline.seek(0)
+    assert timeline.before() is None
+    timeline.seek(120)
+    first = timeline.before()
+    assert timeline.before() is first             # asked again: not rebuilt
+    timeline.seek(121)
+    second = timeline.before()
+    assert second is not first and second.position == 120
+    assert second.blocks == timeline.state_at(120).blocks
+
+    def refuse(t):
+        raise AssertionError(f"seek computed the state at {t}")
+
+    monkeypatch.setattr(timeline, "state_at", refuse)
+    for t in (5, 300, 299, 300, 0, len(TRACE)):
+        timeline.seek(t)
+        timeline.step_back()
+        timeline.step_forward()
+
+
+def test_state_at_works_before_the_timeline_is_built():
+    tl = Timeline(TRACE, "tlsf")
+    tl.seek(40)
+    ref, _ = replayed_from_scratch("tlsf", 39)
+    assert tl.before().structure == ref.structure()
+    with pytest.raises(IndexError):
+        tl.state_at(len(TRACE) + 1)
+
 
 def record_fields(rec):
     return (rec.kind, rec.request, rec.payload, rec.failed, rec.visits, rec.splits, rec.merges,

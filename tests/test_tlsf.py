@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from heapscope.allocators.explain import explain_step
 from heapscope.allocators.events import BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Placed, Split, Visit
 from heapscope.allocators.registry import make_strategy
 from heapscope.allocators.strategy import META, HeapInvariantError
@@ -98,7 +99,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     s = TLSF(pool_size=1024)
     s.check()
     assert layout(s) == [(0, 1016, "free"), (1016, 8, "meta")]
-    assert s.free_list(2, 31) == [0]
+    assert s.class_list(2, 31) == [0]
     assert s.fl_bitmap == 1 << 2 and s.sl_bitmap[2] == 1 << 31
 
     # malloc(100): adjust 104, search cell (0, 13).  sl_bitmap[0] is empty; the
@@ -110,7 +111,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     assert a == 8
     assert s.rec.probes == 3 and s.rec.visits == 4 and s.rec.splits == 1
     assert s.rec.events == [
-        MappingSearch(104, 104, 0, 13),
+        MappingSearch(104, 104, 0, 13, 100),
         BitmapProbe("sl", 0, 13, None),
         BitmapProbe("fl", 1, 0, (2, 31)),
         BitmapProbe("sl", 2, 0, (2, 31)),
@@ -120,23 +121,36 @@ def test_split_and_merge_in_a_pool_by_hand():
         ListInsert(112, 904, (2, 24)),
         Placed(0, 112, 8, 100),
     ]
+    # The explain panel says it in the reference's words (sizes are whole
+    # blocks; classes come from the TLSF size, a word less).
+    assert [x.text for x in explain_step(s, s.rec)] == [
+        "mapping_search(100): rounded to 104, class (0, 13)",
+        "sl_bitmap[0] has no bit at or above 13",
+        "fl_bitmap: next class 2",
+        "sl_bitmap[2]: lowest bit 31: list (2, 31)",
+        "took the head of list (2, 31), 1016 B",
+        "remove_free_block: 0x0 (1016 B) off list (2, 31)",
+        "split off 904 B into (2, 24); 112 B at 0x0 stay",
+        "insert_free_block: 0x70 (904 B) at the head of list (2, 24)",
+        "block_prepare_used: 0x0 (112 B) is used; payload 0x8",
+    ]
 
     # malloc(200): 200 from (2, 24) at 112: payload 120, rest at 112 + 8 + 200 =
     # 320 of 896 - 208 = 688, filed in (2, 11) (688 >> 4 = 43, ^ 32).
     b = s.malloc(200)
     assert b == 120
-    assert s.free_list(2, 11) == [320]
+    assert s.class_list(2, 11) == [320]
     # malloc(50): adjust 56 from 320: payload 328, rest at 384 of 688 - 64 = 624
     # in (2, 7) (624 >> 4 = 39).
     c = s.malloc(50)
     assert c == 328
-    assert s.free_list(2, 7) == [384]
+    assert s.class_list(2, 7) == [384]
     s.check()
 
     # free(a): block 0 (size 104); b follows, used; nothing before: filed in (0, 13).
     s.free(a)
     s.check()
-    assert s.free_list(0, 13) == [0]
+    assert s.class_list(0, 13) == [0]
     assert s.rec.merges == 0
 
     # free(b): block 112's prev-free bit is set, prev_phys = 0: block 0 absorbs
@@ -144,7 +158,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     s.free(b)
     s.check()
     assert Coalesce(0, 112, 112, 208) in s.rec.events
-    assert s.free_list(1, 7) == [0] and s.free_list(0, 13) == []
+    assert s.class_list(1, 7) == [0] and s.class_list(0, 13) == []
 
     # malloc(300): adjust 304, search (1, 6) (304 + 7 = 311, >> 3 = 38).
     # sl_bitmap[1] & (~0 << 6) has bit 7: one probe.  312 < 32 + 304, so the
@@ -161,7 +175,7 @@ def test_split_and_merge_in_a_pool_by_hand():
     s.check()
     assert Coalesce(320, 64, 384, 632) in s.rec.events
     assert layout(s) == [(0, 320, "used"), (320, 696, "free"), (1016, 8, "meta")]
-    assert s.free_list(2, 11) == [320]
+    assert s.class_list(2, 11) == [320]
 
 
 def test_realloc_in_a_pool_by_hand():
@@ -173,7 +187,7 @@ def test_realloc_in_a_pool_by_hand():
     assert s.realloc(a, 200) == 8
     s.check()
     assert layout(s) == [(0, 208, "used"), (208, 808, "free"), (1016, 8, "meta")]
-    assert s.free_list(2, 18) == [208]
+    assert s.class_list(2, 18) == [208]
     b = s.malloc(16)                        # 24 at 208: payload 216, rest 240 of 768
     assert b == 216
     # realloc(a, 400): the next block (b) is used: malloc(400) first

@@ -10,8 +10,9 @@ import pytest
 
 from heapscope.traces import (ALLOC, FREE, REALLOC, WORKLOADS, Trace, TraceError, default_trace_path,
                     load_trace, make_workload, read_rep, write_rep)
-from heapscope.traces.load import parse_spec, parse_value
+from heapscope.traces.load import parse_spec
 from heapscope.traces.workloads import djgpp1997, korn_vo1985, plotnick1983, vo1989
+from heapscope.values import parse_scalar
 
 
 def same_ops(a: Trace, b: Trace) -> bool:
@@ -189,10 +190,10 @@ def test_make_workload_errors():
 
 
 def test_parse_values_and_specs():
-    assert parse_value("12") == 12 and type(parse_value("12")) is int
-    assert parse_value("1.5") == 1.5
-    assert parse_value("true") is True and parse_value("No") is False
-    assert parse_value("abc") == "abc"
+    assert parse_scalar("12") == 12 and type(parse_scalar("12")) is int
+    assert parse_scalar("1.5") == 1.5
+    assert parse_scalar("true") is True and parse_scalar("No") is False
+    assert parse_scalar("abc") == "abc"
     assert parse_spec("vo1989:seed=3, steps=500") == ("vo1989", {"seed": 3, "steps": 500})
     assert parse_spec("vo1989") == ("vo1989", {})
     with pytest.raises(TraceError, match="expected key=value"):

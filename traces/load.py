@@ -13,40 +13,23 @@ from __future__ import annotations
 
 import os
 
+from ..values import BadValue, parse_assignments, parse_scalar
+from .bundled import example_path, examples
 from .errors import TraceError
-from .rep import read_rep
+from .formats import read_trace_file
 from .trace import Trace
 from .workloads import WORKLOADS, make_workload
 
-_TRUE = {"true", "yes", "on"}
-_FALSE = {"false", "no", "off"}
-
-
-def parse_value(text: str) -> int | float | bool | str:
-    """A parameter value: int, float, bool (true/false/yes/no/on/off), else the text."""
-    low = text.strip().lower()
-    if low in _TRUE:
-        return True
-    if low in _FALSE:
-        return False
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
-
 
 def parse_spec(spec: str) -> tuple[str, dict]:
-    """Split ``"name:k=v,k=v"`` into the name and a dict of parsed values."""
+    """Split ``"name:k=v,k=v"`` into the name and a dict of values, each read by
+    :func:`heapscope.values.parse_scalar` (a generator declares no types)."""
     name, _, rest = spec.partition(":")
-    params: dict = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise TraceError(f"bad workload parameter {item!r} in {spec!r} (expected key=value)")
-        params[key.strip()] = parse_value(value.strip())
-    return name.strip(), params
+    try:
+        raw = parse_assignments(rest)
+    except BadValue as exc:
+        raise TraceError(f"{exc} in {spec!r}") from None
+    return name.strip(), {key: parse_scalar(value) for key, value in raw.items()}
 
 
 def _looks_like_path(spec: str) -> bool:
@@ -55,18 +38,24 @@ def _looks_like_path(spec: str) -> bool:
 
 
 def load_trace(spec: str | os.PathLike) -> Trace:
-    """Load a trace from a file path or a workload spec; TraceError if neither.
+    """Load a trace from a file path, a bundled example or a workload spec;
+    TraceError if none.
 
     A spec names a file when it is a path object, ends in .rep / .rep.gz,
-    contains a path separator, or is an existing file; otherwise it is a
-    workload name with optional ``:key=value,...`` parameters.
+    contains a path separator, or is an existing file; then a bundled trace
+    by name (``gcc-cc1``: see :func:`traces.bundled.examples`); otherwise it
+    is a workload name with optional ``:key=value,...`` parameters.
     """
     if not isinstance(spec, str):
-        return read_rep(spec)
+        return read_trace_file(spec)
     if _looks_like_path(spec) or os.path.isfile(spec):
-        return read_rep(spec)
+        return read_trace_file(spec)
+    bundled = example_path(spec)
+    if bundled is not None:
+        return read_trace_file(bundled)
     name, params = parse_spec(spec)
     if name not in WORKLOADS:
         raise TraceError(f"{spec!r} is neither a trace file nor a known workload "
-                         f"(workloads: {', '.join(WORKLOADS)})")
+                         f"(workloads: {', '.join(WORKLOADS)}; bundled traces: "
+                         f"{', '.join(ex.name for ex in examples())})")
     return make_workload(name, **params)

@@ -77,3 +77,20 @@ def loaded(qtbot, window, small_trace_path):
     """The window showing the small trace (through next-fit)."""
     wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
     return window
+
+
+class Counter:
+    """Wraps a bound method on its instance and counts the calls."""
+
+    def __init__(self, obj, name: str) -> None:
+        self.calls = []
+        original = getattr(obj, name)
+
+        def counted(*args, **kwargs):
+            self.calls.append(args)
+            return original(*args, **kwargs)
+
+        setattr(obj, name, counted)
+
+    def __len__(self) -> int:
+        return len(self.calls)

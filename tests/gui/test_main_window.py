@@ -368,7 +368,7 @@ def test_python_m_heapscope_open_help_runs():
 
 
 def test_main_opens_the_window_with_options(qtbot, monkeypatch):
-    from heapscope.gui import app as gui_app
+    from heapscope.cli import main
     shown = []
 
     def fake_exec(*args):
@@ -378,12 +378,19 @@ def test_main_opens_the_window_with_options(qtbot, monkeypatch):
         return 0
 
     monkeypatch.setattr(QApplication, "exec", fake_exec)
-    assert gui_app.main(["vo1989:steps=50,seed=4", "--strategy", "tlsf", "--heap-limit", "64K"]) == 0
+    assert main(["open", "vo1989:steps=50,seed=4", "--strategy", "tlsf", "--heap-limit", "64K",
+                 "-P", "tlsf.chunk=1K", "-P", "buddy.max_order=10"]) == 0
     w = shown[0]
     qtbot.addWidget(w)
     qtbot.waitUntil(lambda: w.timeline is not None, timeout=10000)
     assert w.timeline.strategy_name == "tlsf" and w.params == {"heap_limit": 65536}
     assert w.timeline.n == 100
+    # -P reaches its own strategy only, here and after switching strategy
+    assert w.timeline.strategy.chunk == 1024 and w.timeline.params == {"heap_limit": 65536, "chunk": 1024}
+    with qtbot.waitSignal(w.timeline_changed, timeout=10000):
+        w.set_strategy("buddy")
+    assert w.timeline.params == {"heap_limit": 65536, "max_order": 10}
+    assert w.timeline.strategy.max_order == 10
 
 
 def test_picking_a_strategy_while_loading_redoes_the_load(qtbot, window, small_trace_path):

@@ -1,0 +1,258 @@
+"""The structure protocol: every strategy's free structure as plain data.
+
+One method, :meth:`Strategy.structure() <allocators.strategy.Strategy.structure>`,
+answers for every strategy in one shape, so the structure views, the explain
+panel, ``heapscope inspect`` and the tests all read the same thing.  The answer
+is a plain ``dict`` of ints, strings, lists and dicts: picklable, free of Qt,
+and ``json.dumps`` writes it as it is (int dict keys become strings; the
+splay tree is a flat list of nodes, because a degenerate tree is deeper than a
+JSON reader's nesting limit).  ``docs/structure.md`` documents every key.
+
+Keys every structure has:
+
+``kind``
+    which shape follows (one of :data:`KINDS`); views pick their drawing by it.
+``sizes``
+    ``{addr: size}`` of every free block the structure names (``outside``
+    included), so a view needs nothing else to draw it.
+``pointers``
+    ``[{"name", "addr", "role"}]``: the policy's named pointers into the heap.
+    ``role`` is ``"search"`` for a pointer where the next search starts (K&R's
+    rover, Kruse's head) and ``"marker"`` for one that only names a block (the
+    splay wilderness); ``addr`` is a block address or None (at a sentinel).
+``outside``
+    ``[{"addr", "why"}]``: free blocks the policy keeps outside its free
+    structure (the splay wilderness; the uncarved tail of a fixed pool).
+
+Every free block of ``walk()`` is named exactly once by :func:`members` (the
+structure proper plus ``outside``); :func:`check_against_heap` verifies it.
+
+Kinds and their own keys:
+
+``address-ring`` (next fit, first fit: K&R 8.7)
+    ``free_list``: free blocks in ring order after K&R's ``base`` sentinel,
+    which is increasing address order; ``rover``: the block ``freep`` points
+    at, None when it points at ``base``.
+``ring`` (Kruse's rotating list)
+    ``free_list``: the explicit list from ``head`` round the ring (LIFO order,
+    not address order); ``head``.
+``tree`` (Vo's splay best fit; also the generic tree of a user strategy)
+    ``root``: address of the root node or None; ``nodes``: in-order list of
+    ``{"addr", "key", "blocks", "left", "right"}``, where ``blocks`` is the
+    node itself then its list of blocks of the same key, and children are
+    named by address (None when absent); ``wilderness`` (splay only).
+``buddy`` (Knuth's binary buddy system)
+    ``avail``: ``{k: [addrs]}`` for every order k in ``min_order..max_order``
+    (AVAIL[k], front first); ``chunks``: ``[{"addr", "order"}]``;
+    ``blocks``: ``[[addr, order, state]]`` of every carved block in address
+    order, from which each chunk's split tree follows.
+``tlsf`` (Masmano et al.; mattconte/tlsf)
+    ``fl_bitmap``: int; ``sl_bitmap``: list of ints, one per first level;
+    ``lists``: ``{"fl,sl": [addrs]}`` for the non-empty lists, head first;
+    ``fl_count``, ``sl_count``; ``row_floor``: the smallest block size of
+    each first level; ``small_block_size``.
+``buckets`` (Kingsley's 4.2BSD malloc)
+    ``buckets``: ``{k: [addrs]}`` for every bucket (``nextf[k]``, head first);
+    ``block_sizes``: ``{k: bytes}``.
+``lists`` (the generic shape for a user strategy)
+    ``lists``: ``{label: [addrs]}``, in the order the strategy gives them.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "lists")
+
+SEARCH = "search"
+MARKER = "marker"
+
+
+def pointer(name: str, addr: int | None, role: str = SEARCH) -> dict:
+    """One entry of ``pointers``."""
+    return {"name": name, "addr": addr, "role": role}
+
+
+def outside(addr: int, why: str) -> dict:
+    """One entry of ``outside``: a free block kept apart from the structure."""
+    return {"addr": addr, "why": why}
+
+
+def make(kind: str, sizes: dict[int, int], *, pointers: Iterable[dict] = (),
+         outside_blocks: Iterable[dict] = (), **fields) -> dict:
+    """A structure answer with the common keys in place."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown structure kind {kind!r}; known: {', '.join(KINDS)}")
+    out = {"kind": kind, "sizes": sizes, "pointers": list(pointers),
+           "outside": list(outside_blocks)}
+    out.update(fields)
+    return out
+
+
+def tlsf_key(fl: int, sl: int) -> str:
+    """The ``lists`` key of TLSF cell (fl, sl)."""
+    return f"{fl},{sl}"
+
+
+def parse_tlsf_key(key: str) -> tuple[int, int]:
+    fl, _, sl = key.partition(",")
+    return int(fl), int(sl)
+
+
+def members(structure: dict) -> list[int]:
+    """Every free block address the structure holds, in the structure's own
+    order (a block named twice appears twice), ``outside`` blocks last."""
+    kind = structure["kind"]
+    out: list[int] = []
+    if kind in ("address-ring", "ring"):
+        out.extend(structure["free_list"])
+    elif kind == "tree":
+        for node in structure["nodes"]:
+            out.extend(node["blocks"])
+    elif kind == "buddy":
+        for addrs in structure["avail"].values():
+            out.extend(addrs)
+    elif kind == "tlsf":
+        for addrs in structure["lists"].values():
+            out.extend(addrs)
+    elif kind == "buckets":
+        for addrs in structure["buckets"].values():
+            out.extend(addrs)
+    elif kind == "lists":
+        for addrs in structure["lists"].values():
+            out.extend(addrs)
+    else:
+        raise ValueError(f"unknown structure kind {kind!r}")
+    out.extend(o["addr"] for o in structure["outside"])
+    return out
+
+
+def where(structure: dict) -> dict[int, str]:
+    """For each free block, the place the structure keeps it, in the words a
+    view or the explain panel uses: ``"AVAIL[7]"``, ``"list (1, 30)"``,
+    ``"nextf[5]"``, ``"the free list"``, ``"node 1024"``, ``"wilderness"``."""
+    kind = structure["kind"]
+    out: dict[int, str] = {}
+    if kind in ("address-ring", "ring"):
+        for a in structure["free_list"]:
+            out[a] = "the free list"
+    elif kind == "tree":
+        for node in structure["nodes"]:
+            for a in node["blocks"]:
+                out[a] = f"the tree node of size {node['key']}"
+    elif kind == "buddy":
+        for k, addrs in structure["avail"].items():
+            for a in addrs:
+                out[a] = f"AVAIL[{k}]"
+    elif kind == "tlsf":
+        for key, addrs in structure["lists"].items():
+            fl, sl = parse_tlsf_key(key)
+            for a in addrs:
+                out[a] = f"list ({fl}, {sl})"
+    elif kind == "buckets":
+        for k, addrs in structure["buckets"].items():
+            for a in addrs:
+                out[a] = f"nextf[{k}]"
+    elif kind == "lists":
+        for label, addrs in structure["lists"].items():
+            for a in addrs:
+                out[a] = str(label)
+    for o in structure["outside"]:
+        out[o["addr"]] = o["why"]
+    return out
+
+
+class StructureMismatch(AssertionError):
+    """A structure answer disagrees with the heap walk."""
+
+
+def check_against_heap(structure: dict, blocks) -> None:
+    """Raise :class:`StructureMismatch` unless every free block of ``blocks``
+    (``walk()`` output) is named exactly once by the structure, with its size,
+    and the structure names nothing else; then the kind's own rules."""
+    free = {b[0]: b[1] for b in blocks if b[2] == "free"}
+    named = members(structure)
+    seen: set[int] = set()
+    for a in named:
+        if a in seen:
+            raise StructureMismatch(f"free block {a:#x} is named twice by the {structure['kind']} structure")
+        seen.add(a)
+    missing = sorted(set(free) - seen)
+    if missing:
+        raise StructureMismatch(f"free blocks {[hex(a) for a in missing[:5]]} are in the heap "
+                                f"but not in the {structure['kind']} structure")
+    extra = sorted(seen - set(free))
+    if extra:
+        raise StructureMismatch(f"the {structure['kind']} structure names {[hex(a) for a in extra[:5]]}, "
+                                "which are not free blocks of the heap")
+    sizes = structure["sizes"]
+    for a, size in free.items():
+        if sizes.get(a) != size:
+            raise StructureMismatch(f"free block {a:#x} has {size} bytes but the structure says {sizes.get(a)}")
+    if set(sizes) != seen:
+        raise StructureMismatch("'sizes' names other blocks than the structure holds")
+    for p in structure["pointers"]:
+        if p["addr"] is not None and p["role"] == SEARCH and p["addr"] not in free:
+            raise StructureMismatch(f"pointer {p['name']} points at {p['addr']:#x}, which is not a free block")
+    _KIND_RULES.get(structure["kind"], lambda s: None)(structure)
+
+
+def _ring_rules(s: dict) -> None:
+    ring = s["free_list"]
+    if any(a >= b for a, b in zip(ring, ring[1:])):
+        raise StructureMismatch(f"the address-ordered ring is out of order: {ring[:8]}")
+    if s["rover"] is not None and s["rover"] not in ring:
+        raise StructureMismatch(f"the rover {s['rover']:#x} is not on the ring")
+
+
+def _tree_rules(s: dict) -> None:
+    nodes = s["nodes"]
+    by_addr = {n["addr"]: n for n in nodes}
+    keys = [n["key"] for n in nodes]
+    if any(a >= b for a, b in zip(keys, keys[1:])):
+        raise StructureMismatch(f"in-order keys are not strictly increasing: {keys[:8]}")
+    sizes = s["sizes"]
+    for n in nodes:
+        if n["blocks"][:1] != [n["addr"]]:
+            raise StructureMismatch(f"node {n['addr']:#x} does not head its own block list")
+        for a in n["blocks"]:
+            if sizes[a] != n["key"]:
+                raise StructureMismatch(f"block {a:#x} of {sizes[a]} bytes hangs under key {n['key']}")
+    # The nodes reachable from the root, visited in order, are the list given.
+    order: list[int] = []
+    stack: list[int] = []
+    x = s["root"]
+    while stack or x is not None:
+        while x is not None:
+            if len(stack) > len(nodes):
+                raise StructureMismatch("the tree has a cycle")
+            stack.append(x)
+            x = by_addr[x]["left"] if x in by_addr else None
+        x = stack.pop()
+        order.append(x)
+        x = by_addr[x]["right"] if x in by_addr else None
+    if order != [n["addr"] for n in nodes]:
+        raise StructureMismatch("the nodes list is not the in-order walk from the root")
+
+
+def _buddy_rules(s: dict) -> None:
+    sizes = s["sizes"]
+    for k, addrs in s["avail"].items():
+        for a in addrs:
+            if sizes[a] != 1 << int(k):
+                raise StructureMismatch(f"AVAIL[{k}] holds {a:#x} of {sizes[a]} bytes, not {1 << int(k)}")
+
+
+def _tlsf_rules(s: dict) -> None:
+    lists = {parse_tlsf_key(k): v for k, v in s["lists"].items()}
+    for fl in range(s["fl_count"]):
+        row = s["sl_bitmap"][fl]
+        if bool(s["fl_bitmap"] >> fl & 1) != bool(row):
+            raise StructureMismatch(f"fl_bitmap bit {fl} disagrees with sl_bitmap[{fl}] = {row:#x}")
+        for sl in range(s["sl_count"]):
+            if bool(row >> sl & 1) != bool(lists.get((fl, sl))):
+                raise StructureMismatch(f"sl_bitmap[{fl}] bit {sl} disagrees with list ({fl}, {sl})")
+
+
+_KIND_RULES = {"address-ring": _ring_rules, "tree": _tree_rules, "buddy": _buddy_rules,
+               "tlsf": _tlsf_rules}

@@ -1,0 +1,318 @@
+"""What the window shows, as one model that every view subscribes to.
+
+The window used to call each view by hand on every step; with a structure
+view, an explain panel and (next) one row per strategy in compare mode, that
+does not scale.  As in napari, where a layer is a model of plain state that
+emits an event on every change and each Qt view connects to the events it
+draws (``napari.layers.Layer.events``, ``napari._qt.layer_controls``), a
+:class:`ShowModel` holds the state and emits a signal when a part of it
+changes; the views (:mod:`gui.subscriber`) redraw what they show from it.
+
+The state:
+
+* the **trace** (and the file or label it came from);
+* the **timelines** built from it, kept per ``(strategy, parameters)`` while
+  the trace is open, so showing a strategy again costs no replay and compare
+  mode can hold several;
+* which strategies are **shown** (a list of timeline keys; one row today);
+* the **position** (the heap after that many operations), shared by all rows;
+* the **event** within the shown step (None: the whole step; micro-steps
+  move it);
+* the **selection** (a block address, or None) and the **hover** (the block
+  under the mouse in any view).
+
+What a view derives from the shown step -- the heap walk as columns, the
+step's events in words (:func:`allocators.explain.explain_step`), the
+strategy's structure (``Strategy.structure()``), where each free block lives
+-- is computed by :class:`ShownStep` on first use and kept until the step
+changes, so each is computed at most once per shown step, whichever views ask.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+
+from PySide6.QtCore import QObject, Signal
+
+from ..allocators import structure as structure_protocol
+from ..allocators.explain import explain_step
+
+from . import heap_cells
+from .block_facts import block_start, describe_address
+from .step_measures import StepMeasures
+
+#: a timeline's key: (strategy name, its parameters as sorted pairs)
+TimelineKey = tuple
+
+
+def timeline_key(strategy: str, params: dict | None = None) -> TimelineKey:
+    """The key a timeline is kept under: the strategy and its parameters."""
+    return (strategy, tuple(sorted((params or {}).items())))
+
+
+class CallCounts:
+    """How often the shown steps computed their costly parts (tests count them)."""
+
+    def __init__(self) -> None:
+        self.explain = 0
+        self.structure = 0
+
+
+class ShownStep:
+    """One shown strategy at the shown position, and what views derive from it.
+
+    Valid only while the model shows this position: the model makes a new one
+    on every step (the strategy object is replayed in place).  It holds no
+    reference to the model, so that no reference cycle holds a Qt object (a
+    cycle collected by a garbage collection in the replay thread would delete
+    Qt objects off the GUI thread)."""
+
+    def __init__(self, key: TimelineKey, timeline, measures: StepMeasures, trace=None,
+                 source: str | None = None, counts: CallCounts | None = None) -> None:
+        self.key = key
+        self.trace, self.source = trace, source
+        self.counts = counts or CallCounts()
+        self.timeline = timeline
+        self.measures = measures
+        self.position = timeline.position
+        self.strategy = timeline.strategy
+        self.strategy_name = timeline.strategy_name
+        #: the strategy's record of the shown step (None at step 0)
+        self.record = timeline.last_record if self.position else None
+
+    @cached_property
+    def blocks(self) -> heap_cells.BlockArrays:
+        """The heap walk as columns (what the heap map draws)."""
+        return heap_cells.block_arrays(self.strategy.walk_tuples(), self.strategy.arena.brk)
+
+    @cached_property
+    def ids(self) -> dict:
+        """{payload address: trace id} of the live blocks."""
+        return self.timeline.program.id_of_payload()
+
+    def ids_source(self) -> dict:
+        return self.ids
+
+    @cached_property
+    def explained(self) -> list:
+        """The step's events in the policy's words, in order."""
+        self.counts.explain += 1
+        return explain_step(self.strategy, self.record)
+
+    @cached_property
+    def structure(self) -> dict:
+        """The strategy's free structure (docs/structure.md)."""
+        self.counts.structure += 1
+        return self.strategy.structure()
+
+    @cached_property
+    def places(self) -> dict[int, str]:
+        """{free block address: where the structure keeps it, in words}."""
+        s = self.structure
+        apart = {o["addr"] for o in s.get("outside", ())}
+        return {addr: (f"outside the structure: {where}" if addr in apart else f"in {where}")
+                for addr, where in structure_protocol.where(s).items()}
+
+    @cached_property
+    def measures_row(self) -> dict | None:
+        """What the gauges show (None at step 0)."""
+        return self.measures.at(self.position)
+
+    def describe(self) -> str:
+        """The step in one line, with the trace file's line number when known."""
+        text = self.timeline.describe()
+        lines = getattr(self.trace, "line_numbers", None)
+        if self.position and lines is not None and self.source:
+            text += f"   [{os.path.basename(self.source)} line {int(lines[self.position - 1])}]"
+        return text
+
+    def describe_address(self, address: int) -> str:
+        """The hover facts of the block holding ``address``."""
+        return describe_address(self.blocks, address, self.ids, lambda: self.places)
+
+    def block_start(self, address: int) -> int | None:
+        return block_start(self.blocks, address)
+
+
+class ShowModel(QObject):
+    """The trace, its timelines, what is shown, the position, the event within
+    the step, the selection and the hover; a signal for each change.
+
+    Order on a new timeline: :attr:`shown_changed` then :attr:`step_changed`;
+    views reset what depends on the whole replay on the first and redraw the
+    step on the second.  Setting a value to what it already is emits nothing."""
+
+    #: a new trace (views drop what they knew of the old one)
+    trace_changed = Signal()
+    #: the shown timelines changed (another strategy, a new trace, or nothing)
+    shown_changed = Signal()
+    #: the position changed (argument: the new position), or the shown timelines did
+    step_changed = Signal(int)
+    #: the event within the step: an index, or None for the whole step
+    event_changed = Signal(object)
+    #: the selected block address, or None
+    selection_changed = Signal(object)
+    #: the block address under the mouse in any view, or None
+    hover_changed = Signal(object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.trace = None
+        #: the file the trace was read from, or None
+        self.source: str | None = None
+        self.label = ""
+        self._timelines: dict[TimelineKey, object] = {}
+        self._measures: dict[TimelineKey, StepMeasures] = {}
+        self._shown: list[TimelineKey] = []
+        self._steps: dict[TimelineKey, ShownStep] = {}
+        self.position = 0
+        self.event_index: int | None = None
+        self.selection: int | None = None
+        self.hover: int | None = None
+        #: the player is running: views may skip costly redraws between frames
+        self.playing = False
+        #: how often the shown steps' explain_step() and structure() ran
+        self.counts = CallCounts()
+
+    # ------------------------------------------------------------------ trace
+    def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
+        """A new trace: forget every timeline of the old one and show nothing."""
+        self.trace, self.source = trace, source
+        self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
+        self._timelines.clear()
+        self._measures.clear()
+        self._shown = []
+        self._steps = {}
+        self.position = 0
+        self.event_index = None
+        self._set_selection(None)
+        self._set_hover(None)
+        self.trace_changed.emit()
+        self.shown_changed.emit()
+        self.step_changed.emit(0)
+
+    # -------------------------------------------------------------- timelines
+    def add_timeline(self, timeline) -> TimelineKey:
+        """Keep a built timeline of the current trace; its key."""
+        if timeline.trace is not self.trace:
+            raise ValueError("the timeline replays another trace than the model's")
+        key = timeline_key(timeline.strategy_name, timeline.params)
+        self._timelines[key] = timeline
+        self._measures[key] = StepMeasures(timeline.series)
+        return key
+
+    def timeline_for(self, strategy: str, params: dict | None = None):
+        """The timeline already built for ``strategy`` with ``params``, or None."""
+        return self._timelines.get(timeline_key(strategy, params))
+
+    def timelines(self) -> dict:
+        """Every timeline kept for the current trace, by key."""
+        return dict(self._timelines)
+
+    @property
+    def shown(self) -> list[TimelineKey]:
+        """The keys of the shown timelines, one per row."""
+        return list(self._shown)
+
+    def show(self, keys, position: int | None = None) -> None:
+        """Show the timelines of ``keys`` (kept ones) at ``position`` (default:
+        the current one, clamped to the shortest)."""
+        keys = list(keys)
+        for k in keys:
+            if k not in self._timelines:
+                raise KeyError(f"no timeline kept for {k!r}")
+        self._shown = keys
+        self.event_index = None
+        self._set_hover(None)
+        self._set_selection(None)
+        self.position = self._clamp(self.position if position is None else position)
+        self._seek_shown()
+        self.shown_changed.emit()
+        self.step_changed.emit(self.position)
+
+    def timeline(self, row: int = 0):
+        """The timeline shown in ``row`` (None when nothing is shown there)."""
+        return self._timelines[self._shown[row]] if row < len(self._shown) else None
+
+    def measures(self, row: int = 0) -> StepMeasures | None:
+        return self._measures[self._shown[row]] if row < len(self._shown) else None
+
+    @property
+    def n(self) -> int:
+        """The last position every shown timeline reaches (0 when nothing is shown)."""
+        return min((self._timelines[k].n for k in self._shown), default=0)
+
+    def step(self, row: int = 0) -> ShownStep | None:
+        """The shown step of ``row`` (None when nothing is shown there)."""
+        if row >= len(self._shown):
+            return None
+        key = self._shown[row]
+        s = self._steps.get(key)
+        if s is None:
+            s = self._steps[key] = ShownStep(key, self._timelines[key], self._measures[key],
+                                             self.trace, self.source, self.counts)
+        return s
+
+    @property
+    def explain_calls(self) -> int:
+        return self.counts.explain
+
+    @property
+    def structure_calls(self) -> int:
+        return self.counts.structure
+
+    # --------------------------------------------------------------- position
+    def _clamp(self, position: int) -> int:
+        return min(max(int(position), 0), self.n)
+
+    def seek(self, position: int) -> None:
+        """Show the heap after ``position`` operations (clamped to 0..n)."""
+        if not self._shown:
+            return
+        position = self._clamp(position)
+        if position == self.position:
+            return
+        self.position = position
+        self.event_index = None
+        self._seek_shown()
+        self.step_changed.emit(position)
+
+    def _seek_shown(self) -> None:
+        self._steps = {}
+        for key in self._shown:
+            tl = self._timelines[key]
+            tl.seek(self.position)
+            rec = tl.last_record
+            if self.position and (rec is None or rec.events is None):
+                # Left at the end by its build, which records no events: replay
+                # the shown step once more with its events on.
+                tl.seek(self.position - 1)
+                tl.seek(self.position)
+
+    def set_event(self, index: int | None) -> None:
+        """Show the step up to its event ``index`` (None: the whole step)."""
+        if index is not None:
+            index = int(index)
+        if index != self.event_index:
+            self.event_index = index
+            self.event_changed.emit(index)
+
+    # -------------------------------------------------------- selection, hover
+    def select(self, addr) -> None:
+        """Select the block at ``addr`` (None or a negative value clears)."""
+        self._set_selection(None if addr is None or addr < 0 else int(addr))
+
+    def set_hover(self, addr) -> None:
+        """The block under the mouse in some view (None or -1: none)."""
+        self._set_hover(None if addr is None or addr < 0 else int(addr))
+
+    def _set_selection(self, addr) -> None:
+        if addr != self.selection:
+            self.selection = addr
+            self.selection_changed.emit(addr)
+
+    def _set_hover(self, addr) -> None:
+        if addr != self.hover:
+            self.hover = addr
+            self.hover_changed.emit(addr)

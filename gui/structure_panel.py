@@ -1,0 +1,127 @@
+"""The structure view in the window: the shown strategy's free structure.
+
+A :class:`StructurePanel` subscribes to the :class:`~gui.show_model.ShowModel`
+and holds the structure view for the shown strategy's ``structure()["kind"]``
+(:func:`gui.structure_views.view_for`; the generic lists view for a kind whose
+own view is not there).  On every shown step it feeds the view the structure
+and the step's explained events (both computed once per step by the model);
+clicks and hovers in the view select and hover in the model, so the heap map
+follows, and the model's selection is marked in the view.  Each view has its
+own title and says what it summarised; under it, the panel shows the hovered
+block's facts in the heap map's words (the selected block's with none hovered).
+
+While the player runs fast, the view redraws at most every
+:attr:`~gui.subscriber.Subscriber.PLAY_INTERVAL_MS`, and not at all while the
+panel is hidden or collapsed.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from .structure_views import view_for
+from .subscriber import Subscriber
+
+
+class StructurePanel(Subscriber, QWidget):
+    """The structure view of one shown strategy (row), with its title and hover line."""
+
+    SUBSCRIBES = {"shown_changed": "redraw_soon", "step_changed": "redraw_soon",
+                  "selection_changed": "_model_selection", "event_changed": "_model_event",
+                  "hover_changed": "_model_hover"}
+
+    #: the facts line when no block is hovered or selected
+    HINT = "Hover or click a block (here or on the map) for its facts."
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.view = None
+        self.kind: str | None = None
+        self.facts = QLabel(" ")
+        self.facts.setWordWrap(True)
+        self.facts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.facts.setMinimumHeight(self.facts.fontMetrics().height() * 2 + 4)
+        self.facts.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.facts.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self._box = QVBoxLayout(self)
+        self._box.setContentsMargins(4, 2, 4, 2)
+        self._box.setSpacing(2)
+        self._placeholder = QLabel("")
+        self._box.addWidget(self._placeholder, 1)
+        self._box.addWidget(self.facts)
+        self.setMinimumWidth(220)
+
+    def model_bound(self) -> None:
+        self.redraw_soon()
+
+    # ------------------------------------------------------------- drawing
+    def redraw(self) -> None:
+        model = self.model
+        step = model.step(self.row) if model is not None else None
+        if step is None:
+            if self.view is not None:
+                self.view.show_step(None, [], None)
+            self.facts.setText(" ")
+            return
+        structure = step.structure
+        kind = structure["kind"]
+        view = self._view_for(kind)
+        view.show_step(structure, step.explained, step.record)    # the whole step
+        if model.event_index is not None:
+            view.set_current_event(model.event_index)
+        view.set_selection(model.selection)
+        self._model_hover(model.hover)
+
+    def _view_for(self, kind: str):
+        if self.view is not None and kind == self.kind:
+            return self.view
+        cls = view_for(kind)
+        if self.view is None or type(self.view) is not cls:
+            old = self.view
+            self.view = cls()
+            self.view.block_clicked.connect(self._view_clicked)
+            self.view.block_hovered.connect(self._view_hovered)
+            self._box.replaceWidget(old if old is not None else self._placeholder, self.view)
+            self._box.setStretchFactor(self.view, 1)
+            if old is not None:
+                old.hide()
+                old.deleteLater()
+            else:
+                self._placeholder.hide()
+                self._placeholder.deleteLater()
+            self.view.show()
+        self.kind = kind
+        return self.view
+
+    # ------------------------------------------------------------ the model
+    def _model_selection(self, addr) -> None:
+        if self.view is not None and not self.__dict__.get("_redraw_pending"):
+            self.view.set_selection(addr)
+        self._model_hover(self.model.hover if self.model is not None else None)
+
+    def _model_event(self, index) -> None:
+        if self.view is not None and not self.__dict__.get("_redraw_pending"):
+            self.view.set_current_event(index)
+
+    def _model_hover(self, addr) -> None:
+        """The hovered block's facts; with none hovered, the selected block's."""
+        model = self.model
+        step = model.step(self.row) if model is not None else None
+        if step is None:
+            self.facts.setText(" ")
+        elif addr is not None:
+            self.facts.setText(step.describe_address(addr))
+        elif model.selection is not None:
+            self.facts.setText("selected: " + step.describe_address(model.selection))
+        else:
+            self.facts.setText(self.HINT)
+
+    # ------------------------------------------------------------- the view
+    def _view_clicked(self, addr: int) -> None:
+        if self.model is not None:
+            self.model.select(addr)
+
+    def _view_hovered(self, addr: int) -> None:
+        if self.model is not None:
+            self.model.set_hover(addr)

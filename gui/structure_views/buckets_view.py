@@ -1,0 +1,330 @@
+"""Kingsley's power-of-two buckets (4.2/4.3BSD malloc, Caltech 1982) as
+columns.
+
+The allocator keeps one LIFO list per bucket, ``nextf[k]``, of blocks of
+2^(k+3) bytes (a page more for the big ones), never split nor joined; an
+empty bucket is refilled by ``morecore``, which carves a page into equal
+blocks.  The view draws one column per bucket in use -- every bucket with
+free blocks, and any bucket this step touched -- left to right by block
+size.  A column's header names the bucket, its block size and how many
+blocks are free; the arrow under it is the list head ``nextf[k]``, and the
+list hangs below, head first.  The block a malloc took off the head is drawn
+dashed above the new head; the block a free pushed is the head, outlined;
+the header of a bucket that ``morecore`` refilled says how many blocks it
+carved, and the carved blocks are outlined as new memory.  Only the first
+:data:`SHOWN_PER_BUCKET` blocks of a list are drawn (the head is where all
+the action is), the rest folded into "… 309 more …"; a selected block deeper
+in a list is drawn out between two folds.  :attr:`summary` says what was
+folded.  Part of a fixed pool not carved yet stands apart, in a last column.
+
+:meth:`drawn` reads back, from the graphics items:
+
+``columns``
+    one dict per column, left to right: ``bucket`` and ``count`` (parsed
+    from the header text), ``block_size`` (the header's size text),
+    ``nodes`` (the addresses of the list's cards, top down), ``folded``
+    (the counts of the folds in it), ``taken`` (the ghost's address or
+    None), ``refill`` (the refill line of the header, or None);
+``pushed`` / ``taken`` / ``new``
+    addresses of the cards drawn as pushed, taken and carved this step;
+``outside``
+    ``(addr, size text)`` of the uncarved pool, or None;
+``selected``
+    the address of the card outlined as selected, or None.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QPointF, QRectF
+
+from ...allocators import events as ev
+
+from .. import palette
+from . import register_view
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Card, Fold, Note, count_text, hex_addr,
+                     mono_font, pen, size_text, swatch_css, text_font)
+from .card_view import CardView, int_keys
+
+#: blocks drawn at the head of each list before the rest is folded
+SHOWN_PER_BUCKET = 5
+
+# Layout, in pixels at zoom 1.
+COL_W = 118
+COL_GAP = 12
+LEFT = 10
+TOP = 8
+HEADER_H = 80
+HEAD_ARROW = 26
+CARD_H = 34
+MARKED_H = 50
+PITCH_GAP = 10
+
+_BUCKET = re.compile(r"nextf\[(\d+)\]")
+_FREE = re.compile(r"([\d\u202f]+) free")
+
+
+class BucketStep:
+    """What one step did to the buckets, from its events."""
+
+    def __init__(self, explained) -> None:
+        self.taken: dict[int, int] = {}        # bucket -> block taken off its head
+        self.pushed: dict[int, int] = {}       # bucket -> block pushed on its head
+        self.refills: dict[int, object] = {}   # bucket -> BucketRefill
+        self.notes: list[str] = []
+        for item in explained:
+            e = getattr(item, "event", item)
+            if isinstance(e, ev.ListRemove) and e.where:
+                self.taken[int(e.where[0])] = e.addr
+            elif isinstance(e, ev.ListInsert) and e.where:
+                self.pushed[int(e.where[0])] = e.addr
+            elif isinstance(e, ev.BucketRefill):
+                self.refills[e.bucket] = e
+            elif isinstance(e, ev.Note):
+                self.notes.append(e.text)
+
+    def touched(self) -> set[int]:
+        return set(self.taken) | set(self.pushed) | set(self.refills)
+
+    def carved(self, bucket: int, addr: int) -> bool:
+        r = self.refills.get(bucket)
+        return r is not None and r.addr <= addr < r.addr + r.count * r.block_size
+
+
+@register_view("buckets")
+class BucketsView(CardView):
+    """One column per bucket in use: nextf[k], its block size, its free count
+    and its list, head first."""
+
+    kinds = ("buckets",)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__([
+            ("taken by malloc", swatch_css(palette.PLACED, "#FFFFFF", dashed=True)),
+            ("pushed by free", swatch_css(palette.RELEASED, dashed=True)),
+            ("refilled, new", swatch_css(palette.RELEASED, "#E8E8E8", dashed=True)),
+            ("selected", swatch_css(SELECTED, "#FFFFFF", width=4)),
+        ], parent)
+        self._say(self.title, "4.2BSD buckets (Kingsley): one LIFO list nextf[k] per power-of-two size; "
+                           "never split nor joined")
+        self.step: BucketStep | None = None
+
+    # -------------------------------------------------------------- draw
+    def _render(self, scroll: bool) -> None:
+        s = self._structure
+        self._clear_transient()
+        if s is None:
+            self._keep_cards(set())
+            self.step = None
+            self.summary = ""
+            self._say(self.info, "nothing loaded")
+            self.canvas.finish()
+            return
+        buckets = {int(k): v for k, v in s["buckets"].items()}
+        block_sizes = int_keys(s["block_sizes"])
+        step = self.step = BucketStep(self._events())
+        where = {}
+        sel = self._selection
+        if sel is not None:
+            for k, addrs in buckets.items():
+                if addrs and sel in addrs:
+                    where[sel] = k
+                    break
+        shown = sorted(k for k, addrs in buckets.items() if addrs or k in step.touched())
+        wanted: set = set()
+        touched_at = None
+        folded_total = folded_lists = 0
+        for c, k in enumerate(shown):
+            x = LEFT + c * (COL_W + COL_GAP)
+            folded, col_wanted, col_rect = self._draw_column(x, k, buckets[k], block_sizes.get(k, 0), step,
+                                                             sel if where.get(sel) == k else None)
+            wanted |= col_wanted
+            if folded:
+                folded_total += folded
+                folded_lists += 1
+            if k in step.touched() and touched_at is None:
+                touched_at = c
+        if s.get("outside"):
+            x = LEFT + len(shown) * (COL_W + COL_GAP)
+            sizes = int_keys(s["sizes"])
+            for o in s["outside"]:
+                self._draw_outside(x, o["addr"], sizes.get(o["addr"], 0), o.get("why", ""))
+                wanted.add(o["addr"])
+                x += COL_W + COL_GAP
+        self._keep_cards(wanted)
+        for key, card in self._cards.items():
+            card.set_selected(sel is not None and key == sel)
+        if not shown and not s.get("outside"):
+            note = self._add(Note("every bucket is empty: nothing has been freed or carved yet",
+                                  text_font(TEXT_PX, italic=True), MUTED, 300))
+            note.setPos(LEFT, TOP)
+        self.canvas.finish()
+
+        total_free = sum(len(v) for v in buckets.values())
+        free_bytes = sum(len(v) * block_sizes.get(k, 0) for k, v in buckets.items())
+        words = [f"{count_text(total_free)} free block{'s' if total_free != 1 else ''} in "
+                 f"{count_text(sum(1 for v in buckets.values() if v))} bucket"
+                 f"{'s' if sum(1 for v in buckets.values() if v) != 1 else ''}, {size_text(free_bytes)}"]
+        words += step.notes
+        self.summary = ""
+        if folded_total:
+            self.summary = (f"Summarised: each list shows its first {SHOWN_PER_BUCKET} blocks from the head; "
+                            f"{count_text(folded_total)} more in {count_text(folded_lists)} "
+                            f"list{'s' if folded_lists != 1 else ''} are folded.")
+        self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
+        if scroll:
+            self._scroll_to_column(touched_at, len(shown) + len(s.get("outside") or ()))
+
+    def _scroll_to_column(self, column: int | None, columns: int) -> None:
+        """Show the touched column with as many neighbours as fit, whole
+        columns only (none cut in half at the left edge), headers in view."""
+        pitch = COL_W + COL_GAP
+        zoom = max(self.canvas.zoom, 1e-6)
+        width = self.canvas.viewport().width() / zoom
+        height = self.canvas.viewport().height() / zoom
+        fits = max(1, int((width - LEFT) // pitch))
+        first = 0 if column is None else max(0, min(column - (fits - 1) // 2, columns - fits))
+        left = LEFT + first * pitch - COL_GAP / 2
+        rect = self.canvas.scene().sceneRect()
+        if left + width > rect.right():
+            # the last columns: leave blank room on the right rather than cut a column on the left
+            self.canvas.scene().setSceneRect(rect.adjusted(0, 0, left + width - rect.right(), 0))
+        self.canvas.centerOn(left + width / 2, rect.top() + height / 2)
+
+    def _draw_column(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep,
+                     selected: int | None):
+        """One bucket's column; returns (blocks folded, card keys drawn, the column's rect)."""
+        header = self._card(("bucket", k), None, COL_W, HEADER_H)
+        lines = [f"nextf[{k}]", size_text(block_size), f"{count_text(len(addrs))} free"]
+        fonts = [mono_font(TEXT_PX), text_font(SMALL_PX), text_font(TEXT_PX, bold=True)]
+        header.set_lines(lines, fonts)
+        refill = step.refills.get(k)
+        touched = k in step.touched()
+        if refill is not None:
+            header.set_style("#E8E8E8", pen(palette.RELEASED, 3.5, dash=True), "#000000", "refill")
+        else:
+            header.set_style("#E8E8E8", pen("#000000" if touched else "#8a8a8a", 2.5 if touched else 1.2),
+                             "#000000", "header")
+        header.setPos(x, TOP)
+        header.setToolTip(f"nextf[{k}]: the free list of {block_size}-byte blocks (a request "
+                          "and its header fit in one); LIFO, head first")
+        wanted = {("bucket", k)}
+        y = TOP + HEADER_H
+        if refill is not None:
+            note = self._add(Note(f"refilled: {count_text(refill.count)} × {size_text(refill.block_size)} "
+                                  f"carved at {hex_addr(refill.addr)}",
+                                  text_font(SMALL_PX - 1, bold=True), palette.RELEASED, COL_W, None))
+            note.setPos(x, y + 4)
+            y += 4 + note.boundingRect().height()
+        # the head pointer nextf[k]
+        self._add(Arrow([QPointF(x + 28, y + 2), QPointF(x + 28, y + HEAD_ARROW - 2)], "#000000", 2.2, head=8))
+        y += HEAD_ARROW
+        rows: list[tuple] = []
+        taken = step.taken.get(k)
+        if taken is not None and taken not in addrs:
+            rows.append(("ghost", taken))
+        n = len(addrs)
+        if n <= SHOWN_PER_BUCKET + 1:
+            rows += [("node", a) for a in addrs]
+            folded = 0
+        else:
+            rows += [("node", a) for a in addrs[:SHOWN_PER_BUCKET]]
+            rest = n - SHOWN_PER_BUCKET
+            if selected is not None and selected not in addrs[:SHOWN_PER_BUCKET]:
+                i = addrs.index(selected)
+                before = i - SHOWN_PER_BUCKET
+                if before:
+                    rows.append(("fold", before))
+                rows.append(("node", selected))
+                after = n - i - 1
+                if after:
+                    rows.append(("fold", after))
+                folded = before + after
+            else:
+                rows.append(("fold", rest))
+                folded = rest
+        if not addrs:
+            rows.append(("null", None))
+        top = y
+        for r, (kind, a) in enumerate(rows):
+            if r:
+                self._add(Arrow([QPointF(x + 28, y - PITCH_GAP + 1), QPointF(x + 28, y - 1)], "#444444",
+                                1.6, dash=kind == "fold" or rows[r - 1][0] == "fold", head=6))
+            if kind == "fold":
+                f = self._add(Fold(a, 0, COL_W, CARD_H, px=SMALL_PX - 1, compact=True))
+                f.setPos(x, y)
+                y += CARD_H + PITCH_GAP
+            elif kind == "null":
+                item = self._add(Note("NULL: empty", text_font(SMALL_PX, italic=True), MUTED, COL_W))
+                item.setPos(x + 8, y)
+                y += CARD_H
+            else:
+                y = self._draw_block(x, y, k, a, block_size, kind == "ghost", step) + PITCH_GAP
+                wanted.add(a)
+        return folded, wanted, QRectF(x - 6, TOP - 6, COL_W + 12, max(y, top) - TOP + 12)
+
+    def _draw_block(self, x: float, y: float, k: int, addr: int, block_size: int, ghost: bool,
+                    step: BucketStep) -> float:
+        pushed = step.pushed.get(k) == addr
+        new = step.carved(k, addr)
+        marked = ghost or pushed or new
+        card = self._card(addr, addr, COL_W, MARKED_H if ghost or pushed else CARD_H)
+        font = mono_font(SMALL_PX + 1)
+        if ghost:
+            card.set_lines([hex_addr(addr), "taken"], [font, text_font(SMALL_PX - 1, bold=True)])
+            card.set_style("#FFFFFF", pen(palette.PLACED, 3.5, dash=True), palette.PLACED, "taken")
+        elif pushed:
+            card.set_lines([hex_addr(addr), "pushed"], [font, text_font(SMALL_PX - 1, bold=True)])
+            card.set_style(palette.YELLOW, pen(palette.RELEASED, 3.5, dash=True), "#000000", "pushed")
+        elif new:
+            card.set_lines([hex_addr(addr)], [font])
+            card.set_style(palette.YELLOW, pen(palette.RELEASED, 2.5, dash=True), "#000000", "new")
+        else:
+            card.set_lines([hex_addr(addr)], [font])
+            card.set_style(palette.YELLOW, pen("#6b6b6b", 1.2), "#000000", "")
+        card.setPos(x, y)
+        what = ("taken off the head by this malloc" if ghost else
+                "pushed on the head by this free" if pushed else
+                "carved by this step's refill" if new else "")
+        card.setToolTip(f"free block {hex_addr(addr)} on nextf[{k}]: {block_size} bytes "
+                        f"({size_text(block_size)})" + (f"\n{what}" if marked else ""))
+        return y + card.h
+
+    def _draw_outside(self, x: float, addr: int, size: int, why: str) -> None:
+        card = self._card(addr, addr, COL_W, HEADER_H)
+        card.set_lines(["not carved", hex_addr(addr), size_text(size)],
+                       [text_font(SMALL_PX, italic=True), mono_font(SMALL_PX), text_font(SMALL_PX, bold=True)])
+        card.set_style("#FFFFFF", pen(MUTED, 1.5, dash=True), "#000000", "outside")
+        card.setPos(x, TOP)
+        card.setToolTip(f"{why}: {size} bytes at {hex_addr(addr)}")
+
+    # ------------------------------------------------------------ readback
+    def drawn(self) -> dict:
+        root = self.canvas.root
+        cards = [c for c in root.childItems() if isinstance(c, Card)]
+        headers = sorted((c for c in cards if c.role in ("header", "refill")), key=lambda c: c.scenePos().x())
+        columns = []
+        for h in headers:
+            left, right = h.scenePos().x(), h.scenePos().x() + h.w
+            inside = lambda item: left - 1 <= item.scenePos().x() <= right - 1  # noqa: E731
+            members = sorted((c for c in cards if c.role not in ("header", "refill", "outside") and inside(c)),
+                             key=lambda c: c.scenePos().y())
+            folds = sorted((f for f in root.childItems() if isinstance(f, Fold) and inside(f)),
+                           key=lambda f: f.scenePos().y())
+            refill = [n.text() for n in root.childItems() if isinstance(n, Note) and inside(n)
+                      and n.text().startswith("refilled")]
+            columns.append({
+                "bucket": int(_BUCKET.search(h.lines[0]).group(1)),
+                "block_size": h.lines[1],
+                "count": int(_FREE.search(h.lines[2]).group(1).replace("\u202f", "")),
+                "nodes": [int(c.lines[0], 16) for c in members if c.role != "taken"],
+                "taken": next((int(c.lines[0], 16) for c in members if c.role == "taken"), None),
+                "folded": [f.count_shown() for f in folds],
+                "refill": refill[0] if refill else None,
+            })
+        by_role = lambda role: [int(c.lines[0], 16) for c in cards if c.role == role]  # noqa: E731
+        outside = next(((int(c.lines[1], 16), c.lines[2]) for c in cards if c.role == "outside"), None)
+        selected = [c.addr for c in cards if c.selected]
+        return {"columns": columns, "pushed": by_role("pushed"), "taken": by_role("taken"),
+                "new": by_role("new"), "outside": outside, "selected": selected[0] if selected else None}

@@ -1,0 +1,157 @@
+"""The frame shared by the structure views drawn as cards on a canvas (the
+rings, the buckets): a title, a legend, the canvas, and a line of counts
+with what was summarised.
+
+:class:`CardView` keeps the contract of :class:`~.base.StructureView`: it
+stores the shown structure and the step's explained events, redraws through
+the subclass's :meth:`CardView._render`, keeps one :class:`~.canvas.Card` per
+block address across steps (so a later animation can move the same item from
+one state to the next), and turns canvas clicks and hovers into
+``block_clicked`` / ``block_hovered``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout
+
+from .base import StructureView
+from .canvas import Card, Legend, StructureCanvas
+
+
+def int_keys(d: dict) -> dict:
+    """``d`` with int keys (a structure read back from JSON has str keys)."""
+    if all(type(k) is int for k in list(d)[:1]):
+        return d
+    return {int(k): v for k, v in d.items()}
+
+
+class CardView(StructureView):
+    """Base of the card-drawn views; subclasses implement :meth:`_render`
+    and :meth:`drawn`."""
+
+    def __init__(self, legend: list[tuple[str, str]], parent=None) -> None:
+        super().__init__(parent)
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        f = self.title.font()
+        f.setPixelSize(17)
+        f.setBold(True)
+        self.title.setFont(f)
+        self.legend = Legend(legend)
+        self.canvas = StructureCanvas()
+        self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.canvas.setMinimumSize(200, 160)
+        self.info = QLabel(" ")
+        self.info.setWordWrap(True)
+        inf = self.info.font()
+        inf.setPixelSize(15)
+        self.info.setFont(inf)
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.info.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        # Room for four lines whatever the step says, so the canvas does not
+        # change height (and lose its scroll position) from one step to the next.
+        self.info.setFixedHeight(QFontMetrics(inf).lineSpacing() * 4 + 4)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        layout.addWidget(self.title)
+        layout.addWidget(self.legend)
+        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.info)
+        self.canvas.clicked.connect(self.block_clicked)
+        self.canvas.hovered.connect(self.block_hovered)
+        self.canvas.width_changed.connect(self._width_changed)
+
+        self._structure: dict | None = None
+        self._explained: list = []
+        self._event_index: int | None = None
+        self._selection: int | None = None
+        self._cards: dict[object, Card] = {}       # one card per block address, kept across steps
+        self._transient: list = []                 # badges, arrows, notes: rebuilt on every drawing
+
+    # ------------------------------------------------------------ contract
+    def export_item(self):
+        """The item pyqtgraph's exporters save: the whole drawing."""
+        return self.canvas.root
+
+    def show_step(self, structure: dict | None, explained: list, record=None) -> None:
+        self._structure = structure
+        self._explained = list(explained or [])
+        self._event_index = None
+        self._render(scroll=True)
+
+    def set_current_event(self, index: int | None) -> None:
+        self._event_index = index
+        self._render(scroll=False)
+
+    def set_selection(self, addr: int | None) -> None:
+        self._selection = addr
+        card = self._cards.get(addr) if addr is not None else None
+        if addr is not None and card is None and self._structure is not None \
+                and addr in int_keys(self._structure["sizes"]):
+            self._render(scroll=False)       # the block is folded away: draw it out
+            card = self._cards.get(addr)
+        for key, c in self._cards.items():
+            c.set_selected(addr is not None and key == addr)
+        if card is not None:
+            self.canvas.ensureVisible(card.sceneBoundingRect(), 40, 60)
+
+    def _width_changed(self) -> None:
+        # Notes wrap to the new width, and what the step did is brought back into view.
+        if self._structure is not None:
+            self._render(scroll=True)
+
+    # ------------------------------------------------------------ helpers
+    @staticmethod
+    def _say(label: QLabel, text: str) -> None:
+        """Set a label's text only when it changes: a word-wrapped QLabel
+        lays itself out again on every setText, a few milliseconds."""
+        if label.text() != text:
+            label.setText(text)
+
+    def _events(self) -> list:
+        """The step's explained events up to the current micro-step."""
+        if self._event_index is None:
+            return self._explained
+        return self._explained[:self._event_index + 1]
+
+    def _render(self, scroll: bool) -> None:
+        raise NotImplementedError
+
+    def _clear_transient(self) -> None:
+        scene = self.canvas.scene()
+        for item in self._transient:
+            scene.removeItem(item)
+        self._transient = []
+
+    def _add(self, item):
+        """Put a per-drawing item (not a block's card) on the canvas."""
+        item.setParentItem(self.canvas.root)
+        self._transient.append(item)
+        return item
+
+    def _card(self, key, addr: int | None, width: float, height: float) -> Card:
+        """The card of ``key`` (a block address, or a name like 'base'),
+        made on first use and kept while it is drawn."""
+        card = self._cards.get(key)
+        if card is None:
+            card = Card(width, height, addr)
+            card.setParentItem(self.canvas.root)
+            self._cards[key] = card
+        elif (card.w, card.h) != (width, height):
+            card.prepareGeometryChange()
+            card.w, card.h = width, height
+        return card
+
+    def _keep_cards(self, wanted: set) -> None:
+        """Drop the cards of blocks no longer drawn."""
+        scene = self.canvas.scene()
+        for key in list(self._cards):
+            if key not in wanted:
+                scene.removeItem(self._cards.pop(key))
+
+    def _visible_width(self) -> float:
+        """The canvas width a drawing can use without a sideways scroll bar."""
+        return self.canvas.viewport().width() / max(self.canvas.zoom, 1e-6)

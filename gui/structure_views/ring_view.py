@@ -1,0 +1,502 @@
+"""The free list as a ring: K&R's address-ordered ring (next fit, first fit)
+and Kruse's rotating LIFO ring.
+
+**address-ring** (Kernighan & Ritchie, *The C Programming Language*, 8.7;
+first fit is Knuth's algorithm A on the same list).  The free blocks sit on
+a circular list in increasing address order, closed by K&R's ``base``: a
+header of size 0 outside the heap, drawn at the top as the grey sentinel it
+is.  The rover ``freep`` is an arrow at the node it points at; a next-fit
+search starts at the node *after* it.  First fit keeps no rover: every
+search starts after ``base``, and the view says so at ``base``.
+
+**ring** (N. J. Kruse's rotating free list, seed 000, on Knuth's boundary
+tags).  The explicit free list in list order -- LIFO pushes, *not* address
+order -- with its ``head``.  A malloc searches from the head and then
+rotates the head to the successor of the block used, so the ring is drawn
+from the node where this step's search started (its first examined node)
+when the step searched, and from the head otherwise: the numbered nodes
+then read top down, followed by the head's new place.
+
+Both are drawn as a column of cards, one per free block (address in hex,
+size in B/KiB), linked top to bottom, with the closing link of the ring
+running back up the left edge.  The nodes this step examined carry their
+visit numbers in order; the block split, the block unlinked whole (an exact
+fit, drawn dashed where it was), the block a free linked in or pushed, the
+blocks joined by coalescing and the memory sbrk added are outlined and
+named beside their card.  A list longer than
+:data:`~.summarise.FULL_LIMIT` is summarised: the view keeps the first
+nodes, the last, the pointer's neighbourhood, the numbered nodes (the first
+and last :data:`VISIT_ENDS` of a long search), the changed nodes and the
+selection, and folds every other run into a "… 4 213 more …" row;
+:attr:`summary` says what was folded.
+
+:meth:`drawn` reads the drawing back from the graphics items:
+
+``sequence``
+    the rows top to bottom: ``"base"``, ``("node", addr)``, ``("ghost",
+    addr)`` (a block that left the list this step) or ``("fold", count)``;
+``nodes`` / ``ghosts`` / ``folds``
+    the node addresses, ghost addresses and folded counts, in that order;
+``pointer`` / ``pointer_before``
+    the address of the card under the pointer arrow's tip, ``"base"``, or
+    None when no arrow is drawn (first fit; an empty Kruse list); the
+    faint arrow at the pointer's place before the step, if it moved;
+``numbers``
+    ``[(number, addr)]`` of the visit badges, in number order, each badge
+    matched to the card on its row;
+``roles`` / ``notes``
+    ``{addr: role}`` and ``{addr: text}`` as drawn;
+``loop``
+    the (first, last) rows the ring's closing arrow joins;
+``selected``
+    the address of the card outlined as selected, or None.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+
+from PySide6.QtCore import QPointF, QRectF
+
+from .. import palette
+from . import register_view
+from .card_view import CardView, int_keys
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
+                     count_text, hex_addr, label, ordinal, pen, size_text, swatch_css, text_font)
+from .ring_step import RingStep, read_step
+from .summarise import fold, spread
+
+#: a search longer than twice this keeps the numbers of its first and last this many nodes
+VISIT_ENDS = 10
+
+# Layout, in pixels at zoom 1.
+X_LOOP = 8
+X_POINTER = 16
+POINTER_LEN = 74
+X_CARD = X_POINTER + POINTER_LEN + 4
+CARD_W = 170
+CARD_H = 36
+X_BADGE = X_CARD + CARD_W + 8
+#: notes beside a card wrap to the view's width, but never narrower than this
+NOTE_MIN_W = 120
+ROW = 50
+TOP = 40
+LINK_X = X_CARD + 26
+
+#: role -> (card outline colour, width, dashed, note colour)
+ROLE_STYLE = {
+    "examined": (palette.SEARCHED, 4.0, False, "#9A6700"),
+    "split": (palette.PLACED, 4.5, False, palette.PLACED),
+    "unlinked": (palette.PLACED, 3.5, True, palette.PLACED),
+    "inserted": (palette.RELEASED, 3.5, True, palette.RELEASED),
+    "joined": (palette.RELEASED, 3.5, True, palette.RELEASED),
+    "grown": (palette.RELEASED, 3.5, True, palette.RELEASED),
+    "absorbed": (MUTED, 2.5, True, MUTED),
+}
+
+class _RingView(CardView):
+    """The shared drawing of both rings; subclasses say which ring."""
+
+    #: PointerMove name of the search pointer
+    pointer_name = "rover"
+    #: frees push at the head (Kruse) instead of linking in by address (K&R)
+    lifo = False
+    #: a 'base' sentinel heads the drawing
+    has_base = False
+
+    def __init__(self, parent=None) -> None:
+        super().__init__([
+            ("examined, in order", "badge:1"),
+            ("split", swatch_css(palette.PLACED)),
+            ("freed, joined, new", swatch_css(palette.RELEASED, dashed=True)),
+            ("left the list", swatch_css(palette.PLACED, "#FFFFFF", dashed=True)),
+            ("selected", swatch_css(SELECTED, "#FFFFFF", width=4)),
+        ], parent)
+        self.step: RingStep | None = None
+        self._set_title(None)
+
+    # ----------------------------------------------------- what to draw
+    def _pointer(self, s: dict):
+        """Where the search pointer is after the step: an address, 'base',
+        or None when the policy has none to draw."""
+        raise NotImplementedError
+
+    def _order(self, s: dict, step: RingStep) -> list[int]:
+        """The addresses of the list's rows in drawing order, the step's
+        ghosts (``step.ghosts``) put back where they were."""
+        raise NotImplementedError
+
+    def _render(self, scroll: bool) -> None:
+        s = self._structure
+        self._clear_transient()
+        if s is None:
+            for card in self._cards.values():
+                self.canvas.scene().removeItem(card)
+            self._cards.clear()
+            self.step = None
+            self.summary = ""
+            self._set_title(None)
+            self._say(self.info, "nothing loaded")
+            self.canvas.finish()
+            return
+        self._set_title(s)
+        sizes = int_keys(s["sizes"])
+        ring = list(s["free_list"])
+        step = self.step = read_step(self._events(), set(ring), sizes, self.pointer_name, self.lifo)
+        order = self._order(s, step)
+        ghosts = {g.addr: g for g in step.ghosts}
+        pointer = self._pointer(s)
+        index = {addr: i for i, addr in enumerate(order)}
+
+        # What must stay visible when the list is folded.
+        keep = [(0, 1), (len(order) - 1, 0)]
+        if isinstance(pointer, int) and pointer in index:
+            keep.append((index[pointer], 2))
+        if step.pointer_moved and step.pointer_before in index:
+            keep.append((index[step.pointer_before], 1))
+        numbered = spread(list(range(len(step.visits))), VISIT_ENDS)
+        for v in numbered:
+            a = step.visits[v]
+            if a in index:
+                keep.append((index[a], 1))
+        for a in step.changed():
+            if a in index:
+                keep.append((index[a], 1))
+        if self._selection in index:
+            keep.append((index[self._selection], 2))
+        runs = fold(len(order), keep)
+
+        # Rows: ('base',) then nodes, ghosts and folds in order.
+        rows: list[tuple] = [("base", None, None)] if self.has_base else []
+        folded_nodes = folded_runs = folded_examined = 0
+        for kind, lo, hi in runs:
+            if kind == "show":
+                rows.extend(("node", order[i], ghosts.get(order[i])) for i in range(lo, hi))
+            else:
+                first = step.first
+                examined = sum(1 for a in order[lo:hi] if a in first)
+                rows.append(("fold", hi - lo, examined))
+                folded_nodes += hi - lo
+                folded_runs += 1
+                folded_examined += examined
+
+        wanted = {r[1] for r in rows if r[0] == "node"}
+        if self.has_base:
+            wanted.add("base")
+        self._keep_cards(wanted)
+
+        y_of: list[float] = []
+        for r, row in enumerate(rows):
+            y = TOP + r * ROW
+            y_of.append(y)
+            kind = row[0]
+            if kind == "base":
+                self._draw_base(y, pointer)
+            elif kind == "node":
+                self._draw_node(row[1], row[2], y, sizes, step)
+            else:
+                f = self._add(Fold(row[1], row[2], CARD_W + 60, CARD_H))
+                f.setPos(X_CARD - 30, y)
+            if r:
+                dashed = kind == "fold" or rows[r - 1][0] == "fold"
+                self._add(Arrow([QPointF(LINK_X, y - ROW + CARD_H + 1), QPointF(LINK_X, y - 1)],
+                                "#444444", 1.8, dash=dashed, head=7))
+        if rows:
+            self._draw_loop(y_of[0], y_of[-1])
+        else:
+            empty = self._add(label("the free list is empty (head = NULL)", text_font(TEXT_PX, italic=True),
+                                    MUTED))
+            empty.setPos(X_CARD, TOP)
+
+        self._draw_pointers(pointer, step, rows, y_of)
+        for key, card in self._cards.items():
+            card.set_selected(key == self._selection)
+        self.canvas.finish()
+        self.summary = self._summary_text(len(ring), folded_nodes, folded_runs, folded_examined, step,
+                                          pointer is not None)
+        info = self._info_text(sizes, ring, pointer, step)
+        self._say(self.info, info + ("\n" + self.summary if self.summary else ""))
+        if scroll:
+            self._scroll_to_step(pointer, step)
+
+    def _draw_base(self, y: float, pointer) -> None:
+        card = self._card("base", None, CARD_W, CARD_H)
+        card.set_row("base", "0 B")
+        card.set_style(palette.META_GREY, pen("#000000", 1.5), "#FFFFFF", "base")
+        card.setPos(X_CARD, y)
+        card.setToolTip("K&R's base: a header of size 0 in static storage, below every heap "
+                        "address; it closes the ring and is never handed out")
+        note = "K&R's sentinel: a 0-byte header below the heap"
+        if pointer is None:
+            note = "first fit: every search starts here, after base"
+        item = self._add(Note(note, text_font(SMALL_PX, italic=pointer is not None, bold=pointer is None),
+                              MUTED if pointer else "#000000", self._note_width(X_BADGE)))
+        item.setPos(X_BADGE, y + (CARD_H - item.boundingRect().height()) / 2)
+
+    def _draw_node(self, addr: int, ghost, y: float, sizes: dict, step: RingStep) -> None:
+        card = self._card(addr, addr, CARD_W, CARD_H)
+        size = ghost.size if ghost is not None else sizes.get(addr, 0)
+        card.set_row(hex_addr(addr), size_text(size))
+        role = step.role(addr)
+        if ghost is not None:
+            colour, width, dash, _ = ROLE_STYLE[ghost.role]
+            card.set_style("#FFFFFF", pen(colour, width, dash=True), MUTED, ghost.role)
+        elif role:
+            colour, width, dash, _ = ROLE_STYLE[role]
+            card.set_style(palette.YELLOW, pen(colour, width, dash), "#000000", role)
+        else:
+            card.set_style(palette.YELLOW, pen("#6b6b6b", 1.2), "#000000", "")
+        card.setPos(X_CARD, y)
+        tip = [f"free block {hex_addr(addr)}: {size} bytes ({size_text(size)})",
+               f"ends at {hex_addr(addr + size)}"]
+        x = X_BADGE
+        numbers = step.numbers(addr)
+        if numbers:
+            badge = self._add(Badge(", ".join(str(n) for n in numbers), addr))
+            badge.setPos(x, y + (CARD_H - badge.h) / 2)
+            x += badge.w + 8
+            tip.append("examined " + ", ".join(ordinal(n) for n in numbers) + " this step")
+        text = step.note(addr)
+        if text:
+            colour = ROLE_STYLE[role][3] if role else "#000000"
+            item = self._add(Note(text, text_font(SMALL_PX, bold=role not in ("examined", "absorbed")),
+                                  colour, self._note_width(x), addr))
+            item.setPos(x, y + (CARD_H - item.boundingRect().height()) / 2)
+            tip.append(text)
+        if ghost is not None:
+            tip.insert(0, "no longer on the free list after this step")
+        card.setToolTip("\n".join(tip))
+
+    def _note_width(self, x: float) -> float:
+        """Wrap notes at the right edge of the view, so nothing needs a sideways scroll."""
+        return max(NOTE_MIN_W, self._visible_width() - x - 22)
+
+    def _draw_loop(self, y_first: float, y_last: float) -> None:
+        """The ring's closing link: from under the last row, up the left
+        edge, into the top of the first row."""
+        bottom = y_last + CARD_H
+        pts = [QPointF(LINK_X, bottom + 1), QPointF(LINK_X, bottom + 12), QPointF(X_LOOP, bottom + 12),
+               QPointF(X_LOOP, y_first - 14), QPointF(LINK_X, y_first - 14), QPointF(LINK_X, y_first - 1)]
+        loop = self._add(Arrow(pts, "#444444", 1.8, head=7))
+        loop.setZValue(-1)
+
+    def _draw_pointers(self, pointer, step: RingStep, rows, y_of) -> None:
+        row_of = {}
+        for r, row in enumerate(rows):
+            if row[0] == "base":
+                row_of["base"] = r
+            elif row[0] == "node":
+                row_of[row[1]] = r
+        name = self.pointer_name
+        if pointer is not None and pointer in row_of:
+            p = self._add(Pointer(name, palette.SEARCHED, POINTER_LEN - 2))
+            p.setPos(X_POINTER, y_of[row_of[pointer]] + CARD_H / 2)
+            p.setZValue(5)
+        if step.pointer_moved:
+            before = step.pointer_before
+            before = "base" if before is None and self.has_base else before
+            if before is not None and before != pointer and before in row_of:
+                p = self._add(Pointer("before", MUTED, POINTER_LEN - 2, faint=True))
+                p.setPos(X_POINTER, y_of[row_of[before]] + CARD_H / 2)
+                p.setZValue(4)
+
+    def _scroll_to_step(self, pointer, step: RingStep) -> None:
+        """Bring what the step did into view, as much as fits, in this order:
+        the blocks it changed, the pointer, where the pointer was (the
+        search started there), the first nodes examined."""
+        focus = step.changed() + [pointer]
+        if step.pointer_moved:
+            focus.append("base" if step.pointer_before is None and self.has_base else step.pointer_before)
+        focus += step.visits[:3]
+        rect = None
+        height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
+        for key in focus:
+            card = self._cards.get(key)
+            if card is None:
+                continue
+            r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
+            grown = r if rect is None else rect.united(r)
+            if rect is None or grown.height() <= height:
+                rect = grown
+        if rect is None:
+            self.canvas.ensureVisible(QRectF(0, 0, 10, 10))
+        else:
+            self.canvas.ensureVisible(rect, 10, 10)
+
+    # ------------------------------------------------------------- words
+    def _set_title(self, s) -> None:
+        raise NotImplementedError
+
+    def _info_text(self, sizes, ring, pointer, step) -> str:
+        total = sum(sizes.values())
+        if pointer is None:
+            where = ""
+        elif pointer == "base":
+            where = f"{self.pointer_name} at base"
+        else:
+            where = f"{self.pointer_name} at {hex_addr(pointer)}"
+        parts = [f"{count_text(len(ring))} free block{'s' if len(ring) != 1 else ''}, {size_text(total)}"]
+        if where:
+            parts.append(where)
+        if step.visits:
+            parts.append(f"{count_text(len(step.visits))} examined")
+        if step.grow_failed is not None:
+            parts.append(f"sbrk({size_text(step.grow_failed)}) failed: out of memory")
+        return " · ".join(parts)
+
+    def _summary_text(self, n: int, folded: int, runs: int, examined: int, step: RingStep,
+                      has_pointer: bool) -> str:
+        if not folded:
+            return ""
+        kept = [f"the {self.pointer_name}"] if has_pointer else []
+        if step.visits:
+            v = len(step.visits)
+            kept.append(f"the first and last {VISIT_ENDS} examined" if v > 2 * VISIT_ENDS else "the examined")
+        kept.append("the changed blocks, the ends")
+        text = (f"Summarised: {count_text(n - folded)} of {count_text(n)} free blocks shown "
+                f"({', '.join(kept)}); {count_text(folded)} folded in {count_text(runs)} "
+                f"run{'s' if runs != 1 else ''}")
+        if examined:
+            text += f", {count_text(examined)} of them examined"
+        return text + "."
+
+    # ------------------------------------------------------------ readback
+    def drawn(self) -> dict:
+        root = self.canvas.root
+        cards = [c for c in root.childItems() if isinstance(c, Card)]
+        rows = []
+        for item in root.childItems():
+            if isinstance(item, Card):
+                if item.role == "base":
+                    rows.append((item.scenePos().y(), "base"))
+                elif item.role in ("unlinked", "absorbed"):
+                    rows.append((item.scenePos().y(), ("ghost", int(item.left, 16))))
+                else:
+                    rows.append((item.scenePos().y(), ("node", int(item.left, 16))))
+            elif isinstance(item, Fold):
+                rows.append((item.scenePos().y(), ("fold", item.count_shown())))
+        rows.sort(key=lambda r: r[0])
+        sequence = [r[1] for r in rows]
+
+        def card_at(point: QPointF):
+            for c in cards:
+                if c.mapToScene(c.rect()).boundingRect().adjusted(-2, -2, 2, 2).contains(point):
+                    return c
+            return None
+
+        def name(card):
+            if card is None:
+                return None
+            return "base" if card.role == "base" else int(card.left, 16)
+
+        def row_card(item):
+            cy = item.sceneBoundingRect().center().y()
+            for c in cards:
+                r = c.mapToScene(c.rect()).boundingRect()
+                if r.top() <= cy <= r.bottom():
+                    return c
+            return None
+
+        pointer = before = None
+        numbers = []
+        loop = None
+        for item in root.childItems():
+            if isinstance(item, Pointer):
+                target = name(card_at(item.tip + QPointF(4, 0)))
+                if item.faint:
+                    before = target
+                else:
+                    pointer = target
+            elif isinstance(item, Badge):
+                owner = name(row_card(item))
+                numbers.extend((int(n), owner) for n in item.text.split(", "))
+            elif isinstance(item, Arrow) and len(item.points) == 6:
+                start = card_at(item.points[0] + QPointF(0, -4))
+                end = card_at(item.tip + QPointF(0, 4))
+                loop = (name(end), name(start))
+        numbers.sort()
+        roles = {int(c.left, 16): c.role for c in cards if c.role and c.role != "base"}
+        notes = {}
+        for item in root.childItems():
+            if isinstance(item, Note) and item.addr is not None:
+                notes[item.addr] = item.text()
+        selected = [name(c) for c in cards if c.selected]
+        return {
+            "sequence": sequence,
+            "nodes": [e[1] for e in sequence if isinstance(e, tuple) and e[0] == "node"],
+            "ghosts": [e[1] for e in sequence if isinstance(e, tuple) and e[0] == "ghost"],
+            "folds": [e[1] for e in sequence if isinstance(e, tuple) and e[0] == "fold"],
+            "pointer": pointer,
+            "pointer_before": before,
+            "numbers": numbers,
+            "roles": roles,
+            "notes": notes,
+            "loop": loop,
+            "selected": selected[0] if selected else None,
+        }
+
+
+@register_view("address-ring")
+class AddressRingView(_RingView):
+    """K&R's circular free list in address order, from ``base``, with the rover."""
+
+    kinds = ("address-ring",)
+    pointer_name = "rover"
+    lifo = False
+    has_base = True
+
+    def _pointer(self, s: dict):
+        roving = any(p.get("name") == "rover" for p in s.get("pointers", ()))
+        if not roving:
+            return None
+        return "base" if s.get("rover") is None else s["rover"]
+
+    def _order(self, s: dict, step: RingStep) -> list[int]:
+        # Ghosts go back where they were: the list is in address order.
+        rows = list(s["free_list"])
+        for g in step.ghosts:
+            insort(rows, g.addr)
+        return rows
+
+    def _set_title(self, s) -> None:
+        if s is not None and self._pointer(s) is None:
+            self._say(self.title, "First fit: K&R's free list, a ring in address order; "
+                               "every search starts at base")
+        else:
+            self._say(self.title, "Next fit: K&R's free list, a ring in address order; "
+                               "a search starts just after the rover (freep)")
+
+
+@register_view("ring")
+class RotatingRingView(_RingView):
+    """Kruse's explicit free list as a ring in list (LIFO) order, with its head."""
+
+    kinds = ("ring",)
+    pointer_name = "head"
+    lifo = True
+    has_base = False
+
+    def _pointer(self, s: dict):
+        return s.get("head")
+
+    def _order(self, s: dict, step: RingStep) -> list[int]:
+        rows = list(s["free_list"])
+        # Start where this step's search started, so the numbers read top down.
+        if step.visits and step.visits[0] in rows:
+            k = rows.index(step.visits[0])
+            rows = rows[k:] + rows[:k]
+        head = s.get("head")
+        for g in step.ghosts:
+            if g.role == "absorbed" and g.into in rows:
+                at = rows.index(g.into) + 1
+            elif head in rows:
+                # unlinked whole: it sat just before the block the head moved to
+                at = rows.index(head)
+            else:
+                at = len(rows)
+            rows.insert(at, g.addr)
+        return rows
+
+    def _set_title(self, s) -> None:
+        self._say(self.title, "Rotating list (Kruse): the free list as a ring in LIFO order, "
+                           "not by address; a search starts at the head")

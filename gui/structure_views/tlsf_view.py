@@ -1,0 +1,593 @@
+"""The TLSF view: the two-level segregated fit of Masmano, Ripoll, Crespo &
+Real (ECRTS 2004), with the mapping and bitmaps of Matthew Conte's reference
+code (mattconte/tlsf).
+
+What it draws (docs/gui.md, "The TLSF view"):
+
+* the **fl x sl matrix** of free lists, one row per first level (its size
+  range written beside it: ``row_floor``), one cell per second level.  A cell
+  is yellow when its bit of ``sl_bitmap[fl]`` is set -- that is, when its list
+  is non-empty -- and shows the list's length; the **fl_bitmap** is the column
+  of bits on the left, one per row.  The empty rows above the highest one in
+  use are folded into one line that says so;
+* the step: the cell ``mapping_search`` chose for a request, with the request
+  and its rounded size (``MappingSearch``); the **find-first-set scan**, one
+  numbered band per ``BitmapProbe`` -- along the row from the search cell
+  (``sl_bitmap[fl] & (~0 << sl)``), then down the fl_bitmap column
+  (``fl_bitmap & (~0 << (fl + 1))``), then along the row found -- ending in the
+  cell found; the cells a block was taken from and pushed on
+  (``ListRemove`` / ``ListInsert``: a freed block's ``mapping_insert`` cell);
+* a click on a cell lists its blocks under the matrix and selects the first.
+
+Sizes here are TLSF sizes (the bytes after a block's size word), as
+``mapping_insert`` files them; the heap map and ``structure()["sizes"]`` count
+whole blocks, one word more.
+
+One item per cell, keyed by (fl, sl), and one per fl_bitmap bit, so an
+animation can walk the scan cell by cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QGraphicsSimpleTextItem, QListWidget, QListWidgetItem
+
+from ...allocators import events as ev
+from ...allocators.structure import parse_tlsf_key
+from . import register_view
+from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, Glyph,
+                         SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
+
+CELL_W, CELL_H = 36.0, 40.0
+#: the fl_bitmap column, the row labels, then the matrix
+BIT_X, LABEL_X, MATRIX_X = 0.0, 52.0, 250.0
+HEADER_H = 56.0
+#: blocks listed when a cell is clicked
+LISTED = 500
+
+
+def size_range(structure: dict, fl: int, sl: int) -> tuple[int, int]:
+    """The TLSF sizes filed in list (fl, sl), first and last."""
+    n = structure["sl_count"]
+    if fl == 0:
+        step = structure["small_block_size"] // n
+        return sl * step, sl * step + step - 1
+    floor = structure["row_floor"][fl]
+    step = floor // n
+    return floor + sl * step, floor + (sl + 1) * step - 1
+
+
+def row_range(structure: dict, fl: int) -> tuple[int, int]:
+    first, _ = size_range(structure, fl, 0)
+    _, last = size_range(structure, fl, structure["sl_count"] - 1)
+    return first, last
+
+
+def range_text(lo: int, hi: int) -> str:
+    if hi < 1024:
+        return f"{lo}\u2013{hi} B"
+    return f"{short_bytes(lo)}\u2013{short_bytes(hi + 1)}"
+
+
+# ------------------------------------------------------------------ items
+
+class CellItem(Glyph):
+    """List (fl, sl): its sl_bitmap bit (yellow when set) and its length."""
+
+    def __init__(self, key) -> None:
+        super().__init__(key)
+        self.fl, self.sl = key
+        self.bit = False
+        self.count = 0
+        self.head: int | None = None
+        self.marks: set[str] = set()      # "search", "found", "taken", "inserted", "selected"
+        self.range_words = ""
+        self.setZValue(10)
+        self.set_rect(QRectF(0, 0, CELL_W, CELL_H))
+
+    def block_at(self, local: QPointF) -> int | None:
+        return self.head if self._rect.contains(local) else None
+
+    def describe_at(self, local: QPointF) -> str:
+        if not self._rect.contains(local):
+            return ""
+        n = self.count
+        state = f"{n} block{'s' if n != 1 else ''}, bit set" if self.bit else "empty, bit clear"
+        return f"list ({self.fl}, {self.sl}): TLSF sizes {self.range_words}; {state}; click to list its blocks"
+
+    def paint(self, painter, option, widget=None) -> None:
+        r = self._rect
+        painter.setPen(pen("#BDBDBD", 1))
+        painter.setBrush(QBrush(QColor(FREE_FILL if self.bit else EMPTY_FILL)))
+        painter.drawRect(r)
+        if self.count:
+            text = str(self.count)
+            painter.setPen(pen(INK))
+            painter.setFont(fitted_font(text, CELL_W - 4, 18, True))
+            painter.drawText(r, Qt.AlignCenter, text)
+        for mark, colour, width, style, inset in (("selected", SELECTED, 5, Qt.SolidLine, 2.5),
+                                                  ("found", TAKEN, 4, Qt.SolidLine, 2),
+                                                  ("taken", TAKEN, 4, Qt.DashLine, 2),
+                                                  ("inserted", INSERTED, 3.5, Qt.DashLine, 5),
+                                                  ("search", VISITED, 5, Qt.SolidLine, -1)):
+            if mark in self.marks:
+                painter.setPen(pen(colour, width, style))
+                painter.setBrush(Qt.NoBrush)
+                painter.drawRect(r.adjusted(inset, inset, -inset, -inset))
+
+
+class FlBitItem(Glyph):
+    """One bit of fl_bitmap: is any list of row fl non-empty."""
+
+    def __init__(self, fl: int) -> None:
+        super().__init__(fl)
+        self.fl = fl
+        self.bit = False
+        self.set_rect(QRectF(6, 4, CELL_W, CELL_H - 8))
+        self.setZValue(10)
+
+    def describe_at(self, local: QPointF) -> str:
+        if not self._rect.contains(local):
+            return ""
+        return f"fl_bitmap bit {self.fl} = {int(self.bit)}: row {self.fl} has {'a' if self.bit else 'no'} non-empty list"
+
+    def paint(self, painter, option, widget=None) -> None:
+        r = self._rect
+        painter.setPen(pen(INK if self.bit else "#BDBDBD", 1.5))
+        painter.setBrush(QBrush(QColor(FREE_FILL if self.bit else EMPTY_FILL)))
+        painter.drawRect(r)
+        painter.setPen(pen(INK if self.bit else FAINT))
+        painter.setFont(font(19, True))
+        painter.drawText(r, Qt.AlignCenter, "1" if self.bit else "0")
+
+
+class ScanItem(Glyph):
+    """One BitmapProbe: the bits it looked at, as a numbered band with an arrow."""
+
+    def __init__(self, key, rect: QRectF, vertical: bool, number: int, words: str) -> None:
+        super().__init__(key)
+        self.vertical = vertical
+        self.number = number
+        self.words = words
+        self.setZValue(20)
+        self.band = rect
+        self.set_rect(rect.adjusted(-18, -18, 4, 4))
+
+    def describe_at(self, local: QPointF) -> str:
+        return self.words if self.band.contains(local) else ""
+
+    def paint(self, painter, option, widget=None) -> None:
+        painter.setRenderHint(painter.RenderHint.Antialiasing)
+        r = self.band
+        c = QColor(VISITED)
+        c.setAlpha(70)
+        painter.setPen(pen(VISITED, 2.5))
+        painter.setBrush(QBrush(c))
+        painter.drawRoundedRect(r, 6, 6)
+        # the direction of the scan
+        p = pen(VISITED, 3)
+        painter.setPen(p)
+        if self.vertical:
+            x = r.right() - 5
+            painter.drawLine(QPointF(x, r.top() + 8), QPointF(x, r.bottom() - 6))
+            painter.drawLine(QPointF(x - 5, r.bottom() - 12), QPointF(x, r.bottom() - 6))
+            painter.drawLine(QPointF(x + 5, r.bottom() - 12), QPointF(x, r.bottom() - 6))
+        else:
+            y = r.bottom() - 5
+            painter.drawLine(QPointF(r.left() + 8, y), QPointF(r.right() - 6, y))
+            painter.drawLine(QPointF(r.right() - 12, y - 5), QPointF(r.right() - 6, y))
+            painter.drawLine(QPointF(r.right() - 12, y + 5), QPointF(r.right() - 6, y))
+        centre = QPointF(r.left(), r.top())
+        painter.setPen(pen("#FFFFFF", 2))
+        painter.setBrush(QBrush(QColor(VISITED)))
+        painter.drawEllipse(centre, 14, 14)
+        painter.setPen(pen(INK))
+        painter.setFont(font(16, True))
+        painter.drawText(QRectF(centre.x() - 14, centre.y() - 14, 28, 28), Qt.AlignCenter, str(self.number))
+
+
+# ------------------------------------------------------------------ the step
+
+@dataclass
+class TlsfStep:
+    search: tuple | None = None                  # (size, rounded, fl, sl)
+    probes: list = field(default_factory=list)   # (number, level, fl, sl, found)
+    taken: list = field(default_factory=list)    # (fl, sl) of ListRemove
+    inserted: list = field(default_factory=list)  # (fl, sl) of ListInsert
+    list_moves: list = field(default_factory=list)  # ("took" | "pushed", addr, block bytes, (fl, sl))
+    visited: list = field(default_factory=list)  # block addrs (the one taken)
+
+
+def read_events(explained: list) -> TlsfStep:
+    out = TlsfStep()
+    for e in explained:
+        event = e.event
+        if isinstance(event, ev.MappingSearch):
+            out.search = (event.size, event.rounded, event.fl, event.sl)
+        elif isinstance(event, ev.BitmapProbe):
+            out.probes.append((len(out.probes) + 1, event.level, event.fl, event.sl, event.found))
+        elif isinstance(event, ev.ListRemove) and len(event.where) == 2:
+            out.taken.append(tuple(event.where))
+            out.list_moves.append(("took", event.addr, event.size, tuple(event.where)))
+        elif isinstance(event, ev.ListInsert) and len(event.where) == 2:
+            out.inserted.append(tuple(event.where))
+            out.list_moves.append(("pushed", event.addr, event.size, tuple(event.where)))
+        elif isinstance(event, ev.Visit):
+            out.visited.append(event.addr)
+    return out
+
+
+# ------------------------------------------------------------------ the view
+
+@register_view("tlsf")
+class TlsfView(SceneStructureView):
+    """The fl x sl matrix with both bitmaps, and the step's search and scan.
+
+    :meth:`drawn` keys: ``lit`` (cells drawn with their bit set, sorted),
+    ``counts`` ({(fl, sl): length drawn}), ``fl_bitmap`` (the int the drawn
+    fl bits spell), ``sl_bitmap`` ([the int each row's cells spell], folded
+    rows counted as 0), ``rows`` (first levels drawn as rows), ``folded``
+    ((first, last) folded into one line, or None), ``search`` ((fl, sl) of
+    the cell marked as mapping_search's, or None) and ``search_text``,
+    ``scan`` ([(number, level, fl, sl, found)] from the scan bands, in
+    order), ``found``, ``taken``, ``inserted`` (cells), ``cell_list``
+    (addresses listed after a click on a cell) and ``listed_cell``,
+    ``selected`` (the cell marked selected).
+    """
+
+    kinds = ("tlsf",)
+    title = "TLSF"
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.grid_layer = self.new_layer(10)
+        self.note_layer = self.new_layer(20)
+        self._cells: dict[tuple[int, int], CellItem] = {}
+        self._bits: dict[int, FlBitItem] = {}
+        self._notes: list = []
+        self._structure: dict | None = None
+        self._explained: list = []
+        self._upto: int | None = None
+        self._cell_of: dict[int, tuple[int, int]] | None = None
+        self.rows_drawn = 0
+        self.folded: tuple[int, int] | None = None
+        self.listed_cell: tuple[int, int] | None = None
+        self.step = TlsfStep()
+        self.cell_list = QListWidget()
+        self.cell_list.setMaximumHeight(130)
+        self.cell_list.setFlow(QListWidget.LeftToRight)
+        self.cell_list.setWrapping(True)
+        self.cell_list.setFont(self.caption.font())
+        self.cell_list.hide()
+        self.cell_list.itemClicked.connect(self._list_item_clicked)
+        self.layout().insertWidget(2, self.cell_list)
+        self.set_summary("")
+
+    # ------------------------------------------------------------ contract
+    def show_step(self, structure: dict | None, explained: list, record=None) -> None:
+        self._structure = structure
+        self._explained = list(explained or [])
+        self._upto = None
+        self._cell_of = None
+        self._rebuild(follow=True)
+        if self.listed_cell is not None:
+            self.list_cell(self.listed_cell, select_first=False)
+
+    def set_current_event(self, index: int | None) -> None:
+        self._upto = index
+        self._rebuild(follow=True)
+
+    def cell_of(self, addr: int) -> tuple[int, int] | None:
+        if self._cell_of is None:
+            self._cell_of = {a: parse_tlsf_key(k) for k, addrs in self._structure["lists"].items() for a in addrs} \
+                if self._structure else {}
+        return self._cell_of.get(addr)
+
+    def mark_selection(self, addr: int | None) -> QRectF | None:
+        cell = self.cell_of(addr) if addr is not None else None
+        found = None
+        for key, item in self._cells.items():
+            had = "selected" in item.marks
+            if key == cell and item.isVisible():
+                item.marks.add("selected")
+                found = self.view_rect_of(item)
+            else:
+                item.marks.discard("selected")
+            if had != ("selected" in item.marks):
+                item.update()
+        if cell is not None and cell != self.listed_cell:
+            self.list_cell(cell, select_first=False)
+        if cell is not None:
+            for i in range(self.cell_list.count()):
+                it = self.cell_list.item(i)
+                if it.data(Qt.UserRole) == addr:
+                    self.cell_list.setCurrentItem(it)
+        return found
+
+    def drawn(self) -> dict:
+        # cells and bits are named by where they are drawn, not by their keys,
+        # so a cell drawn in the wrong place reads back as the wrong cell
+        cells = {}
+        for c in self._cells.values():
+            if c.isVisible():
+                cells[(round((c.pos().y() - HEADER_H) / CELL_H), round((c.pos().x() - MATRIX_X) / CELL_W))] = c
+        bits = {round((b.pos().y() - HEADER_H) / CELL_H): b for b in self._bits.values() if b.isVisible()}
+        rows = sorted(bits)
+        sl_bitmap = []
+        for fl in range(len(self._structure["sl_bitmap"]) if self._structure else 0):
+            word = 0
+            for sl in range(self._structure["sl_count"]):
+                c = cells.get((fl, sl))
+                if c is not None and c.bit:
+                    word |= 1 << sl
+            sl_bitmap.append(word)
+        scans = sorted(n.key for n in self._notes if isinstance(n, ScanItem))
+        search = next((k for k, c in cells.items() if "search" in c.marks), None)
+        return {
+            "lit": sorted(k for k, c in cells.items() if c.bit),
+            "counts": {k: c.count for k, c in sorted(cells.items()) if c.count},
+            "fl_bitmap": sum(1 << fl for fl, b in bits.items() if b.bit),
+            "sl_bitmap": sl_bitmap,
+            "rows": rows,
+            "folded": self.folded,
+            "search": search,
+            "search_text": next((n.text() for n in self._notes if getattr(n, "role", "") == "search"), ""),
+            "list_lines": [n.text() for n in self._notes if getattr(n, "role", "") in ("took", "pushed")],
+            "scan": [s[1:] for s in scans],
+            "found": sorted(k for k, c in cells.items() if "found" in c.marks),
+            "taken": sorted(k for k, c in cells.items() if "taken" in c.marks),
+            "inserted": sorted(k for k, c in cells.items() if "inserted" in c.marks),
+            "cell_list": [self.cell_list.item(i).data(Qt.UserRole) for i in range(self.cell_list.count())
+                          if self.cell_list.item(i).data(Qt.UserRole) is not None],
+            "listed_cell": self.listed_cell,
+            "selected": next((k for k, c in cells.items() if "selected" in c.marks), None),
+        }
+
+    # ------------------------------------------------------------ clicks
+    def glyph_clicked(self, item, local) -> None:
+        if isinstance(item, CellItem):
+            self.list_cell(item.key, select_first=True)
+            return
+        super().glyph_clicked(item, local)
+
+    def list_cell(self, cell: tuple[int, int], select_first: bool) -> None:
+        """List the blocks of ``cell`` under the matrix; with ``select_first``,
+        select its head and say so (``block_clicked``)."""
+        from ...allocators.structure import tlsf_key
+        s = self._structure
+        if s is None:
+            return
+        addrs = s["lists"].get(tlsf_key(*cell), [])
+        self.listed_cell = cell
+        self.cell_list.clear()
+        lo, hi = size_range(s, *cell)
+        head = QListWidgetItem(f"list ({cell[0]}, {cell[1]}), TLSF sizes {range_text(lo, hi)}: "
+                               f"{len(addrs)} block{'s' if len(addrs) != 1 else ''}"
+                               + (", head first:" if addrs else ""))
+        head.setFlags(Qt.NoItemFlags)
+        self.cell_list.addItem(head)
+        for a in addrs[:LISTED]:
+            it = QListWidgetItem(f"{a:#x} ({short_bytes(size_of(s, a))})")
+            it.setData(Qt.UserRole, a)
+            self.cell_list.addItem(it)
+        if len(addrs) > LISTED:
+            more = QListWidgetItem(f"\u2026 and {len(addrs) - LISTED} more")
+            more.setFlags(Qt.NoItemFlags)
+            self.cell_list.addItem(more)
+        self.cell_list.show()
+        if select_first and addrs:
+            self.set_selection(addrs[0], scroll=False)
+            self.block_clicked.emit(addrs[0])
+
+    def _list_item_clicked(self, item: QListWidgetItem) -> None:
+        addr = item.data(Qt.UserRole)
+        if addr is not None:
+            self.set_selection(addr, scroll=True)
+            self.block_clicked.emit(addr)
+
+    # ------------------------------------------------------------ drawing
+    def _rebuild(self, follow: bool) -> None:
+        s = self._structure
+        for note in self._notes:
+            if note.scene() is not None:
+                note.scene().removeItem(note)
+        self._notes = []
+        if s is None:
+            for c in list(self._cells.values()) + list(self._bits.values()):
+                c.hide()
+            self.caption.setText(f"<b>{self.title}</b>: nothing loaded")
+            self.cell_list.hide()
+            self.listed_cell = None
+            self.set_summary("")
+            return
+        explained = self._explained if self._upto is None else self._explained[:self._upto + 1]
+        step = read_events(explained)
+        self.step = step
+        fl_count, sl_count = s["fl_count"], s["sl_count"]
+        counts = {parse_tlsf_key(k): len(v) for k, v in s["lists"].items()}
+        heads = {parse_tlsf_key(k): v[0] for k, v in s["lists"].items() if v}
+        # rows: up to one past the highest row in use or touched by the step
+        used_rows = [fl for fl in range(fl_count) if s["fl_bitmap"] >> fl & 1]
+        touched = [c[0] for c in step.taken + step.inserted]
+        touched += [p[2] for p in step.probes] + [p[4][0] for p in step.probes if p[4]]
+        if step.search:
+            touched.append(step.search[2])
+        last = min(fl_count - 1, max(used_rows + [t for t in touched if t < fl_count] + [0]) + 1)
+        self.rows_drawn = last + 1
+        self.folded = (last + 1, fl_count - 1) if last + 1 < fl_count else None
+        row_y = {fl: HEADER_H + fl * CELL_H for fl in range(last + 1)}
+
+        for fl in range(fl_count):
+            shown = fl <= last
+            bit = self._bits.get(fl)
+            if bit is None and shown:
+                bit = FlBitItem(fl)
+                bit.setParentItem(self.grid_layer)
+                self._bits[fl] = bit
+            if bit is not None:
+                bit.setVisible(shown)
+                if shown:
+                    bit.bit = bool(s["fl_bitmap"] >> fl & 1)
+                    bit.setPos(BIT_X, row_y[fl])
+                    bit.update()
+            for sl in range(sl_count):
+                key = (fl, sl)
+                cell = self._cells.get(key)
+                if cell is None and shown:
+                    cell = CellItem(key)
+                    cell.setParentItem(self.grid_layer)
+                    cell.setPos(MATRIX_X + sl * CELL_W, row_y[fl])
+                    cell.range_words = range_text(*size_range(s, fl, sl))
+                    self._cells[key] = cell
+                if cell is None:
+                    continue
+                cell.setVisible(shown)
+                if shown:
+                    cell.bit = bool(s["sl_bitmap"][fl] >> sl & 1)
+                    cell.count = counts.get(key, 0)
+                    cell.head = heads.get(key)
+                    cell.marks = {"selected"} & cell.marks
+                    cell.update()
+            if shown:
+                lo, hi = row_range(s, fl)
+                t = QGraphicsSimpleTextItem(f"fl {fl}")
+                t.setFont(font(18, True))
+                t.setPos(LABEL_X, row_y[fl] + 9)
+                self._add_note(t)
+                t = QGraphicsSimpleTextItem(range_text(lo, hi))
+                t.setFont(fitted_font(range_text(lo, hi), MATRIX_X - LABEL_X - 62, 16))
+                t.setPos(LABEL_X + 52, row_y[fl] + 10)
+                self._add_note(t)
+        # column numbers and titles
+        for sl in range(sl_count):
+            t = QGraphicsSimpleTextItem(str(sl))
+            t.setFont(font(14))
+            t.setBrush(QBrush(QColor(FAINT)))
+            w = t.boundingRect().width()
+            t.setPos(MATRIX_X + sl * CELL_W + (CELL_W - w) / 2, HEADER_H - 22)
+            self._add_note(t)
+        for text, x in (("fl_bitmap", BIT_X), ("sl \u2192", MATRIX_X - 40)):
+            t = QGraphicsSimpleTextItem(text)
+            t.setFont(font(15, True))
+            t.setPos(x, HEADER_H - 24 if x else HEADER_H - 48)
+            self._add_note(t)
+        matrix_bottom = HEADER_H + (last + 1) * CELL_H
+        if self.folded:
+            a, b = self.folded
+            lo, _ = row_range(s, a)
+            _, hi = row_range(s, b)
+            t = QGraphicsSimpleTextItem(f"fl {a}\u2013{b} ({range_text(lo, hi)}): every list empty, "
+                                        f"fl_bitmap bits {a}\u2013{b} are 0")
+            t.setFont(font(17))
+            t.setBrush(QBrush(QColor(FAINT)))
+            t.setPos(LABEL_X, matrix_bottom + 8)
+            self._add_note(t)
+            matrix_bottom += 36
+
+        # the step
+        if step.search:
+            size, rounded, fl, sl = step.search
+            if (fl, sl) in self._cells and fl <= last:
+                self._cells[(fl, sl)].marks.add("search")
+            words = (f"mapping_search({size}): rounded up to {rounded} \u2192 list ({fl}, {sl})"
+                     if fl < fl_count else f"mapping_search({size}): rounded up to {rounded}, beyond every list")
+            t = QGraphicsSimpleTextItem(words)
+            t.role = "search"
+            t.setFont(font(18, True))
+            t.setPos(LABEL_X, matrix_bottom + 12)
+            self._add_note(t)
+            matrix_bottom += 40
+        for n, level, fl, sl, found in step.probes:
+            band = self._scan_band(n, level, fl, sl, found, s, last, row_y)
+            if band is not None:
+                t = QGraphicsSimpleTextItem(band.words)
+                t.setFont(font(17))
+                t.setPos(LABEL_X, matrix_bottom + 8)
+                self._add_note(t)
+                matrix_bottom += 30
+            if found and found in self._cells and found[0] <= last:
+                self._cells[found].marks.add("found")
+        word = s["small_block_size"] // sl_count
+        for verb, addr, size, (fl, sl) in step.list_moves:
+            if verb == "pushed":
+                words = (f"mapping_insert({size - word}) = ({fl}, {sl}): pushed {addr:#x} ({size} B) "
+                         f"on the head of list ({fl}, {sl})")
+            else:
+                words = f"took {addr:#x} ({size} B) off list ({fl}, {sl})"
+            t = QGraphicsSimpleTextItem(words)
+            t.role = verb
+            t.setFont(font(17))
+            t.setPos(LABEL_X, matrix_bottom + 8)
+            self._add_note(t)
+            matrix_bottom += 30
+        for cell in step.taken:
+            if cell in self._cells and cell[0] <= last:
+                self._cells[cell].marks.add("taken")
+        for cell in step.inserted:
+            if cell in self._cells and cell[0] <= last:
+                self._cells[cell].marks.add("inserted")
+        for c in self._cells.values():
+            c.update()
+        self._write_caption(s, counts, step)
+        if self.selected is not None:
+            self.mark_selection(self.selected)
+        if follow:
+            rect = QRectF(BIT_X - 20, 0, MATRIX_X + sl_count * CELL_W + 20, matrix_bottom + 10)
+            # when the matrix does not fit at a readable zoom, keep the cell the step ended in
+            main = (step.inserted[-1:] or [p[4] for p in step.probes if p[4]][-1:]
+                    or ([step.search[2:]] if step.search else []))
+            anchor = None
+            if main and tuple(main[0]) in self._cells and self._cells[tuple(main[0])].isVisible():
+                anchor = self.view_point_of(self._cells[tuple(main[0])], QPointF(CELL_W / 2, CELL_H / 2))
+            self.focus_on(rect, anchor, align_top=True)
+
+    def _add_note(self, item) -> None:
+        item.setParentItem(self.note_layer)
+        self._notes.append(item)
+
+    def _scan_band(self, n, level, fl, sl, found, s, last, row_y) -> None:
+        sl_count = s["sl_count"]
+        if level == "sl":
+            if fl > last:
+                return None
+            end = found[1] if found else sl_count - 1
+            rect = QRectF(MATRIX_X + sl * CELL_W + 1, row_y[fl] + 1, (max(end, sl) - sl + 1) * CELL_W - 2,
+                          CELL_H - 2)
+            words = (f"{n}. sl_bitmap[{fl}] & (~0 << {sl}): "
+                     + (f"lowest set bit {found[1]}" if found else "no bit set: look up the first level"))
+            item = ScanItem((n, "sl", fl, sl, found), rect, False, n, words)
+        else:
+            stop = found[0] if found else last
+            first = min(fl, last)
+            rect = QRectF(BIT_X + 4, row_y[first] + 1, CELL_W + 4,
+                          (max(stop, first) - first + 1) * CELL_H - 2)
+            words = (f"{n}. fl_bitmap & (~0 << {fl}): "
+                     + (f"lowest set bit {found[0]}" if found else "no bit set: no free block is big enough"))
+            item = ScanItem((n, "fl", fl, sl, found), rect, True, n, words)
+        self._add_note(item)
+        return item
+
+    def _write_caption(self, s, counts, step: TlsfStep) -> None:
+        n_free = sum(counts.values())
+        parts = [f"<b>{self.title}</b> (Masmano et al. 2004): {len(counts)} non-empty "
+                 f"list{'s' if len(counts) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
+        what = []
+        if step.search:
+            what.append(f"search for {step.search[1]}")
+        if step.probes:
+            what.append(f"{len(step.probes)} bitmap probe{'s' if len(step.probes) != 1 else ''}")
+        key = " &nbsp; ".join([swatch(FREE_FILL, "bit set (number: list length)"),
+                               swatch(VISITED, "search, scan", True),
+                               swatch(TAKEN, "found, taken", True), swatch(INSERTED, "pushed", True),
+                               swatch(SELECTED, "selected", True)])
+        line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
+        self.caption.setText(" \u00b7 ".join(parts) + "<br>" + line2 + key)
+        said = []
+        if self.folded:
+            said.append(f"first levels {self.folded[0]}\u2013{self.folded[1]} are all empty and folded into one line")
+        if any(c > 99 for c in counts.values()):
+            said.append("long lists show their length only; click a cell to list its blocks")
+        self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")

@@ -1,0 +1,579 @@
+"""Strategies broken on purpose: each mistake is caught at the operation that
+made it, named in terms of the user's code (the method, the line of the file),
+with the trace file and line of the operation.
+
+Every broken strategy is the bump allocator below with one bug, switched on
+at a chosen call; the line marked ``# BUG`` is where an exception is raised.
+"""
+
+import json
+import pickle
+import textwrap
+
+import pytest
+
+from heapscope.allocators import plugins
+from heapscope.allocators.grading import check_trace, grade
+from heapscope.allocators.replay import Timeline
+from heapscope.allocators.user import UserStrategyError
+from heapscope.cli import main
+from heapscope.traces import read_rep
+
+BASE = '''
+from heapscope import FREE, USED, UserStrategy, align_up
+
+
+class Bump(UserStrategy):
+    """Bump allocator"""
+
+    def __init__(self, **common):
+        super().__init__(**common)
+        self.blocks = []            # [addr, size, payload or None]
+        self.entry = {}
+        self.calls = 0
+
+    def grow(self, size):
+        need = align_up(max(size, 1), self.align)
+        addr = self._take_core(need)
+        return addr, need
+
+    def book(self, payload, addr, need, size):
+        self._note_alloc(payload, addr, need, size, payload - addr)
+        self.entry[payload] = [addr, need, payload]
+        self.blocks.append(self.entry[payload])
+        self.blocks.sort()
+        return payload
+
+    def _malloc(self, size):
+        self.calls += 1
+        return self.alloc(size)
+
+    def alloc(self, size):
+        addr, need = self.grow(size)
+        if addr is None:
+            return None
+        return self.book(addr, addr, need, size)
+
+    def _free(self, payload):
+        self._note_free(payload)
+        self.entry.pop(payload)[2] = None
+
+    def _blocks(self):
+        for addr, size, payload in self.blocks:
+            yield addr, size, (FREE if payload is None else USED), payload
+'''
+
+#: ops of the test trace, one a line after the 4 header lines and a comment
+OPS = ["a 0 24", "a 1 40", "a 2 8", "f 1", "a 3 100", "a 4 16", "r 0 200", "f 2", "a 5 30",
+       "f 0", "a 6 7", "f 3", "f 4", "f 5", "f 6"]
+FIRST_OP_LINE = 6
+
+
+@pytest.fixture
+def trace_path(tmp_path):
+    path = tmp_path / "bugs.rep"
+    path.write_text("0\n7\n%d\n1\n# ops start on line 6\n" % len(OPS) + "\n".join(OPS) + "\n")
+    return path
+
+
+@pytest.fixture
+def load(tmp_path):
+    """Write a strategy file (BASE plus ``source``) and load its class."""
+    loaded = []
+
+    def make(source: str, cls: str, name: str):
+        path = tmp_path / f"{name}.py"
+        path.write_text(BASE + textwrap.dedent(source).replace("NAME", name))
+        klass = plugins.load_file(f"{path}:{cls}")
+        loaded.append(klass.name)
+        return klass, path
+    yield make
+    for name in loaded:
+        plugins.forget(name)
+
+
+def bug_line(path) -> int:
+    lines = path.read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if "# BUG" in line)
+
+
+def def_line(path, method: str, cls: str = "Bump") -> int:
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"class {cls}("))
+    return next(i for i, line in enumerate(lines[start:], start + 1) if f"def {method}(" in line)
+
+
+def graded(klass, trace_path, **kw):
+    result = grade(klass, [(str(trace_path), read_rep(trace_path))], timing=False, **kw)
+    t, = result.traces
+    return t
+
+
+def assert_caught(t, step, method, message_part):
+    assert not t.valid
+    e = t.error
+    assert (e.step, e.method) == (step, method), str(e)
+    assert t.line == FIRST_OP_LINE + step - 1
+    assert message_part in e.message, e.message
+    return e
+
+
+def test_the_bump_base_itself_is_valid(load, trace_path):
+    klass, _ = load("class Fine(Bump):\n    name = 'NAME'\n", "Fine", "fine")
+    t = graded(klass, trace_path, check_every=1)
+    assert t.valid, t.error
+    assert t.max_live == 24 + 8 + 100 + 16 + (200 - 24) - 8 + 30
+    assert t.heap == 24 + 40 + 8 + 104 + 16 + 200 + 32 + 8
+
+
+def test_overlapping_payloads(load, trace_path):
+    klass, path = load('''
+        class Inside(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 4:        # 8 bytes into the 1st block, still live
+                    self.grow(size)
+                    first = self.blocks[0]
+                    self._note_alloc(first[0] + 8, first[0] + 8, 104, size, 0)
+                    return first[0] + 8
+                return super().alloc(size)
+        ''', "Inside", "inside")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 5, "_malloc", "your _malloc returned 0x8, which is inside the live block at 0x0 "
+                                       "of 24 bytes, handed out at step 1")
+    assert e.location.endswith(f"inside.py:{def_line(path, '_malloc')}")
+
+
+def test_a_payload_running_into_the_next_live_block(load, trace_path):
+    klass, _ = load('''
+        class RunsInto(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 4:        # into the hole id 1 left (0x18, 40 bytes): 100 do not fit
+                    self.grow(size)
+                    self._note_alloc(0x18, 0x18, 104, size, 0)
+                    self.blocks.append([0x18, 104, 0x18])
+                    return 0x18
+                return super().alloc(size)
+        ''', "RunsInto", "runsinto")
+    t = graded(klass, trace_path)
+    assert_caught(t, 5, "_malloc", "your _malloc returned 0x18 for 100 bytes, which run into the live "
+                                   "block at 0x40 of 8 bytes, handed out at step 3")
+
+
+def test_a_misaligned_payload(load, trace_path):
+    klass, _ = load('''
+        class Misaligned(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 2:
+                    addr, need = self.grow(size + 8)
+                    return self.book(addr + 4, addr, need, size)
+                return super().alloc(size)
+        ''', "Misaligned", "misaligned")
+    t = graded(klass, trace_path)
+    assert_caught(t, 2, "_malloc", "which is not a multiple of the alignment 8")
+
+
+def test_a_misaligned_payload_with_align_16(load, trace_path):
+    klass, _ = load('''
+        class Word(Bump):
+            name = "NAME"
+
+            def grow(self, size):
+                need = align_up(max(size, 1), self.word)   # rounds to the word, not to align
+                return self._take_core(need), need
+        ''', "Word", "word")
+    t = graded(klass, trace_path, params={"align": 16})
+    assert_caught(t, 2, "_malloc", "not a multiple of the alignment 16")   # 24 bytes: next at 0x18
+
+
+def test_a_payload_outside_the_heap(load, trace_path):
+    klass, _ = load('''
+        class Outside(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 3:
+                    addr = self.arena.brk + 64      # never grew the heap
+                    return self.book(addr, addr, align_up(size, 8), size)
+                return super().alloc(size)
+        ''', "Outside", "outside")
+    t = graded(klass, trace_path)
+    assert_caught(t, 3, "_malloc", "outside the heap [0x0, 0x40): grow the heap with self._take_core")
+
+
+def test_a_block_handed_out_twice(load, trace_path):
+    klass, _ = load('''
+        class Twice(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 5:               # the 2nd live block again (op 3, a 2 8)
+                    again = [b for b in self.blocks if b[2] is not None][1]
+                    self._note_alloc(again[2], again[0], again[1], size, 0)
+                    return again[2]
+                return super().alloc(size)
+        ''', "Twice", "twice")
+    t = graded(klass, trace_path)
+    # op 6 (a 4 16) is the 5th malloc; live then: ids 0, 2, 3
+    assert_caught(t, 6, "_malloc", "already the payload of the live block at 0x40 of 8 bytes, handed "
+                                   "out at step 3 and not freed since: the same block was handed out twice")
+
+
+def test_a_free_that_forgets_to_unbook_the_block(load, trace_path):
+    klass, path = load('''
+        class Forgets(Bump):
+            name = "NAME"
+
+            def _free(self, payload):
+                self.entry.pop(payload)[2] = None     # no self._note_free(payload)
+        ''', "Forgets", "forgets")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 4, "_free", "your _free(0x18) did not unbook the block: call self._note_free(0x18)")
+    assert e.operation == "free(0x18)"
+    assert t.operation == "free of id 1"
+
+
+def test_a_free_that_forgets_the_block_in_the_walk(load, trace_path):
+    # Unbooked, but the walk still shows it in use: caught by the walk check,
+    # at the free that forgot it, even when the walk is checked only now and then.
+    klass, _ = load('''
+        class StillUsed(Bump):
+            name = "NAME"
+
+            def _free(self, payload):
+                self._note_free(payload)             # but the block stays "in use"
+        ''', "StillUsed", "stillused")
+    t = graded(klass, trace_path, check_every=5)
+    assert_caught(t, 4, "_blocks", "your _blocks reports a used block at 0x18 (payload 0x18) after "
+                                   "free(0x18), but no block is booked at that payload: it was freed at step 4")
+
+
+def test_an_exception_inside_malloc_names_the_line(load, trace_path):
+    klass, path = load('''
+        class Raises(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 7:       # the 6th call is realloc's (r 0 200)
+                    return self.pick(size)
+                return super().alloc(size)
+
+            def pick(self, size):
+                empty = []
+                return empty.pop()   # BUG
+        ''', "Raises", "raises")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 9, "_malloc", "your _malloc raised IndexError: pop from empty list")
+    assert e.location.endswith(f"raises.py:{bug_line(path)}")
+
+
+def test_a_walk_with_a_gap_is_caught_at_the_operation_that_made_it(load, tmp_path):
+    # 100 mallocs, then frees; the walk loses a block from the 70th malloc on.
+    # Checked every few operations (many blocks), grade goes back and finds op 70.
+    klass, _ = load('''
+        class Gap(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                blocks = list(super()._blocks())
+                if self.calls >= 70:
+                    del blocks[10]
+                return blocks
+        ''', "Gap", "gap")
+    path = tmp_path / "many.rep"
+    ops = [f"a {i} 16" for i in range(100)] + [f"f {i}" for i in range(100)]
+    path.write_text(f"0\n100\n{len(ops)}\n1\n" + "\n".join(ops) + "\n")
+    trace = read_rep(path)
+    error, _, _ = check_trace(lambda: klass(), trace, check_every=16)
+    assert error.step == 70 and error.method == "_blocks", str(error)
+    assert "your _blocks left a gap after malloc(16): nothing covers 0xa0..0xb0" in error.message
+    error, _, _ = check_trace(lambda: klass(), trace)    # adaptive: the same answer
+    assert error.step == 70
+
+
+def test_a_walk_that_stops_short(load, trace_path):
+    klass, _ = load('''
+        class Short(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                return list(super()._blocks())[:-1] if self.calls >= 3 else super()._blocks()
+        ''', "Short", "short")
+    t = graded(klass, trace_path)
+    assert_caught(t, 3, "_blocks", "your _blocks stops at 0x40 after malloc(8), but the heap reaches 0x48")
+
+
+def test_malloc_that_does_not_book_its_block(load, trace_path):
+    klass, _ = load('''
+        class NoBooking(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                addr, need = self.grow(size)
+                self.blocks.append([addr, need, addr])
+                return addr
+        ''', "NoBooking", "nobooking")
+    t = graded(klass, trace_path)
+    assert_caught(t, 1, "_malloc", "your _malloc returned 0x0 but did not book it: call "
+                                   "self._note_alloc(payload, block_addr, block_size, request, header)")
+
+
+def test_realloc_that_moves_without_copying(load, trace_path):
+    klass, _ = load('''
+        class NoCopy(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                new = self._malloc(size)
+                self._free(payload)
+                return new
+        ''', "NoCopy", "nocopy")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 7, "_realloc", "without copying the program's 24 bytes: call "
+                                        "self._copy_payload(old, new, 24)")
+    assert e.operation == "realloc(0x0, 200)"
+
+
+def test_realloc_that_copies_after_freeing(load, trace_path):
+    klass, _ = load('''
+        class LateCopy(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                new = self._malloc(size)
+                self._free(payload)
+                self._copy_payload(payload, new, 24)
+                return new
+        ''', "LateCopy", "latecopy")
+    t = graded(klass, trace_path)
+    assert_caught(t, 7, "_realloc", "copy before you free the old block at 0x0")
+
+
+def test_the_default_realloc_keeps_the_bytes_and_a_footer_needs_payload_capacity(load, trace_path):
+    # Blocks with a footer word booked as header bytes: without _payload_capacity,
+    # a realloc in place would hand the program the footer.
+    source = '''
+        class Footer(Bump):
+            name = "NAME"
+
+            def grow(self, size):
+                need = align_up(max(size, 1) + 8, 8)       # payload + a footer word
+                return self._take_core(need), need
+
+            def book(self, payload, addr, need, size):
+                self._note_alloc(payload, addr, need, size, 8)
+                self.entry[payload] = [addr, need, payload]
+                self.blocks.append(self.entry[payload])
+                return payload
+
+
+        class FooterFixed(Footer):
+            name = "NAME-fixed"
+
+            def _payload_capacity(self, payload):
+                addr, need, _ = self.entry[payload]
+                return need - 8
+        '''
+    klass, path = load(source, "Footer", "footer")
+    trace = trace_path.parent / "grow.rep"
+    trace.write_text("0\n1\n3\n1\na 0 20\nr 0 25\nf 0\n")
+    t = grade(klass, [(str(trace), read_rep(trace))], timing=False).traces[0]
+    assert t.error.step == 2 and t.error.method == "_realloc"
+    assert "override _payload_capacity" in t.error.message
+    fixed = plugins.load_file(f"{path}:FooterFixed")
+    try:
+        assert grade(fixed, [(str(trace), read_rep(trace))], timing=False).valid
+    finally:
+        plugins.forget(fixed.name)
+
+
+def test_own_check_structure_and_structure_are_run(load, trace_path):
+    klass, path = load('''
+        class OwnCheck(Bump):
+            name = "NAME"
+
+            def _check_structure(self, blocks):
+                assert self.calls < 4, f"more than three mallocs ({self.calls})"   # BUG
+        ''', "OwnCheck", "owncheck")
+    t = graded(klass, trace_path, check_every=1)
+    e = assert_caught(t, 5, "_check_structure", "your _check_structure found a problem: more than three "
+                                                "mallocs (4)")
+    assert e.location.endswith(f"owncheck.py:{bug_line(path)}")
+    klass, _ = load('''
+        class BadStructure(Bump):
+            name = "NAME"
+
+            def structure(self):
+                return self.lists_structure({"all": [b[0] for b in self.blocks]})
+        ''', "BadStructure", "badstructure")
+    t = graded(klass, trace_path, check_every=1)
+    assert_caught(t, 1, "structure", "your structure() disagrees with your walk: the lists structure "
+                                     "names ['0x0'], which are not free blocks of the heap")
+
+
+def test_init_without_common_options_is_explained(load, trace_path):
+    klass, _ = load('''
+        class NoCommon(Bump):
+            name = "NAME"
+
+            def __init__(self):
+                super().__init__()
+        ''', "NoCommon", "nocommon")
+    with pytest.raises(UserStrategyError) as info:
+        klass(word=4)
+    assert "your __init__ does not take 'word'" in str(info.value)
+    assert "**common" in str(info.value)
+    t = graded(klass, trace_path, params={"word": 4})
+    assert t.error.method == "__init__"
+    klass, _ = load('''
+        class NoSuper(Bump):
+            name = "NAME"
+
+            def __init__(self, **common):
+                self.blocks = []
+        ''', "NoSuper", "nosuper")
+    with pytest.raises(UserStrategyError, match=r"did not call super\(\).__init__\(\*\*common\)"):
+        klass()
+
+
+def test_an_unpicklable_attribute_is_named(load, trace_path):
+    klass, _ = load('''
+        class Lambda(Bump):
+            name = "NAME"
+
+            def __init__(self, **common):
+                super().__init__(**common)
+                self.key = lambda block: block[1]
+        ''', "Lambda", "lambda")
+    t = graded(klass, trace_path)
+    assert "your strategy cannot be pickled: self.key holds function" in t.error.message
+    assert "no lambdas, generators" in t.error.message
+    # The window's timeline says the same, and keeps no steps
+    from heapscope.traces import load_trace
+    timeline = Timeline(load_trace("vo1989:steps=50"), klass.name).build()
+    assert timeline.fault is not None and "self.key holds function" in timeline.fault.message
+    assert timeline.n == 0
+
+
+def test_a_fault_stops_the_timeline_before_the_step_and_seeks_still_work(load):
+    klass, _ = load('''
+        class Late(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 301:
+                    raise RuntimeError("out of ideas")   # BUG
+                return super().alloc(size)
+        ''', "Late", "late")
+    from heapscope.traces import load_trace
+    trace = load_trace("vo1989:steps=400")
+    timeline = Timeline(trace, klass.name, checkpoint_every=64).build()
+    fault = timeline.fault
+    assert fault is not None and fault.method == "_malloc"
+    assert "out of ideas" in fault.message
+    assert timeline.n == fault.step - 1
+    kinds = trace.kind.tolist()
+    assert sum(1 for k in kinds[:fault.step] if k != 1) == 301     # the 301st malloc
+    for t in (timeline.n, 5, timeline.n - 1, 0, timeline.n):
+        strategy = timeline.seek(t)
+        strategy.check()
+        assert len(strategy.live) == len(timeline.program.live)
+    assert pickle.loads(pickle.dumps(timeline.strategy)).state_signature() == \
+        timeline.strategy.state_signature()
+
+
+def test_grade_cli_text_and_json_and_exit_status(load, trace_path, capsys):
+    _, path = load('''
+        class Raises(Bump):
+            name = "NAME"
+
+            def _free(self, payload):
+                raise KeyError(payload)   # BUG
+        ''', "Raises", "clifree")
+    spec = f"{path}:Raises"
+    assert main(["grade", spec, str(trace_path)]) == 1
+    out = capsys.readouterr().out
+    line = bug_line(path)
+    assert "bugs: error at step 4 (bugs.rep line 9): free of id 1, free(0x18)" in out
+    assert f"in Raises._free ({path}:{line})" in out
+    assert "your _free raised KeyError: 24" in out
+    assert f"see it: heapscope open {trace_path} --allocator {spec} --strategy clifree --step 4" in out
+    assert "perf index 0 / 100: 1 of 1 trace has an error" in out
+    assert main(["grade", spec, str(trace_path), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    error = report["traces"][0]["error"]
+    assert (error["step"], error["line"], error["method"], error["class"]) == (4, 9, "_free", "Raises")
+    assert error["location"].endswith(f"clifree.py:{line}")
+    assert report["perf_index"] == 0 and report["valid"] is False
+
+
+def test_malformed_answers_are_the_users_mistakes_not_ours(load, trace_path):
+    # each would otherwise end in an IndexError or TypeError inside heapscope
+    cases = [
+        ('''
+        class ShortBlock(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                for addr, size, payload in self.blocks:
+                    yield addr, size
+        ''', "ShortBlock", "_blocks", "your _blocks yielded (0, 24); each block is (addr, size, state, "
+                                      "payload)"),
+        ('''
+        class FloatCore(Bump):
+            name = "NAME"
+
+            def grow(self, size):
+                return self._take_core(size / 1), size
+        ''', "FloatCore", "_malloc", "self._take_core(24.0) was called: it takes a number of bytes"),
+        ('''
+        class StrBooking(Bump):
+            name = "NAME"
+
+            def book(self, payload, addr, need, size):
+                self._note_alloc(payload, str(addr), need, size, 0)
+                self.blocks.append([addr, need, payload])
+                return payload
+        ''', "StrBooking", "_malloc", "self._note_alloc(0, '0', 24, 24, 0) was called: every "
+                                      "argument is an int"),
+        ('''
+        class JunkStructure(Bump):
+            name = "NAME"
+
+            def structure(self):
+                return [b[0] for b in self.blocks]
+        ''', "JunkStructure", "structure", "not the shape of docs/structure.md"),
+    ]
+    for source, cls, method, message in cases:
+        klass, path = load(source, cls, cls.lower())
+        t = graded(klass, trace_path, check_every=1)
+        assert t.error is not None and t.error.step == 1, (cls, t.error)
+        assert t.error.method == method and message in t.error.message, (cls, str(t.error))
+        if cls in ("FloatCore", "StrBooking"):     # a helper called wrongly: the line of the call
+            lines = path.read_text().splitlines()
+            call = "_take_core(size / 1)" if cls == "FloatCore" else "_note_alloc(payload, str("
+            assert t.error.location.endswith(
+                f":{next(i for i, text in enumerate(lines, 1) if call in text)}"), t.error.location
+    # the window's gauges walk the heap too: a bad walk stops the timeline, it does not crash it
+    from heapscope.traces import load_trace
+    from heapscope.allocators.registry import STRATEGIES
+    timeline = Timeline(load_trace("vo1989:steps=20"), "shortblock").build()
+    assert timeline.fault.method == "_blocks" and timeline.n == 0
+    assert "shortblock" in STRATEGIES
+    klass, _ = load('''
+        class Words(Bump):
+            name = "NAME"
+
+            def explain_event(self, event):
+                return 42
+        ''', "Words", "words")
+    from heapscope.allocators.explain import explain_step
+    s = klass()
+    s.malloc(10)
+    with pytest.raises(UserStrategyError, match="your explain_event returned 42: return a line of text"):
+        explain_step(s, s.rec)

@@ -1,0 +1,21 @@
+"""The largest trace heapscope reads, in one place for every reader.
+
+A trace past one of these is refused with a message naming the limit, so that
+no input -- a huge file, an endless stream, a recording of a long-running
+program -- can take unbounded memory or time.  ``MAX_IDS`` and ``MAX_SIZE``
+come from :mod:`traces.trace`, where the Trace type stores them.
+"""
+
+from __future__ import annotations
+
+from .trace import MAX_IDS, MAX_SIZE
+
+#: Operations in one trace (a Trace takes about 17 bytes an op: 170 MB here).
+MAX_OPS = 10_000_000
+#: Bytes of text read from one file by a line-oriented importer, after
+#: decompression (an endless stream stops here).
+MAX_INPUT_BYTES = 2 * 1024**3
+#: Bytes in one line of text; a longer line is not a trace line.
+MAX_LINE_BYTES = 64 * 1024
+
+__all__ = ["MAX_OPS", "MAX_IDS", "MAX_SIZE", "MAX_INPUT_BYTES", "MAX_LINE_BYTES"]
