@@ -8,6 +8,13 @@ Two modes, as real allocators take memory:
 * **fixed pool** (embedded allocators, TLSF's ``tlsf_create_with_pool``): the
   whole pool exists from the start and ``sbrk`` always fails.
 
+A strategy that gives memory back (dlmalloc's ``malloc_trim``, which calls
+``sbrk`` with a negative increment) calls :meth:`Arena.shrink`.  H, the break
+minus the base, then falls; the measures still report the largest heap
+(Sarena, waste, Johnstone & Wilson #3 and #4 take the maximum of H over the
+steps, never its last value), and ``peak`` keeps the highest break the arena
+ever reached, for a caller that wants it without a series.
+
 Addresses are plain byte offsets; nothing is ever really allocated.
 """
 
@@ -17,7 +24,7 @@ from __future__ import annotations
 class Arena:
     """A byte-addressed heap ``[base, brk)``."""
 
-    __slots__ = ("base", "brk", "limit", "fixed", "grow_calls")
+    __slots__ = ("base", "brk", "limit", "fixed", "grow_calls", "peak")
 
     def __init__(self, *, pool_size: int | None = None, limit: int | None = None,
                  base: int = 0) -> None:
@@ -31,6 +38,8 @@ class Arena:
         # A fixed pool is its own limit.
         self.limit = pool_size if self.fixed else limit
         self.grow_calls = 0
+        #: the highest break so far (the break never falls unless shrink() is called)
+        self.peak = self.brk
 
     @property
     def size(self) -> int:
@@ -41,7 +50,7 @@ class Arena:
         """Move the break up by ``increment`` bytes; return the old break, or None
         when the pool is fixed or the limit would be passed (ENOMEM)."""
         if increment < 0:
-            raise ValueError("heapscope never shrinks the heap")
+            raise ValueError("sbrk takes a non-negative increment here; shrink() gives memory back")
         if self.fixed and increment:
             return None
         if self.limit is not None and self.size + increment > self.limit:
@@ -49,7 +58,20 @@ class Arena:
         old = self.brk
         self.brk += increment
         self.grow_calls += 1
+        if self.brk > self.peak:
+            self.peak = self.brk
         return old
+
+    def shrink(self, decrement: int) -> int:
+        """``sbrk(-decrement)``: give the top ``decrement`` bytes back; return
+        the new break.  A fixed pool cannot shrink, nor can the break go below
+        the base."""
+        if self.fixed:
+            raise ValueError("a fixed pool cannot shrink")
+        if not 0 <= decrement <= self.size:
+            raise ValueError(f"cannot shrink a heap of {self.size} bytes by {decrement}")
+        self.brk -= decrement
+        return self.brk
 
     def __repr__(self) -> str:
         mode = "pool" if self.fixed else "sbrk"

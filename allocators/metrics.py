@@ -12,8 +12,13 @@ Per step t (after operation t-1 has been applied):
   units (visits + splits + merges + rotations).
 
 Summaries: waste (Vo 1989, seed 000) = (max H - max L) / max L; utilisation
-(CS:APP mdriver) = max L / H at the end; Johnstone & Wilson 1998 (ISMM,
+(CS:APP mdriver) = max L / max H; Johnstone & Wilson 1998 (ISMM,
 "The Memory Fragmentation Problem: Solved?") measures #1 to #4.
+
+mdriver divides by the heap size at the end of a trace, which is its largest
+heap: its memlib never shrinks.  A heap that gives memory back (dlmalloc's
+malloc_trim) may end far below its peak, so utilisation divides by max H,
+which is H at the end wherever the heap never shrinks.
 """
 
 from __future__ import annotations
@@ -105,7 +110,7 @@ def summarize(s: MetricSeries) -> dict:
         "max_live": max_live,                       # Salloc in seed 000
         "max_heap": max_heap,                       # Sarena in seed 000
         "waste": _ratio(max_heap - max_live, max_live),
-        "utilisation": _ratio(max_live, int(s.heap[-1])),
+        "utilisation": _ratio(max_live, max_heap),
         "jw1": float(np.nanmean(over)) if np.isfinite(over).any() else float("nan"),
         "jw2": _ratio(int(s.heap[t_live_peak]), int(s.live[t_live_peak])) - 1,
         "jw3": _ratio(int(s.heap[t_heap_peak]), int(s.live[t_heap_peak])) - 1,

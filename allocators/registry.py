@@ -12,9 +12,11 @@ from __future__ import annotations
 # menus, the compare table and the tests that take their list from here.
 from .bsd_buckets import BSDBuckets
 from .buddy import BinaryBuddy
+from .dlmalloc import Dlmalloc
 from .first_fit import FirstFit
 from .next_fit import NextFit
 from .rotating_list import RotatingList
+from .segregated_fit import SegregatedFirstFit
 from .splay_best_fit import SplayBestFit
 from .strategy import Strategy
 from .tlsf import TLSF
@@ -30,7 +32,8 @@ def register(cls: type[Strategy]) -> type[Strategy]:
 
 
 # The order is the menus' (Ctrl+1 is next fit) and the compare table's.
-for _cls in (NextFit, FirstFit, RotatingList, SplayBestFit, BinaryBuddy, TLSF, BSDBuckets):
+for _cls in (NextFit, FirstFit, RotatingList, SplayBestFit, BinaryBuddy, TLSF, BSDBuckets,
+             Dlmalloc, SegregatedFirstFit):
     register(_cls)
 
 

@@ -221,7 +221,8 @@ class Strategy:
 
     @property
     def footprint(self) -> int:
-        """H of the measures (DESIGN.md): the heap size in a heap grown by sbrk;
+        """H of the measures (DESIGN.md): the heap size in a heap grown by sbrk,
+        plus the bytes of any regions mapped apart from it (:meth:`mapped_blocks`);
         in a fixed pool, where the whole pool exists from the start, the
         high-water mark of the pool the strategy has touched: the span of the
         least address range holding every block it has handed out and every
@@ -230,7 +231,19 @@ class Strategy:
         request is given part of them."""
         if self.arena.fixed:
             return max(0, self.touched_high - self.touched_low)
-        return self.arena.size
+        return self.arena.size + self.mapped_bytes
+
+    #: bytes of the regions :meth:`mapped_blocks` lists (dlmalloc's mmapped chunks)
+    mapped_bytes = 0
+
+    def mapped_blocks(self) -> list[Block]:
+        """Used blocks in memory mapped apart from the heap, each its own region
+        outside ``[base, brk)``, in address order: dlmalloc's mmapped chunks.
+        They are not in :meth:`walk` (the heap map draws the heap) but they are
+        booked as live blocks (A counts them), H counts their bytes
+        (:attr:`mapped_bytes`) and :meth:`check` checks them.  None for most
+        strategies."""
+        return []
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
         """(addr, size) of each free block; strategies override with their free structure."""
@@ -456,6 +469,9 @@ class Strategy:
                 fail(False, f"block {b.addr:#x} has unknown state {b.state!r}")
         if pos != self.arena.brk:
             fail(False, f"blocks end at {pos:#x} but the break is at {self.arena.brk:#x}")
+        mapped = self.mapped_blocks()
+        if mapped:
+            in_use, header = self._check_mapped(mapped, used_payloads, in_use, header)
         if len(used_payloads) != len(live):
             missing = set(live) - used_payloads
             fail(False, f"live payloads {sorted(missing)[:5]} are in no used block")
@@ -463,6 +479,40 @@ class Strategy:
             fail(False, f"used blocks add up to {in_use} bytes but A is booked as {self.in_use}")
         if header != self.header_in_use:
             fail(False, f"headers add up to {header} bytes but are booked as {self.header_in_use}")
+
+    def _check_mapped(self, mapped: list[Block], used_payloads: set, in_use: int,
+                      header: int) -> tuple[int, int]:
+        """The shared invariants for :meth:`mapped_blocks`: used, booked, aligned,
+        outside the heap and apart from each other, adding up to mapped_bytes.
+        Returns A and the header bytes with theirs added."""
+        fail = self._fail
+        live = self.live
+        end = self.arena.brk
+        total = 0
+        for b in mapped:
+            if b.state != USED or b.size <= 0:
+                fail(False, f"mapped region {b.addr:#x} is not one used block")
+            if b.addr < end:
+                fail(False, f"mapped region {b.addr:#x} overlaps the heap or the region before it, "
+                     f"which ends at {end:#x}")
+            end = b.addr + b.size
+            p = b.payload
+            lb = live.get(p)
+            if p is None or not b.addr <= p <= end or lb is None:
+                fail(False, f"mapped region {b.addr:#x} has payload {p!r}, which is not booked in it")
+            if p % self.align:
+                fail(False, f"payload {p:#x} is not aligned to {self.align}")
+            if lb.block_addr != b.addr or lb.block_size != b.size:
+                fail(False, f"region {b.addr:#x}+{b.size} is booked as {lb.block_addr:#x}+{lb.block_size}")
+            if p + b.request > end:
+                fail(False, f"payload {p:#x} of {b.request} bytes runs past its region end {end:#x}")
+            used_payloads.add(p)
+            in_use += b.size
+            header += b.header
+            total += b.size
+        if total != self.mapped_bytes:
+            fail(False, f"mapped regions add up to {total} bytes but {self.mapped_bytes} are booked")
+        return in_use, header
 
 
 def align_up(n: int, a: int) -> int:

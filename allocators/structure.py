@@ -54,6 +54,19 @@ Kinds and their own keys:
 ``buckets`` (Kingsley's 4.2BSD malloc)
     ``buckets``: ``{k: [addrs]}`` for every bucket (``nextf[k]``, head first);
     ``block_sizes``: ``{k: bytes}``.
+``bins`` (Doug Lea's malloc 2.6)
+    ``bins``: ``{i: [addrs]}`` for the non-empty bins, each front first (the
+    order ``fd`` follows from the bin header: a large bin largest first);
+    ``binblocks``: the int whose bit b says bins 4b..4b+3 may hold chunks;
+    ``bin_floor``: the smallest chunk size of each of the 128 bins (None for
+    bin 127, which no size reaches); ``last_remainder`` and ``top`` (also in
+    ``outside``); ``mapped``: ``[{"addr", "size", "payload"}]`` of the mmap
+    regions, used memory apart from the heap.
+``size-classes`` (segregated free lists, one per size class: segregated first fit)
+    ``lists``: ``{k: [addrs]}`` for every class k, head first (empty ones
+    too); ``class_low`` and ``class_high``: ``{k: bytes}``, the smallest and
+    largest block of each class (``class_high`` None for the last, which has
+    no bound); ``order``: ``"lifo"`` or ``"address"``, how each list is kept.
 ``lists`` (the generic shape for a user strategy)
     ``lists``: ``{label: [addrs]}``, in the order the strategy gives them.
 """
@@ -62,7 +75,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "lists")
+KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "size-classes", "lists")
 
 SEARCH = "search"
 MARKER = "marker"
@@ -118,6 +131,12 @@ def members(structure: dict) -> list[int]:
     elif kind == "buckets":
         for addrs in structure["buckets"].values():
             out.extend(addrs)
+    elif kind == "bins":
+        for addrs in structure["bins"].values():
+            out.extend(addrs)
+    elif kind == "size-classes":
+        for addrs in structure["lists"].values():
+            out.extend(addrs)
     elif kind == "lists":
         for addrs in structure["lists"].values():
             out.extend(addrs)
@@ -153,6 +172,14 @@ def where(structure: dict) -> dict[int, str]:
         for k, addrs in structure["buckets"].items():
             for a in addrs:
                 out[a] = f"nextf[{k}]"
+    elif kind == "bins":
+        for i, addrs in structure["bins"].items():
+            for a in addrs:
+                out[a] = f"bin {i}"
+    elif kind == "size-classes":
+        for k, addrs in structure["lists"].items():
+            for a in addrs:
+                out[a] = f"the list of class {k}"
     elif kind == "lists":
         for label, addrs in structure["lists"].items():
             for a in addrs:
@@ -254,5 +281,41 @@ def _tlsf_rules(s: dict) -> None:
                 raise StructureMismatch(f"sl_bitmap[{fl}] bit {sl} disagrees with list ({fl}, {sl})")
 
 
+def _bins_rules(s: dict) -> None:
+    sizes = s["sizes"]
+    floors = s["bin_floor"]
+    for key, addrs in s["bins"].items():
+        i = int(key)
+        if not addrs:
+            raise StructureMismatch(f"bin {i} is listed but empty")
+        if not s["binblocks"] >> (i // 4) & 1:
+            raise StructureMismatch(f"bin {i} holds chunks but binblocks bit {i // 4} is clear")
+        lo = floors[i]
+        hi = next((f for f in floors[i + 1:] if f is not None), None)
+        for a in addrs:
+            if lo is None or sizes[a] < lo or (hi is not None and sizes[a] >= hi):
+                raise StructureMismatch(f"bin {i} holds {a:#x} of {sizes[a]} bytes, outside its sizes")
+        run = [sizes[a] for a in addrs]
+        if any(x < y for x, y in zip(run, run[1:])):
+            raise StructureMismatch(f"bin {i} is not largest first: {run[:8]}")
+    kept = {o["addr"]: o["why"] for o in s["outside"]}
+    for name in ("last_remainder", "top"):
+        a = s[name]
+        if a is not None and a not in kept:
+            raise StructureMismatch(f"{name} {a:#x} is not kept apart in 'outside'")
+
+
+def _size_classes_rules(s: dict) -> None:
+    sizes = s["sizes"]
+    for k, addrs in s["lists"].items():
+        low, high = s["class_low"][k], s["class_high"][k]
+        for a in addrs:
+            if sizes[a] < low or (high is not None and sizes[a] > high):
+                raise StructureMismatch(f"the list of class {k} holds {a:#x} of {sizes[a]} bytes, "
+                                        f"outside {low}..{high}")
+        if s["order"] == "address" and addrs != sorted(addrs):
+            raise StructureMismatch(f"the list of class {k} is not in address order: {addrs[:8]}")
+
+
 _KIND_RULES = {"address-ring": _ring_rules, "tree": _tree_rules, "buddy": _buddy_rules,
-               "tlsf": _tlsf_rules}
+               "tlsf": _tlsf_rules, "bins": _bins_rules, "size-classes": _size_classes_rules}

@@ -37,6 +37,18 @@ a real ``structure()`` answer, so the two compare with ``==``):
 ``buckets`` (4.3BSD)
     ``buckets`` (non-empty, head first) and their ``sizes``: ListInsert,
     ListRemove and BucketRefill (the carved blocks become the whole list).
+``bins`` (dlmalloc 2.6)
+    ``bins`` (non-empty, front first), ``binblocks``, ``last_remainder``,
+    ``top``, ``mapped`` and the ``sizes`` of the chunks in bins, the last
+    remainder and top.  ListInsert files a chunk as ``frontlink`` does (the
+    front of a small bin; in a large bin before the first chunk not larger),
+    ListRemove unlinks it, BinmapChange sets or clears a bit, PointerMove
+    'last_remainder' and 'top' move those, Trim shrinks top, Mapped and
+    Unmapped add and remove regions.
+``size-classes`` (segregated first fit)
+    ``lists`` (non-empty, head first) and their ``sizes``: ListInsert pushes
+    at the head, or at the block's address place when ``order`` is
+    ``"address"``; ListRemove unlinks.
 
 Not replayed: the generic ``lists`` kind (a user strategy promises no events),
 the buddy's ``chunks`` and ``blocks`` (the heap walk says those), and the
@@ -50,11 +62,14 @@ size from the structure before.
 
 from __future__ import annotations
 
+from bisect import insort
+
 from . import events as ev
 from . import structure as st
+from .dlmalloc import BinmapChange, Mapped, Trim, Unmapped
 
 #: the kinds :class:`StructureReplay` can follow
-REPLAYABLE_KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets")
+REPLAYABLE_KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "size-classes")
 
 
 class ReplayError(AssertionError):
@@ -91,6 +106,17 @@ def replayable(structure: dict) -> dict:
         out["lists"] = {k: list(v) for k, v in structure["lists"].items()}
         out["fl_bitmap"] = structure["fl_bitmap"]
         out["sl_bitmap"] = list(structure["sl_bitmap"])
+        held = [a for v in out["lists"].values() for a in v]
+    elif kind == "bins":
+        out["bins"] = {int(k): list(v) for k, v in structure["bins"].items() if v}
+        out["binblocks"] = structure["binblocks"]
+        out["last_remainder"] = structure["last_remainder"]
+        out["top"] = structure["top"]
+        out["mapped"] = [dict(m) for m in structure["mapped"]]
+        held = [a for v in out["bins"].values() for a in v]
+        held += [a for a in (structure["last_remainder"], structure["top"]) if a is not None]
+    elif kind == "size-classes":
+        out["lists"] = {int(k): list(v) for k, v in structure["lists"].items() if v}
         held = [a for v in out["lists"].values() for a in v]
     else:  # buckets
         out["buckets"] = {int(k): list(v) for k, v in structure["buckets"].items() if v}
@@ -148,10 +174,18 @@ class StructureReplay:
             self.pointer = before["wilderness"]
             self.pending_join: tuple | None = None
         else:
-            lists = {"buddy": "avail", "tlsf": "lists", "buckets": "buckets"}[kind]
+            lists = {"buddy": "avail", "tlsf": "lists", "buckets": "buckets", "bins": "bins",
+                     "size-classes": "lists"}[kind]
             self.lists: dict = {self._key(k): list(v) for k, v in before[lists].items() if v}
             if kind == "tlsf":
                 self.fl_count = len(before["sl_bitmap"])
+            elif kind == "bins":
+                self.binblocks = before["binblocks"]
+                self.last_remainder = before["last_remainder"]
+                self.top = before["top"]
+                self.mapped = {m["addr"]: dict(m) for m in before["mapped"]}
+            elif kind == "size-classes":
+                self.address_ordered = before["order"] == "address"
 
     # ------------------------------------------------------------ events
     def apply(self, event) -> None:
@@ -164,6 +198,8 @@ class StructureReplay:
             self._ring(event)
         elif kind == "tree":
             self._tree(event)
+        elif kind == "bins":
+            self._bins(event)
         else:
             self._segregated(event)
 
@@ -232,7 +268,13 @@ class StructureReplay:
     def _segregated(self, e) -> None:
         lists = self.lists
         if isinstance(e, ev.ListInsert):
-            lists.setdefault(self._key(e.where), []).insert(0, e.addr)
+            members = lists.setdefault(self._key(e.where), [])
+            if e.addr in members:
+                raise ReplayError(f"{e.addr:#x} is put on list {self._key(e.where)} twice")
+            if self.kind == "size-classes" and self.address_ordered:
+                insort(members, e.addr)
+            else:
+                members.insert(0, e.addr)
         elif isinstance(e, ev.ListRemove):
             key = self._key(e.where)
             if e.addr not in lists.get(key, ()):
@@ -244,6 +286,40 @@ class StructureReplay:
             if lists.get(e.bucket):
                 raise ReplayError(f"morecore refilled nextf[{e.bucket}], which was not empty")
             lists[e.bucket] = [e.addr + i * e.block_size for i in range(e.count)]
+
+    def _bins(self, e) -> None:
+        lists = self.lists
+        if isinstance(e, ev.ListInsert):
+            i = self._key(e.where)
+            chunks = lists.setdefault(i, [])
+            if e.addr in chunks:
+                raise ReplayError(f"{e.addr:#x} is linked into bin {i} twice")
+            at = 0
+            if e.size >= 512:     # frontlink: past the larger chunks of a large bin
+                while at < len(chunks) and e.size < self._size(chunks[at], True):
+                    at += 1
+            chunks.insert(at, e.addr)
+        elif isinstance(e, ev.ListRemove):
+            self._segregated(e)
+        elif isinstance(e, BinmapChange):
+            bit = 1 << e.block
+            if bool(self.binblocks & bit) == e.marked:
+                raise ReplayError(f"binblocks bit {e.block} is {'set' if e.marked else 'cleared'} twice")
+            self.binblocks ^= bit
+        elif isinstance(e, ev.PointerMove) and e.name in ("last_remainder", "top"):
+            now = getattr(self, e.name)
+            if e.old != now:
+                raise ReplayError(f"{e.name} moves from {_hex(e.old)} but is {_hex(now)}")
+            setattr(self, e.name, e.new)
+        elif isinstance(e, Trim):
+            if self.top is None:
+                raise ReplayError("a trim with no top")
+            self.known[self.top] = self._size(self.top, True) - e.extra
+        elif isinstance(e, Mapped):
+            self.mapped[e.addr] = {"addr": e.addr, "size": e.size, "payload": e.payload}
+        elif isinstance(e, Unmapped):
+            if self.mapped.pop(e.addr, None) is None:
+                raise ReplayError(f"region {e.addr:#x} is unmapped but was not mapped")
 
     def _key(self, where):
         if self.kind == "tlsf":
@@ -432,8 +508,17 @@ class StructureReplay:
             out["wilderness"] = self.pointer
             if self.pointer is not None:
                 held.append(self.pointer)
+        elif kind == "bins":
+            bins = {k: list(v) for k, v in sorted(self.lists.items())}
+            out["bins"] = bins
+            out["binblocks"] = self.binblocks
+            out["last_remainder"] = self.last_remainder
+            out["top"] = self.top
+            out["mapped"] = [self.mapped[a] for a in sorted(self.mapped)]
+            held = [a for v in bins.values() for a in v]
+            held += [a for a in (self.last_remainder, self.top) if a is not None]
         else:
-            name = {"buddy": "avail", "tlsf": "lists", "buckets": "buckets"}[kind]
+            name = {"buddy": "avail", "tlsf": "lists", "buckets": "buckets", "size-classes": "lists"}[kind]
             if kind == "tlsf":
                 lists = {k: list(v) for k, v in sorted(self.lists.items(), key=lambda kv: st.parse_tlsf_key(kv[0]))}
                 fl_bitmap, sl_bitmap = 0, [0] * self.fl_count

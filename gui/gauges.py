@@ -180,7 +180,7 @@ class GaugePanel(Subscriber, QWidget):
                                f"{what} this step; mean of {m['mallocs_so_far']:,} mallocs",
                                second=NO_VALUE if math.isnan(mean) else f"mean {mean:.2f}")
         self.util.show_value(m["utilisation"], percent(m["utilisation"]), m["utilisation"],
-                             f"max live {human_bytes(m['max_live'])} / heap {human_bytes(m['heap'])}")
+                             f"max live {human_bytes(m['max_live'])} / max heap {human_bytes(m['max_heap'])}")
         self.waste.show_value(m["waste"], percent(m["waste"]), m["waste"],
                               f"max heap {human_bytes(m['max_heap'])}, "
                               f"max live {human_bytes(m['max_live'])}")

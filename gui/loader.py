@@ -12,7 +12,10 @@ like any other Python object.)  The :class:`Loader` owns the thread and a
 cancellable QProgressDialog; cancelling makes ``Timeline.build`` raise
 ``ReplayCancelled`` at its next progress point, and the window keeps what it
 showed before.  Only one job runs at a time: starting another cancels the
-first.
+first.  A file is read by a :class:`ReadTrace` request, which reports the bytes
+read and looks at the cancel flag after every chunk and while it waits for a
+silent FIFO, so a huge or endless input shows progress and can be cancelled
+(the reader's limits stop it anyway).
 
 While the job runs, Python's cyclic garbage collector runs only in the GUI
 thread (:mod:`gui.gui_thread_gc`): an automatic collection triggered by the
@@ -23,8 +26,10 @@ pyqtgraph menus), and the process crashed some time later.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -32,6 +37,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog
 
 from ..allocators.replay import ReplayCancelled, Timeline
+from ..traces import ReadCancelled, load_trace, read_trace_file
 from .gui_thread_gc import GuiThreadCollector
 
 #: the progress dialog appears only for jobs that take longer than this (ms)
@@ -41,6 +47,8 @@ SHOW_PROGRESS_AFTER_MS = 300
 #: (pyqtgraph items) and, with the default 5 ms, each of those calls could wait
 #: a whole interval: the first paint of the window then took 1.5 s.
 SWITCH_INTERVAL_WHILE_BUSY = 0.001
+#: the least time between two reports of the bytes read (s)
+READ_REPORT_EVERY = 0.1
 
 
 def checkpoint_interval(n: int) -> int:
@@ -54,6 +62,29 @@ def checkpoint_interval(n: int) -> int:
     while k < 4096 and k * 2 <= max(n // 1000, 1) * 1.5:
         k *= 2
     return k
+
+
+def reading_progress(label: str, done: int, total: int) -> tuple[str, int, int]:
+    """(label, value, maximum) of the progress dialog after ``done`` bytes of
+    ``total`` were read: per mille, as QProgressDialog counts in int; with no
+    size (a FIFO, a device) a busy bar, maximum 0."""
+    read = f"{done / 1e6:,.1f} MB" + (f" of {total / 1e6:,.1f} MB" if total else "")
+    if not total:
+        return f"Reading {label}: {read}", 0, 0
+    return f"Reading {label}: {read}", min(done * 1000 // total, 1000), 1000
+
+
+@dataclass(frozen=True)
+class ReadTrace:
+    """A request's ``make_trace`` that reads a file (or a spec, as
+    :func:`traces.load_trace` takes it) with the job's progress and cancel.
+    ``is_file``: ``spec`` is a path even if it looks like a workload name."""
+    spec: str | os.PathLike
+    is_file: bool = False
+
+    def __call__(self, progress=None, cancel=None):
+        read = read_trace_file if self.is_file else load_trace
+        return read(self.spec, progress=progress, cancel=cancel)
 
 
 @dataclass
@@ -79,6 +110,7 @@ class ReplayJob(QObject):
     # Every signal names its request, so that the Loader can drop the late
     # signals of a job it has already given up on.
     progress = Signal(object, int, int)
+    read_progress = Signal(object, int, int)   # request, bytes read, size (0: unknown)
     succeeded = Signal(object)          # LoadResult
     failed = Signal(object, object)     # request, the exception
     cancelled = Signal(object)          # request
@@ -88,6 +120,7 @@ class ReplayJob(QObject):
         super().__init__()
         self.request = request
         self._cancel = threading.Event()
+        self._last_read_report = 0.0
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -96,14 +129,17 @@ class ReplayJob(QObject):
     def run(self) -> None:
         req = self.request
         try:
-            trace = req.make_trace()
+            if isinstance(req.make_trace, ReadTrace):
+                trace = req.make_trace(progress=self._report_read, cancel=self._cancel.is_set)
+            else:
+                trace = req.make_trace()
             if self._cancel.is_set():
                 raise ReplayCancelled(0)
             timeline = Timeline(trace, req.strategy, req.params,
                                 checkpoint_every=checkpoint_interval(len(trace)))
             self.progress.emit(req, 0, max(timeline.n, 1))
             timeline.build(progress=self._report, cancel=self._cancel.is_set)
-        except ReplayCancelled:
+        except (ReplayCancelled, ReadCancelled):
             self.cancelled.emit(req)
         except Exception as exc:       # shown to the user; the window keeps its trace
             self.failed.emit(req, exc)
@@ -114,6 +150,12 @@ class ReplayJob(QObject):
 
     def _report(self, done: int, total: int) -> None:
         self.progress.emit(self.request, done, total)
+
+    def _report_read(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self._last_read_report >= READ_REPORT_EVERY:
+            self._last_read_report = now
+            self.read_progress.emit(self.request, done, total)
 
 
 class Loader(QObject):
@@ -157,12 +199,14 @@ class Loader(QObject):
         self.job = ReplayJob(request)
         self.thread = threading.Thread(target=self.job.run, name="heapscope-replay", daemon=True)
         self.job.progress.connect(self._progress)
+        self.job.read_progress.connect(self._read_progress)
         self.job.succeeded.connect(self._succeeded)
         self.job.failed.connect(self._failed)
         self.job.cancelled.connect(self._cancelled)
         self.job.done.connect(self._done)
-        self.dialog = QProgressDialog(f"Replaying {request.label} through {request.strategy}…",
-                                      "Cancel", 0, 0, self.window)
+        doing = (f"Reading {request.label}…" if isinstance(request.make_trace, ReadTrace)
+                 else f"Replaying {request.label} through {request.strategy}…")
+        self.dialog = QProgressDialog(doing, "Cancel", 0, 0, self.window)
         self.dialog.setWindowTitle("heapscope")
         self.dialog.setWindowModality(Qt.WindowModal)
         self.dialog.setMinimumDuration(SHOW_PROGRESS_AFTER_MS)
@@ -205,6 +249,16 @@ class Loader(QObject):
                                 f"{request.strategy}: step {done:,} of {total:,}")
             # last: a modal dialog's setValue processes events, which may end the job
             dialog.setValue(done)
+
+    @Slot(object, int, int)
+    def _read_progress(self, request, done: int, total: int) -> None:
+        dialog = self.dialog
+        if self._current(request) and dialog is not None:
+            text, value, maximum = reading_progress(request.label, done, total)
+            dialog.setLabelText(text)
+            dialog.setMaximum(maximum)
+            # last: a modal dialog's setValue processes events, which may end the job
+            dialog.setValue(value)
 
     # The job's last signals: tidy up first (the worker only has to return), so
     # that ``busy`` is already false when the window hears the outcome.

@@ -45,7 +45,7 @@ from ..allocators.registry import STRATEGIES, strategy_names
 from .explain_panel import ExplainPanel
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
-from .loader import LoadRequest, Loader
+from .loader import LoadRequest, Loader, ReadTrace
 from .player import Player
 from .plots import PlotPanel
 from .show_model import ShowModel, timeline_key
@@ -336,7 +336,7 @@ class MainWindow(QMainWindow):
         reported and the current trace stays."""
         path = os.fspath(path)
         # .rep or ltrace/villoc output, told apart by content
-        self._start(LoadRequest(os.path.basename(path), lambda: traces.read_trace_file(path),
+        self._start(LoadRequest(os.path.basename(path), ReadTrace(path, is_file=True),
                                 self.strategy_name, self.params_for(self.strategy_name), source=path,
                                 keep_position=position))
 
@@ -353,7 +353,7 @@ class MainWindow(QMainWindow):
         if os.path.exists(spec) or spec.lower().endswith((".rep", ".gz")) or os.sep in spec:
             self.open_trace(spec, position)
         else:
-            self._start(LoadRequest(spec, lambda: traces.load_trace(spec),
+            self._start(LoadRequest(spec, ReadTrace(spec),
                                     self.strategy_name, self.params_for(self.strategy_name),
                                     keep_position=position))
 

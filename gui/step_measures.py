@@ -10,8 +10,10 @@ operations) reads row ``t - 1`` of the series; position 0 is the empty heap.
   that are headers or padding rather than what the program asked for;
 * search length of the step (nodes examined) and the running mean over the
   mallocs so far that succeeded (the summary's ``search_mean`` at the end);
-* utilisation *at the current step* = max live so far / heap now (the CS:APP
-  mdriver's measure, which it takes at the end of a trace);
+* utilisation *at the current step* = max live so far / max heap so far (the
+  CS:APP mdriver's measure, which it takes at the end of a trace, where its
+  heap, which never shrinks, is at its largest; a heap that gives memory back
+  is divided by its largest size so far too);
 * waste *at the current step* = (max heap so far - max live so far) / max live
   so far (Vo 1989, seed 000, taken over the prefix).
 """
@@ -29,9 +31,9 @@ class StepMeasures:
         self.n = series.n
         self.external = series.external(True)
         self.external_no_top = series.external(False)
-        heap = series.heap.astype(np.float64)
         self.max_live = np.maximum.accumulate(series.live) if self.n else series.live.copy()
         self.max_heap = np.maximum.accumulate(series.heap) if self.n else series.heap.copy()
+        heap = self.max_heap.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.utilisation = np.where(heap > 0, self.max_live / np.where(heap > 0, heap, 1), np.nan)
             ml = self.max_live.astype(np.float64)

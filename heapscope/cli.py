@@ -668,18 +668,20 @@ def _convert_options(p: argparse.ArgumentParser) -> None:
 @command("convert", "convert ltrace or villoc output (or a .rep) to a .rep file", _convert_options)
 def cmd_convert(args) -> int:
     """Any trace heapscope reads (.rep, ltrace or villoc output) to a .rep file."""
-    from .traces import read_rep, write_rep
-    from .traces.formats import sniff_file
-    from .traces.ltrace import import_ltrace, skipped_lines
+    from .traces import open_source, write_rep
+    from .traces.formats import sniff_source
+    from .traces.ltrace import import_ltrace_source, skipped_lines
+    from .traces.rep import read_rep_source
     notes: list[str] = []
-    if sniff_file(args.input) == "ltrace":
-        trace, counts, pointer_counts = import_ltrace(args.input, pids=args.pid,
-                                                      keep_live=args.keep_live)
-        notes = skipped_lines(counts, pointer_counts)
-    elif args.pid or args.keep_live:
-        raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
-    else:
-        trace = read_rep(args.input)
+    with open_source(args.input) as source:      # opened once: a pipe can be converted too
+        if sniff_source(source) == "ltrace":
+            trace, counts, pointer_counts = import_ltrace_source(source, pids=args.pid,
+                                                                 keep_live=args.keep_live)
+            notes = skipped_lines(counts, pointer_counts)
+        elif args.pid or args.keep_live:
+            raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
+        else:
+            trace = read_rep_source(source)
     write_rep(trace, args.output)
     stats = trace.stats()
     print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "

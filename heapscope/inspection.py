@@ -259,6 +259,29 @@ def _structure_lines(s: dict, all_items: bool, named: set = frozenset()) -> list
                        + _addrs(addrs, {}, all_items))
         if not any(s["buckets"].values()):
             out.append("  every bucket is empty")
+    elif kind == "bins":
+        out.append(f"  binblocks = {s['binblocks']:032b}  (bit b: bins 4b..4b+3, right to left)")
+        shown, left_out = _some_lists(s["bins"], named, all_items)
+        for i, addrs in shown:
+            out.append(f"  bin {i} (from {s['bin_floor'][int(i)]} B): " + _addrs(addrs, sizes, all_items))
+        if left_out:
+            out.append(f"  ... {left_out} more non-empty bins (--all shows them)")
+        if not s["bins"]:
+            out.append("  every bin is empty")
+        out.append("  last_remainder -> " + _at(s["last_remainder"], "none"))
+        out.append("  top -> " + _at(s["top"], "none (nothing sbrk'd yet)"))
+        for m in s["mapped"]:
+            out.append(f"  mmap region {m['addr']:#x} ({m['size']} B), payload {m['payload']:#x}")
+    elif kind == "size-classes":
+        shown, left_out = _some_lists(s["lists"], named, all_items)
+        for k, addrs in shown:
+            high = s["class_high"][k]
+            span = f"{s['class_low'][k]} B and up" if high is None else f"{s['class_low'][k]}-{high} B"
+            out.append(f"  class {k} ({span}): " + _addrs(addrs, sizes, all_items))
+        if left_out:
+            out.append(f"  ... {left_out} more non-empty classes (--all shows them)")
+        if not any(s["lists"].values()):
+            out.append("  every class list is empty")
     else:
         for label, addrs in s["lists"].items():
             out.append(f"  {label}: " + _addrs(addrs, sizes, all_items))

@@ -23,6 +23,8 @@ KIND_KEYS = {
     "next-fit": {"free_list", "rover"}, "first-fit": {"free_list", "rover"},
     "rotating-list": {"free_list", "head"}, "splay-best-fit": {"root", "nodes", "wilderness"},
     "buddy": {"avail"}, "tlsf": {"fl_bitmap", "sl_bitmap", "lists"}, "bsd-buckets": {"buckets"},
+    "dlmalloc": {"bins", "binblocks", "bin_floor", "last_remainder", "top", "mapped"},
+    "segregated-first-fit": {"lists", "class_low", "class_high", "order"},
 }
 
 

@@ -8,7 +8,8 @@ import gzip
 import pytest
 
 from heapscope.cli import main
-from heapscope.traces import TraceError, load_trace, read_rep, read_trace_file, sniff_file
+from heapscope.traces import (ReadLimits, TraceError, load_trace, read_rep, read_trace_file,
+                              sniff_file)
 from heapscope.traces.ltrace import import_ltrace, read_ltrace
 
 
@@ -138,20 +139,16 @@ def test_bad_lines_are_reported_with_file_and_line(tmp_path, line, message):
     assert str(err.value) == f"{path}:{message}" or str(err.value).startswith(f"{path}:{message}")
 
 
-def test_a_line_too_long_is_refused_without_reading_it_all(tmp_path, monkeypatch):
-    from heapscope.traces import ltrace
-    monkeypatch.setattr(ltrace, "MAX_LINE_BYTES", 100)
+def test_a_line_too_long_is_refused_without_reading_it_all(tmp_path):
     path = write(tmp_path, "malloc(1) = 0x1\n" + "x" * 1000 + "\n")
     with pytest.raises(TraceError, match=r":2: line longer than 100 bytes"):
-        read_ltrace(path)
+        read_ltrace(path, limits=ReadLimits(max_line=100))
 
 
-def test_an_endless_stream_of_noise_stops_at_the_byte_limit(tmp_path, monkeypatch):
-    from heapscope.traces import ltrace
-    monkeypatch.setattr(ltrace, "MAX_INPUT_BYTES", 10_000)
+def test_an_endless_stream_of_noise_stops_at_the_byte_limit(tmp_path):
     path = write(tmp_path, "malloc(1) = 0x1\n" + "--- SIGCHLD (Child exited) ---\n" * 1000)
     with pytest.raises(TraceError, match="more than 10,000 bytes of text"):
-        read_ltrace(path)
+        read_ltrace(path, limits=ReadLimits(max_bytes=10_000))
 
 
 def test_too_many_operations_are_refused(tmp_path):

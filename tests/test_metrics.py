@@ -87,6 +87,24 @@ def test_a_failure_in_a_fixed_pool_says_so():
     assert "NULL (out of memory: the pool is used up)" in tl.describe()
 
 
+def test_a_heap_that_shrinks_keeps_its_largest_size_in_the_measures():
+    # dlmalloc (32-bit) trims top when everything is freed: H falls from
+    # 155648 to 4096 (tests/test_dlmalloc.py works the numbers out).  Sarena,
+    # waste and utilisation still divide by the largest heap, as mdriver's
+    # final heap (which never shrinks) is its largest.
+    from heapscope.gui.step_measures import StepMeasures
+    trace = Trace.from_ops([(ALLOC, 0, 100000), (ALLOC, 1, 50000), (FREE, 1, 0), (FREE, 0, 0)], name="trim")
+    tl = Timeline(trace, "dlmalloc", {"word": 4}).build()
+    assert tl.series.heap.tolist() == [102400, 155648, 155648, 4096]
+    row = tl.summary()
+    assert row["max_heap"] == 155648
+    assert row["utilisation"] == pytest.approx(150000 / 155648)
+    assert row["waste"] == pytest.approx((155648 - 150000) / 150000)
+    gauges = StepMeasures(tl.series)
+    assert gauges.at(4)["heap"] == 4096 and gauges.at(4)["max_heap"] == 155648
+    assert gauges.at(4)["utilisation"] == pytest.approx(150000 / 155648)
+
+
 # ------------------------------------------------ summaries of hand-made series
 def series_of(**columns) -> MetricSeries:
     """A MetricSeries whose columns are given by hand (the rest stay 0)."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import gzip
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 from heapscope.traces import (ALLOC, FREE, REALLOC, Trace, TraceError, format_rep, parse_rep, read_rep,
                     write_rep)
 from heapscope.traces import rep as rep_module
+from heapscope.traces import source as source_module
 
 # A small trace touching every kind of op, including realloc(NULL, n) (id 2).
 TINY_OPS = [
@@ -226,6 +229,69 @@ def test_comments_blank_lines_crlf_and_spacing():
     assert list(t.line_numbers) == [6, 8, 10]
 
 
+# The CS:APP driver reads with fscanf: any whitespace separates fields, so it
+# reads CR-only files and several ops on a line like one op a line.
+FORM_OPS = [(ALLOC, 0, 8), (REALLOC, 0, 16), (ALLOC, 1, 4), (FREE, 0, 0), (ALLOC, 3, 100),
+            (FREE, 1, 0)]
+FORMS = [
+    # (text, line of each op)
+    ("0\n4\n6\n1\na 0 8\nr 0 16\na 1 4\nf 0\na 3 100\nf 1\n", [5, 6, 7, 8, 9, 10]),
+    ("0\r4\r6\r1\ra 0 8\rr 0 16\ra 1 4\rf 0\ra 3 100\rf 1\r", [5, 6, 7, 8, 9, 10]),
+    ("0\r\n4\r\n6\r\n1\r\na 0 8\r\nr 0 16\r\na 1 4\r\nf 0\r\na 3 100\r\nf 1", [5, 6, 7, 8, 9, 10]),
+    ("0\n4\n6\n1\na 0 8 r 0 16\na 1 4\tf 0  a 3 100\nf 1\n", [5, 5, 6, 6, 6, 7]),
+    ("0 4 6 1 a 0 8 r 0 16 a 1 4 f 0 a 3 100 f 1", [1] * 6),     # all on one line
+    ("0\r4\r6\r1\ra 0 8\tr 0 16\r\ra 1 4  f 0\r# c\ra 3 100\rf 1", [5, 5, 7, 7, 9, 10]),
+    # LF then CR is two line ends; CRLF one
+    ("0\n4\r\n6\r1\na 0 8\r\nr 0 16\ra 1 4\n\rf 0 a 3 100\r\n\r\nf 1\r", [5, 6, 7, 9, 9, 11]),
+]
+
+
+@pytest.mark.parametrize("text, lines", FORMS)
+def test_cr_only_and_several_ops_a_line_read_as_one_op_a_line(tmp_path, text, lines):
+    plain = tmp_path / "t.rep"
+    packed = tmp_path / "t.rep.gz"
+    plain.write_bytes(text.encode())
+    packed.write_bytes(gzip.compress(text.encode()))
+    for t in (parse_rep(text), read_rep(plain), read_rep(packed)):
+        assert list(t) == FORM_OPS
+        assert list(t.line_numbers) == lines
+        assert t.header == (0, 4, 6, 1)
+
+
+def test_the_forms_use_the_fast_path(monkeypatch):
+    def boom(*args):
+        raise AssertionError("slow path used")
+    monkeypatch.setattr(rep_module, "_parse_body_slow", boom)
+    for text, lines in FORMS:
+        assert list(parse_rep(text).line_numbers) == lines
+
+
+# (whole file, line of the error, text the message must contain)
+FORM_ERRORS = [
+    ("0\r10\r2\r1\ra 0 8\rf 1\r", 6, "free of id 1, which is not live"),
+    ("0\r10\r2\r1\r\r\ra 0 8\rx 1\r", 8, "unknown operation 'x'"),
+    ("0\r\n10\r\n2\r\n1\r\na 0 8\r\n\r\nf 1\r\n", 7, "free of id 1"),
+    ("0\n10\n2\n1\na 0 8 f\n", 5, "wrong number of fields: 'f' takes 1 (f id), found 0"),
+    ("0\n10\n3\n1\na 0 8 f 0 f 0\n", 5, "double free of id 0 (freed at line 5)"),
+    ("0 10 2 1 a 0 8 q 0", 1, "wrong number of fields: 'a' takes 2 (a id bytes), found 4"),
+    ("0 10 2 1 7 a 0 8\n", 1, "unexpected '7' after the 4 header integers"),
+    ("0 10 2 1 a 0 8\n f 0 8\n", 2, "wrong number of fields: 'f' takes 1 (f id), found 2"),
+    ("0 10 1 1 a 0 8 f 0\n", 1, "the header says num_ops = 1, but the file has 2 operations"),
+    # an op does not go on on the next line (mdriver's fscanf would read it)
+    ("0\n10\n1\n1\na 0\n8\n", 5, "wrong number of fields: 'a' takes 2 (a id bytes), found 1"),
+    # the tokens count up right, but one op's field sits after the next op's letter
+    ("0\n10\n2\n1\na 0 f 8 0\n", 5, "wrong number of fields: 'a' takes 2 (a id bytes), found 1"),
+    ("0\r10\r1\r1\ra 0\r8\r", 5, "wrong number of fields: 'a' takes 2 (a id bytes), found 1"),
+]
+
+
+@pytest.mark.parametrize("content, line, message", FORM_ERRORS)
+def test_errors_in_the_other_forms_name_the_line(tmp_path, content, line, message):
+    err = read_error(tmp_path, content)
+    assert err.line == line
+    assert message in err.message
+
+
 def test_parse_rep_accepts_text_bytes_and_lines():
     text = rep_text("a 0 8\nf 0")
     for src in (text, text.encode(), text.splitlines(), text.splitlines(keepends=True)):
@@ -375,7 +441,9 @@ def _op_line(kind: int, ident: int, size: int) -> str:
 
 
 @st.composite
-def valid_rep_texts(draw):
+def rep_layouts(draw):
+    """(the trace one op a line with LF, the same laid out as mdriver reads it:
+    LF, CR or CRLF line ends, several ops on a line, blank lines)."""
     n = draw(st.integers(0, 30))
     ops, live, next_id = [], [], 0
     for _ in range(n):
@@ -389,7 +457,18 @@ def valid_rep_texts(draw):
             ops.append((ALLOC, next_id, draw(st.integers(0, 5000))))
             live.append(next_id)
             next_id += 1
-    return f"0\n{max(next_id, 1)}\n{len(ops)}\n1\n" + "".join(_op_line(*op) + "\n" for op in ops)
+    header = ["0", str(max(next_id, 1)), str(len(ops)), "1"]
+    plain = "".join(s + "\n" for s in header + [_op_line(*op) for op in ops])
+    end = draw(st.sampled_from(["\n", "\r", "\r\n"]))
+    laid_out = end.join(header)
+    for op in ops:
+        # mostly a line end; sometimes a space or tab (same line), or a blank line
+        laid_out += draw(st.sampled_from([end, end, end, " ", "\t", end + end])) + _op_line(*op)
+    return plain, laid_out + draw(st.sampled_from(["", end]))
+
+
+def valid_rep_texts():
+    return rep_layouts().map(lambda pair: pair[1])
 
 
 MUTATION_CHARS = list("0123456789arfx -+#\t\r\n\x00\xe9")
@@ -401,7 +480,7 @@ def mutated_rep_texts(draw):
     for _ in range(draw(st.integers(1, 4))):
         pos = draw(st.integers(0, len(text)))
         how = draw(st.sampled_from(["insert", "delete", "replace", "dup-line", "swap-lines",
-                                    "move-token"]))
+                                    "move-token", "join-lines", "swap-tokens"]))
         if how == "insert":
             text = text[:pos] + draw(st.sampled_from(MUTATION_CHARS)) + text[pos:]
         elif how == "delete":
@@ -414,6 +493,14 @@ def mutated_rep_texts(draw):
             j = draw(st.integers(0, len(lines) - 1))
             if how == "dup-line":
                 lines.insert(j, lines[i])
+            elif how == "join-lines" and i + 1 < len(lines):  # several ops on a line
+                lines[i] += draw(st.sampled_from([" ", "\t", "\r"])) + lines.pop(i + 1)
+            elif how == "swap-tokens":  # keeps the tokens of a line, breaks their order
+                fields = lines[i].split()
+                if len(fields) >= 2:
+                    k = draw(st.integers(0, len(fields) - 2))
+                    fields[k], fields[k + 1] = fields[k + 1], fields[k]
+                    lines[i] = " ".join(fields)
             elif how == "move-token":  # keeps the token count, breaks lines
                 fields = lines[i].split()
                 if fields:
@@ -452,14 +539,19 @@ def test_fuzz_mutated_traces_raise_only_trace_error(text):
     result = _parse_or_error(text)
     if isinstance(result, Trace):
         result.validate()
-        lines = text.split("\n")
-        assert all(lines[n - 1].split()[0] in ("a", "r", "f") for n in result.line_numbers)
+        # each op's line holds as many kind letters as ops were read from it
+        lines = re.split("\r\n|\r|\n", text)
+        ops_on = collections.Counter(result.line_numbers.tolist())
+        assert all(sum(f in ("a", "r", "f") for f in lines[n - 1].split()) == k
+                   for n, k in ops_on.items())
 
 
 @settings(max_examples=300, deadline=None)
-@given(valid_rep_texts())
-def test_valid_traces_parse_and_round_trip(text):
+@given(rep_layouts())
+def test_valid_traces_parse_and_round_trip(layouts):
+    plain, text = layouts
     t = parse_rep(text)
+    assert_same_ops(t, parse_rep(plain))
     assert parse_rep(format_rep(t)).header == (0, t.num_ids, len(t), 1)
     assert_same_ops(parse_rep(format_rep(t)), t)
 
@@ -468,11 +560,45 @@ def test_valid_traces_parse_and_round_trip(text):
 @given(mutated_rep_texts())
 def test_fast_path_agrees_with_reference_parser(text):
     """Whatever the bulk parser accepts, the line-by-line parser reads the same."""
-    body = "\n".join(text.split("\n")[4:]).encode()  # past the (usual) header
+    # past the (usual) header, with the line ends as the reader gives them
+    body = source_module._lf_only("\n".join(text.split("\n")[4:]).encode())
     for fast in (rep_module._parse_body_fast, rep_module._parse_body_filtered):
         got = fast(body, 1)
         if got is None:
             continue
         ref = rep_module._parse_body_slow(body, 1, None)  # must not raise
+        for a, b in zip(got, ref):
+            assert np.array_equal(a, b)
+
+
+@st.composite
+def bodies_with_tokens_swapped(draw):
+    """An op body with several ops on some lines, two neighbouring tokens of
+    one line swapped: a field may now sit after the next op's letter."""
+    _, text = draw(rep_layouts())
+    lines = source_module._lf_only(text.encode()).decode().split("\n")
+    body = [line.split() for line in lines]
+    # the header may share its last line with ops: swap only past the 4 integers
+    seen, start = 0, 0
+    while start < len(body) and seen + len(body[start]) <= 4:
+        seen += len(body[start])
+        start += 1
+    if start < len(body):
+        body[start] = body[start][4 - seen:]
+    candidates = [i for i in range(start, len(body)) if len(body[i]) >= 2]
+    if candidates:
+        i = draw(st.sampled_from(candidates))
+        k = draw(st.integers(0, len(body[i]) - 2))
+        body[i][k], body[i][k + 1] = body[i][k + 1], body[i][k]
+    return "\n".join(" ".join(fields) for fields in body[start:]).encode(), start + 1
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bodies_with_tokens_swapped())
+def test_fast_path_agrees_when_tokens_move_within_a_line(body_and_line):
+    body, first_line = body_and_line
+    got = rep_module._parse_body_fast(body, first_line)
+    if got is not None:
+        ref = rep_module._parse_body_slow(body, first_line, None)  # must not raise
         for a, b in zip(got, ref):
             assert np.array_equal(a, b)

@@ -12,6 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from heapscope.allocators import events as ev
+from heapscope.allocators.dlmalloc import BinmapChange, BinmapProbe, BinProbe, BinWalkStep
+from heapscope.allocators.segregated_fit import ClassProbe, ListWalkStep
 from heapscope.allocators import make_strategy, strategy_names
 from heapscope.allocators.replay import Program, apply_op
 from heapscope.allocators.structure_replay import (REPLAYABLE_KINDS, ReplayError, StructureReplay,
@@ -51,9 +53,10 @@ def replay_checked(s, ops):
 def counters_match_events(s, rec):
     """Each unit the measures count is an event the explain panel lists."""
     kinds = [type(e) for e in rec.events]
-    search = sum(k in (ev.Visit, ev.BitmapProbe, ev.AvailProbe) for k in kinds)
+    search = sum(k in (ev.Visit, ev.BitmapProbe, ev.AvailProbe, BinProbe, BinmapProbe, ClassProbe)
+                 for k in kinds)
     assert search == rec.visits, (rec, rec.events)
-    assert kinds.count(ev.WalkStep) == rec.walked
+    assert sum(k in (ev.WalkStep, BinWalkStep, ListWalkStep) for k in kinds) == rec.walked
     assert kinds.count(ev.Split) + kinds.count(ev.BuddySplit) == rec.splits
     # Vmbest extends the wilderness by the new sbrk memory (a Coalesce right
     # after the Grow) without counting a merge; every other join is counted.
@@ -127,6 +130,8 @@ OPS = [(0, i, 40 + 37 * i % 900) for i in range(40)] + [(1, i, 0) for i in range
     ("buddy", ev.ListInsert), ("buddy", ev.ListRemove), ("next-fit", ev.ListInsert),
     ("next-fit", ev.ListRemove), ("rotating-list", ev.PointerMove), ("splay-best-fit", ev.TreeJoin),
     ("splay-best-fit", ev.Rotation), ("tlsf", ev.ListInsert), ("bsd-buckets", ev.BucketRefill),
+    ("dlmalloc", ev.ListInsert), ("dlmalloc", ev.PointerMove), ("dlmalloc", BinmapChange),
+    ("segregated-first-fit", ev.ListInsert), ("segregated-first-fit", ev.ListRemove),
 ])
 def test_a_step_missing_one_event_does_not_replay(name, event_type):
     """The replay is no rubber stamp: drop one structure event and the result

@@ -28,3 +28,11 @@ class TraceError(Exception):
 
     def __repr__(self) -> str:
         return f"TraceError({self.message!r}, path={self.path!r}, line={self.line!r})"
+
+
+class ReadCancelled(Exception):
+    """Reading a trace was cancelled (the ``cancel()`` hook turned true)."""
+
+    def __init__(self, path: str | None = None) -> None:
+        super().__init__(f"reading {path or 'the trace'} was cancelled")
+        self.path = path

@@ -1,23 +1,25 @@
 """Which reader a trace file needs, chosen by its content, not its name.
 
 Two kinds of text are read: a .rep trace (``traces.rep``: header integers,
-then ``a``/``r``/``f`` lines) and ltrace output or villoc's input
-(``traces.ltrace``: ``malloc(24) = 0x...``).  The first lines of the file
-(decompressed if it is gzip) decide: a call, an ltrace resumption or an
-ltrace marker line there means ltrace; anything else goes to the .rep reader,
-whose messages say what a .rep should look like.
+then ``a``/``r``/``f`` ops) and ltrace output or villoc's input
+(``traces.ltrace``: ``malloc(24) = 0x...``).  The file is opened once, as a
+bounded stream (:func:`traces.source.open_source`: gzip inflated as it is
+read, limits, progress, cancel), and its first lines -- decompressed, and
+left in the stream for the reader, so a pipe can be sniffed too -- decide: a
+call, an ltrace resumption or an ltrace marker line there means ltrace;
+anything else goes to the .rep reader, whose messages say what a .rep should
+look like.  A new format adds its test to :func:`sniff` and its reader of a
+:class:`~traces.source.TraceSource` to :data:`READERS`.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
-import stat
-import zlib
 
-from .errors import TraceError
-from .ltrace import GZIP_MAGIC, looks_like_ltrace, read_ltrace
-from .rep import read_rep
+from .ltrace import import_ltrace_source, looks_like_ltrace
+from .rep import read_rep_source
+from .source import (DEFAULT_LIMITS, Cancel, Progress, ReadLimits, TraceSource, _lf_only,
+                     open_source)
 from .trace import Trace
 
 #: bytes looked at to decide
@@ -41,36 +43,32 @@ def sniff(head: bytes) -> str:
     return "rep"
 
 
-def _head(path: str | os.PathLike) -> bytes:
-    """The first bytes of the file, decompressed if it is gzip; b"" for a
-    broken gzip stream (the .rep reader then says what is wrong) and for
-    anything but a regular file: reading a pipe's first bytes would take them
-    from the reader, so a pipe or device goes to the .rep reader as before."""
-    where = os.fsdecode(path)
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return b""
-        with open(path, "rb") as f:
-            head = f.read(SNIFF_BYTES)
-            if head[:2] != GZIP_MAGIC:
-                return head
-            f.seek(0)
-            try:
-                with gzip.GzipFile(fileobj=f, mode="rb") as gz:
-                    return gz.read(SNIFF_BYTES)
-            except (OSError, EOFError, zlib.error):
-                return b""
-    except OSError as e:
-        raise TraceError(f"cannot read the file: {e.strerror or e}", where) from None
+def sniff_source(source: TraceSource) -> str:
+    """``"ltrace"`` or ``"rep"`` for an open source (its first bytes stay in it)."""
+    return sniff(_lf_only(source.head(SNIFF_BYTES)))
 
 
 def sniff_file(path: str | os.PathLike) -> str:
-    """``"ltrace"`` or ``"rep"``: the reader that ``path`` needs."""
-    return sniff(_head(path))
+    """``"ltrace"`` or ``"rep"``: the reader that ``path`` needs.  (This reads
+    the file's first bytes: to read a pipe, open it once and use
+    :func:`sniff_source`, as :func:`read_trace_file` does.)"""
+    with open_source(path) as source:
+        return sniff_source(source)
 
 
-def read_trace_file(path: str | os.PathLike) -> Trace:
-    """Read any trace file heapscope understands, chosen by its content."""
-    if sniff_file(path) == "ltrace":
-        return read_ltrace(path)
-    return read_rep(path)
+#: each format's reader of an open source
+READERS = {
+    "ltrace": lambda source: import_ltrace_source(source)[0],
+    "rep": read_rep_source,
+}
+
+
+def read_trace_file(path: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
+                    progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:
+    """Read any trace file heapscope understands, chosen by its content.
+
+    ``limits``, ``progress`` and ``cancel`` are as in
+    :func:`traces.source.open_source`.
+    """
+    with open_source(path, limits=limits, progress=progress, cancel=cancel) as source:
+        return READERS[sniff_source(source)](source)

@@ -2,7 +2,8 @@
 
 A trace past one of these is refused with a message naming the limit, so that
 no input -- a huge file, an endless stream, a recording of a long-running
-program -- can take unbounded memory or time.  ``MAX_IDS`` and ``MAX_SIZE``
+program -- can take unbounded memory or time.  Readers of text files take
+them through :class:`traces.source.ReadLimits`, whose defaults these are.  ``MAX_IDS`` and ``MAX_SIZE``
 come from :mod:`traces.trace`, where the Trace type stores them.
 """
 
@@ -15,7 +16,9 @@ MAX_OPS = 10_000_000
 #: Bytes of text read from one file by a line-oriented importer, after
 #: decompression (an endless stream stops here).
 MAX_INPUT_BYTES = 2 * 1024**3
-#: Bytes in one line of text; a longer line is not a trace line.
-MAX_LINE_BYTES = 64 * 1024
+#: Bytes in one line of text; a longer line is not a trace line.  (A .rep line
+#: may hold several ops, as the CS:APP driver reads them: 1 MiB is some
+#: 70 000 of them.)
+MAX_LINE_BYTES = 1024 * 1024
 
 __all__ = ["MAX_OPS", "MAX_IDS", "MAX_SIZE", "MAX_INPUT_BYTES", "MAX_LINE_BYTES"]

@@ -1,7 +1,9 @@
 """Turning a user's trace spec (a file path or a workload name) into a Trace.
 
-A spec is either a path to a ``.rep`` / ``.rep.gz`` file, or a workload name
-from :data:`traces.workloads.WORKLOADS` with optional parameters::
+A spec is either a path to a trace file (a .rep or ltrace/villoc output,
+gzip-compressed or not; a FIFO or a device too: see :mod:`traces.formats`), a
+bundled trace, or a workload name from :data:`traces.workloads.WORKLOADS`
+with optional parameters::
 
     traces/bundled/default.rep
     vo1989
@@ -17,6 +19,7 @@ from ..values import BadValue, parse_assignments, parse_scalar
 from .bundled import example_path, examples
 from .errors import TraceError
 from .formats import read_trace_file
+from .source import DEFAULT_LIMITS, Cancel, Progress, ReadLimits
 from .trace import Trace
 from .workloads import WORKLOADS, make_workload
 
@@ -37,22 +40,24 @@ def _looks_like_path(spec: str) -> bool:
     return low.endswith((".rep", ".rep.gz", ".gz")) or os.sep in spec or "/" in spec
 
 
-def load_trace(spec: str | os.PathLike) -> Trace:
+def load_trace(spec: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
+               progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:
     """Load a trace from a file path, a bundled example or a workload spec;
     TraceError if none.
 
     A spec names a file when it is a path object, ends in .rep / .rep.gz,
-    contains a path separator, or is an existing file; then a bundled trace
-    by name (``gcc-cc1``: see :func:`traces.bundled.examples`); otherwise it
-    is a workload name with optional ``:key=value,...`` parameters.
+    contains a path separator, or exists (a file, a FIFO, a device); then a
+    bundled trace by name (``gcc-cc1``: see :func:`traces.bundled.examples`);
+    otherwise it is a workload name with optional ``:key=value,...``
+    parameters.  ``limits``, ``progress`` and ``cancel`` are for files (see
+    :func:`traces.formats.read_trace_file`).
     """
-    if not isinstance(spec, str):
-        return read_trace_file(spec)
-    if _looks_like_path(spec) or os.path.isfile(spec):
-        return read_trace_file(spec)
+    hooks = dict(limits=limits, progress=progress, cancel=cancel)
+    if not isinstance(spec, str) or _looks_like_path(spec) or os.path.exists(spec):
+        return read_trace_file(spec, **hooks)
     bundled = example_path(spec)
     if bundled is not None:
-        return read_trace_file(bundled)
+        return read_trace_file(bundled, **hooks)
     name, params = parse_spec(spec)
     if name not in WORKLOADS:
         raise TraceError(f"{spec!r} is neither a trace file nor a known workload "

@@ -28,25 +28,23 @@ its old address when called and takes the new one when it returns.  ltrace
 cannot tell a thread (one heap) from a forked process (its own heap): all
 pids go into one heap unless ``pids`` keeps only some.
 
-The file is read one line at a time (gzip-compressed too), with bounded
-memory: lines, total size and ops are capped by :mod:`traces.limits`.
-Errors name the file and line.
+The file is read as a bounded stream of lines (:mod:`traces.source`:
+gzip-compressed too, a FIFO too, with progress and cancel): lines, total size
+and ops are capped by :mod:`traces.limits`.  Errors name the file and line.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 from dataclasses import dataclass, field
 
 from .errors import TraceError
-from .limits import MAX_INPUT_BYTES, MAX_LINE_BYTES, MAX_OPS
+from .limits import MAX_OPS
 from .pointer_trace import PointerTrace
 from .rep import trace_name
+from .source import DEFAULT_LIMITS, ReadLimits, TraceSource, open_source
 from .trace import Trace
-
-GZIP_MAGIC = b"\x1f\x8b"
 
 #: Prefixes ltrace may put before a call, stripped in any order.
 _PREFIXES = re.compile(
@@ -300,58 +298,40 @@ class _Reader:
         return self.out.finish(self.keep_live, last_line)
 
 
-def open_text(path: str | os.PathLike):
-    """A binary file object for ``path``, decompressing gzip by content."""
-    where = os.fsdecode(path)
-    try:
-        f = open(path, "rb")
-        magic = f.peek(2)[:2] if hasattr(f, "peek") else b""
-    except OSError as e:
-        raise TraceError(f"cannot read the file: {e.strerror or e}", where) from None
-    if magic == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=f, mode="rb")
-    return f
-
-
 def read_ltrace(path: str | os.PathLike, pids=None, keep_live: bool = False,
-                max_ops: int = MAX_OPS) -> Trace:
+                max_ops: int = MAX_OPS, *, limits: ReadLimits = DEFAULT_LIMITS) -> Trace:
     """Read ltrace output (or villoc's input) from ``path`` into a trace.
 
     ``pids`` keeps only those pids' lines (``ltrace -f``); blocks still live at
     the end are freed there unless ``keep_live``.  :func:`import_ltrace` also
     tells what was skipped.
     """
-    return import_ltrace(path, pids, keep_live, max_ops)[0]
+    return import_ltrace(path, pids, keep_live, max_ops, limits=limits)[0]
 
 
 def import_ltrace(path: str | os.PathLike, pids=None, keep_live: bool = False,
-                  max_ops: int = MAX_OPS) -> tuple[Trace, LtraceCounts, object]:
+                  max_ops: int = MAX_OPS, *, limits: ReadLimits = DEFAULT_LIMITS
+                  ) -> tuple[Trace, LtraceCounts, object]:
     """:func:`read_ltrace`, also returning what was skipped: (trace, the
     importer's counts, the pointer counts of :class:`PointerTrace`)."""
-    where = os.fsdecode(path)
-    reader = _Reader(where, pids, keep_live)
-    reader.out.max_ops = max_ops
-    total = 0
-    lineno = 0
-    try:
-        with open_text(path) as f:
-            while True:
-                raw = f.readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    break
-                lineno += 1
-                total += len(raw)
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    raise TraceError(f"line longer than {MAX_LINE_BYTES:,} bytes: not ltrace "
-                                     "output", where, lineno)
-                if total > MAX_INPUT_BYTES:
-                    raise TraceError(f"more than {MAX_INPUT_BYTES:,} bytes of text: heapscope "
-                                     "reads no larger trace", where, lineno)
-                reader.feed(raw, lineno)
-    except (OSError, EOFError) as e:
-        raise TraceError(f"cannot read the file: {getattr(e, 'strerror', None) or e}",
-                         where, lineno or None) from None
-    trace = reader.end(lineno)
+    with open_source(path, limits=limits) as source:
+        return import_ltrace_source(source, pids, keep_live, max_ops)
+
+
+def import_ltrace_source(source: TraceSource, pids=None, keep_live: bool = False,
+                         max_ops: int = MAX_OPS) -> tuple[Trace, LtraceCounts, object]:
+    """:func:`import_ltrace` from an open :class:`TraceSource`."""
+    reader = _Reader(source.path, pids, keep_live)
+    reader.out.max_ops = min(max_ops, source.limits.max_ops)
+    last = 0
+    for block in source.blocks():
+        lines = block.split(b"\n")
+        if block.endswith(b"\n"):
+            lines.pop()             # nothing after the last line end
+        for lineno, raw in enumerate(lines, source.line):
+            reader.feed(raw, lineno)
+        last = source.line + len(lines) - 1
+    trace = reader.end(last)
     return trace, reader.counts, reader.out.counts
 
 

@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphi
                                QSizePolicy, QVBoxLayout)
 
 from ...allocators import events as ev
+from ...allocators.dlmalloc import BinProbe
+from ...allocators.segregated_fit import ClassProbe
 from ...allocators.structure import parse_tlsf_key
 from .. import palette
 from ..gauges import human_bytes
@@ -84,11 +86,24 @@ def labelled_lists(structure: dict) -> list[tuple[tuple | None, str, list[int]]]
             size = sizes.get(k)
             label = f"nextf[{k}]" + (f" ({human_bytes(size)} blocks)" if size else "")
             out.append(((int(k),), label, list(structure["buckets"][k])))
+    elif kind == "bins":
+        floors = structure.get("bin_floor") or []
+        for i in sorted(structure["bins"], key=int):
+            label = f"bin {i}"
+            if int(i) < len(floors) and floors[int(i)] is not None:
+                label += f" (from {human_bytes(floors[int(i)])})"
+            out.append(((int(i),), label, list(structure["bins"][i])))
+    elif kind == "size-classes":
+        for k in sorted(structure["lists"], key=int):
+            low, high = structure["class_low"][k], structure["class_high"][k]
+            span = f"{human_bytes(low)} and up" if high is None else f"{human_bytes(low)}-{human_bytes(high)}"
+            out.append(((int(k),), f"class {k} ({span})", list(structure["lists"][k])))
     elif "lists" in structure:
         out.extend(((str(label),), str(label), list(addrs))
                    for label, addrs in structure["lists"].items())
     else:
-        out.append((None, "free blocks", sorted(structure.get("sizes", {}))))
+        kept = {o["addr"] for o in structure.get("outside", ())}
+        out.append((None, "free blocks", sorted(a for a in structure.get("sizes", {}) if a not in kept)))
     for o in structure.get("outside", ()):
         out.append((None, f"outside: {o['why']}", [o["addr"]]))
     return out
@@ -113,6 +128,10 @@ def list_marks(explained, upto: int | None = None) -> dict[tuple, list[str]]:
             marks.setdefault((x.bucket,), []).append(f"refilled with {x.count} blocks")
         elif isinstance(x, ev.MappingSearch):
             marks.setdefault((x.fl, x.sl), []).append("the search starts here")
+        elif isinstance(x, (BinProbe, ClassProbe)):
+            key = (x.bin,) if isinstance(x, BinProbe) else (x.cls,)
+            empty = (x.last if isinstance(x, BinProbe) else x.head) is None
+            marks.setdefault(key, []).append("looked at" + (" (empty)" if empty else ""))
     return marks
 
 

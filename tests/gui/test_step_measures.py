@@ -38,9 +38,10 @@ def test_the_running_mean_is_undefined_until_a_malloc_succeeds():
 
 
 def test_utilisation_and_waste_over_the_prefix():
-    # Vo's waste over the first t steps: (max H - max L) / max L; the mdriver's
-    # utilisation at step t: max L so far / H now.
-    s = series_of(live=[10, 40, 20], heap=[100, 100, 160], is_malloc=[True] * 3)
+    # Over the first t steps: Vo's waste (max H - max L) / max L, and the
+    # mdriver's utilisation max L / max H (its final heap is its largest; here
+    # the heap shrinks at step 3 and keeps its peak in both).
+    s = series_of(live=[10, 40, 20], heap=[100, 160, 120], is_malloc=[True] * 3)
     m = StepMeasures(s)
-    assert [m.at(t)["utilisation"] for t in (1, 2, 3)] == pytest.approx([10 / 100, 40 / 100, 40 / 160])
-    assert [m.at(t)["waste"] for t in (1, 2, 3)] == pytest.approx([90 / 10, 60 / 40, 120 / 40])
+    assert [m.at(t)["utilisation"] for t in (1, 2, 3)] == pytest.approx([10 / 100, 40 / 160, 40 / 160])
+    assert [m.at(t)["waste"] for t in (1, 2, 3)] == pytest.approx([90 / 10, 120 / 40, 120 / 40])

@@ -1,0 +1,1353 @@
+"""Doug Lea's malloc as the seeds measured it: the 2.6 line of 1996-1999.
+
+Read: ``malloc.c`` "VERSION 2.6.6 Sun Mar 5 19:10:03 2000" (public domain;
+its History dates the release Dec 5 1999), as vendored in the CVS history of
+SQLite (``contrib/dlmalloc.c``, check-in 7c68d60b, "CVS 152").  Its History
+lists no change to the algorithm since 2.6.4 (Nov 1996, the version John
+Machin proposed to DJGPP in seed 001) but "fixed ordering problem with
+boundary-stamping" (2.6.5) and WIN32 and negative-argument changes (2.6.6);
+2.6.4 was read beside it (the Cygwin copy of Dec 1997) for the steps below.
+The names below are the original's (``request2size``, ``bin_index``,
+``frontlink``, ``last_remainder``, ``malloc_extend_top``, ``malloc_trim``,
+``mmap_chunk``); the Python is our own.
+
+Chunks and boundary tags
+------------------------
+A chunk is ``prev_size`` (a word), ``size`` (a word whose bit 0 is
+PREV_INUSE: the chunk *before* this one is in use), then the payload; the
+user pointer is two words in (``chunk2mem``).  A free chunk keeps ``fd`` and
+``bk`` in its payload and its size again in the *next* chunk's ``prev_size``
+(the foot), so free() finds a free lower neighbour through the foot.  A used
+chunk has no foot: its payload runs over the next chunk's ``prev_size`` word,
+so a chunk of S bytes holds S - W bytes (``request2size(n) = (n + W + 2W-1)
+& ~(2W-1)``, at least MINSIZE = 4W).
+
+heapscope names a chunk by the address of its ``size`` word, one word after
+the original's chunk pointer: that is where its block starts in ``walk()``,
+because the chunk's own ``prev_size`` word belongs to the block before it (as
+that block's foot, or as the last word of its payload).  The first chunk's
+``prev_size`` is never used (the first chunk has PREV_INUSE set): ``walk()``
+reports it, and any alignment padding in front, as one META block.  Payload
+addresses are the original's.
+
+Where free chunks live
+----------------------
+* **128 bins** (``av_``), doubly linked, searched from the back (``last``,
+  following ``bk``).  Sizes below 512 bytes have exact bins 8 bytes apart
+  (``smallbin_index(s) = s >> 3``); larger ones go to log-spaced bins
+  (``bin_index``: 32 bins 64 apart, 16 of 512, 8 of 4096, 4 of 32768, 2 of
+  262144, one for the rest), kept in decreasing size order, a new chunk in
+  front of chunks of its size (``frontlink``), so ties are taken oldest first.
+* **binblocks**: one bit per block of 4 bins, set when a chunk is linked into
+  an empty bin of the block; cleared only when malloc's scan finds the whole
+  block empty ("NOT always cleared as soon as all bins in a block are empty").
+* **last_remainder**: the remainder of the last split of a binned chunk, in a
+  bin of its own (bin 1); tried after the exact bins and before the bin scan.
+* **top**: the chunk bordering the end of the sbrk'd memory, in no bin;
+  always at least MINSIZE once the heap exists.
+* **mmap**: a request of at least ``mmap_threshold`` that top cannot serve
+  gets a region of its own, page-rounded, released by free() (munmap).
+
+Steps (malloc, ``mALLOc``): exact small bins ``idx`` and ``idx + 1``; or the
+large request's own bin, back to front, taking an exact fit (remainder below
+MINSIZE); then last_remainder (re-split, exhaust, or put in its bin); then the
+bin scan from the next bin up, one binblocks block at a time, taking the first
+chunk that fits (the smallest, bins being sorted) and making its remainder the
+last remainder; then top, split; if top is too small, mmap (large requests)
+or ``malloc_extend_top`` (``sbrk(nb + top_pad + MINSIZE)``, page-rounded after
+the first call), then top again.  free (``fREe``): munmap a mapped chunk; join
+a chunk bordering top into top (and its free lower neighbour), then
+``malloc_trim(top_pad)`` if top reaches ``trim_threshold``; otherwise join
+both free neighbours (keeping the last remainder in place if either was it)
+and ``frontlink`` the result.  realloc (``rEALLOc``): forward into a free next
+chunk or top, backward into a free previous chunk (with the next too), else
+malloc-copy-free, where a new chunk right after the old one (cut from top) is
+joined in place; any excess of at least MINSIZE is split off and freed.
+
+Simulation choices (each listed in ``docs/strategies/dlmalloc.md``):
+
+* ``word`` is SIZE_SZ (and the pointer size); MALLOC_ALIGNMENT = 2W as in
+  2.6.  An ``align`` beyond 2W raises MALLOC_ALIGNMENT (2.7's compile-time
+  option; 2.6 hardwires 2W): chunk sizes and MINSIZE round up to it.
+* ``malloc_extend_top``'s two sbrk calls (the request, then the correction
+  that page-aligns the break) are made as one, of their sum; when it fails
+  nothing is taken (the original would keep the first call's memory).
+* **mmap** regions are simulated apart from the sbrk heap, from address
+  ``MMAP_BASE`` (2**46) up, lowest free gap first.  ``walk()`` is the sbrk
+  heap only (what the heap map draws); :meth:`mapped_blocks` lists the regions,
+  each one used block; they are booked as live blocks (A counts them), ``H``
+  (``footprint``) is sbrk'd plus mapped bytes, as the original's
+  ``max_total_mem`` and the seeds' "heap bytes" count both, and ``check()``
+  checks them.  The heap may never grow into MMAP_BASE.
+* ``heap_limit`` caps sbrk'd plus mapped bytes together.
+* In a fixed pool, MORECORE hands out the pool from its bottom (as an
+  embedded port's sbrk over a fixed region does) and takes trimmed memory
+  back; the part not handed out is one free block outside the bins.  There
+  is no mmap in a pool.
+* HAVE_MREMAP is 0 (the default outside Linux libc): a mapped chunk that must
+  grow is malloc-copy-freed.
+
+Events: :class:`BinProbe` per bin looked at, :class:`BinmapProbe` per
+binblocks bit tested by the scan (both count in ``rec.probes`` and
+``rec.visits``), ``Visit`` per chunk examined (bin chunks, last remainder,
+top), ``ListInsert``/``ListRemove`` with ``where=(bin,)``, :class:`BinWalkStep`
+per chunk ``frontlink`` passes to reach a large chunk's place (``rec.walked``),
+:class:`BinmapChange`, ``PointerMove`` of 'last_remainder' and 'top',
+``Split`` (``rec.splits``), ``Coalesce`` (``rec.merges``), ``Grow`` (new
+memory at the end of top, whose next ``Visit`` gives its new size),
+:class:`Trim`, :class:`Mapped`, :class:`Unmapped`, ``Placed``, ``Released``.
+A step's events say every change to ``structure()``:
+:mod:`allocators.structure_replay` follows them (kind ``bins``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from . import structure
+from .events import Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
+from .params import INT, MAX_BYTES, MAX_CHUNK, SIZE, Param
+from .strategy import FREE_BLOCK, META, USED, Block, Strategy, align_up
+
+#: size-word bit: the previous chunk is in use
+PREV_INUSE = 1
+#: number of bins (``NAV``)
+NAV = 128
+#: bins per binblocks bit
+BINBLOCKWIDTH = 4
+MAX_SMALLBIN_SIZE = 512
+SMALLBIN_WIDTH = 8
+#: key of the last_remainder pseudo-bin (bin 1) in the link tables
+LR_BIN = ~1
+
+DEFAULT_TRIM_THRESHOLD = 128 * 1024
+DEFAULT_TOP_PAD = 0
+DEFAULT_MMAP_THRESHOLD = 128 * 1024
+DEFAULT_MMAP_MAX = 64
+DEFAULT_PAGESIZE = 4096
+
+#: where simulated mmap regions go: far above any sbrk heap
+MMAP_BASE = 1 << 46
+
+
+def bin_index(sz: int) -> int:
+    """The original's ``bin_index``: the bin of a free chunk of ``sz`` bytes."""
+    s = sz >> 9
+    if s == 0:
+        return sz >> 3
+    if s <= 4:
+        return 56 + (sz >> 6)
+    if s <= 20:
+        return 91 + (sz >> 9)
+    if s <= 84:
+        return 110 + (sz >> 12)
+    if s <= 340:
+        return 119 + (sz >> 15)
+    if s <= 1364:
+        return 124 + (sz >> 18)
+    return 126
+
+
+def _bin_floors() -> list[int | None]:
+    """Smallest chunk size of each bin (None for bin 127, which no size
+    reaches); ``bin_index`` never decreases, so each bin is one range."""
+    hi = 1 << 24
+    floors: list[int | None] = []
+    for i in range(NAV):
+        lo, top = 0, hi
+        while lo < top:
+            mid = (lo + top) // 2
+            if bin_index(mid) >= i:
+                top = mid
+            else:
+                lo = mid + 1
+        floors.append(lo if bin_index(lo) == i else None)
+    return floors
+
+
+#: the smallest chunk size filed in each bin
+BIN_FLOOR = _bin_floors()
+
+
+# ---- events of this policy (its view and the explain panel read them)
+
+@dataclass(frozen=True, slots=True)
+class BinProbe:
+    """dlmalloc: bin ``bin`` looked at; ``last`` is the chunk at its back
+    (``last(bin)``, where a scan of it starts), None when the bin is empty.
+    One unit of search (``rec.probes``, ``rec.visits``)."""
+    bin: int
+    last: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BinmapProbe:
+    """dlmalloc's bin scan tested bit ``block`` of ``binblocks`` (bins
+    ``4*block`` .. ``4*block+3``): ``marked`` says whether the block may hold
+    chunks.  One unit of search."""
+    block: int
+    marked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BinmapChange:
+    """Bit ``block`` of ``binblocks`` set (``mark_binblock``: a chunk went into
+    an empty bin of the block) or cleared (the scan found the block empty)."""
+    block: int
+    marked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BinWalkStep:
+    """``frontlink`` passed chunk ``addr`` (larger than the one being linked)
+    walking bin ``bin`` to its size place; counted in ``rec.walked``."""
+    addr: int
+    size: int
+    bin: int
+
+
+@dataclass(frozen=True, slots=True)
+class Trim:
+    """``malloc_trim``: ``sbrk(-extra)`` gave the top ``extra`` bytes back; the
+    break (the end of top) moved down from ``old_brk``."""
+    old_brk: int
+    extra: int
+
+
+@dataclass(frozen=True, slots=True)
+class Mapped:
+    """``mmap_chunk``: a region of ``size`` bytes at ``addr``, apart from the
+    heap, holds one chunk whose payload is ``payload``."""
+    addr: int
+    size: int
+    payload: int
+    request: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unmapped:
+    """``munmap_chunk``: the region at ``addr`` of ``size`` bytes was released."""
+    addr: int
+    size: int
+
+
+class Dlmalloc(Strategy):
+    """Doug Lea's malloc 2.6 (1996-1999): boundary tags, 128 bins, last
+    remainder, top, mmap and trimming."""
+
+    name = "dlmalloc"
+    title = "Doug Lea's malloc 2.6 (dlmalloc, 1996-1999)"
+    citation = ("D. Lea, malloc.c version 2.6.6 (1999; public domain), algorithmically as "
+                "2.6.4 (1996)")
+    search_counts_splits = False
+    search_unit = ("bin, bitmap bit or chunk", "bins, bitmap bits and chunks")
+    search_verb = "looking at"
+
+    params = (
+        Param("heap_limit", SIZE, None, "cap on H, the sbrk'd plus the mmapped bytes: a request "
+              "past it fails (ENOMEM) and the replay goes on", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="no limit"),
+        Param("mmap_threshold", SIZE, DEFAULT_MMAP_THRESHOLD, "a padded request of at least this "
+              "many bytes that top cannot serve gets an mmap region of its own "
+              "(M_MMAP_THRESHOLD)", low=0, high=MAX_BYTES),
+        Param("mmap_max", INT, DEFAULT_MMAP_MAX, "most mmap regions at once (M_MMAP_MAX); 0: never "
+              "mmap, as on systems without it (DJGPP)", low=0, high=1 << 16),
+        Param("trim_threshold", SIZE, DEFAULT_TRIM_THRESHOLD, "free() calls malloc_trim when top "
+              "reaches this many bytes (M_TRIM_THRESHOLD)", low=0, high=MAX_BYTES, none_ok=True,
+              none_means="never trim"),
+        Param("top_pad", SIZE, DEFAULT_TOP_PAD, "extra bytes asked of sbrk on each extension, and "
+              "kept by a trim (M_TOP_PAD)", low=0, high=MAX_CHUNK),
+        Param("pagesize", SIZE, DEFAULT_PAGESIZE, "system page size (malloc_getpagesize): sbrk and "
+              "mmap sizes round up to it", low=512, high=1 << 16, power_of_two=True),
+    )
+
+    def __init__(self, *, mmap_threshold: int = DEFAULT_MMAP_THRESHOLD,
+                 mmap_max: int = DEFAULT_MMAP_MAX, trim_threshold: int | None = DEFAULT_TRIM_THRESHOLD,
+                 top_pad: int = DEFAULT_TOP_PAD, pagesize: int = DEFAULT_PAGESIZE, **common) -> None:
+        super().__init__(**common)
+        W = self.word
+        #: SIZE_SZ
+        self.size_sz = W
+        #: MALLOC_ALIGNMENT: 2W, or the alignment asked when that is more
+        self.alignment = max(2 * W, self.align)
+        self.align = self.alignment
+        #: MINSIZE: prev_size, size, fd, bk
+        self.minsize = align_up(4 * W, self.alignment)
+        self.mmap_threshold = mmap_threshold
+        # A pool has no mmap: its MORECORE is the pool.
+        self.n_mmaps_max = 0 if self.arena.fixed else mmap_max
+        self.trim_threshold = trim_threshold
+        self.top_pad = top_pad
+        self.pagesize = pagesize
+
+        #: size word of every chunk of the sbrk heap, top included, by chunk name
+        self._head: dict[int, int] = {}
+        #: ``prev_size`` of the chunks whose previous chunk is free (its foot)
+        self._foot: dict[int, int] = {}
+        #: links of free chunks and of the bin headers (bin i's header is ~i)
+        self._fd: dict[int, int] = {}
+        self._bk: dict[int, int] = {}
+        for i in range(NAV):
+            self._fd[~i] = self._bk[~i] = ~i
+        self.binblocks = 0
+        #: the top chunk, None before the first malloc_extend_top
+        self.top: int | None = None
+        #: the first chunk (``sbrk_base`` plus alignment, plus one word)
+        self._first: int | None = None
+        #: bytes of the chunks in bins and of the last remainder, as walk() counts them
+        self._free_bytes = 0
+        #: mmap regions: region address -> (region bytes, payload)
+        self._regions: dict[int, tuple[int, int]] = {}
+        self._region_of: dict[int, int] = {}   # payload -> region
+        self.n_mmaps = 0
+        self.mapped_bytes = 0       # mmapped_mem; H counts it (Strategy.footprint)
+        self.max_total_mem = 0      # the original's high-water mark of sbrk'd + mapped bytes
+
+    # ------------------------------------------------------------ sizes
+    def request2size(self, req: int) -> int:
+        """The original's ``request2size``: ``req`` plus the size word, rounded
+        up to MALLOC_ALIGNMENT, at least MINSIZE."""
+        mask = self.alignment - 1
+        if req + self.size_sz + mask < self.minsize + mask:
+            return self.minsize
+        return (req + self.size_sz + mask) & ~mask
+
+    def chunk_size(self, h: int) -> int:
+        """``chunksize``: bytes of the chunk named ``h`` (top included)."""
+        return self._head[h] & ~PREV_INUSE
+
+    @property
+    def last_remainder(self) -> int | None:
+        """The chunk in the last_remainder bin, or None."""
+        lr = self._fd[LR_BIN]
+        return None if lr == LR_BIN else lr
+
+    def bin(self, i: int) -> list[int]:
+        """Chunks of bin ``i`` front first (the order ``fd`` follows from the
+        header: for a large bin, largest first; the scan goes the other way)."""
+        fd = self._fd
+        out = []
+        p = fd[~i]
+        while p != ~i:
+            out.append(p)
+            p = fd[p]
+        return out
+
+    # ----------------------------------------------------------- links
+    def _unlink(self, p: int, size: int) -> None:
+        """``unlink``: take chunk ``p`` of ``size`` bytes off its bin (or out of
+        the last_remainder bin)."""
+        fd, bk = self._fd, self._bk
+        b = bk.pop(p)
+        f = fd.pop(p)
+        fd[b] = f
+        bk[f] = b
+        self._free_bytes -= size
+        events = self.rec.events
+        if events is not None:
+            if b == LR_BIN:
+                events.append(PointerMove("last_remainder", p, None))
+            else:
+                events.append(ListRemove(p, size, (bin_index(size),)))
+
+    def _frontlink(self, p: int, s: int) -> None:
+        """``frontlink``: file chunk ``p`` of ``s`` bytes in its bin: in front of
+        a small bin; in a large bin before the first chunk not larger."""
+        fd, bk = self._fd, self._bk
+        events = self.rec.events
+        if s < MAX_SMALLBIN_SIZE:
+            idx = s >> 3
+            self._mark_binblock(idx)
+            back = ~idx
+            front = fd[back]
+        else:
+            idx = bin_index(s)
+            back = ~idx
+            front = fd[back]
+            if front == back:
+                self._mark_binblock(idx)
+            else:
+                head = self._head
+                rec = self.rec
+                while front != back and s < head[front] & ~PREV_INUSE:
+                    rec.walked += 1
+                    if events is not None:
+                        events.append(BinWalkStep(front, head[front] & ~PREV_INUSE, idx))
+                    front = fd[front]
+                back = bk[front]
+        bk[p] = back
+        fd[p] = front
+        bk[front] = p
+        fd[back] = p
+        self._free_bytes += s
+        if events is not None:
+            events.append(ListInsert(p, s, (idx,)))
+
+    def _mark_binblock(self, idx: int) -> None:
+        bit = 1 << (idx // BINBLOCKWIDTH)
+        if not self.binblocks & bit:
+            self.binblocks |= bit
+            self._event(BinmapChange(idx // BINBLOCKWIDTH, True))
+
+    def _link_last_remainder(self, p: int, size: int) -> None:
+        """``link_last_remainder``: ``p`` becomes the last remainder (whatever
+        was there is gone: re-split or joined)."""
+        fd, bk = self._fd, self._bk
+        old = fd[LR_BIN]
+        if old != LR_BIN:
+            self._free_bytes -= self._head[old] & ~PREV_INUSE if old != p else 0
+            fd.pop(old, None)
+            bk.pop(old, None)
+        fd[LR_BIN] = bk[LR_BIN] = p
+        fd[p] = bk[p] = LR_BIN
+        self._free_bytes += size
+        self._event(PointerMove("last_remainder", None if old == LR_BIN else old, p))
+
+    # ----------------------------------------------------------- chunks
+    def _set_foot(self, p: int, s: int) -> None:
+        self._foot[p + s] = s
+
+    def _set_inuse_at(self, p: int, s: int) -> None:
+        """``set_inuse_bit_at_offset(p, s)``: the chunk at ``p + s`` says ``p`` is in use."""
+        nxt = p + s
+        self._head[nxt] |= PREV_INUSE
+        self._foot.pop(nxt, None)
+
+    # ------------------------------------------------------------- malloc
+    def _malloc(self, size: int) -> int | None:
+        nb = self.request2size(size)
+        mem = self._chunk_alloc(nb, size)
+        if mem is None:
+            return None
+        region = self._region_of.get(mem)
+        if region is not None:
+            self._note_alloc(mem, region, self._regions[region][0], size, 2 * self.size_sz)
+        else:
+            h = mem - self.size_sz
+            block = self._head[h] & ~PREV_INUSE
+            self._note_alloc(mem, h, block, size, self.size_sz)
+            self._event(Placed(h, block, mem, size))
+        return mem
+
+    def _chunk_alloc(self, nb: int, request: int) -> int | None:
+        """``mALLOc`` on a padded size: the payload address, or None."""
+        rec = self.rec
+        events = rec.events
+        fd, bk, head = self._fd, self._bk, self._head
+        minsize = self.minsize
+
+        # 1. An exact fit in the request's bin.
+        if nb < MAX_SMALLBIN_SIZE - SMALLBIN_WIDTH:
+            idx = nb >> 3
+            q = ~idx
+            victim = bk[q]
+            rec.probes += 1
+            rec.visits += 1
+            if events is not None:
+                events.append(BinProbe(idx, None if victim == q else victim))
+            if victim == q:
+                # The next bin too: its chunks leave a remainder below MINSIZE.
+                q = ~(idx + 1)
+                victim = bk[q]
+                rec.probes += 1
+                rec.visits += 1
+                if events is not None:
+                    events.append(BinProbe(idx + 1, None if victim == q else victim))
+            if victim != q:
+                vsize = head[victim] & ~PREV_INUSE
+                self._visit(victim, vsize, True)
+                self._unlink(victim, vsize)
+                self._set_inuse_at(victim, vsize)
+                return victim + self.size_sz
+            idx += 2
+        else:
+            idx = bin_index(nb)
+            q = ~idx
+            victim = bk[q]
+            rec.probes += 1
+            rec.visits += 1
+            if events is not None:
+                events.append(BinProbe(idx, None if victim == q else victim))
+            while victim != q:
+                vsize = head[victim] & ~PREV_INUSE
+                rsize = vsize - nb
+                if rsize >= minsize:
+                    # Too big: rescan this bin after the last remainder.
+                    self._visit(victim, vsize, False)
+                    idx -= 1
+                    break
+                if rsize >= 0:
+                    self._visit(victim, vsize, True)
+                    self._unlink(victim, vsize)
+                    self._set_inuse_at(victim, vsize)
+                    return victim + self.size_sz
+                self._visit(victim, vsize, False)
+                victim = bk[victim]
+            idx += 1
+
+        # 2. The last remainder.
+        victim = fd[LR_BIN]
+        if victim != LR_BIN:
+            vsize = head[victim] & ~PREV_INUSE
+            rsize = vsize - nb
+            self._visit(victim, vsize, rsize >= 0)
+            if rsize >= minsize:
+                remainder = victim + nb
+                head[victim] = nb | PREV_INUSE
+                head[remainder] = rsize | PREV_INUSE
+                self._set_foot(remainder, rsize)
+                self._split_event(victim, vsize, nb)
+                self._free_bytes -= vsize
+                fd.pop(victim)
+                bk.pop(victim)
+                fd[LR_BIN] = bk[LR_BIN] = remainder
+                fd[remainder] = bk[remainder] = LR_BIN
+                self._free_bytes += rsize
+                self._event(PointerMove("last_remainder", victim, remainder))
+                return victim + self.size_sz
+            self._unlink(victim, vsize)           # clear_last_remainder
+            if rsize >= 0:
+                self._set_inuse_at(victim, vsize)
+                return victim + self.size_sz
+            self._frontlink(victim, vsize)
+
+        # 3. Best fit over the bins above, one binblocks block at a time.
+        block = 1 << (idx // BINBLOCKWIDTH)
+        if block <= self.binblocks:
+            if not block & self.binblocks:
+                self._binmap_probe(idx // BINBLOCKWIDTH, False)
+                idx = (idx & ~(BINBLOCKWIDTH - 1)) + BINBLOCKWIDTH
+                block <<= 1
+                while not block & self.binblocks:
+                    self._binmap_probe(idx // BINBLOCKWIDTH, False)
+                    idx += BINBLOCKWIDTH
+                    block <<= 1
+            while True:
+                self._binmap_probe(idx // BINBLOCKWIDTH, True)
+                startidx = idx
+                while True:
+                    q = ~idx
+                    victim = bk[q]
+                    rec.probes += 1
+                    rec.visits += 1
+                    if events is not None:
+                        events.append(BinProbe(idx, None if victim == q else victim))
+                    while victim != q:
+                        vsize = head[victim] & ~PREV_INUSE
+                        rsize = vsize - nb
+                        if rsize >= minsize:
+                            self._visit(victim, vsize, True)
+                            self._unlink(victim, vsize)
+                            remainder = victim + nb
+                            head[victim] = nb | PREV_INUSE
+                            head[remainder] = rsize | PREV_INUSE
+                            self._set_foot(remainder, rsize)
+                            self._split_event(victim, vsize, nb)
+                            self._link_last_remainder(remainder, rsize)
+                            return victim + self.size_sz
+                        if rsize >= 0:
+                            self._visit(victim, vsize, True)
+                            self._set_inuse_at(victim, vsize)
+                            self._unlink(victim, vsize)
+                            return victim + self.size_sz
+                        self._visit(victim, vsize, False)
+                        victim = bk[victim]
+                    idx += 1
+                    if not idx & (BINBLOCKWIDTH - 1):
+                        break
+                # Clear the block's bit if all its bins are empty: the ones
+                # scanned were, and those below startidx are looked at again.
+                i = startidx
+                while True:
+                    if not i & (BINBLOCKWIDTH - 1):
+                        self.binblocks &= ~block
+                        self._event(BinmapChange(i // BINBLOCKWIDTH, False))
+                        break
+                    i -= 1
+                    if fd[~i] != ~i:
+                        break
+                block <<= 1
+                if block <= self.binblocks:
+                    while not block & self.binblocks:
+                        self._binmap_probe(idx // BINBLOCKWIDTH, False)
+                        idx += BINBLOCKWIDTH
+                        block <<= 1
+                else:
+                    break
+
+        # 4. Top; 5. mmap; 6. extend top.
+        top = self.top
+        tsize = 0 if top is None else head[top] & ~PREV_INUSE
+        rsize = tsize - nb
+        if top is not None:
+            self._visit(top, tsize - self.size_sz, rsize >= minsize)
+        if rsize < minsize:
+            if nb >= self.mmap_threshold:
+                mem = self._mmap_chunk(nb, request)
+                if mem is not None:
+                    return mem
+            if not self._extend_top(nb):
+                return None
+            top = self.top
+            tsize = head[top] & ~PREV_INUSE
+            rsize = tsize - nb
+            self._visit(top, tsize - self.size_sz, rsize >= minsize)
+            if rsize < minsize:
+                return None
+        victim = top
+        head[victim] = nb | PREV_INUSE
+        new_top = victim + nb
+        head[new_top] = rsize | PREV_INUSE
+        self.top = new_top
+        self._split_event(victim, tsize - self.size_sz, nb)
+        self._event(PointerMove("top", victim, new_top))
+        return victim + self.size_sz
+
+    def _visit(self, addr: int, size: int, fits: bool) -> None:
+        rec = self.rec
+        rec.visits += 1
+        if rec.events is not None:
+            rec.events.append(Visit(addr, size, fits))
+
+    def _binmap_probe(self, block: int, marked: bool) -> None:
+        rec = self.rec
+        rec.probes += 1
+        rec.visits += 1
+        if rec.events is not None:
+            rec.events.append(BinmapProbe(block, marked))
+
+    def _split_event(self, victim: int, vsize: int, nb: int) -> None:
+        """Chunk ``victim`` of ``vsize`` walk bytes cut: its first ``nb`` bytes
+        for the request, the rest stays free."""
+        rec = self.rec
+        rec.splits += 1
+        if rec.events is not None:
+            rec.events.append(Split(victim, vsize, victim, nb, victim + nb, vsize - nb))
+
+    # ------------------------------------------------------- system memory
+    def _morecore(self, n: int) -> int | None:
+        """MORECORE(n): the old end of the sbrk'd memory, or None (ENOMEM)."""
+        arena = self.arena
+        if not arena.fixed:
+            limit = arena.limit
+            if (limit is not None and arena.size + self.mapped_bytes + n > limit) \
+                    or arena.brk + n > MMAP_BASE:
+                self._event(GrowFailed(n))
+                return None
+        addr = self._take_core(n)
+        if addr is not None:
+            self._note_total()
+        return addr
+
+    def _note_total(self) -> None:
+        total = self.arena.size + self.mapped_bytes if not self.arena.fixed else self.core_top
+        if total > self.max_total_mem:
+            self.max_total_mem = total
+
+    def _extend_top(self, nb: int) -> bool:
+        """``malloc_extend_top``: sbrk ``nb + top_pad + MINSIZE``, page-rounded
+        after the first call; the first call also aligns the first chunk and
+        the break (one sbrk here where the original makes two)."""
+        pagesz = self.pagesize
+        W = self.size_sz
+        sbrk_size = nb + self.top_pad + self.minsize
+        old_top = self.top
+        if old_top is not None:
+            sbrk_size = (sbrk_size + pagesz - 1) & ~(pagesz - 1)
+            brk = self._morecore(sbrk_size)
+            if brk is None:
+                return False
+            # The new memory joins top (the break was top's end); the Grow
+            # says so, and the Visit of top that follows gives its new size.
+            old_size = self._head[old_top] & ~PREV_INUSE
+            self._head[old_top] = (old_size + sbrk_size) | PREV_INUSE
+            return True
+        start = self.core_top
+        # The chunk starts so that chunk2mem (two words in) is aligned ...
+        front = (-(start + 2 * W)) % self.alignment
+        # ... and the break ends on a page boundary.
+        end = start + front + sbrk_size
+        correction = front + ((end + pagesz - 1) & ~(pagesz - 1)) - end
+        brk = self._morecore(sbrk_size + correction)
+        if brk is None:
+            return False
+        chunk = brk + front
+        top = chunk + W
+        self._first = top
+        self._head[top] = (self.core_top - chunk) | PREV_INUSE
+        self.top = top
+        self._event(PointerMove("top", None, top))
+        return True
+
+    def _malloc_trim(self, pad: int) -> bool:
+        """``malloc_trim(pad)``: give whole pages of top back, keeping ``pad``
+        bytes and MINSIZE."""
+        pagesz = self.pagesize
+        top = self.top
+        top_size = self._head[top] & ~PREV_INUSE
+        extra = ((top_size - pad - self.minsize + (pagesz - 1)) // pagesz - 1) * pagesz
+        if extra < pagesz:
+            return False
+        old_end = self.core_top
+        if self.arena.fixed:
+            self._event(Note(f"malloc_trim gave {extra} bytes back to the pool"))
+        else:
+            self.arena.shrink(extra)
+        self.core_top = old_end - extra
+        self._head[top] = (top_size - extra) | PREV_INUSE
+        self._event(Trim(old_end, extra))
+        return True
+
+    def _mmap_chunk(self, nb: int, request: int) -> int | None:
+        """``mmap_chunk``: a region of its own, page-rounded, for ``nb`` bytes
+        plus the word no next chunk lends; None when mmap may not be used."""
+        if self.n_mmaps >= self.n_mmaps_max:
+            return None
+        W = self.size_sz
+        pagesz = self.pagesize
+        # 2.6 needs no offset (2W alignment); with a larger MALLOC_ALIGNMENT the
+        # chunk starts into its region and prev_size records how far (as memalign does).
+        offset = (-(2 * W)) % self.alignment
+        size = (nb + W + offset + pagesz - 1) & ~(pagesz - 1)
+        limit = self.arena.limit
+        if limit is not None and self.arena.size + self.mapped_bytes + size > limit:
+            self._event(Note(f"mmap of {size} bytes refused: past the heap limit"))
+            return None
+        region = self._find_region(size)
+        payload = region + offset + 2 * W
+        self._regions[region] = (size, payload)
+        self._region_of[payload] = region
+        self.n_mmaps += 1
+        self.mapped_bytes += size
+        self._note_total()
+        self._event(Mapped(region, size, payload, request))
+        return payload
+
+    def _find_region(self, size: int) -> int:
+        """Lowest gap of the mmap area holding ``size`` bytes, on a page (and
+        an alignment) boundary: deterministic, as the seeds need."""
+        step = max(self.pagesize, self.alignment)
+        at = MMAP_BASE
+        for start in sorted(self._regions):
+            if start - at >= size:
+                break
+            at = max(at, align_up(start + self._regions[start][0], step))
+        return at
+
+    def _munmap_chunk(self, payload: int) -> None:
+        region = self._region_of.pop(payload)
+        size, _ = self._regions.pop(region)
+        self.n_mmaps -= 1
+        self.mapped_bytes -= size
+        self._event(Unmapped(region, size))
+
+    def mapped_blocks(self) -> list[Block]:
+        """The mmap regions, each one used block, in address order."""
+        live = self.live
+        out = []
+        for region in sorted(self._regions):
+            size, payload = self._regions[region]
+            lb = live.get(payload)
+            out.append(Block(region, size, USED, payload, lb.request if lb else 0,
+                             lb.header if lb else 0))
+        return out
+
+    # --------------------------------------------------------------- free
+    def _free(self, payload: int) -> None:
+        lb = self._note_free(payload)
+        if payload in self._region_of:
+            self._munmap_chunk(payload)
+            return
+        self._event(Released(lb.block_addr, lb.block_size))
+        self._chunk_free(lb.block_addr)
+
+    def _chunk_free(self, p: int) -> None:
+        """``fREe`` on a chunk of the sbrk heap."""
+        head, foot = self._head, self._foot
+        rec = self.rec
+        events = rec.events
+        W = self.size_sz
+        hd = head[p]
+        sz = hd & ~PREV_INUSE
+        nxt = p + sz
+        nextsz = head[nxt] & ~PREV_INUSE
+
+        if nxt == self.top:
+            # Merge with top, then with a free lower neighbour.
+            rec.merges += 1
+            if events is not None:
+                events.append(Coalesce(p, sz, nxt, nextsz - W))
+            del head[nxt]
+            sz += nextsz
+            if not hd & PREV_INUSE:
+                prevsz = foot.pop(p)
+                prv = p - prevsz
+                self._unlink(prv, prevsz)
+                rec.merges += 1
+                if events is not None:
+                    events.append(Coalesce(prv, prevsz, p, sz - W))
+                del head[p]
+                p = prv
+                sz += prevsz
+            head[p] = sz | PREV_INUSE
+            old_top = self.top
+            self.top = p
+            if events is not None and old_top != p:
+                events.append(PointerMove("top", old_top, p))
+            if self.trim_threshold is not None and sz >= self.trim_threshold:
+                self._malloc_trim(self.top_pad)
+            return
+
+        head[nxt] = nextsz                    # clear the in-use bit of p
+        islr = False
+        if not hd & PREV_INUSE:
+            prevsz = foot.pop(p)
+            prv = p - prevsz
+            if self._bk[prv] == LR_BIN:
+                islr = True                    # keep it as the last remainder
+                self._free_bytes -= prevsz
+            else:
+                self._unlink(prv, prevsz)
+            rec.merges += 1
+            if events is not None:
+                events.append(Coalesce(prv, prevsz, p, sz))
+            del head[p]
+            p = prv
+            sz += prevsz
+        if not head[nxt + nextsz] & PREV_INUSE:
+            # The next chunk is free too.
+            if not islr and self._bk[nxt] == LR_BIN:
+                islr = True
+                self._free_bytes -= nextsz
+                rec.merges += 1
+                if events is not None:
+                    events.append(Coalesce(p, sz, nxt, nextsz))
+                self._fd.pop(nxt)
+                self._bk.pop(nxt)
+                self._fd[LR_BIN] = self._bk[LR_BIN] = p
+                self._fd[p] = self._bk[p] = LR_BIN
+                if events is not None:
+                    events.append(PointerMove("last_remainder", nxt, p))
+            else:
+                self._unlink(nxt, nextsz)
+                rec.merges += 1
+                if events is not None:
+                    events.append(Coalesce(p, sz, nxt, nextsz))
+            foot.pop(nxt + nextsz)
+            del head[nxt]
+            sz += nextsz
+        head[p] = sz | PREV_INUSE
+        self._set_foot(p, sz)
+        if islr:
+            self._free_bytes += sz
+        else:
+            self._frontlink(p, sz)
+
+    # ------------------------------------------------------------ realloc
+    def _realloc(self, payload: int, size: int) -> int | None:
+        """``rEALLOc``."""
+        W = self.size_sz
+        nb = self.request2size(size)
+        if payload in self._region_of:
+            region = self._region_of[payload]
+            oldsize = self._regions[region][0] - (payload - 2 * W - region)
+            if oldsize - W >= nb:
+                self._rebook(payload, size)
+                self._event(Note("realloc of an mmapped chunk that still holds the request: "
+                                 "nothing to do"))
+                return payload
+            new = self._malloc(size)
+            if new is None:
+                return None
+            self._note_free(payload)
+            self._munmap_chunk(payload)
+            return new
+
+        head = self._head
+        events = self.rec.events
+        oldp = payload - W
+        lb = self._note_free(payload)
+        newp = oldp
+        oldsize = newsize = head[oldp] & ~PREV_INUSE
+        if oldsize < nb:
+            nxt = oldp + oldsize
+            top = self.top
+            nextsize = 0
+            if nxt == top or not head[nxt + (head[nxt] & ~PREV_INUSE)] & PREV_INUSE:
+                nextsize = head[nxt] & ~PREV_INUSE
+                if nxt == top:
+                    if nextsize + newsize >= nb + self.minsize:
+                        self._absorb_top(oldp, newsize, nb)
+                        return self._rebook_chunk(payload, oldp, size, lb.header)
+                elif nextsize + newsize >= nb:
+                    self._unlink(nxt, nextsize)
+                    self._join(oldp, newsize, nxt, nextsize)
+                    newsize += nextsize
+                    return self._realloc_split(payload, newp, newsize, nb, size, lb.header)
+            else:
+                nxt = None
+            if not head[oldp] & PREV_INUSE:
+                prevsize = self._foot[oldp]
+                prv = oldp - prevsize
+                if nxt is not None:
+                    if nxt == top:
+                        if nextsize + prevsize + newsize >= nb + self.minsize:
+                            self._unlink(prv, prevsize)
+                            self._join(prv, prevsize, oldp, newsize)
+                            newsize += prevsize
+                            self._absorb_top(prv, newsize, nb)
+                            return self._rebook_chunk(prv + W, prv, size, lb.header, moved_from=payload)
+                    elif nextsize + prevsize + newsize >= nb:
+                        self._unlink(nxt, nextsize)
+                        self._unlink(prv, prevsize)
+                        self._join(oldp, newsize, nxt, nextsize)
+                        newsize += nextsize
+                        self._join(prv, prevsize, oldp, newsize)
+                        newsize += prevsize
+                        return self._realloc_split(prv + W, prv, newsize, nb, size, lb.header,
+                                                   moved_from=payload)
+                if prevsize + newsize >= nb:
+                    self._unlink(prv, prevsize)
+                    self._join(prv, prevsize, oldp, newsize)
+                    newsize += prevsize
+                    return self._realloc_split(prv + W, prv, newsize, nb, size, lb.header,
+                                               moved_from=payload)
+            # Must allocate: the old chunk is still in use meanwhile.
+            self._note_alloc(payload, oldp, oldsize, lb.request, lb.header)
+            new = self._chunk_alloc(nb, size)
+            if new is None:
+                return None
+            self._note_free(payload)
+            if new == oldp + oldsize + W:
+                # Cut from top right after the old chunk: join them in place.
+                newsize += head[new - W] & ~PREV_INUSE
+                self._join(oldp, oldsize, new - W, head[new - W] & ~PREV_INUSE)
+                head[oldp] = newsize | (head[oldp] & PREV_INUSE)
+                return self._realloc_split(payload, oldp, newsize, nb, size, lb.header)
+            if new in self._region_of:
+                region = self._region_of[new]
+                self._note_alloc(new, region, self._regions[region][0], size, 2 * W)
+            else:
+                h = new - W
+                block = head[h] & ~PREV_INUSE
+                self._note_alloc(new, h, block, size, W)
+                if events is not None:
+                    events.append(Placed(h, block, new, size))
+            if events is not None:
+                events.append(Released(oldp, oldsize))
+            self._chunk_free(oldp)
+            return new
+        return self._realloc_split(payload, oldp, newsize, nb, size, lb.header)
+
+    def _join(self, low: int, low_size: int, high: int, high_size: int) -> None:
+        """realloc's joins: chunk ``low`` grows over chunk ``high`` (a free
+        neighbour already taken off its bin, or the old chunk moving down):
+        ``high``'s size word, and the foot before it, are gone."""
+        rec = self.rec
+        rec.merges += 1
+        if rec.events is not None:
+            rec.events.append(Coalesce(low, low_size, high, high_size))
+        del self._head[high]
+        self._foot.pop(high, None)
+
+    def _absorb_top(self, p: int, psize: int, nb: int) -> None:
+        """realloc "forward into top": chunk ``p`` of ``psize`` bytes takes
+        ``nb`` bytes from its start and top keeps the rest."""
+        head = self._head
+        W = self.size_sz
+        top = self.top
+        tsize = head[top] & ~PREV_INUSE
+        self._join(p, psize, top, tsize - W)
+        total = psize + tsize
+        new_top = p + nb
+        head[p] = nb | (head[p] & PREV_INUSE)
+        head[new_top] = (total - nb) | PREV_INUSE
+        self.top = new_top
+        self._split_event(p, total - W, nb)
+        self._event(PointerMove("top", top, new_top))
+
+    def _realloc_split(self, payload: int, newp: int, newsize: int, nb: int, request: int,
+                       header: int, moved_from: int | None = None) -> int:
+        """realloc's ``split:``: cut off an excess of at least MINSIZE and free it."""
+        head = self._head
+        prev_bit = head[newp] & PREV_INUSE
+        if newsize - nb >= self.minsize:
+            remainder = newp + nb
+            rsize = newsize - nb
+            head[newp] = nb | prev_bit
+            head[remainder] = rsize | PREV_INUSE
+            self._set_inuse_at(remainder, rsize)
+            self._split_event(newp, newsize, nb)
+            self._chunk_free(remainder)
+        else:
+            head[newp] = newsize | prev_bit
+            self._set_inuse_at(newp, newsize)
+        return self._rebook_chunk(payload, newp, request, header, moved_from=moved_from)
+
+    def _rebook_chunk(self, payload: int, p: int, request: int, header: int,
+                      moved_from: int | None = None) -> int:
+        block = self._head[p] & ~PREV_INUSE
+        self._note_alloc(payload, p, block, request, header)
+        events = self.rec.events
+        if events is not None:
+            if moved_from is not None:
+                events.append(Note(f"realloc moved the payload back into the free chunk before "
+                                   f"it: {moved_from:#x} -> {payload:#x}"))
+            events.append(Placed(p, block, payload, request))
+        return payload
+
+    # ------------------------------------------------------------ walking
+    def _blocks(self) -> Iterator[tuple[int, int, str, int | None]]:
+        base = self.arena.base
+        first = self._first
+        head = self._head
+        if first is not None:
+            yield base, first - base, META, None
+            W = self.size_sz
+            top = self.top
+            p = first
+            while p != top:
+                s = head[p] & ~PREV_INUSE
+                nxt = p + s
+                if head[nxt] & PREV_INUSE:
+                    yield p, s, USED, p + W
+                else:
+                    yield p, s, FREE_BLOCK, None
+                p = nxt
+            end = self.core_top
+            yield top, end - top, FREE_BLOCK, None
+        else:
+            end = base
+        if self.arena.brk > end:
+            # In a pool, the part MORECORE has not handed out yet.
+            yield end, self.arena.brk - end, FREE_BLOCK, None
+
+    def free_blocks(self) -> Iterator[tuple[int, int]]:
+        head = self._head
+        for p in self._fd:
+            if p >= 0:
+                yield p, head[p] & ~PREV_INUSE
+        if self.top is not None:
+            yield self.top, self.core_top - self.top
+        if self.arena.brk > self.core_top:
+            yield self.core_top, self.arena.brk - self.core_top
+
+    def _largest_binned(self) -> int:
+        """Largest chunk in a bin: the front chunk of the highest non-empty
+        bin (large bins are sorted, largest first; small bins hold one size)."""
+        fd, head = self._fd, self._head
+        blocks = self.binblocks
+        while blocks:
+            b = blocks.bit_length() - 1
+            for i in range(b * BINBLOCKWIDTH + BINBLOCKWIDTH - 1, b * BINBLOCKWIDTH - 1, -1):
+                p = fd[~i]
+                if p != ~i:
+                    return head[p] & ~PREV_INUSE
+            blocks &= ~(1 << b)
+        return 0
+
+    def fragmentation_probe(self) -> tuple[int, int, int, int]:
+        """(F, largest free, top, largest other) without a walk; "top" is the
+        free block touching the break: top, or in a pool the part not handed
+        out yet, and then top counts among the others."""
+        below = self._largest_binned()
+        lr = self._fd[LR_BIN]
+        if lr != LR_BIN:
+            lr_size = self._head[lr] & ~PREV_INUSE
+            if lr_size > below:
+                below = lr_size
+        total = self._free_bytes
+        top = 0
+        if self.top is not None:
+            top = self.core_top - self.top
+            total += top
+        tail = self.arena.brk - self.core_top
+        if tail > 0:
+            total += tail
+            if top > below:
+                below = top
+            top = tail
+        return total, max(top, below), top, below
+
+    def _policy_signature(self) -> tuple:
+        bins = tuple((i, tuple(self.bin(i))) for i in range(2, NAV) if self._fd[~i] != ~i)
+        return (self.binblocks, bins, self.last_remainder, self.top,
+                tuple(sorted((r, s, p) for r, (s, p) in self._regions.items())))
+
+    # ---------------------------------------------------------- structure
+    def structure(self) -> dict:
+        """The bins with their chunks front first, ``binblocks``, the last
+        remainder and top (both kept apart from the bins), and the mmap
+        regions (docs/structure.md, kind ``bins``)."""
+        head = self._head
+        sizes: dict[int, int] = {}
+        bins: dict[int, list[int]] = {}
+        fd = self._fd
+        for i in range(2, NAV):
+            p = fd[~i]
+            if p != ~i:
+                chunks = []
+                while p != ~i:
+                    chunks.append(p)
+                    sizes[p] = head[p] & ~PREV_INUSE
+                    p = fd[p]
+                bins[i] = chunks
+        outs = []
+        lr = self.last_remainder
+        if lr is not None:
+            sizes[lr] = head[lr] & ~PREV_INUSE
+            outs.append(structure.outside(lr, "the last remainder"))
+        if self.top is not None:
+            sizes[self.top] = self.core_top - self.top
+            outs.append(structure.outside(self.top, "top"))
+        if self.arena.brk > self.core_top:
+            sizes[self.core_top] = self.arena.brk - self.core_top
+            outs.append(structure.outside(self.core_top, "the pool not handed out by MORECORE yet"))
+        pointers = [structure.pointer("last_remainder", lr, structure.SEARCH),
+                    structure.pointer("top", self.top, structure.MARKER)]
+        mapped = [{"addr": r, "size": s, "payload": p} for r, (s, p) in sorted(self._regions.items())]
+        return structure.make("bins", sizes, pointers=pointers, outside_blocks=outs, bins=bins,
+                              binblocks=self.binblocks, bin_floor=list(BIN_FLOOR),
+                              last_remainder=lr, top=self.top, mapped=mapped)
+
+    # -------------------------------------------------------------- words
+    def explain_events(self, events: list) -> list[str | None]:
+        """Words for a step's events; a chunk examined is named as top, the
+        last remainder or a bin's chunk.  Which chunk was top and which the
+        last remainder at each event follows from the state after the step
+        (this strategy's) by undoing the step's PointerMoves backwards."""
+        n = len(events)
+        top, lr = self.top, self.last_remainder
+        tops: list[int | None] = [None] * n
+        lrs: list[int | None] = [None] * n
+        for i in range(n - 1, -1, -1):
+            e = events[i]
+            if isinstance(e, PointerMove):
+                if e.name == "top":
+                    top = e.old
+                elif e.name == "last_remainder":
+                    lr = e.old
+            tops[i], lrs[i] = top, lr
+        out = []
+        for i, e in enumerate(events):
+            if isinstance(e, Visit):
+                if e.addr == tops[i]:
+                    out.append(f"top {e.addr:#x} ({e.size} B): " + (
+                        "big enough, and it keeps MINSIZE after the cut" if e.fits else
+                        "too small (it must keep MINSIZE after the cut)"))
+                elif e.addr == lrs[i]:
+                    out.append(f"the last remainder {e.addr:#x} ({e.size} B): "
+                               + ("it fits" if e.fits else "too small"))
+                else:
+                    out.append(f"chunk {e.addr:#x} ({e.size} B) in bin {bin_index(e.size)}: "
+                               + ("it fits" if e.fits else "too small"))
+            elif isinstance(e, Split) and e.addr == tops[i]:
+                out.append(f"split top: {e.taken_size} B at {e.taken_addr:#x} for the request, "
+                           f"{e.rest_size} B at {e.rest_addr:#x} stay top")
+            elif isinstance(e, Grow) and tops[i] is not None:
+                out.append(f"malloc_extend_top: sbrk({e.increment}) returned {e.old_brk:#x}, the end "
+                           "of top, so the new memory joins top")
+            else:
+                out.append(self.explain_event(e))
+        return out
+
+    def explain_event(self, event) -> str | None:
+        if isinstance(event, BinProbe):
+            what = _bin_words(event.bin)
+            if event.last is None:
+                return f"bin {event.bin} ({what}) is empty"
+            return f"bin {event.bin} ({what}): its last chunk {event.last:#x} is looked at first"
+        if isinstance(event, BinmapProbe):
+            lo = event.block * BINBLOCKWIDTH
+            if event.marked:
+                return f"binblocks bit {event.block} is set: bins {lo}-{lo + 3} may hold chunks"
+            return f"binblocks bit {event.block} is clear: bins {lo}-{lo + 3} are skipped"
+        if isinstance(event, BinmapChange):
+            lo = event.block * BINBLOCKWIDTH
+            if event.marked:
+                return f"set binblocks bit {event.block}: bins {lo}-{lo + 3} now hold a chunk"
+            return f"cleared binblocks bit {event.block}: bins {lo}-{lo + 3} are all empty"
+        if isinstance(event, BinWalkStep):
+            return (f"frontlink passed {event.addr:#x} ({event.size} B) in bin {event.bin}: "
+                    "larger chunks stay in front")
+        if isinstance(event, ListInsert) and event.where:
+            b = event.where[0]
+            place = "at the front of" if event.size < MAX_SMALLBIN_SIZE else "in size order into"
+            return f"frontlink put {event.addr:#x} ({event.size} B) {place} bin {b} ({_bin_words(b)})"
+        if isinstance(event, ListRemove) and event.where:
+            return f"unlinked {event.addr:#x} ({event.size} B) from bin {event.where[0]}"
+        if isinstance(event, PointerMove) and event.name == "last_remainder":
+            if event.new is None:
+                return f"the last remainder {event.old:#x} is no longer kept apart"
+            return f"{event.new:#x} is now the last remainder (tried first by the next malloc that misses its bin)"
+        if isinstance(event, PointerMove) and event.name == "top":
+            if event.old is None:
+                return f"top starts at {event.new:#x}: the first sbrk'd memory"
+            return f"top moved from {event.old:#x} to {event.new:#x}"
+        if isinstance(event, Trim):
+            return (f"malloc_trim: top reached the trim threshold, so sbrk(-{event.extra}) gave "
+                    f"{event.extra} bytes back; the break is now {event.old_brk - event.extra:#x}")
+        if isinstance(event, Mapped):
+            return (f"mmap_chunk: the request ({event.request} B) got a region of its own, "
+                    f"{event.size} B at {event.addr:#x}, apart from the heap")
+        if isinstance(event, Unmapped):
+            return f"munmap_chunk: the region at {event.addr:#x} ({event.size} B) went back to the system"
+        return None
+
+    # -------------------------------------------------------------- check
+    def _check_structure(self, blocks: list[Block]) -> None:
+        """The original's ``do_check_*`` and more: boundary tags along the
+        heap (PREV_INUSE bits, feet of free chunks), full coalescing, each free
+        chunk in the bin ``bin_index`` names or the last remainder, the bins
+        doubly linked and sorted, binblocks set for every non-empty bin, top
+        at the end of the sbrk'd memory, the break on a page, the mmap regions
+        booked."""
+        def broken(message: str) -> None:
+            self._fail(False, message)
+
+        W = self.size_sz
+        head, foot, fd, bk = self._head, self._foot, self._fd, self._bk
+        minsize, mask = self.minsize, self.alignment - 1
+        top = self.top
+
+        # The bins.
+        in_bins: dict[int, int] = {}
+        for i in range(NAV):
+            q = ~i
+            prev = q
+            p = fd[q]
+            last_size = None
+            n = 0
+            while p != q:
+                n += 1
+                if n > len(fd):
+                    broken(f"bin {i} does not lead back to its header")
+                if bk.get(p) != prev:
+                    broken(f"bk of {p:#x} is {bk.get(p)!r}, not {prev:#x} (bin {i})")
+                s = head.get(p)
+                if s is None:
+                    broken(f"bin {i} holds {p:#x}, which is no chunk of the heap")
+                s &= ~PREV_INUSE
+                if p in in_bins:
+                    broken(f"chunk {p:#x} is linked twice")
+                in_bins[p] = i
+                if i >= 2 and bin_index(s) != i:
+                    broken(f"chunk {p:#x} of {s} bytes is in bin {i}, not bin {bin_index(s)}")
+                if i >= 2 and last_size is not None and s > last_size:
+                    broken(f"bin {i} is not in decreasing size order: {s} after {last_size}")
+                last_size = s
+                prev = p
+                p = fd[p]
+            if bk[q] != prev:
+                broken(f"bin {i}'s header points back at {bk[q]!r}, not its last chunk {prev:#x}")
+            if i >= 2 and n and not self.binblocks >> (i // BINBLOCKWIDTH) & 1:
+                broken(f"bin {i} holds chunks but binblocks bit {i // BINBLOCKWIDTH} is clear")
+            if i == 1 and n > 1:
+                broken(f"the last_remainder bin holds {n} chunks")
+            if i == 0 and n:
+                broken("bin 0 (top's cell) holds chunks")
+        if self.binblocks >> (NAV // BINBLOCKWIDTH):
+            broken(f"binblocks {self.binblocks:#x} has bits past block {NAV // BINBLOCKWIDTH - 1}")
+        if len(fd) != NAV + len(in_bins) or len(bk) != len(fd):
+            broken(f"{len(fd) - NAV} chunks have links but {len(in_bins)} are in bins")
+
+        # The heap, chunk by chunk.
+        if self._first is None:
+            if head or top is not None:
+                broken("chunks exist before the first sbrk")
+        else:
+            if (self._first + W) & mask:
+                broken(f"the first chunk {self._first:#x} gives a misaligned payload")
+            p = self._first
+            prev_free = False
+            prev = None
+            seen = 0
+            free_bytes = 0
+            while p != top:
+                s = head.get(p)
+                if s is None:
+                    broken(f"no chunk at {p:#x} (after {prev!r})")
+                seen += 1
+                size = s & ~PREV_INUSE
+                if size < minsize or size & mask:
+                    broken(f"chunk {p:#x} has size {size}: below MINSIZE or not a multiple of {mask + 1}")
+                if bool(s & PREV_INUSE) == prev_free:
+                    broken(f"chunk {p:#x} has PREV_INUSE {'set' if s & PREV_INUSE else 'clear'} but "
+                           f"the chunk before is {'free' if prev_free else 'in use'}")
+                if prev_free and foot.get(p) != head[prev] & ~PREV_INUSE:
+                    broken(f"the foot before {p:#x} says {foot.get(p)!r}, not {head[prev] & ~PREV_INUSE}")
+                nxt = p + size
+                if nxt not in head:
+                    broken(f"chunk {p:#x} of {size} bytes is followed by no chunk at {nxt:#x}")
+                is_free = not head[nxt] & PREV_INUSE
+                if is_free:
+                    if prev_free:
+                        broken(f"free chunks {prev:#x} and {p:#x} are neighbours: not coalesced")
+                    if p not in in_bins:
+                        broken(f"free chunk {p:#x} of {size} bytes is in no bin "
+                               f"(it belongs in bin {bin_index(size)})")
+                    free_bytes += size
+                elif p in in_bins:
+                    broken(f"chunk {p:#x} is in bin {in_bins[p]} but in use")
+                prev_free = is_free
+                prev = p
+                p = nxt
+            tsize = head.get(top)
+            if tsize is None:
+                broken("top is no chunk")
+            if not tsize & PREV_INUSE or prev_free:
+                broken(f"top {top:#x} follows a free chunk or has PREV_INUSE clear: not coalesced")
+            tsize &= ~PREV_INUSE
+            if tsize < minsize:
+                broken(f"top has {tsize} bytes, below MINSIZE")
+            if top - W + tsize != self.core_top:
+                broken(f"top ends at {top - W + tsize:#x} but MORECORE's memory ends at {self.core_top:#x}")
+            if self.core_top % self.pagesize:
+                broken(f"the end of the sbrk'd memory {self.core_top:#x} is not on a page")
+            if top in in_bins:
+                broken("top is in a bin")
+            if seen + 1 != len(head):
+                broken(f"{len(head)} size words are kept but the heap has {seen + 1} chunks")
+            wanted_feet = {b.addr + b.size for b in blocks if b.state == FREE_BLOCK
+                           and b.addr != top and b.addr < self.core_top}
+            if set(foot) != wanted_feet:
+                broken(f"feet are kept at {sorted(set(foot) ^ wanted_feet)[:4]}, which do (not) follow "
+                       "a free chunk")
+            if free_bytes != self._free_bytes:
+                broken(f"free chunks add up to {free_bytes} bytes but {self._free_bytes} are booked")
+            if len(in_bins) != sum(1 for b in blocks if b.state == FREE_BLOCK) \
+                    - 1 - (self.arena.brk > self.core_top):
+                broken("the bins hold other chunks than the free chunks of the heap")
+        if self.arena.fixed:
+            if not self.arena.base <= self.core_top <= self.arena.brk:
+                broken(f"MORECORE's end {self.core_top:#x} is outside the pool")
+        elif self.core_top != self.arena.brk:
+            broken(f"the sbrk'd memory ends at {self.core_top:#x} but the break is at {self.arena.brk:#x}")
+
+        # The mmap regions.
+        mapped = 0
+        for region, (size, payload) in self._regions.items():
+            if region < MMAP_BASE or region % self.pagesize or size % self.pagesize:
+                broken(f"mmap region {region:#x} of {size} bytes is not on pages")
+            if self._region_of.get(payload) != region:
+                broken(f"payload {payload:#x} does not name its region {region:#x}")
+            mapped += size
+        if mapped != self.mapped_bytes or len(self._regions) != self.n_mmaps:
+            broken(f"mmap regions hold {mapped} bytes in {len(self._regions)} regions but "
+                   f"{self.mapped_bytes} in {self.n_mmaps} are booked")
+        if self.n_mmaps > max(self.n_mmaps_max, 0):
+            broken(f"{self.n_mmaps} mmap regions, more than mmap_max = {self.n_mmaps_max}")
+
+
+def _bin_words(i: int) -> str:
+    """What sizes bin ``i`` holds, in words."""
+    lo = BIN_FLOOR[i]
+    if lo is None:
+        return "no size"
+    hi = next((f for f in BIN_FLOOR[i + 1:] if f is not None), None)
+    if i < 64:
+        return f"chunks of {lo} B"
+    if hi is None:
+        return f"chunks of {lo} B and more"
+    return f"chunks of {lo}-{hi - 1} B"
