@@ -5,8 +5,8 @@ when a generation's count passes its threshold.  While a replay runs, that is
 nearly always the replay thread: it allocates far more than the GUI thread.
 A collection frees every unreachable cycle, whoever made it, so Qt objects
 made in the GUI thread can then be destroyed in the replay thread.  Qt forbids
-it (widgets, pixmaps and the application's shortcut map belong to the GUI
-thread), and the process dies some time later, or shortcuts stop working.
+it (widgets and pixmaps belong to the GUI thread), and the process crashed
+some time later.
 
 Such cycles are common: a closed window's pyqtgraph plots keep Python-owned,
 parentless QMenus (``ViewBox.menu``, ``PlotItem.ctrlMenu``) that only the
