@@ -19,7 +19,10 @@ a real ``structure()`` answer, so the two compare with ``==``):
     ``free_list`` from the head, in ring order; ``head``; ``sizes``.
     ListInsert puts the block just before the head (Kruse's LIFO push; the
     PointerMove that follows makes it the head), ListRemove unlinks it
-    wherever it is, PointerMove 'head' moves the head.
+    wherever it is, PointerMove 'head' moves the head.  Between the unlink
+    of the block at the head and the head's move (mid-step only, with
+    ``result(strict=False)``), ``free_list`` starts at the block after it;
+    between a push on an empty ring and the head's move onto it, at that block.
 ``tree`` (Vmbest splay)
     ``root``, ``nodes`` (every node with its children and size list),
     ``wilderness`` (the only ``outside`` block), ``sizes``: TreeInsert,
@@ -262,6 +265,10 @@ class StructureReplay:
             after, before = nxt.pop(b), prv.pop(b)
             if after != b:
                 nxt[before], prv[after] = after, before
+            if b == self.pointer:
+                # Kruse unlinks the block at the head, then moves the head:
+                # in between (mid-step only) the ring is read from its successor
+                self._off_ring_head = (b, after if after != b else None)
         elif isinstance(e, ev.PointerMove) and e.name == "head":
             self._move(e, "the head")
 
@@ -478,17 +485,22 @@ class StructureReplay:
             out["rover"] = self.pointer
         elif kind == "ring":
             held = []
-            head = self.pointer
-            if head is not None:
-                if head not in self.nxt:
+            head = start = self.pointer
+            if head is None and self.nxt and not strict:
+                start = next(iter(self.nxt))    # pushed on an empty ring; the head moves next
+            elif head is not None and head not in self.nxt:
+                dangling = getattr(self, "_off_ring_head", None)
+                if strict or dangling is None or dangling[0] != head:
                     raise ReplayError(f"the head {head:#x} is off the ring")
-                b = head
+                start = dangling[1] if dangling[1] in self.nxt else next(iter(self.nxt), None)
+            if start is not None:
+                b = start
                 while True:
                     held.append(b)
                     b = self.nxt[b]
-                    if b == head or len(held) > len(self.nxt):
+                    if b == start or len(held) > len(self.nxt):
                         break
-            elif self.nxt:
+            elif self.nxt and strict:
                 raise ReplayError("the head is None but the ring is not empty")
             out["free_list"] = held
             out["head"] = head

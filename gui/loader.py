@@ -51,19 +51,6 @@ SWITCH_INTERVAL_WHILE_BUSY = 0.001
 READ_REPORT_EVERY = 0.1
 
 
-def checkpoint_interval(n: int) -> int:
-    """About a thousand checkpoints, as the core's default, but a power of two
-    between 64 and 4096.  ``Timeline.build`` reports progress (and looks at
-    the cancel flag) only at steps that are multiples of both the checkpoint
-    interval and 4096; with the core's default interval (n // 1000) those
-    steps are rare or absent on long traces, and the replay could not be
-    cancelled."""
-    k = 64
-    while k < 4096 and k * 2 <= max(n // 1000, 1) * 1.5:
-        k *= 2
-    return k
-
-
 def reading_progress(label: str, done: int, total: int) -> tuple[str, int, int]:
     """(label, value, maximum) of the progress dialog after ``done`` bytes of
     ``total`` were read: per mille, as QProgressDialog counts in int; with no
@@ -135,8 +122,7 @@ class ReplayJob(QObject):
                 trace = req.make_trace()
             if self._cancel.is_set():
                 raise ReplayCancelled(0)
-            timeline = Timeline(trace, req.strategy, req.params,
-                                checkpoint_every=checkpoint_interval(len(trace)))
+            timeline = Timeline(trace, req.strategy, req.params)
             self.progress.emit(req, 0, max(timeline.n, 1))
             timeline.build(progress=self._report, cancel=self._cancel.is_set)
         except (ReplayCancelled, ReadCancelled):

@@ -37,6 +37,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..allocators import structure as structure_protocol
 from ..allocators.explain import explain_step
+from ..allocators.step_states import StepStates
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
@@ -106,6 +107,29 @@ class ShownStep:
         self.counts.structure += 1
         return self.strategy.structure()
 
+    @property
+    def event_count(self) -> int:
+        """How many events the shown step has (0 at step 0)."""
+        events = self.record.events if self.record is not None else None
+        return len(events) if events else 0
+
+    @cached_property
+    def states(self) -> StepStates:
+        """The structure after each event of the step (micro-steps and
+        animations draw them).  The structure before the step is rebuilt from
+        a checkpoint (``Timeline.before()``) the first time this is asked at
+        a position, never while merely stepping."""
+        if not self.position or not self.event_count:
+            return StepStates(None, self.structure, ())
+        before = self.timeline.before().structure
+        return StepStates(before, self.structure, self.record.events)
+
+    def structure_at(self, index: int | None) -> dict:
+        """The structure after event ``index`` (None: after the whole step)."""
+        if index is None:
+            return self.structure
+        return self.states.at(index)
+
     @cached_property
     def places(self) -> dict[int, str]:
         """{free block address: where the structure keeps it, in words}."""
@@ -168,6 +192,12 @@ class ShowModel(QObject):
         self._steps: dict[TimelineKey, ShownStep] = {}
         self.position = 0
         self.event_index: int | None = None
+        #: how long the views take to move to the next event shown, in ms (0:
+        #: jump).  Set by the step animator (gui/step_animator.py) while it
+        #: plays a step event by event; a view reads it when event_changed
+        #: arrives, and animates from what it shows to the new event over that
+        #: time (never longer: the next event may follow right after).
+        self.transition_ms = 0
         self.selection: int | None = None
         self.hover: int | None = None
         #: the player is running: views may skip costly redraws between frames
@@ -266,17 +296,27 @@ class ShowModel(QObject):
     def _clamp(self, position: int) -> int:
         return min(max(int(position), 0), self.n)
 
-    def seek(self, position: int) -> None:
-        """Show the heap after ``position`` operations (clamped to 0..n)."""
+    def seek(self, position: int, event: int | None = None) -> None:
+        """Show the heap after ``position`` operations (clamped to 0..n), up to
+        its event ``event`` (None: the whole step; -1 its last event; clamped
+        to the step's events, None when it has none).
+
+        A new position emits :attr:`step_changed` with :attr:`event_index`
+        already set, so a view draws the right event at once; when that is not
+        None, :attr:`event_changed` follows with it, for the views that only
+        follow events (drawing the same event twice must cost nothing)."""
         if not self._shown:
             return
         position = self._clamp(position)
         if position == self.position:
+            self.set_event(event)
             return
         self.position = position
-        self.event_index = None
         self._seek_shown()
+        self.event_index = self._event_in_step(event)
         self.step_changed.emit(position)
+        if self.event_index is not None:
+            self.event_changed.emit(self.event_index)
 
     def _seek_shown(self) -> None:
         self._steps = {}
@@ -290,10 +330,20 @@ class ShowModel(QObject):
                 tl.seek(self.position - 1)
                 tl.seek(self.position)
 
+    def _event_in_step(self, index: int | None) -> int | None:
+        if index is None:
+            return None
+        step = self.step()
+        n = step.event_count if step is not None else 0
+        if n == 0:
+            return None
+        index = int(index)
+        return min(max(n + index if index < 0 else index, 0), n - 1)
+
     def set_event(self, index: int | None) -> None:
-        """Show the step up to its event ``index`` (None: the whole step)."""
-        if index is not None:
-            index = int(index)
+        """Show the step up to its event ``index`` (None: the whole step; -1
+        its last event)."""
+        index = self._event_in_step(index)
         if index != self.event_index:
             self.event_index = index
             self.event_changed.emit(index)
