@@ -502,6 +502,10 @@ class HeapMapWidget(Subscriber, QWidget):
         if index is not None:
             index = int(index)
         if index == self.event_index:
+            # The same event again with no time to show it means "finish now"
+            # (the animator's way to end a transition a key press cut short).
+            if (self._transition_ms() if ms is None else int(ms)) <= 0:
+                self._stop_transition()
             return
         self.event_index = index
         self._stop_transition()
@@ -999,7 +1003,8 @@ class HeapMapWidget(Subscriber, QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._place_notes()
-        QTimer.singleShot(0, self._relayout_if_needed)
+        # With self as the context the call is dropped if the map is deleted first.
+        QTimer.singleShot(0, self, self._relayout_if_needed)
 
     def _relayout_if_needed(self) -> None:
         if self.layout_ is None:
