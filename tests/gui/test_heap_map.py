@@ -10,6 +10,7 @@ from heapscope.allocators.events import Coalesce, Placed, PointerMove, Visit
 from heapscope.allocators.next_fit import NextFit
 from heapscope.gui import palette
 from heapscope.gui.heap_map import HeapMapWidget
+from heapscope.gui.heap_tracker import TrackedHeap, apply_events
 
 from .conftest import wait_loaded
 
@@ -185,6 +186,17 @@ def test_the_pointer_is_drawn_where_the_step_left_it(qtbot):
     row_bytes = hm.layout_.row_bytes
     xs, ys = hm.pointer_item.getData()
     # the triangle sits under the first byte of its block, pointing up at it
+    assert list(zip(xs, ys)) == [(16288 % row_bytes, 16288 // row_bytes + 1)]
+    # The window does not walk the heap after a step: it edits the heap before
+    # it with the step's events (gui/heap_tracker.py).  That path too must
+    # leave the rover at the last move, 16288, not the first, 16352 (the step
+    # started with the rover at 16288, where free id 0 left it).
+    before = TrackedHeap.walk(next_fit_after(ops[:-1]))
+    assert [(p.name, p.addr) for p in before.pointers] == [("rover", 16288)]
+    edited = apply_events(before, s.rec.events, s.live)
+    assert [(p.name, p.addr) for p in edited.pointers] == [("rover", 16288)]
+    hm.show_blocks(edited.blocks, s.rec, pointers=edited.pointers, heap=edited)
+    xs, ys = hm.pointer_item.getData()
     assert list(zip(xs, ys)) == [(16288 % row_bytes, 16288 // row_bytes + 1)]
 
 
