@@ -87,3 +87,36 @@ def test_the_wheel_installs_one_top_level_package_heapscope(tmp_path):
     for needed in ("heapscope/allocators/tlsf.py", "heapscope/traces/rep.py", "heapscope/gui/heap_map.py",
                    "heapscope/cli.py", "heapscope/__main__.py", "heapscope/traces/bundled/default.rep"):
         assert needed in names
+
+
+#: the folders pyproject.toml maps into heapscope; none of them is a top-level package once installed
+MAPPED = {"allocators", "traces", "gui"}
+
+
+def absolute_imports_of_mapped_folders(path: pathlib.Path) -> list[str]:
+    """``import traces`` / ``from allocators.x import y`` in ``path``: they work
+    from the checkout (its folder is on sys.path when tests run there) but not
+    once installed, where only ``heapscope`` is at the top."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bad += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] in MAPPED]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in MAPPED:
+            bad.append(f"line {node.lineno}: from {node.module} import ...")
+    return bad
+
+
+def test_the_package_imports_its_parts_relatively_or_through_heapscope(tmp_path):
+    offenders = []
+    for folder in sorted(MAPPED | {"heapscope", "tests", "benchmarks", "examples"}):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            offenders += [f"{path.relative_to(ROOT)} {b}" for b in absolute_imports_of_mapped_folders(path)]
+    assert not offenders, "\n".join(offenders)
+    # the scan sees both forms, and lets the right ones pass
+    probe = tmp_path / "m.py"
+    for code in ("import traces\n", "from allocators.tlsf import TLSF\n", "import gui.heap_map as hm\n"):
+        probe.write_text(code)
+        assert absolute_imports_of_mapped_folders(probe), code
+    probe.write_text("from .tlsf import TLSF\nfrom ..traces import rep\nfrom heapscope.gui import app\nimport heapscope.traces\n")
+    assert absolute_imports_of_mapped_folders(probe) == []

@@ -36,12 +36,30 @@ def wrong_type_texts(p) -> list[str]:
 
 
 def out_of_range_values(p) -> list[int]:
-    """Integers the declaration itself puts outside what ``p`` accepts."""
+    """Integers the declaration itself puts outside what ``p`` accepts: past
+    each end, and inside the range but not accepted (between two choices, or
+    not a power of two where only powers of two are)."""
     if p.kind == BOOL:
         return []
     if p.choices:
-        return [min(p.choices) - 1, max(p.choices) + 1]
-    return [p.low - 1, p.high * 2]
+        between = [v for v in range(min(p.choices), max(p.choices)) if v not in p.choices][:1]
+        return [min(p.choices) - 1, max(p.choices) + 1] + between
+    inside = []
+    if p.power_of_two:
+        inside = [next(v for v in range(max(p.low, 3), p.high) if v & (v - 1))]
+    return [p.low - 1, p.high * 2] + inside
+
+
+def test_the_values_outside_a_declaration_are_refused_by_it():
+    # the helper above finds a value inside each kind of range that is refused
+    align = declared(STRATEGIES["buddy"])["align"]
+    assert align.power_of_two and out_of_range_values(align) == [3, 8192, 5]
+    word = declared(STRATEGIES["buddy"])["word"]
+    assert out_of_range_values(word) == [3, 9, 5]
+    for _, p in EVERY_PARAM:
+        for v in out_of_range_values(p):
+            with pytest.raises(ParamError):
+                p.check(v, "x")
 
 
 # ------------------------------------------------------------ declarations
