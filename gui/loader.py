@@ -158,6 +158,10 @@ class Loader(QObject):
         self.job: ReplayJob | None = None
         self.thread: threading.Thread | None = None
         self.dialog: QProgressDialog | None = None
+        # Dialogs closed while one of them was inside setValue(), deleted once
+        # it has returned (see _set_value).
+        self._closed_dialogs: list[QProgressDialog] = []
+        self._in_set_value = 0
         self._request: LoadRequest | None = None
         self._switch_interval = sys.getswitchinterval()
         # No garbage collection in the replay thread: see gui.gui_thread_gc.
@@ -234,7 +238,7 @@ class Loader(QObject):
             dialog.setLabelText(f"Replaying {request.label} through "
                                 f"{request.strategy}: step {done:,} of {total:,}")
             # last: a modal dialog's setValue processes events, which may end the job
-            dialog.setValue(done)
+            self._set_value(dialog, done)
 
     @Slot(object, int, int)
     def _read_progress(self, request, done: int, total: int) -> None:
@@ -244,7 +248,30 @@ class Loader(QObject):
             dialog.setLabelText(text)
             dialog.setMaximum(maximum)
             # last: a modal dialog's setValue processes events, which may end the job
+            self._set_value(dialog, value)
+
+    def _set_value(self, dialog: QProgressDialog, value: int) -> None:
+        """``dialog.setValue(value)``, with the dialog kept alive until it returns.
+
+        A modal progress dialog that has been shown processes events inside
+        setValue.  The job's last signals may be among them, and closing the
+        dialog there used to call its deleteLater(), which that same
+        processEvents() then carried out (the deferred delete was posted at a
+        deeper level than the one processing it): QProgressDialog::setValue
+        went on in a deleted dialog and the process died (SIGSEGV in
+        ``_progress``; whenever a load outlasted SHOW_PROGRESS_AFTER_MS)."""
+        self._in_set_value += 1
+        try:
             dialog.setValue(value)
+        finally:
+            self._in_set_value -= 1
+        if not self._in_set_value:
+            self._delete_closed_dialogs()
+
+    def _delete_closed_dialogs(self) -> None:
+        closed, self._closed_dialogs = self._closed_dialogs, []
+        for dialog in closed:
+            dialog.deleteLater()
 
     # The job's last signals: tidy up first (the worker only has to return), so
     # that ``busy`` is already false when the window hears the outcome.
@@ -290,5 +317,7 @@ class Loader(QObject):
             self.dialog.canceled.disconnect(self.cancel)
             self.dialog.reset()
             self.dialog.hide()
-            self.dialog.deleteLater()
+            self._closed_dialogs.append(self.dialog)
             self.dialog = None
+            if not self._in_set_value:
+                self._delete_closed_dialogs()

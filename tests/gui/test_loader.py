@@ -117,3 +117,37 @@ def test_due_generations_are_collected_as_the_automatic_collector_would():
     finally:
         gc.set_threshold(*old)
         gc.enable()
+
+
+# --------------------------------------------- the progress dialog, once shown
+def test_a_load_whose_progress_dialog_was_shown_ends_without_a_crash(qtbot, window, small_trace_path,
+                                                                     monkeypatch):
+    # A modal QProgressDialog that has been shown processes events inside
+    # setValue().  The job's last signals (succeeded, done) are among them;
+    # closing the dialog there called deleteLater(), which that same
+    # processEvents() carried out, and setValue() went on in a deleted dialog:
+    # SIGSEGV in Loader._progress whenever a load outlasted
+    # SHOW_PROGRESS_AFTER_MS (a busy machine, a big trace).  Shown at once here,
+    # on every load; a crash ends the whole test run.
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication, QProgressDialog
+
+    from heapscope.gui import loader as loader_module
+
+    monkeypatch.setattr(loader_module, "SHOW_PROGRESS_AFTER_MS", 0)
+    shown = []
+    progress = window.loader._progress
+
+    def watched(request, done, total):
+        dialog = window.loader.dialog
+        shown.append(dialog is not None and dialog.isVisible())
+        progress(request, done, total)
+
+    monkeypatch.setattr(window.loader, "_progress", watched)
+    for _ in range(6):
+        wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+        assert window.timeline.n == 1000
+    assert any(shown), "the progress dialog was never shown"
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QProgressDialog) and w.isVisible()]
+    assert window.loader._closed_dialogs == []      # every closed dialog was handed to deleteLater
