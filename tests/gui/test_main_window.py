@@ -287,13 +287,48 @@ def test_cancelling_a_long_replay_keeps_the_trace_shown(qtbot, loaded):
 
 
 # ----------------------------------------------------------------- workload
-def test_the_workload_dialog_form_follows_the_generator_signature(qtbot):
+def test_the_workload_dialog_form_follows_the_declared_parameters(qtbot):
     dialog = WorkloadDialog(traces.WORKLOADS)
     qtbot.addWidget(dialog)
     for name, func in traces.WORKLOADS.items():
         dialog.picker.setCurrentText(name)
-        assert list(dialog.editors) == [p for p, _ in parameters_of(func)]
+        assert list(dialog.editors) == [p.name for p in func.params]
         assert dialog.values() == dict(parameters_of(func))      # starts at the defaults
+        for p in func.params:                                   # each explained by its help
+            assert p.help in dialog.editors[p.name].toolTip()
+    assert "dowdeswell1999" in traces.WORKLOADS
+
+
+def test_the_workload_dialog_offers_the_seeds_runs_and_reads_sizes(qtbot):
+    dialog = WorkloadDialog(traces.WORKLOADS, initial="plotnick1983")
+    qtbot.addWidget(dialog)
+    runs = [dialog.runs.itemText(i) for i in range(dialog.runs.count())]
+    assert runs[1:] == list(traces.WORKLOADS["plotnick1983"].presets)
+    index = runs.index("20000 x 100, giant free(malloc()) first")
+    dialog.runs.setCurrentIndex(index)
+    dialog.runs.activated.emit(index)
+    assert dialog.values() == dict(n=20000, m=100, giant_first=True, seed=0)
+    # a size is typed with the suffixes every size takes
+    dialog.picker.setCurrentText("djgpp1997")
+    dialog.editors["max_size"].setText("8K")
+    assert dialog.choice() == ("djgpp1997", dict(actions=10000, slots=1024, max_size=8192, seed=1997))
+    # the spin boxes stop at the declared range
+    dialog.picker.setCurrentText("dowdeswell1999")
+    spin = dialog.editors["regions"]
+    assert (spin.minimum(), spin.maximum()) == (1, 1 << 20)
+
+
+def test_a_value_out_of_range_keeps_the_workload_dialog_open(qtbot):
+    dialog = WorkloadDialog(traces.WORKLOADS, initial="djgpp1997")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.editors["max_size"].setText("lots")
+    dialog.buttons.button(QDialogButtonBox.Ok).click()
+    assert dialog.isVisible() and dialog.result() == 0
+    assert "max_size must be a size in bytes" in dialog.problem.text()
+    dialog.editors["max_size"].setText("64K")
+    dialog.buttons.button(QDialogButtonBox.Ok).click()
+    assert not dialog.isVisible() and dialog.result() == 1
 
 
 def test_the_workload_dialog_generates_a_trace(qtbot, window):
