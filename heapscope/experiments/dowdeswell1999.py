@@ -119,7 +119,8 @@ class Dowdeswell1999(Experiment):
         for machine in self._machines(run):
             m = MACHINES[machine]
             limit = self._limit(run, machine)
-            for count in self._counts(run, machine):
+            # the largest counts first: the long replays start while the short ones fill in
+            for count in sorted(self._counts(run, machine), reverse=True):
                 trace = workload_ref("dowdeswell1999", dict(run.workload, regions=count))
                 for name in run.strategies:
                     params = m.params(name)
