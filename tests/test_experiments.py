@@ -49,14 +49,26 @@ def test_the_lineup_is_the_seeds_allocators_then_every_other_strategy(name):
     strategies = [e.strategy for e in lineup]
     assert len(strategies) == len(set(strategies)), "one row per strategy"
     available = [e.strategy for e in lineup if e.available]
-    assert sorted(available) == sorted(strategy_names())
+    assert sorted(available) == sorted(set(strategy_names()) - set(exp.left_out))
     seed_rows = [e for e in lineup if e.seed is not None]
     assert lineup[:len(seed_rows)] == seed_rows          # the seed's first, in its order
     for sa in exp.seed_allocators:                       # every allocator the seed ran has a row
         assert any(e.seed is sa for e in lineup), sa.label
     for e in lineup:
         if not e.available:
-            assert e.note.startswith("not available"), e
+            assert e.note.startswith(("not available", "not run unless asked")), e
+
+
+def test_a_strategy_left_out_runs_when_named():
+    class Probe(Experiment):
+        name = "probe"
+        left_out = {"first-fit": "too slow here"}
+    lineup = {e.strategy: e for e in Probe().lineup()}
+    assert not lineup["first-fit"].available
+    assert lineup["first-fit"].note == "not run unless asked (-s first-fit): too slow here"
+    assert lineup["next-fit"].available
+    named = Probe().lineup(["first-fit", "next-fit"])
+    assert {(e.strategy, e.available) for e in named} == {("first-fit", True), ("next-fit", True)}
 
 
 def test_a_seed_allocator_appears_as_soon_as_its_strategy_is_registered():

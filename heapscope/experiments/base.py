@@ -130,6 +130,9 @@ class Experiment:
     workload_fixed: tuple[str, ...] = ()
     settings: tuple[Param, ...] = ()
     seed_allocators: tuple[SeedAllocator, ...] = ()
+    #: strategies of ours not run unless named with -s, and why (a replay
+    #: that would take far longer than all the others together)
+    left_out: dict[str, str] = {}
 
     # ------------------------------------------------------------ choices
     def lineup(self, only: list[str] | None = None) -> list[Entry]:
@@ -150,7 +153,11 @@ class Experiment:
                 entries.append(Entry(name, sa, available=False, note=why))
         for s in strategy_names():
             if s not in listed:
-                entries.append(Entry(s, None))
+                if s in self.left_out and not (only and s in only):
+                    entries.append(Entry(s, None, available=False,
+                                         note=f"not run unless asked (-s {s}): {self.left_out[s]}"))
+                else:
+                    entries.append(Entry(s, None))
                 listed.add(s)
         if only:
             unknown = [s for s in only if s not in STRATEGIES]
