@@ -28,7 +28,7 @@ WIDTH = 1100
 ROW_HEIGHT = 26          # per strategy row of a bar panel
 LINE_PANEL_HEIGHT = 420
 LABEL_WIDTH = 170        # the strategies' names on a bar panel's left axis
-LEGEND_ROOM = 1.35       # a bar panel's x range, as a multiple of its largest bar
+LEGEND_ROOM = 1.05       # a bar panel's x range, as a multiple of its largest bar
 
 
 def _app():
@@ -79,8 +79,8 @@ def _bar_panel(plot, panel) -> None:
     axis = plot.getAxis("left")
     axis.setTicks([[(n_rows - 1 - i, label) for i, label in enumerate(panel.x_labels)], []])
     axis.setWidth(LABEL_WIDTH)
-    plot.setYRange(-0.6, n_rows - 0.4, padding=0)
-    # room on the right for the legend
+    # one empty row on top, where the legend goes
+    plot.setYRange(-0.6, n_rows + 0.5, padding=0)
     if panel.log_y:
         bottom = plot.getAxis("bottom")
         top = max((math.log10(v) for v in positive), default=base + 1)
@@ -102,26 +102,29 @@ def _line_panel(plot, panel) -> None:
     import pyqtgraph as pg
     from PySide6.QtCore import Qt
     xs = np.arange(len(panel.x_labels), dtype=float)
-    limit = max((v for v, _ in panel.hlines), default=None)
     series = list(panel.series)
     for s, colour in zip(series, _colours(series)):
         ys = np.array([np.nan if v is None else v for v in s.values], dtype=float)
-        plot.plot(xs, ys, pen=pg.mkPen(colour, width=2.5), symbol="o", symbolSize=7,
-                  symbolBrush=colour, symbolPen=colour, name=s.label, connect="finite")
+        if np.isfinite(ys).any():
+            plot.plot(xs, ys, pen=pg.mkPen(colour, width=2.5), symbol="o", symbolSize=7,
+                      symbolBrush=colour, symbolPen=colour, name=s.label, connect="finite")
         if s.marks:
-            at = limit if limit is not None else np.nanmax(ys) if np.isfinite(ys).any() else 0
+            at = panel.mark_at
+            if at is None:
+                at = np.nanmax(ys) if np.isfinite(ys).any() else 0.0
             plot.plot([xs[i] for i in s.marks], [at] * len(s.marks), pen=None, symbol="x",
-                      symbolSize=14, symbolBrush=colour, symbolPen=pg.mkPen(colour, width=2))
+                      symbolSize=14, symbolBrush=colour, symbolPen=pg.mkPen(colour, width=2),
+                      name=None if np.isfinite(ys).any() else s.label)
     for value, label in panel.hlines:
         line = pg.InfiniteLine(value, angle=0, pen=pg.mkPen("#555555", width=1.5, style=Qt.DashLine),
-                               label=label, labelOpts={"position": 0.08, "color": "#333333",
+                               label=label, labelOpts={"position": 0.92, "color": "#333333",
                                                        "anchors": [(0, 1), (0, 1)]})
         plot.addItem(line)
     plot.getAxis("bottom").setTicks([[(float(i), label) for i, label in enumerate(panel.x_labels)], []])
     plot.setLabel("left", panel.y_label)
     highest = max([v for s in series for v in s.values if v is not None]
                   + [v for v, _ in panel.hlines] + [1.0])
-    plot.setYRange(0, highest * 1.12, padding=0)
+    plot.setYRange(0, highest * 1.3, padding=0)       # headroom for the legend
     if panel.x_title:
         plot.setLabel("bottom", panel.x_title)
     plot.showGrid(x=False, y=True, alpha=0.3)
@@ -138,8 +141,10 @@ def render_chart(chart):
     for r, panel in enumerate(chart.panels, start=1):
         plot = widget.ci.addPlot(row=r, col=0)
         plot.setTitle(panel.title, color="#000000", size="11pt")
-        legend = plot.addLegend(offset=(-10, -10), labelTextColor="#000000",
-                                brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#999999"))
+        # one line of legend across the top of the panel, above the drawing
+        legend = plot.addLegend(offset=(10, 2), labelTextColor="#000000",
+                                brush=pg.mkBrush(255, 255, 255, 230), pen=pg.mkPen("#999999"),
+                                colCount=max(1, len(panel.series)))
         legend.setZValue(10)
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)

@@ -236,5 +236,6 @@ def chart(result: Result, exp: Dowdeswell1999, run: Run) -> Chart:
         if limit is not None:
             lines.append((limit / MIB, f"limit {limit / MIB:g} MiB"))
         panels.append(Panel(f"{machine}: largest heap (MiB); x: ENOMEM", [str(c) for c in counts],
-                            series, "MiB", hlines=tuple(lines), x_title="regions"))
+                            series, "MiB", hlines=tuple(lines), x_title="regions",
+                            mark_at=limit / MIB if limit is not None else None))
     return Chart("Dowdeswell 1999: regions of various sizes", panels)

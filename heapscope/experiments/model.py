@@ -85,6 +85,8 @@ class Panel:
     #: (value, label) horizontal reference lines, e.g. a heap limit
     hlines: tuple = ()
     x_title: str = ""
+    #: the height at which a series' marks are drawn (a heap limit), else its highest value
+    mark_at: float | None = None
 
 
 @dataclass(frozen=True)
