@@ -117,8 +117,8 @@ def _line_panel(plot, panel) -> None:
                       name=None if np.isfinite(ys).any() else s.label)
     for value, label in panel.hlines:
         line = pg.InfiniteLine(value, angle=0, pen=pg.mkPen("#555555", width=1.5, style=Qt.DashLine),
-                               label=label, labelOpts={"position": 0.92, "color": "#333333",
-                                                       "anchors": [(0, 1), (0, 1)]})
+                               label=label, labelOpts={"position": 0.98, "color": "#333333",
+                                                       "anchors": [(1, 1), (1, 1)]})
         plot.addItem(line)
     plot.getAxis("bottom").setTicks([[(float(i), label) for i, label in enumerate(panel.x_labels)], []])
     plot.setLabel("left", panel.y_label)

@@ -3,8 +3,9 @@ saved as a PNG that decodes, with the seed's figures and ours in it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QImage
 
 from heapscope.cli import main
 from heapscope.experiments import run_experiment
@@ -21,12 +22,11 @@ SMALL = {
 }
 
 
-def colours(image: QImage, step: int = 3) -> set[str]:
-    seen = set()
-    for y in range(0, image.height(), step):
-        for x in range(0, image.width(), step):
-            seen.add(QColor(image.pixel(x, y)).name().upper())
-    return seen
+def colours(image: QImage) -> set[str]:
+    """Every colour of the image, as #RRGGBB."""
+    image = image.convertToFormat(QImage.Format_RGB32)
+    pixels = np.frombuffer(image.constBits(), dtype=np.uint32, count=image.width() * image.height())
+    return {f"#{int(p) & 0xFFFFFF:06X}" for p in np.unique(pixels)}
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
