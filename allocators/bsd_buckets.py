@@ -114,6 +114,7 @@ class BSDBuckets(Strategy):
         self.free_count = [0] * NBUCKETS
         self.free_bytes = 0                        # bytes on the bucket lists
         self.regions: list[tuple[int, int, int]] = []  # (addr, bucket, blocks) per morecore
+        self.top_carved = -1        # the highest bucket morecore has carved, for the measures
         self.pad = 0                # META bytes the first call sbrk'd to page-align payloads
         self.started = False        # 4.3BSD's "pagesz != 0": the first call has run
         self.last_block: int | None = None
@@ -188,6 +189,7 @@ class BSDBuckets(Strategy):
         if op is None:
             return
         self.regions.append((op, bucket, nblks))
+        self.top_carved = max(self.top_carved, bucket)
         ov_next = self.ov_next
         ov_index = self.ov_index
         # The list was empty: the carved blocks become the whole list, in address order.
@@ -331,19 +333,22 @@ class BSDBuckets(Strategy):
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """O(buckets) from the per-bucket counts."""
         reserve = self.arena.brk - self.core_top
-        total = self.free_bytes + reserve
-        top = reserve
         top_bucket = -1
-        if not reserve and self.last_block is not None and self.last_block in self.ov_next:
+        if reserve:
+            top = reserve
+        elif self.last_block in self.ov_next:      # the last carved block is free
             top_bucket = self.ov_index[self.last_block]
             top = self.block_sizes[top_bucket]
-        largest_below = 0
+        else:
+            top = 0
+        below = 0
         counts = self.free_count
-        for k in range(NBUCKETS - 1, -1, -1):
+        # Buckets above the highest one ever carved are empty: start there.
+        for k in range(self.top_carved, -1, -1):
             if counts[k] - (k == top_bucket) > 0:
-                largest_below = self.block_sizes[k]
+                below = self.block_sizes[k]
                 break
-        return total, max(top, largest_below), top, largest_below
+        return self.free_bytes + reserve, top if top > below else below, top, below
 
     def _blocks(self):
         base = self.arena.base

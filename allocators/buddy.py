@@ -152,6 +152,8 @@ class BinaryBuddy(Strategy):
         # chunk starts in address order, to find a block's chunk by bisection
         self._chunk_starts: list[int] = []
         self.free_bytes = 0            # bytes on the AVAIL lists
+        #: (chunk end, address, order) of the last block, for the measures
+        self._last_block = (-1, -1, -1)
 
     # ------------------------------------------------------------ malloc
     def _malloc(self, size: int) -> int | None:
@@ -450,8 +452,8 @@ class BinaryBuddy(Strategy):
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """O(orders): the AVAIL counts give the largest free block; the block
-        touching the break is found by trying each order below it."""
-        counts = self.avail_count
+        touching the break is found by trying each order below it, and kept
+        until a split, a merge or a new chunk changes it."""
         reserve = self.arena.brk - self.core_top
         total = self.free_bytes + reserve
         top = 0
@@ -461,17 +463,22 @@ class BinaryBuddy(Strategy):
         elif self._chunks:
             end = self.core_top
             kval = self.kval
-            for k in range(self.min_order, self.top_order + 1):
-                if kval.get(end - (1 << k)) == k:
-                    if end - (1 << k) in self.linkf:
-                        top, top_order = 1 << k, k
-                    break
-        largest_below = 0
+            cached_end, block, k = self._last_block
+            if cached_end != end or kval.get(block) != k:
+                for k in range(self.min_order, self.top_order + 1):
+                    block = end - (1 << k)
+                    if kval.get(block) == k:
+                        break
+                self._last_block = (end, block, k)
+            if block in self.linkf:
+                top, top_order = 1 << k, k
+        below = 0
+        counts = self.avail_count
         for k in range(self.top_order, self.min_order - 1, -1):
             if counts[k] - (k == top_order) > 0:
-                largest_below = 1 << k
+                below = 1 << k
                 break
-        return total, max(top, largest_below), top, largest_below
+        return total, top if top > below else below, top, below
 
     def _blocks(self):
         kval = self.kval

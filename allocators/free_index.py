@@ -3,50 +3,85 @@ for strategies whose free structure cannot say it cheaply (address-ordered
 lists).  The measures ask after every step; walking every free block each time
 made a list strategy's replay several times slower than the strategy itself.
 
-Sizes are kept in a ``sortedcontainers.SortedList`` (O(log n) add and remove,
-the largest at the end); blocks are also indexed by their end address, so the
+Sizes are kept in a max-heap (``heapq``, negated) with lazy deletion: a block
+that leaves is only counted as stale, and stale entries are dropped when they
+reach the top; the heap is rebuilt when they outnumber the live ones.  Every
+operation is a C call or two (a sorted list in Python cost more than the
+allocator's own step).  Blocks are also indexed by their end address, so the
 top block, the free block touching the break, is one lookup.
 """
 
 from __future__ import annotations
 
-from sortedcontainers import SortedList
+from heapq import heapify, heappop, heappush
 
 
 class FreeSizeIndex:
     """The free blocks' sizes, total and ends, updated as blocks come and go."""
 
-    __slots__ = ("sizes", "total", "by_end")
+    __slots__ = ("heap", "stale", "total", "by_end")
 
     def __init__(self) -> None:
-        self.sizes = SortedList()
+        self.heap: list[int] = []            # -size of every free block, and stale ones
+        self.stale: dict[int, int] = {}      # size -> entries of the heap no block has any more
         self.total = 0
-        self.by_end: dict[int, int] = {}   # end address -> size
+        self.by_end: dict[int, int] = {}     # end address -> size: one entry per free block
 
     def add(self, addr: int, size: int) -> None:
-        self.sizes.add(size)
+        heappush(self.heap, -size)
         self.total += size
         self.by_end[addr + size] = size
 
     def remove(self, addr: int, size: int) -> None:
-        self.sizes.remove(size)
+        stale = self.stale
+        stale[size] = stale.get(size, 0) + 1
         self.total -= size
         del self.by_end[addr + size]
+        if len(self.heap) > 2 * len(self.by_end) + 64:
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop the stale entries: the heap again holds the free blocks only."""
+        self.heap = [-s for s in self.by_end.values()]
+        heapify(self.heap)
+        self.stale.clear()
 
     def resize(self, addr: int, old: int, new: int) -> None:
         self.remove(addr, old)
         self.add(addr, new)
 
+    @property
+    def sizes(self) -> list[int]:
+        """The free blocks' sizes, ascending."""
+        return sorted(self.by_end.values())
+
+    def _largest(self) -> int:
+        heap, stale = self.heap, self.stale
+        while True:
+            size = -heap[0]
+            n = stale.get(size)
+            if not n:
+                return size
+            heappop(heap)
+            if n == 1:
+                del stale[size]
+            else:
+                stale[size] = n - 1
+
     def probe(self, top_end: int) -> tuple[int, int, int, int]:
         """(F, largest, top block size or 0, largest other than the top), the top
         block being the free block that ends at ``top_end``."""
-        sizes = self.sizes
-        if not sizes:
+        if not self.by_end:
             return 0, 0, 0, 0
-        largest = sizes[-1]
+        largest = self._largest()
         top = self.by_end.get(top_end, 0)
         if top and top == largest:
-            below = sizes[-2] if len(sizes) > 1 else 0
+            if len(self.by_end) > 1:
+                heappop(self.heap)          # the top block's entry, for a moment
+                below = self._largest()
+                heappush(self.heap, -largest)
+            else:
+                below = 0
         else:
             below = largest
         return self.total, largest, top, below

@@ -34,11 +34,25 @@ Two parameters K&R's code fixes at compile time:
   to ``free``, so the ring holds ``base`` and that block from the start.  Bytes
   that do not make a whole unit stay a META tail; ``sbrk`` then always fails.
 
+Finding without walking (bulk replay).  K&R's two walks, malloc's search
+round the ring and free's walk to the address-ordered place, are the cost of
+this strategy on big heaps.  The ring is address ordered, so what each walk
+finds and how many blocks it passes follow from the blocks' ranks:
+:class:`RingIndex` keeps the free blocks' addresses and sizes in two sorted
+parallel lists, free's walk becomes two bisections, and malloc's search a scan
+of the sizes in C.  The index only replaces the walks while no events are
+recorded (bulk replay); a shown step walks the ring as K&R does, and the tests
+check that both give the same block, rover, search length and heap
+(``indexed = False`` keeps the plain walk everywhere).
+
 View: the rover arrow moving round the ring, the scanned blocks lit in order.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from heapq import heappush
+from itertools import compress, islice
 from typing import Iterator
 
 from .events import (FREE, Coalesce, Grow, GrowFailed, InsertionPoint, ListInsert, ListRemove, Placed,
@@ -56,6 +70,55 @@ NALLOC = 1024
 ONE_LIST: tuple[int, ...] = ()
 
 
+class RingIndex(FreeSizeIndex):
+    """The measures' free size index, plus K&R's ring as two parallel lists
+    sorted by address: the free blocks' addresses and their sizes in bytes.
+    Position 0 of the ring is ``base``, position ``i + 1`` is ``addrs[i]``."""
+
+    __slots__ = ("addrs", "bytes")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.addrs: list[int] = []
+        self.bytes: list[int] = []
+
+    def add(self, addr: int, size: int) -> None:
+        super().add(addr, size)
+        i = bisect_left(self.addrs, addr)
+        self.addrs.insert(i, addr)
+        self.bytes.insert(i, size)
+
+    def remove(self, addr: int, size: int) -> None:
+        super().remove(addr, size)
+        i = bisect_left(self.addrs, addr)
+        del self.addrs[i]
+        del self.bytes[i]
+
+    def resize(self, addr: int, old: int, new: int) -> None:
+        # FreeSizeIndex.remove and add, without the by_end lookups they
+        # would undo (the block keeps its address), and its ring place.
+        stale = self.stale
+        stale[old] = stale.get(old, 0) + 1
+        heappush(self.heap, -new)
+        self.total += new - old
+        by_end = self.by_end
+        del by_end[addr + old]
+        by_end[addr + new] = new
+        self.bytes[bisect_left(self.addrs, addr)] = new
+        if len(self.heap) > 2 * len(by_end) + 64:
+            self.compact()
+
+    def position(self, p: int) -> int:
+        """Ring position of free block ``p`` (0 for base)."""
+        return 0 if p == BASE else bisect_left(self.addrs, p) + 1
+
+    def first_fit(self, need: int, lo: int, hi: int) -> int:
+        """Index of the first block in ``addrs[lo:hi]`` of at least ``need``
+        bytes, or -1: a scan in C, not a Python loop."""
+        fits = map(need.__le__, islice(self.bytes, lo, hi))
+        return next(compress(range(lo, hi), fits), -1)
+
+
 class NextFit(Strategy):
     """K&R 8.7 malloc/free on a circular address-ordered free list with a rover."""
 
@@ -65,6 +128,8 @@ class NextFit(Strategy):
 
     #: K&R moves the rover; first fit (a subclass) always starts from base.
     roving = True
+    #: find with the RingIndex instead of walking while no events are recorded
+    indexed = True
 
     params = (
         Param("nalloc", INT, NALLOC, "least number of header units morecore asks sbrk for "
@@ -83,7 +148,7 @@ class NextFit(Strategy):
         # s.ptr of the free blocks (and base): the circular free list
         self.next: dict[int, int] = {BASE: BASE}
         self.freep = BASE
-        self.free_index = FreeSizeIndex()   # for the measures only
+        self.free_index = RingIndex()   # for the measures, and the walks of bulk replay
         #: end of the last whole unit of a fixed pool (the break otherwise)
         self.pool_end: int | None = None
         if self.arena.fixed:
@@ -107,6 +172,45 @@ class NextFit(Strategy):
         nunits = (nbytes + unit - 1) // unit + 1
         if not self.roving:
             self.freep = BASE
+        if self.indexed and self.rec.events is None:
+            found = self._search_indexed(nunits)
+        else:
+            found = self._search(nunits)
+        if found is None:
+            return None
+        prevp, p = found
+        events = self.rec.events
+        psize = size[p]
+        if psize == nunits:
+            nxt[prevp] = nxt.pop(p)
+            self.free_index.remove(p, psize * unit)
+            if events is not None:
+                events.append(ListRemove(p, psize * unit, ONE_LIST))
+        else:
+            # Cut the tail: the free block keeps its address and list place.
+            rest = psize - nunits
+            size[p] = rest
+            self.free_index.resize(p, psize * unit, rest * unit)
+            taken = p + rest * unit
+            size[taken] = nunits
+            self.rec.splits += 1
+            if events is not None:
+                events.append(Split(p, psize * unit, taken, nunits * unit, p, rest * unit))
+            p = taken
+        self._move_rover(prevp)
+        payload = p + unit
+        self._note_alloc(payload, p, nunits * unit, nbytes, unit)
+        if events is not None:
+            events.append(Placed(p, nunits * unit, payload, nbytes))
+        return payload
+
+    def _search(self, nunits: int) -> tuple[int, int] | None:
+        """K&R's search: from the block after the rover round the ring, the
+        first block of at least ``nunits``, with the block before it; on
+        coming back to the rover, morecore, and on.  None if sbrk fails."""
+        unit = self.unit
+        size = self.size
+        nxt = self.next
         prevp = self.freep
         p = nxt[prevp]
         while True:
@@ -114,25 +218,7 @@ class NextFit(Strategy):
             if p != BASE:
                 self._visit(p, psize * unit, psize >= nunits)
             if psize >= nunits:
-                if psize == nunits:
-                    nxt[prevp] = nxt.pop(p)
-                    self.free_index.remove(p, psize * unit)
-                    self._event(ListRemove(p, psize * unit, ONE_LIST))
-                else:
-                    # Cut the tail: the free block keeps its address and list place.
-                    rest = psize - nunits
-                    size[p] = rest
-                    self.free_index.resize(p, psize * unit, rest * unit)
-                    taken = p + rest * unit
-                    size[taken] = nunits
-                    self.rec.splits += 1
-                    self._event(Split(p, psize * unit, taken, nunits * unit, p, rest * unit))
-                    p = taken
-                self._move_rover(prevp)
-                payload = p + unit
-                self._note_alloc(payload, p, nunits * unit, nbytes, unit)
-                self._event(Placed(p, nunits * unit, payload, nbytes))
-                return payload
+                return prevp, p
             if p == self.freep:
                 # Wrapped round the whole list: ask the system for more.
                 p = self._morecore(nunits)
@@ -140,6 +226,29 @@ class NextFit(Strategy):
                     return None
             prevp = p
             p = nxt[p]
+
+    def _search_indexed(self, nunits: int) -> tuple[int, int] | None:
+        """:meth:`_search` by ranks: the blocks it examines are the ring from
+        the rover's successor round to the rover itself, so the first fit is
+        a scan of the sizes, and the search length the blocks before it."""
+        index = self.free_index
+        need = nunits * self.unit
+        rec = self.rec
+        while True:
+            n = len(index.addrs)
+            r = index.position(self.freep)
+            i = index.first_fit(need, r, n)
+            if i >= 0:
+                rec.visits += i - r + 1
+            else:
+                i = index.first_fit(need, 0, r)
+                if i >= 0:
+                    rec.visits += n - r + i + 1
+            if i >= 0:
+                return (index.addrs[i - 1] if i else BASE), index.addrs[i]
+            rec.visits += n            # every block, the rover last, and none fits
+            if self._morecore(nunits) is None:
+                return None
 
     def _morecore(self, nunits: int) -> int | None:
         nu = max(nunits, self.nalloc)
@@ -157,7 +266,8 @@ class NextFit(Strategy):
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
         bp = lb.block_addr
-        self._event(Released(bp, lb.block_size))
+        if self.rec.events is not None:
+            self._event(Released(bp, lb.block_size))
         if not self.roving:
             self.freep = BASE
         self._insert_free(bp)
@@ -173,6 +283,53 @@ class NextFit(Strategy):
         # map); inside malloc (morecore) it is work, but not part of the search
         # that malloc's view numbers (WalkStep events).
         is_search = rec.kind == FREE
+        if self.indexed and events is None:
+            p, walked = self._place_indexed(bp)
+        else:
+            p, walked = self._place(bp, is_search)
+        if is_search:
+            rec.visits += walked
+        else:
+            rec.walked += walked
+        index = self.free_index
+        index.add(bp, size[bp] * unit)
+        q = nxt[p]
+        if events is not None:
+            events.append(InsertionPoint(bp, size[bp] * unit, self._pointer_addr(p), self._pointer_addr(q)))
+        if bp + size[bp] * unit == q:      # join to the upper neighbour: bp takes q's place
+            rec.merges += 1
+            if events is not None:
+                events.append(ListRemove(q, size[q] * unit, ONE_LIST))
+                events.append(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
+            index.remove(q, size[q] * unit)
+            index.resize(bp, size[bp] * unit, (size[bp] + size[q]) * unit)
+            size[bp] += size.pop(q)
+            nxt[bp] = nxt.pop(q)
+        else:
+            nxt[bp] = q
+        if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour: bp is never linked
+            rec.merges += 1
+            if events is not None:
+                events.append(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
+            index.remove(bp, size[bp] * unit)
+            index.resize(p, size[p] * unit, (size[p] + size[bp]) * unit)
+            size[p] += size.pop(bp)
+            nxt[p] = nxt.pop(bp)
+        else:
+            nxt[p] = bp
+            if events is not None:
+                events.append(ListInsert(bp, size[bp] * unit, ONE_LIST))
+        self._move_rover(p)
+
+    def _place(self, bp: int, is_search: bool) -> tuple[int, int]:
+        """K&R free()'s walk from the rover: the free block after which ``bp``
+        goes (base if none is below it), and the blocks passed to get there.
+        A free's walk is its search (Visit events, numbered by the map);
+        inside malloc (morecore) it is work (WalkStep events)."""
+        size = self.size
+        nxt = self.next
+        unit = self.unit
+        events = self.rec.events
         p = self.freep
         walked = 0
         while not (p < bp < nxt[p]):
@@ -186,39 +343,23 @@ class NextFit(Strategy):
                     stop = p < bp < nxt[p] or (p >= nxt[p] and (bp > p or bp < nxt[p]))
                     events.append(Visit(p, size[p] * unit, stop, True) if is_search
                                   else WalkStep(p, size[p] * unit, stop))
-        if is_search:
-            rec.visits += walked
-        else:
-            rec.walked += walked
+        return p, walked
+
+    def _place_indexed(self, bp: int) -> tuple[int, int]:
+        """:meth:`_place` by ranks: the walk ends at the highest free block
+        below ``bp`` (base if none), having passed the ring positions from the
+        rover's to that one's, base not counted."""
         index = self.free_index
-        index.add(bp, size[bp] * unit)
-        q = nxt[p]
-        if events is not None:
-            events.append(InsertionPoint(bp, size[bp] * unit, self._pointer_addr(p), self._pointer_addr(q)))
-        if bp + size[bp] * unit == q:      # join to the upper neighbour: bp takes q's place
-            rec.merges += 1
-            self._event(ListRemove(q, size[q] * unit, ONE_LIST))
-            self._event(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
-            index.remove(q, size[q] * unit)
-            index.resize(bp, size[bp] * unit, (size[bp] + size[q]) * unit)
-            size[bp] += size.pop(q)
-            nxt[bp] = nxt.pop(q)
-        else:
-            nxt[bp] = q
-        if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour: bp is never linked
-            rec.merges += 1
-            self._event(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
-            index.remove(bp, size[bp] * unit)
-            index.resize(p, size[p] * unit, (size[p] + size[bp]) * unit)
-            size[p] += size.pop(bp)
-            nxt[p] = nxt.pop(bp)
-        else:
-            nxt[p] = bp
-            self._event(ListInsert(bp, size[bp] * unit, ONE_LIST))
-        self._move_rover(p)
+        r = index.position(self.freep)
+        j = bisect_left(index.addrs, bp)      # the place's ring position
+        if j >= r:
+            walked = j - r
+        else:                                 # round the end, past base
+            walked = len(index.addrs) - r + j
+        return (index.addrs[j - 1] if j else BASE), walked
 
     def _move_rover(self, new: int) -> None:
-        if new != self.freep and self.roving:
+        if new != self.freep and self.roving and self.rec.events is not None:
             self._event(PointerMove("rover", self._pointer_addr(self.freep), self._pointer_addr(new)))
         self.freep = new
 
@@ -391,6 +532,9 @@ class NextFit(Strategy):
         if not (self.freep == BASE or self.freep in nxt):
             fail(False, f"rover {self.freep:#x} points at a block that is not free")
         index = self.free_index
+        if index.addrs != ring or index.bytes != [b[1] for b in free_blocks]:
+            fail(False, f"ring index {index.addrs[:8]} {index.bytes[:8]} does not match the ring "
+                        f"{ring[:8]} and its sizes")
         free_sizes = sorted(b[1] for b in free_blocks)
         if list(index.sizes) != free_sizes or index.total != sum(free_sizes):
             fail(False, f"free size index {list(index.sizes)[:8]} (total {index.total}) does not match "

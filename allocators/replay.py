@@ -1,11 +1,24 @@
 """Replaying a trace through a strategy, and the timeline that can show any step.
 
-:func:`replay_into` applies ops to a strategy and keeps the per-step measures.
-:class:`Timeline` does one full replay up front, keeping a checkpoint (the
-strategy's pickled state plus which trace ids are live where) every K steps.
-Any step t is then reached by restoring the checkpoint at or before t and
-replaying forward with events off, switching them on only for the last
-operation so a view can animate it.  Stepping backwards is such a seek.
+:func:`apply_op` applies one operation through the strategy's public calls
+(one :class:`OpRecord` each, with events when the strategy records them).
+:func:`replay_ops` applies many with events off, as fast as the interpreter
+allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly and
+gives the strategy one *bulk* record whose counters run on over all the
+operations (see :func:`bulk_record`), so no record is made per operation.
+
+:class:`Timeline` does one full replay up front (:meth:`Timeline.build`),
+keeping the per-step measures (:mod:`allocators.metrics`) and checkpoints:
+the strategy's pickled state plus which trace ids are live where.  Any step t
+is then reached by restoring the checkpoint at or before t and replaying
+forward with events off, switching them on only for the last operation so a
+view can animate it.  Stepping backwards is such a seek.
+
+Checkpoints cost what they must: by default they are spaced by what they were
+measured to cost, so that pickling takes about :data:`CHECKPOINT_SHARE` of the
+build (a twentieth), and no further apart than a seek can replay within its budget
+(:data:`SEEK_REPLAY_SECONDS`); ``checkpoint_every=K`` keeps one every K steps
+instead, and ``checkpoints=False`` (``heapscope compare``) keeps none.
 
 Step numbering: position t in ``[0, n]`` is the heap after the first t
 operations; "step t" (1-based, as the GUI says it) is operation ``t - 1``.
@@ -26,13 +39,17 @@ build does, and ``fault`` holds the error for the window to show.
 from __future__ import annotations
 
 import pickle
+import struct
 import time
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from ..traces.trace import ALLOC, FREE, REALLOC
 
-from .events import OpRecord
+from .events import FREE as FREE_KIND, MALLOC as MALLOC_KIND, REALLOC as REALLOC_KIND, OpRecord
 from .metrics import MetricSeries, summarize
 from .registry import make_strategy
 from .strategy import Strategy
@@ -42,6 +59,19 @@ ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
 
 KIND_NAMES = {ALLOC: "malloc", FREE: "free", REALLOC: "realloc"}
+
+#: what checkpoints may cost, as a share of the build's replay time
+CHECKPOINT_SHARE = 0.05
+#: a seek replays at most about this long (at build speed) from the
+#: checkpoint it restores: half of it on average, well inside the 50 ms budget
+SEEK_REPLAY_SECONDS = 0.03
+#: adaptive checkpoints are never closer than this many steps
+MIN_CHECKPOINT_GAP = 64
+#: the build reports progress and looks at its cancel flag every this many steps
+PROGRESS_EVERY = 4096
+
+#: the counters of an OpRecord that a bulk record runs on
+COUNTERS = ("visits", "probes", "splits", "merges", "rotations", "grows", "walked")
 
 
 class ReplayCancelled(Exception):
@@ -81,7 +111,9 @@ class Program:
 
 
 def apply_op(strategy: Strategy, program: Program, kind: int, ident: int, size: int) -> OpRecord:
-    """Apply one trace operation; return the strategy's record of it."""
+    """Apply one trace operation through the strategy's public calls; return
+    the strategy's record of it.  :func:`replay_ops` and the timeline's build
+    do the same for many operations at once: keep them in step."""
     live = program.live
     if kind == ALLOC:
         payload = strategy.malloc(size)
@@ -115,9 +147,257 @@ def apply_op(strategy: Strategy, program: Program, kind: int, ident: int, size: 
     return strategy.rec
 
 
+def bulk_record(strategy: Strategy) -> OpRecord:
+    """Give ``strategy`` one record for many operations, with events off, and
+    return it.
+
+    The public malloc/free/realloc open a fresh :class:`OpRecord` per call,
+    which costs as much as a fast policy's whole operation.  Bulk replay calls
+    the policy's ``_malloc``/``_free``/``_realloc`` directly instead, with this
+    one record in ``strategy.rec``: the policy adds to its counters as usual,
+    so they count every operation so far, and an operation's own counts are
+    differences.  Its ``kind`` is set before each operation (K&R's free walk
+    counts as search only inside a free)."""
+    rec = OpRecord(MALLOC_KIND, 0, None)
+    for name in COUNTERS:   # in the instance dict: read faster than class defaults
+        setattr(rec, name, 0)
+    strategy.record = False
+    strategy.rec = rec
+    return rec
+
+
+def calls_policy_directly(strategy: Strategy) -> bool:
+    """Whether bulk replay may call the policy's ``_malloc``/``_free``/
+    ``_realloc`` itself: not for a strategy that watches its public calls (a
+    user strategy checks every result there), which goes through them --
+    unless its checks are off (``guarded`` false: ``heapscope grade`` timing
+    a strategy it has checked, against TLSF replayed the same way)."""
+    cls = type(strategy)
+    plain = cls.malloc is Strategy.malloc and cls.free is Strategy.free and cls.realloc is Strategy.realloc
+    return plain or not getattr(strategy, "guarded", True)
+
+
+def _add_counts(total: OpRecord, rec: OpRecord) -> None:
+    for name in COUNTERS:
+        setattr(total, name, getattr(total, name) + getattr(rec, name))
+
+
+def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list) -> OpRecord:
+    """Apply the operations (parallel lists of kind, id, size) with events
+    off: the same as :func:`apply_op` on each, without a record per operation.
+    Returns the bulk record, whose counters add up those operations; the
+    strategy is left with a fresh, empty record."""
+    rec = bulk_record(strategy)
+    if not calls_policy_directly(strategy):
+        try:
+            for kind, ident, size in zip(kinds, ids, sizes):
+                _add_counts(rec, apply_op(strategy, program, kind, ident, size))
+        finally:
+            strategy.rec = OpRecord()
+        return rec
+    _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
+    live = program.live
+    failed = program.failed_ids
+    live_bytes = program.live_bytes
+    try:
+        for kind, ident, size in zip(kinds, ids, sizes):
+            if kind == ALLOC:
+                rec.kind = MALLOC_KIND
+                payload = _malloc(size)
+                if payload is None:
+                    failed.add(ident)
+                else:
+                    live[ident] = (payload, size)
+                    live_bytes += size
+            elif kind == FREE:
+                rec.kind = FREE_KIND
+                entry = live.pop(ident, None)
+                if entry is None:
+                    failed.discard(ident)      # free(NULL) of a failed malloc
+                else:
+                    _free(entry[0])
+                    live_bytes -= entry[1]
+            elif kind == REALLOC:
+                rec.kind = REALLOC_KIND
+                entry = live.get(ident)
+                if entry is None:
+                    payload = _malloc(size)
+                    if payload is None:
+                        failed.add(ident)
+                        continue
+                    failed.discard(ident)
+                    live[ident] = (payload, size)
+                    live_bytes += size
+                else:
+                    payload = _realloc(entry[0], size)
+                    if payload is not None:
+                        failed.discard(ident)
+                        live[ident] = (payload, size)
+                        live_bytes += size - entry[1]
+            else:
+                raise ValueError(f"unknown operation kind {kind}")
+    finally:
+        program.live_bytes = live_bytes
+        strategy.rec = OpRecord()
+    return rec
+
+
+def replay_bare(trace, strategy: Strategy) -> float:
+    """Replay with no measures and no events; return the seconds spent."""
+    kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
+    t0 = time.perf_counter()
+    replay_ops(strategy, Program(), kinds, ids, sizes)
+    return time.perf_counter() - t0
+
+
+# ------------------------------------------------------------------ measures
+#: one row of measures as the build packs it, per step: H, L, A, header bytes,
+#: the fragmentation probe (F, largest, top, largest below the top), the bulk
+#: record's running counters, and the payload (-1 for none)
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
+              "largest_below_top", "visits", "splits", "merges", "rotations", "grows", "walked",
+              "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
+_FIRST_COUNTER = ROW_FIELDS.index("visits")
+_COUNTER_FIELDS = ROW_FIELDS[_FIRST_COUNTER:_FIRST_COUNTER + 6]
+
+
+def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list, ids: list,
+                 sizes: list, buf: bytearray, row: int, done: list) -> None:
+    """:func:`replay_ops` counting in the bulk record ``counted``, packing a
+    row of measures (:data:`ROW_FIELDS`) into ``buf`` after every operation,
+    the first at row ``row``; ``done[0]`` says how many operations were
+    applied, also when one raises.  The
+    row is what :func:`record_row` would read from the heap, from fields the
+    shared base class keeps (``Strategy.footprint``: the break and the mapped
+    regions in sbrk mode, the span touched in a fixed pool) and the policy's fragmentation probe."""
+    if not calls_policy_directly(strategy):
+        return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
+    rec = strategy.rec = counted
+    _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
+    probe = strategy.fragmentation_probe
+    arena = strategy.arena
+    fixed = arena.fixed
+    live = program.live
+    failed = program.failed_ids
+    live_bytes = program.live_bytes
+    pack = _ROW.pack_into
+    step = _ROW.size
+    start = off = row * step
+    try:
+        for kind, ident, size in zip(kinds, ids, sizes):
+            if kind == ALLOC:
+                rec.kind = MALLOC_KIND
+                payload = _malloc(size)
+                if payload is None:
+                    failed.add(ident)
+                    payload = -1
+                else:
+                    live[ident] = (payload, size)
+                    live_bytes += size
+            elif kind == FREE:
+                rec.kind = FREE_KIND
+                entry = live.pop(ident, None)
+                if entry is None:
+                    failed.discard(ident)      # free(NULL) of a failed malloc
+                    payload = -1
+                else:
+                    payload = entry[0]
+                    _free(payload)
+                    live_bytes -= entry[1]
+            elif kind == REALLOC:
+                rec.kind = REALLOC_KIND
+                entry = live.get(ident)
+                payload = _malloc(size) if entry is None else _realloc(entry[0], size)
+                if payload is None:
+                    if entry is None:
+                        failed.add(ident)
+                    payload = -1
+                else:
+                    failed.discard(ident)
+                    live[ident] = (payload, size)
+                    live_bytes += size - (entry[1] if entry else 0)
+            else:
+                raise ValueError(f"unknown operation kind {kind}")
+            free, largest, top, below = probe()
+            pack(buf, off,
+                 strategy.touched_high - strategy.touched_low if fixed else arena.brk + strategy.mapped_bytes,
+                 live_bytes, strategy.in_use, strategy.header_in_use, free, largest, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.rotations, rec.grows, rec.walked, payload)
+            off += step
+    finally:
+        program.live_bytes = live_bytes
+        done[0] = (off - start) // step
+
+
+def _measure_public_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list,
+                        ids: list, sizes: list, buf: bytearray, row: int, done: list) -> None:
+    """:func:`_measure_ops` through the public calls, one record each."""
+    pack = _ROW.pack_into
+    step = _ROW.size
+    off = row * step
+    done[0] = 0
+    for kind, ident, size in zip(kinds, ids, sizes):
+        rec = apply_op(strategy, program, kind, ident, size)
+        pack(buf, off, *_row_after(strategy, program, rec, counted))
+        _add_counts(counted, rec)
+        off += step
+        done[0] += 1
+
+
+def _row_after(strategy: Strategy, program: Program, rec: OpRecord, counted: OpRecord) -> tuple:
+    """The packed row of one operation applied by :func:`apply_op` (its own
+    record ``rec``), its counters added to the bulk record ``counted``."""
+    arena = strategy.arena
+    heap = strategy.touched_high - strategy.touched_low if arena.fixed else arena.brk + strategy.mapped_bytes
+    return (heap, program.live_bytes, strategy.in_use, strategy.header_in_use,
+            *strategy.fragmentation_probe(),
+            *(getattr(counted, name) + getattr(rec, name) for name in _COUNTER_FIELDS),
+            -1 if rec.payload is None else rec.payload)
+
+
+class _SeriesWriter:
+    """Unpacks rows of measures into a :class:`MetricSeries`, a block at a time."""
+
+    def __init__(self, series: MetricSeries, kinds: np.ndarray, strategy: Strategy) -> None:
+        self.series = series
+        self.kinds = kinds
+        self.fixed = strategy.arena.fixed
+        self.base = strategy.arena.base
+        self.search_counts_splits = strategy.search_counts_splits
+        self.counted = np.zeros(len(_COUNTER_FIELDS), dtype=np.int64)   # running counters so far
+
+    def write(self, start: int, buf, rows: int) -> None:
+        if not rows:
+            return
+        table = np.frombuffer(buf, dtype=np.int64, count=rows * len(ROW_FIELDS)).reshape(rows, -1)
+        cols = dict(zip(ROW_FIELDS, table.T))
+        s = self.series
+        at = slice(start, start + rows)
+        heap = cols["heap"]
+        s.heap[at] = np.maximum(heap, 0) if self.fixed else heap - self.base
+        for name in ("live", "in_use", "headers", "free", "largest_free", "top_free",
+                     "largest_below_top", "payload"):
+            getattr(s, name)[at] = cols[name]
+        running = table[:, _FIRST_COUNTER:_FIRST_COUNTER + len(_COUNTER_FIELDS)]
+        own = np.diff(running, axis=0, prepend=self.counted[None, :])
+        self.counted = running[-1].copy()
+        visits, splits, merges, rotations, grows, walked = own.T
+        s.search[at] = visits + splits if self.search_counts_splits else visits
+        s.work[at] = visits + walked + splits + merges + rotations
+        s.rotations[at] = rotations
+        s.splits[at] = splits
+        s.merges[at] = merges
+        s.grows[at] = grows
+        is_malloc = self.kinds[at] != FREE
+        s.is_malloc[at] = is_malloc
+        s.failed[at] = is_malloc & (cols["payload"] == -1)
+
+
 def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Program,
                rec: OpRecord, kind: int) -> None:
-    """Fill row t of the series from the heap after an operation."""
+    """Fill row t of the series from the heap after an operation applied by
+    :func:`apply_op`: the plain, one-step form of what the build packs."""
     free, largest, top, below = strategy.fragmentation_probe()
     series.heap[t] = strategy.footprint
     series.live[t] = program.live_bytes
@@ -138,26 +418,36 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
     series.payload[t] = -1 if rec.payload is None else rec.payload
 
 
-def replay_bare(trace, strategy: Strategy) -> float:
-    """Replay with no measures and no events; return the seconds spent."""
-    strategy.record = False
-    program = Program()
-    t0 = time.perf_counter()
-    for kind, ident, size in zip(trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()):
-        apply_op(strategy, program, kind, ident, size)
-    return time.perf_counter() - t0
-
-
-def default_checkpoint_interval(n: int) -> int:
-    """Every K steps: about a thousand checkpoints for long traces, K >= 64."""
-    return max(64, n // 1000)
+@dataclass
+class BuiltTimeline:
+    """What a build leaves for seeking, without the trace: the measures, the
+    checkpoints and the final state.  A worker process ships this back
+    (:mod:`allocators.parallel`); :meth:`Timeline.from_built` takes it."""
+    strategy_name: str
+    params: dict
+    n: int
+    built: int
+    series: MetricSeries
+    checkpoints: list
+    checkpoint_steps: list
+    final_state: bytes
+    last_record: OpRecord | None
+    wall_seconds: float
+    cpu_seconds: float
 
 
 class Timeline:
-    """A trace replayed through one strategy, seekable to any step."""
+    """A trace replayed through one strategy, seekable to any step.
+
+    ``checkpoint_every=K`` keeps a checkpoint every K steps; by default they
+    are spaced by their measured cost (module docstring); ``checkpoints=False``
+    keeps none (the measures alone: a seek then replays from the start).
+    ``ops``: the trace's (kinds, ids, sizes) as lists, to share them between
+    timelines of one trace."""
 
     def __init__(self, trace, strategy: str | Callable[[], Strategy], params: dict | None = None,
-                 checkpoint_every: int | None = None) -> None:
+                 checkpoint_every: int | None = None, checkpoints: bool = True,
+                 ops: tuple[list, list, list] | None = None) -> None:
         self.trace = trace
         self.params = dict(params or {})
         if isinstance(strategy, str):
@@ -167,14 +457,19 @@ class Timeline:
             self._factory = strategy
             self.strategy_name = strategy().name
         self.n = len(trace)
-        self.every = checkpoint_every or default_checkpoint_interval(self.n)
-        self._kinds = trace.kind.tolist()
-        self._ids = trace.ids.tolist()
-        self._sizes = trace.sizes.tolist()
+        self.every = checkpoint_every
+        self.keep_checkpoints = checkpoints
+        # The ops as lists (indexing numpy arrays per op is slow); timelines
+        # of one trace may share them (``ops``), never change them.
+        if ops is None:
+            ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
+        self._kinds, self._ids, self._sizes = ops
         self.series = MetricSeries(self.n)
         self.checkpoints: list[bytes] = []
+        self.checkpoint_steps: list[int] = []   # the position of each checkpoint, ascending
         self.built = 0          # steps replayed by build(); < n if cancelled
         self.wall_seconds = 0.0
+        self.cpu_seconds = 0.0
         self.strategy: Strategy = self._factory()
         self.program = Program()
         self.position = 0
@@ -187,60 +482,133 @@ class Timeline:
     def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> "Timeline":
         """Replay the whole trace once, keeping measures and checkpoints.
 
-        ``progress(done, total)`` is called every 4096 steps; if ``cancel()``
-        turns true, :class:`ReplayCancelled` is raised and the timeline keeps the
-        steps done so far (its ``n`` shrinks to them).
+        ``progress(done, total)`` is called every :data:`PROGRESS_EVERY` steps;
+        if ``cancel()`` turns true, :class:`ReplayCancelled` is raised and the
+        timeline keeps the steps done so far (its ``n`` shrinks to them).
+        The last operation is replayed with its events, so the timeline ends
+        showing it as a seek there would.
         """
         strategy = self._factory()
-        strategy.record = False
         program = Program()
-        series = self.series
-        every = self.every
+        n = self.n
+        counted = bulk_record(strategy)
+        writer = _SeriesWriter(self.series, self.trace.kind, strategy)
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
-        self.checkpoints = []
+        self.checkpoints, self.checkpoint_steps = [], []
         self.fault = None
         self._before = None
-        t0 = time.perf_counter()
-        for t in range(self.n):
+        # Rows are packed into buf and unpacked into the series a block at a
+        # time, at each progress point: never across one.
+        buf = bytearray(min(n, PROGRESS_EVERY) * _ROW.size)
+        block = 0               # the step of buf's first row
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        spent = 0.0             # replay seconds, checkpoints left out
+        pickled = [0.0, 0]      # seconds and bytes of the checkpoints so far
+        done = [0]              # operations applied by the last _measure_ops
+        next_checkpoint = 0 if self.keep_checkpoints else n
+        t = 0
+        last = n - 1            # replayed apart, with its events
+        while t < last:
+            if t == next_checkpoint:
+                c0 = time.perf_counter()
+                try:
+                    blob = self._keep_checkpoint(t, strategy, program)
+                except UserStrategyError as exc:     # a user strategy that cannot be pickled
+                    writer.write(block, buf, t - block)
+                    self._stop_at_fault(t, wall0, cpu0, exc)
+                    return self
+                # Go on from the checkpoint itself, as a seek would: pickling
+                # asked for the strategy's __dict__, and from then on CPython
+                # 3.11 reads its attributes 30-50% slower; an unpickled heap
+                # has them inline again (Strategy.__setstate__).
+                strategy, program = pickle.loads(blob)
+                size = len(blob)
+                pickled[0] += time.perf_counter() - c0
+                pickled[1] += size
+                # What this one cost, at the mean speed of all so far: a
+                # pause of the machine (a collection, another process) while
+                # one was pickled does not space the rest out.
+                cost = size * pickled[0] / pickled[1]
+                next_checkpoint = t + self._checkpoint_gap(cost, spent, t)
+            if t and t % PROGRESS_EVERY == 0:
+                writer.write(block, buf, t - block)
+                block = t
+                if progress:
+                    progress(t, n)
+                if cancel and cancel():
+                    self._finish_build(t, wall0, cpu0, strategy, program, None)
+                    raise ReplayCancelled(t)
+            stop = min(last, next_checkpoint, (t // PROGRESS_EVERY + 1) * PROGRESS_EVERY)
+            s0 = time.perf_counter()
             try:
-                if t % every == 0:
-                    self.checkpoints.append(self._pack(strategy, program))
-                if t & 4095 == 0 and t:
-                    if progress:
-                        progress(t, self.n)
-                    if cancel and cancel():
-                        self._finish_build(t, t0, strategy, program, cancelled=True)
-                        raise ReplayCancelled(t)
-                kind = kinds[t]
-                rec = apply_op(strategy, program, kind, ids[t], sizes[t])
-                record_row(series, t, strategy, program, rec, kind)
+                _measure_ops(strategy, program, counted, kinds[t:stop], ids[t:stop], sizes[t:stop],
+                             buf, t - block, done)
             except UserStrategyError as exc:
-                self._stop_at_fault(t, t0, exc)
+                t += done[0]
+                writer.write(block, buf, t - block)
+                self._stop_at_fault(t, wall0, cpu0, exc)
                 return self
-        self._finish_build(self.n, t0, strategy, program, cancelled=False)
+            spent += time.perf_counter() - s0
+            t = stop
+        writer.write(block, buf, t - block)
+        record = None
+        if n:
+            try:
+                if t == next_checkpoint:
+                    self._keep_checkpoint(t, strategy, program)
+                strategy.record = True
+                record = apply_op(strategy, program, kinds[last], ids[last], sizes[last])
+            except UserStrategyError as exc:
+                self._stop_at_fault(last, wall0, cpu0, exc)
+                return self
+            writer.write(last, _ROW.pack(*_row_after(strategy, program, record, counted)), 1)
+        self._finish_build(n, wall0, cpu0, strategy, program, record)
         if progress:
-            progress(self.n, self.n)
+            progress(n, n)
         return self
 
-    def _finish_build(self, done: int, t0: float, strategy, program, cancelled: bool) -> None:
-        self.wall_seconds = time.perf_counter() - t0
+    def _checkpoint_gap(self, cost: float, spent: float, t: int) -> int:
+        """Steps to the next checkpoint, given what this one cost: enough that
+        checkpoints take about CHECKPOINT_SHARE of the build, few enough that a
+        seek replays no more than about SEEK_REPLAY_SECONDS (the replay's
+        speed so far, ``spent`` seconds for ``t`` steps, says how many)."""
+        if self.every:
+            return self.every
+        if not t or spent <= 0:
+            return MIN_CHECKPOINT_GAP
+        step_seconds = spent / t
+        seconds = min(cost / CHECKPOINT_SHARE, SEEK_REPLAY_SECONDS)
+        return max(MIN_CHECKPOINT_GAP, int(seconds / step_seconds))
+
+    def _keep_checkpoint(self, t: int, strategy: Strategy, program: Program) -> bytes:
+        blob = self._pack(strategy, program)
+        self.checkpoints.append(blob)
+        self.checkpoint_steps.append(t)
+        return blob
+
+    def _finish_build(self, done: int, wall0: float, cpu0: float, strategy, program,
+                      record: OpRecord | None) -> None:
+        self.wall_seconds = time.perf_counter() - wall0
+        self.cpu_seconds = time.process_time() - cpu0
         self.built = done
-        if cancelled:
+        if done < self.n:
             self.n = done
             self.series.truncate(done)
         # Leave the timeline at the end, where the full replay left the heap.
         strategy.record = True
+        if record is None:
+            strategy.rec = OpRecord()
         self.strategy, self.program, self.position = strategy, program, done
-        self.last_record = strategy.rec if done else None
+        self.last_record = record
 
-    def _stop_at_fault(self, t: int, t0: float, exc: UserStrategyError) -> None:
+    def _stop_at_fault(self, t: int, wall0: float, cpu0: float, exc: UserStrategyError) -> None:
         """Operation t broke the user strategy: keep the t steps before it.  The
         strategy's state after the fault is not trusted; seeks restore the
         checkpoints, all taken before it."""
         if exc.step is None:
             exc.step = t + 1
         self.fault = exc
-        self._finish_build(t, t0, self._factory(), Program(), cancelled=True)
+        self._finish_build(t, wall0, cpu0, self._factory(), Program(), None)
         self.position = 0
         self.last_record = None
 
@@ -254,6 +622,30 @@ class Timeline:
                 raise
             raise explain(exc) from exc
 
+    # ------------------------------------------------------ shipping
+    def export(self) -> BuiltTimeline:
+        """The built timeline without its trace, to send to another process."""
+        return BuiltTimeline(self.strategy_name, self.params, self.n, self.built, self.series,
+                             self.checkpoints, self.checkpoint_steps,
+                             self._pack(self.strategy, self.program), self.last_record,
+                             self.wall_seconds, self.cpu_seconds)
+
+    @classmethod
+    def from_built(cls, trace, built: BuiltTimeline, ops: tuple | None = None) -> "Timeline":
+        """A timeline of ``trace`` built elsewhere (:meth:`export`), positioned
+        at its end as :meth:`build` leaves it."""
+        tl = cls(trace, built.strategy_name, built.params, ops=ops)
+        tl.n, tl.built = built.n, built.built
+        tl.series = built.series
+        tl.checkpoints, tl.checkpoint_steps = built.checkpoints, built.checkpoint_steps
+        tl.wall_seconds, tl.cpu_seconds = built.wall_seconds, built.cpu_seconds
+        tl.strategy, tl.program = pickle.loads(built.final_state)
+        tl.position = built.n
+        tl.last_record = built.last_record
+        if built.last_record is not None:
+            tl.strategy.rec = built.last_record
+        return tl
+
     # --------------------------------------------------------------- seek
     def seek(self, t: int) -> Strategy:
         """Show the heap after the first t operations (0 <= t <= n)."""
@@ -261,22 +653,21 @@ class Timeline:
             raise IndexError(f"step {t} is outside 0..{self.n}")
         if t == self.position:
             return self.strategy
-        if not (self.position < t and t - self.position <= self.every):
-            # The checkpoint before t-1, so that at least the shown step is replayed.
-            k = min((t - 1) // self.every, len(self.checkpoints) - 1) if t else -1
-            if k < 0:
-                self.strategy, self.program, self.position = self._factory(), Program(), 0
-            else:
-                self.strategy, self.program = pickle.loads(self.checkpoints[k])
-                self.position = k * self.every
-            self.last_record = None
+        # The checkpoint at or before t-1, so that at least the shown step is replayed.
+        k = bisect_right(self.checkpoint_steps, t - 1) - 1 if t else -1
+        start = self.checkpoint_steps[k] if k >= 0 else 0
+        if not start <= self.position < t:
+            self.strategy, self.program, self.position = self._restore(t - 1 if t else 0)
         strategy, program = self.strategy, self.program
-        kinds, ids, sizes = self._kinds, self._ids, self._sizes
-        strategy.record = False
-        for i in range(self.position, t):
-            if i == t - 1:
-                strategy.record = True   # only the shown step keeps its events
-            self.last_record = apply_op(strategy, program, kinds[i], ids[i], sizes[i])
+        if t:
+            shown = t - 1
+            replay_ops(strategy, program, self._kinds[self.position:shown],
+                       self._ids[self.position:shown], self._sizes[self.position:shown])
+            strategy.record = True      # only the shown step keeps its events
+            self.last_record = apply_op(strategy, program, self._kinds[shown], self._ids[shown],
+                                        self._sizes[shown])
+        else:
+            self.last_record = None
         strategy.record = True
         self.position = t
         return strategy
@@ -285,8 +676,8 @@ class Timeline:
     def before(self) -> HeapState | None:
         """The heap before the shown step (position ``t - 1``), None at
         position 0.  Rebuilt on a copy from the checkpoint at or before
-        ``t - 1`` when first asked at a position (at most ``every`` steps
-        replayed, plus unpickling the checkpoint), then kept until the
+        ``t - 1`` when first asked at a position (the steps from that
+        checkpoint replayed, plus unpickling it), then kept until the
         position changes; seeking never computes it."""
         t = self.position
         if t == 0:
@@ -308,18 +699,19 @@ class Timeline:
             raise IndexError(f"step {t} is outside 0..{self.n}")
         if t == self.position:
             return self.after()
-        k = min(t // self.every, len(self.checkpoints) - 1)
-        if k < 0:
-            strategy, program, start = self._factory(), Program(), 0
-        else:
-            strategy, program = pickle.loads(self.checkpoints[k])
-            start = k * self.every
-        strategy.record = False
-        kinds, ids, sizes = self._kinds, self._ids, self._sizes
-        for i in range(start, t):
-            apply_op(strategy, program, kinds[i], ids[i], sizes[i])
+        strategy, program, start = self._restore(t)
+        replay_ops(strategy, program, self._kinds[start:t], self._ids[start:t], self._sizes[start:t])
         strategy.record = True
         return HeapState.of(t, strategy, program)
+
+    def _restore(self, t: int) -> tuple[Strategy, Program, int]:
+        """A copy of the heap at the last checkpoint at or before position
+        ``t`` (a fresh heap without one), and that checkpoint's position."""
+        k = bisect_right(self.checkpoint_steps, t) - 1
+        if k < 0:
+            return self._factory(), Program(), 0
+        strategy, program = pickle.loads(self.checkpoints[k])
+        return strategy, program, self.checkpoint_steps[k]
 
     def step_forward(self) -> Strategy:
         return self.seek(min(self.position + 1, self.n))

@@ -139,7 +139,8 @@ class RotatingList(WordHeap):
             self.free_index.resize(b, size, rest)
             taken = b + rest
             self.rec.splits += 1
-            self._event(Split(b, size, taken, need, b, rest))
+            if self.rec.events is not None:
+                self._event(Split(b, size, taken, need, b, rest))
             new_head = succ
         else:
             need = size
@@ -150,7 +151,8 @@ class RotatingList(WordHeap):
         self._move_head(new_head)
         payload = taken + word
         self._note_alloc(payload, taken, need, request, 2 * word)
-        self._event(Placed(taken, need, payload, request))
+        if self.rec.events is not None:
+            self._event(Placed(taken, need, payload, request))
         return payload
 
     def _morecore(self, need: int) -> int | None:
@@ -166,7 +168,8 @@ class RotatingList(WordHeap):
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
-        self._event(Released(lb.block_addr, lb.block_size))
+        if self.rec.events is not None:
+            self._event(Released(lb.block_addr, lb.block_size))
         self._release(lb.block_addr, lb.block_size)
 
     def _release(self, b: int, size: int) -> int:
@@ -182,7 +185,8 @@ class RotatingList(WordHeap):
                 low = b - lower_size
                 self._ring_remove(low, lower_size)
                 rec.merges += 1
-                self._event(Coalesce(low, lower_size, b, size))
+                if self.rec.events is not None:
+                    self._event(Coalesce(low, lower_size, b, size))
                 del mem[b - word], mem[b]
                 b = low
                 size += lower_size
@@ -193,7 +197,8 @@ class RotatingList(WordHeap):
                 upper_size = upper_tag & -2
                 self._ring_remove(upper, upper_size)
                 rec.merges += 1
-                self._event(Coalesce(b, size, upper, upper_size))
+                if self.rec.events is not None:
+                    self._event(Coalesce(b, size, upper, upper_size))
                 del mem[upper - word], mem[upper]
                 size += upper_size
         mem[b] = mem[b + size - word] = size | FREE_TAG
@@ -216,7 +221,8 @@ class RotatingList(WordHeap):
             mem[last + word] = b
             mem[head + 2 * word] = b
         self.free_index.add(b, size)
-        self._event(ListInsert(b, size, ONE_LIST))
+        if self.rec.events is not None:
+            self._event(ListInsert(b, size, ONE_LIST))
         self._move_head(b)
 
     def _unlink(self, b: int, size: int) -> None:
@@ -229,7 +235,8 @@ class RotatingList(WordHeap):
             mem[prv + word] = nxt
             mem[nxt + 2 * word] = prv
         self.free_index.remove(b, size)
-        self._event(ListRemove(b, size, ONE_LIST))
+        if self.rec.events is not None:
+            self._event(ListRemove(b, size, ONE_LIST))
 
     def _ring_remove(self, b: int, size: int) -> None:
         """Unlink a free neighbour being joined; a head on it steps to its
@@ -241,7 +248,8 @@ class RotatingList(WordHeap):
 
     def _move_head(self, new: int | None) -> None:
         if new != self.head:
-            self._event(PointerMove("head", self.head, new))
+            if self.rec.events is not None:
+                self._event(PointerMove("head", self.head, new))
             self.head = new
 
     # ----------------------------------------------------------- explain

@@ -195,7 +195,8 @@ class SplayBestFit(WordHeap):
         if rest >= self.min_block:          # leftover >= MINSIZE + W
             r = b + need
             self.rec.splits += 1
-            self._event(Split(b, size, b, need, r, rest))
+            if self.rec.events is not None:
+                self._event(Split(b, size, b, need, r, rest))
             mem[b] = need | BUSY | (mem[b] & PFREE)
             mem[r] = rest                    # its lower neighbour b is busy: no PFREE
             mem[r + rest - word] = r         # self word (the old one of b, now r's)
@@ -215,7 +216,8 @@ class SplayBestFit(WordHeap):
         self.free_bytes -= need
         payload = b + word
         self._note_alloc(payload, b, need, request, word)
-        self._event(Placed(b, need, payload, request))
+        if self.rec.events is not None:
+            self._event(Placed(b, need, payload, request))
         return payload
 
     def _extend_wilderness(self, shortfall: int) -> bool:
@@ -236,7 +238,8 @@ class SplayBestFit(WordHeap):
             self._set_wilderness(top)
         else:
             size = mem[wild] & SIZE_MASK
-            self._event(Coalesce(wild, size, top, increment))
+            if self.rec.events is not None:
+                self._event(Coalesce(wild, size, top, increment))
             del mem[top - word]
             mem[wild] = (size + increment) | (mem[wild] & PFREE)
             mem[top + increment - word] = wild
@@ -244,14 +247,16 @@ class SplayBestFit(WordHeap):
 
     def _set_wilderness(self, new: int | None) -> None:
         if new != self.wilderness:
-            self._event(PointerMove("wilderness", self.wilderness, new))
+            if self.rec.events is not None:
+                self._event(PointerMove("wilderness", self.wilderness, new))
             self.wilderness = new
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
         b, size = lb.block_addr, lb.block_size
-        self._event(Released(b, size))
+        if self.rec.events is not None:
+            self._event(Released(b, size))
         self.free_bytes += size
         mem, word = self.mem, self.word
         rec = self.rec
@@ -261,7 +266,8 @@ class SplayBestFit(WordHeap):
             low_size = mem[low] & SIZE_MASK
             self._tree_remove(low, low_size)
             rec.merges += 1
-            self._event(Coalesce(low, low_size, b, size))
+            if self.rec.events is not None:
+                self._event(Coalesce(low, low_size, b, size))
             del mem[b - word], mem[b]
             header = mem[low]
             b = low
@@ -276,7 +282,8 @@ class SplayBestFit(WordHeap):
                 if upper != self.wilderness:
                     self._tree_remove(upper, upper_size)
                 rec.merges += 1
-                self._event(Coalesce(b, size, upper, upper_size))
+                if self.rec.events is not None:
+                    self._event(Coalesce(b, size, upper, upper_size))
                 del mem[upper]
                 size += upper_size
         mem[b] = size | (header & PFREE)
@@ -298,7 +305,8 @@ class SplayBestFit(WordHeap):
         if x is None:
             self.root = b
             left[b] = right[b] = parent[b] = link[b] = None
-            self._event(TreeInsert(b, size, None, "root"))
+            if self.rec.events is not None:
+                self._event(TreeInsert(b, size, None, "root"))
             return
         rec = self.rec
         # A free's insertion walk is its search length: counted and shown.
@@ -332,12 +340,14 @@ class SplayBestFit(WordHeap):
                     self.prev[first] = b
                 link[x] = b
                 self.prev[b] = x
-                self._event(TreeInsert(b, size, x, "list"))
+                if self.rec.events is not None:
+                    self._event(TreeInsert(b, size, x, "list"))
                 return
             x = child
         left[b] = right[b] = link[b] = None
         parent[b] = x
-        self._event(TreeInsert(b, size, x, side))
+        if self.rec.events is not None:
+            self._event(TreeInsert(b, size, x, side))
 
     def _tree_remove(self, b: int, size: int) -> None:
         """Take free block ``b`` out of the tree (a neighbour being joined).
@@ -350,7 +360,8 @@ class SplayBestFit(WordHeap):
             self.link[before] = after
             if after is not None:
                 prev[after] = before
-            self._event(TreeRemove(b, size, None))
+            if self.rec.events is not None:
+                self._event(TreeRemove(b, size, None))
             return
         self._splay(b)
         self.root = b
@@ -373,15 +384,18 @@ class SplayBestFit(WordHeap):
             if hi is not None:
                 parent[hi] = member
             self.root = member
-            self._event(TreeRemove(x, size, member))
+            if self.rec.events is not None:
+                self._event(TreeRemove(x, size, member))
             return
-        self._event(TreeRemove(x, size, None))
+        if self.rec.events is not None:
+            self._event(TreeRemove(x, size, None))
         if lo is None or hi is None:
             root = hi if lo is None else lo
             if root is not None:
                 parent[root] = None
             self.root = root
-            self._event(TreeJoin(lo, hi, root))
+            if self.rec.events is not None:
+                self._event(TreeJoin(lo, hi, root))
             return
         # Join: splay the least node of the right subtree to its top; it has no
         # left child then, so the left subtree hangs there.
@@ -394,7 +408,8 @@ class SplayBestFit(WordHeap):
         left[least] = lo
         parent[lo] = least
         self.root = least
-        self._event(TreeJoin(lo, hi, least))
+        if self.rec.events is not None:
+            self._event(TreeJoin(lo, hi, least))
 
     def _splay(self, x: int) -> None:
         """Bottom-up splay (Sleator & Tarjan 1985): raise ``x`` until it has no

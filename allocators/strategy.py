@@ -23,6 +23,7 @@ tests call it after every operation, as sortedcontainers calls ``_check()``.
 from __future__ import annotations
 
 import pickle
+from itertools import chain, repeat
 from typing import Iterator, NamedTuple
 
 from . import structure
@@ -228,7 +229,9 @@ class Strategy:
         least address range holding every block it has handed out and every
         region it has carved so far.  Blocks the strategy only laid out as
         free (a pool handed to free() as one block) are not touched until a
-        request is given part of them."""
+        request is given part of them.  The timeline's build reads the same
+        fields directly after every step (allocators/replay.py): keep the two
+        in step."""
         if self.arena.fixed:
             return max(0, self.touched_high - self.touched_low)
         return self.arena.size + self.mapped_bytes
@@ -322,6 +325,29 @@ class Strategy:
         return total, largest, top, largest_below
 
     # ---------------------------------------------------------- checkpointing
+    def __getstate__(self) -> dict:
+        # The live blocks go into pickles (the timeline's checkpoints) as two
+        # flat lists: pickling a NamedTuple costs a Python call per block,
+        # which made checkpoints cost more than the replay itself.  The record
+        # of the last operation is no part of the heap and stays out.
+        state = self.__dict__.copy()
+        live = state["live"]
+        state["live"] = (list(live), list(chain.from_iterable(live.values())))
+        state["rec"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        payloads, flat = state["live"]
+        fields = iter(flat)
+        blocks = map(_new_tuple, repeat(LiveBlock), zip(fields, fields, fields, fields))
+        state["live"] = dict(zip(payloads, blocks))
+        state["rec"] = OpRecord()
+        # One by one, not __dict__.update(): CPython (3.11+) keeps the
+        # attributes of an instance whose __dict__ was never asked for inline,
+        # and reads them faster; a restored heap replays at full speed.
+        for name, value in state.items():
+            setattr(self, name, value)
+
     def snapshot(self) -> bytes:
         """The whole state as bytes, for the timeline's checkpoints."""
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
@@ -401,6 +427,10 @@ class Strategy:
         return addr
 
     def _event(self, event) -> None:
+        """Record ``event`` if this operation's events are kept.  On a hot
+        path, test ``self.rec.events is not None`` before making the event:
+        making a frozen event costs about a microsecond, more than a fast
+        policy's whole step in bulk replay, where no event is kept."""
         events = self.rec.events
         if events is not None:
             events.append(event)

@@ -695,7 +695,7 @@ class TLSF(Strategy):
                             below = size
                 row &= ~(1 << sl)
             fl_map &= ~(1 << fl)
-        return total, max(top, below), top, below
+        return total, top if top > below else below, top, below
 
     def _policy_signature(self) -> tuple:
         lists = tuple((i // SL_INDEX_COUNT, i % SL_INDEX_COUNT, tuple(reversed(lst)))

@@ -38,6 +38,7 @@ import csv
 import io
 import json
 import math
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -46,7 +47,8 @@ from typing import Callable
 from .allocators import plugins
 from .allocators.params import Param, ParamError, declared, parse_param
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
-from .allocators.replay import ReplayCancelled, Timeline, replay_bare
+from .allocators.parallel import BuildFailed, BuildSpec, build_timelines, default_start_method
+from .allocators.replay import ReplayCancelled
 from .allocators.strategy import Strategy
 from .allocators.user import UserStrategyError
 from .traces import TraceError, default_trace_path, load_trace
@@ -72,7 +74,7 @@ COLUMNS = [
     ("search_p99", "search p99", "{:.0f}"),
     ("search_max", "search max", "{:d}"),
     ("work_per_op", "work/op", "{:.2f}"),
-    ("wall_s", "wall s", "{:.3f}"),
+    ("cpu_s", "cpu s", "{:.3f}"),
 ]
 
 
@@ -158,26 +160,30 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
     """Replay ``trace`` through each strategy; one summary dict per strategy.
     ``policy`` adds a strategy's own parameters (e.g. bsd-buckets' pagesize).
     A strategy that refuses its parameters (a pool too large for TLSF, an
-    alignment it cannot give), or a user strategy that makes a mistake, gets a
-    row with only ``error``: the others run."""
-    rows = []
-    for name in names:
+    alignment it cannot give), a user strategy that makes a mistake, or one
+    that fails on the way gets a row with only ``error``: the others run.  The strategies run at once, each in a worker
+    process (allocators/parallel.py), measures only: no checkpoints, which a
+    table never seeks.  ``cpu_s`` is the CPU time of each replay in its
+    worker (wall time means little while the workers share the cores)."""
+    refused: dict[str, str] = {}
+    specs = []
+    for name in dict.fromkeys(names):
         own = dict(params, **(policy or {}).get(name, {}))
         try:
             make_strategy(name, **own)
         except (ValueError, UserStrategyError) as exc:
-            rows.append({"strategy": name, "error": str(exc)})
+            refused[name] = str(exc)
             continue
-        timeline = Timeline(trace, name, own)
-        timeline.build(progress=(lambda d, n, name=name: progress(name, d, n)) if progress else None)
-        if timeline.fault is not None:
-            rows.append({"strategy": name, "error": str(timeline.fault)})
-            continue
-        row = {"strategy": name}
-        row.update(timeline.summary())
-        # wall time of the allocator alone, without the measures' bookkeeping
-        row["wall_s"] = replay_bare(trace, make_strategy(name, **own))
-        rows.append(row)
+        specs.append(BuildSpec(name, own))
+    results = build_timelines(trace, specs, progress=progress, keep="summary", checkpoints=False,
+                              start_method=default_start_method())
+    rows = []
+    for name in dict.fromkeys(names):
+        result = results.get(name)
+        if name in refused or isinstance(result, BuildFailed):
+            rows.append({"strategy": name, "error": refused.get(name) or result.error})
+        else:
+            rows.append({"strategy": name, **result})
     return rows
 
 
@@ -225,16 +231,25 @@ def _json_value(value):
     return value
 
 
-def _progress_printer(stream):
+def _progress_printer(stream, names: list[str]):
+    """One line on a terminal, rewritten in place: how far each strategy's
+    replay has come (they run at once), cut to the terminal's width."""
+    done: dict[str, float] = dict.fromkeys(names, 0.0)
     last = [0.0]
+    width = shutil.get_terminal_size((80, 24)).columns - 1
 
-    def show(name, done, total):
+    def show(name, steps, total):
+        done[name] = steps / max(total, 1)
         now = time.monotonic()
-        if now - last[0] > 0.5 or done == total:
+        finished = all(f >= 1 for f in done.values())
+        if now - last[0] > 0.2 or finished:
             last[0] = now
-            stream.write(f"\r{name}: {done}/{total} steps ({100 * done // max(total, 1)}%)   ")
-            if done == total:
-                stream.write("\r" + " " * 60 + "\r")
+            parts = [f"{n} {100 * f:.0f}%" for n, f in done.items() if f < 1]
+            ended = sum(f >= 1 for f in done.values())
+            line = f"replaying: {ended}/{len(done)} done  " + "  ".join(parts)
+            stream.write("\r" + line[:width].ljust(width))
+            if finished:
+                stream.write("\r" + " " * width + "\r")
             stream.flush()
     return show
 
@@ -347,7 +362,7 @@ def cmd_compare(args) -> int:
             raise CliError(f"unknown strategy {name!r}; known: {', '.join(strategy_names())}")
     params, policy = common_params(args), policy_params(args)
     trace = load_trace(args.trace or str(default_trace_path()))
-    progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
+    progress = _progress_printer(sys.stderr, list(dict.fromkeys(names))) if sys.stderr.isatty() else None
     rows = compare_rows(trace, names, params, progress, policy)
     failed = [r for r in rows if "error" in r]
     if len(failed) == len(rows):

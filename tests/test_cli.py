@@ -158,3 +158,37 @@ def test_without_a_display_the_window_says_why_instead_of_aborting(monkeypatch, 
     assert "no display found" in err and "heapscope compare" in err
     monkeypatch.setenv("DISPLAY", ":0")
     assert gui.app.missing_display() is None
+
+
+def test_compare_shows_progress_on_a_terminal_only(capsys, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["compare", "vo1989:steps=5000", "-s", "tlsf", "-s", "buddy", "-f", "csv"]) == 0
+    shown = terminal.getvalue()
+    assert "\rreplaying: 0/2 done" in shown and "tlsf" in shown
+    lines = shown.split("\r")
+    assert "2/2 done" not in shown or lines[-2].strip() == ""   # the line is wiped at the end
+    assert lines[-1].startswith("# vo1989")                      # then the csv's header line
+    monkeypatch.undo()
+    assert main(["compare", "vo1989:steps=5000", "-s", "tlsf", "-f", "csv"]) == 0
+    assert "replaying" not in capsys.readouterr().err
+
+
+def test_compare_keeps_no_checkpoints(capsys, monkeypatch):
+    # A table never seeks: its replays pickle no checkpoint.  Forked workers
+    # inherit the patched Timeline, and a checkpoint would fail its build.
+    from heapscope import cli
+    from heapscope.allocators.replay import Timeline
+
+    def no_checkpoint(*args):
+        raise AssertionError("compare kept a checkpoint")
+
+    monkeypatch.setattr(Timeline, "_keep_checkpoint", no_checkpoint)
+    monkeypatch.setattr(cli, "default_start_method", lambda: "fork")
+    code, out, err = run(capsys, "compare", "vo1989:steps=300", "-s", "tlsf", "-s", "next-fit", "-f", "json")
+    assert code == 0 and "not run" not in err
+    assert [r["strategy"] for r in json.loads(out)] == ["tlsf", "next-fit"]

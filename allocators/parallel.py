@@ -1,0 +1,358 @@
+"""Several strategies' timelines for one trace, built at once in worker processes.
+
+The replay is pure Python and holds the interpreter lock, so threads would
+take turns on one core; each build runs in a process of its own instead.
+A :class:`ParallelBuild` starts the workers, reports each build's progress
+and result as events, and can be cancelled at any time, leaving no process
+behind::
+
+    build = ParallelBuild(trace, [BuildSpec("tlsf"), BuildSpec("buddy", {"max_order": 14})])
+    build.start()
+    while not build.finished:
+        for event in build.poll(timeout=0.1):    # Progress, Finished or Failed
+            ...
+    build.results    # {"tlsf": Timeline, "buddy": Timeline}
+
+or, in one call, :func:`build_timelines`.  A GUI polls from a timer (``poll(0)``
+never blocks on a message that has not arrived) or runs :meth:`ParallelBuild.wait`
+on a thread of its own; :meth:`ParallelBuild.cancel` may be called from
+anywhere, a progress callback included.
+
+What comes back: with ``keep="timeline"`` a :class:`~allocators.replay.Timeline`
+of the caller's own trace, rebuilt from what the worker shipped
+(:class:`~allocators.replay.BuiltTimeline`: measures, checkpoints, final
+state; never the trace, which the caller has); with ``keep="summary"`` only
+the summary row (``heapscope compare``, which keeps no checkpoints either).
+
+Start method: a fork is the cheapest start, but forking a process that runs
+other threads (a Qt window does) can leave the child holding locks no thread
+will release, so ``fork`` is used only when this process runs one thread and
+has no Qt loaded; otherwise ``forkserver`` (a clean server process started
+once, which forks the workers) or ``spawn``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import multiprocessing.connection
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from . import registry
+from .replay import Timeline
+
+#: above this many operations, at most one worker per core runs at a time
+#: (each holds the trace as Python lists and its measures: ~250 bytes an op);
+#: below it every build starts at once and the system shares the cores
+ALL_AT_ONCE_UP_TO = 250_000
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """One build: a registered strategy, its parameters, and the key its
+    events and result go by (the strategy's name unless given)."""
+    name: str
+    params: dict = field(default_factory=dict)
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", self.name)
+
+
+@dataclass(frozen=True)
+class Progress:
+    key: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Finished:
+    key: str
+    result: object          # a Timeline, or a summary dict with keep="summary"
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A build that raised (``error`` is the exception's type and message,
+    ``details`` its traceback in the worker) or whose worker died."""
+    key: str
+    error: str
+    details: str = ""
+
+
+class BuildFailed(Exception):
+    """What :func:`build_timelines` gives for a build that failed."""
+
+    def __init__(self, key: str, error: str, details: str = "") -> None:
+        super().__init__(f"{key}: {error}")
+        self.key, self.error, self.details = key, error, details
+
+
+def default_start_method() -> str:
+    """``fork`` when it is safe (one thread, no Qt), else ``forkserver`` or ``spawn``."""
+    methods = mp.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1 and not any(
+            name.startswith("PySide6") for name in sys.modules):
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def strategy_source(name: str) -> tuple | None:
+    """Where a worker started afresh (forkserver, spawn) finds strategy
+    ``name`` when it is no built-in: a user strategy's file or installed
+    package (allocators/plugins.py), or the module and class it was
+    registered from.  None for a built-in or an unknown name."""
+    from . import plugins
+    cls = registry.STRATEGIES.get(name)
+    if cls is None or cls.__module__.startswith(registry.__name__.rsplit(".", 1)[0]):
+        return None
+    origin = plugins.ORIGINS.get(name)
+    if origin is not None:
+        return ("installed",) if origin.startswith("entry point") else ("file", origin)
+    return ("class", cls.__module__, cls.__qualname__)
+
+
+def _find_strategy(name: str, source: tuple | None) -> None:
+    """Register strategy ``name`` in this worker from where the parent had it."""
+    if source is None or name in registry.STRATEGIES:
+        return
+    from . import plugins
+    if source[0] == "file":
+        plugins.load_file(source[1])
+    elif source[0] == "installed":
+        plugins.load_installed()
+    else:
+        import importlib
+        obj = importlib.import_module(source[1])
+        for part in source[2].split("."):
+            obj = getattr(obj, part)
+        registry.STRATEGIES[name] = obj
+
+
+def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None) -> None:
+    """The body of a worker process: build, send progress, send the result."""
+    # Ctrl-C on a terminal reaches the whole process group: the parent
+    # cancels the workers, which need not print a traceback each.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        try:
+            _find_strategy(spec.name, source)
+            timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
+            timeline.build(progress=lambda done, total: conn.send(("progress", done, total)))
+            if timeline.fault is not None:      # a user strategy's mistake, in its own words
+                conn.send(("failed", str(timeline.fault), ""))
+                return
+            if keep == "summary":
+                row = timeline.summary()
+                row["cpu_s"] = timeline.cpu_seconds
+                result = row
+            else:
+                result = timeline.export()
+        except Exception as exc:                      # reported, with the strategy's key
+            conn.send(("failed", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        else:
+            conn.send(("done", result))
+    except (BrokenPipeError, EOFError, OSError):
+        pass                                          # the parent has gone or cancelled
+    finally:
+        conn.close()
+
+
+class ParallelBuild:
+    """Builds of one trace through several strategies, one worker process each.
+
+    ``specs``: :class:`BuildSpec` items or plain strategy names.  ``workers``:
+    how many run at once (default: all of them for traces up to
+    :data:`ALL_AT_ONCE_UP_TO` operations, else one per core).  ``keep``:
+    ``"timeline"`` or ``"summary"``; ``checkpoints``: False for measures only.
+    """
+
+    def __init__(self, trace, specs: Iterable[BuildSpec | str], *, keep: str = "timeline",
+                 checkpoints: bool = True, workers: int | None = None,
+                 start_method: str | None = None) -> None:
+        if keep not in ("timeline", "summary"):
+            raise ValueError(f"keep must be 'timeline' or 'summary', not {keep!r}")
+        self.trace = trace
+        self.specs = [s if isinstance(s, BuildSpec) else BuildSpec(s) for s in specs]
+        keys = [s.key for s in self.specs]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"two builds share a key: {keys}")
+        self.keep = keep
+        self.checkpoints = checkpoints
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if workers is None:
+            workers = len(self.specs) if len(trace) <= ALL_AT_ONCE_UP_TO else cores
+        self.workers = max(1, workers)
+        self.start_method = start_method or default_start_method()
+        self._context = mp.get_context(self.start_method)
+        if self.start_method == "forkserver":
+            # Workers forked from the server start with the replay imported.
+            self._context.set_forkserver_preload([__name__])
+        self._pending: deque[BuildSpec] = deque()
+        self._running: dict[str, tuple] = {}     # key -> (process, connection)
+        self.progress: dict[str, tuple[int, int]] = {s.key: (0, len(trace)) for s in self.specs}
+        self.results: dict[str, object] = {}     # key -> Timeline / summary / BuildFailed
+        self.cancelled = False
+        self.ship_seconds: dict[str, float] = {}  # key -> seconds to receive and unpickle the result
+        self._started = False
+        self._ops = None
+        # poll() and cancel() may run on different threads (a GUI timer, a button)
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------ running
+    def start(self) -> "ParallelBuild":
+        if self._started:
+            raise RuntimeError("this build has already started")
+        self._started = True
+        with self._lock:
+            self._pending.extend(self.specs)
+            self._launch()
+        return self
+
+    def _launch(self) -> None:
+        while self._pending and len(self._running) < self.workers and not self.cancelled:
+            spec = self._pending.popleft()
+            receiver, sender = self._context.Pipe(duplex=False)
+            process = self._context.Process(
+                target=_worker, args=(sender, self.trace, spec, self.keep, self.checkpoints,
+                                      strategy_source(spec.name)),
+                name=f"heapscope build {spec.key}", daemon=True)
+            process.start()
+            sender.close()        # the worker holds the only sending end: EOF when it dies
+            self._running[spec.key] = (process, receiver)
+
+    @property
+    def running(self) -> dict[str, int]:
+        """The builds running now: key -> worker process id."""
+        with self._lock:
+            return {key: process.pid for key, (process, _) in self._running.items()}
+
+    @property
+    def finished(self) -> bool:
+        """Every build has a result (or failed), or the whole build was cancelled."""
+        return self.cancelled or (self._started and not self._pending and not self._running)
+
+    def poll(self, timeout: float | None = 0.0) -> list:
+        """Receive what the workers sent, waiting up to ``timeout`` seconds
+        (None: until something arrives) for the first message; returns the
+        events, in the order they came."""
+        with self._lock:
+            connections = {conn: key for key, (_, conn) in self._running.items()}
+        if not connections:
+            return []
+        try:
+            ready = mp.connection.wait(list(connections), timeout)
+        except (OSError, ValueError):     # cancelled meanwhile: the connections are closed
+            return []
+        events = []
+        with self._lock:
+            for conn in ready:
+                key = connections[conn]
+                while key in self._running:
+                    events.append(self._receive(key, conn))
+                    if key not in self._running or not conn.poll():
+                        break
+            self._launch()
+        return events
+
+    def _receive(self, key: str, conn):
+        process, _ = self._running[key]
+        t0 = time.perf_counter()
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            process.join()
+            return self._end(key, Failed(key, f"the worker process ended without a result "
+                                              f"(exit code {process.exitcode})"))
+        kind = message[0]
+        if kind == "progress":
+            self.progress[key] = (message[1], message[2])
+            return Progress(key, message[1], message[2])
+        if kind == "failed":
+            return self._end(key, Failed(key, message[1], message[2]))
+        result = message[1]
+        if self.keep == "timeline":
+            if self._ops is None:      # one copy of the ops as lists for every timeline
+                trace = self.trace
+                self._ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
+            result = Timeline.from_built(self.trace, result, self._ops)
+        self.ship_seconds[key] = time.perf_counter() - t0
+        total = self.progress[key][1]
+        self.progress[key] = (total, total)
+        return self._end(key, Finished(key, result))
+
+    def _end(self, key: str, event):
+        process, conn = self._running.pop(key)
+        conn.close()
+        process.join()
+        process.close()
+        if isinstance(event, Failed):
+            self.results[key] = BuildFailed(key, event.error, event.details)
+        else:
+            self.results[key] = event.result
+        return event
+
+    def wait(self, progress: Callable[[str, int, int], None] | None = None,
+             cancel: Callable[[], bool] | None = None, tick: float = 0.1) -> dict:
+        """Run to the end, calling ``progress(key, done, total)`` as reports
+        come; ``cancel()`` is asked every ``tick`` seconds.  Returns
+        :attr:`results`; an exception here (Ctrl-C) cancels the workers."""
+        if not self._started:
+            self.start()
+        try:
+            while not self.finished:
+                for event in self.poll(tick):
+                    if progress and isinstance(event, Progress):
+                        progress(event.key, event.done, event.total)
+                if cancel and cancel():
+                    self.cancel()
+        except BaseException:
+            self.cancel()
+            raise
+        return self.results
+
+    def cancel(self) -> None:
+        """Stop every worker now and wait until each has ended: no process is
+        left behind.  Results already received are kept.  Safe to call from
+        any thread, and from a progress callback."""
+        with self._lock:
+            self.cancelled = True
+            self._pending.clear()
+            running, self._running = self._running, {}
+            for process, _ in running.values():
+                if process.is_alive():
+                    process.terminate()
+            for process, conn in running.values():
+                process.join(2.0)
+                if process.exitcode is None:
+                    process.kill()
+                    process.join()
+                conn.close()
+                process.close()
+
+    def __enter__(self) -> "ParallelBuild":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self.finished:
+            self.cancel()
+
+
+def build_timelines(trace, specs: Iterable[BuildSpec | str], *,
+                    progress: Callable[[str, int, int], None] | None = None,
+                    cancel: Callable[[], bool] | None = None, **options) -> dict:
+    """Build several timelines of ``trace`` at once; ``{key: result}`` in the
+    order of ``specs``, where a failed build's result is a :class:`BuildFailed`.
+    ``options`` are those of :class:`ParallelBuild`."""
+    build = ParallelBuild(trace, specs, **options)
+    results = build.wait(progress, cancel)
+    return {s.key: results[s.key] for s in build.specs if s.key in results}
