@@ -130,9 +130,15 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
     splits, and a freed block's header and two link words; the program, when
     it touches, writes every byte it asked for (a realloc writes its new
     size).  Allocators that keep no header in the block (page directories,
-    block tables) write nothing there: their tables are outside the heap.
-    Regions mapped apart from the heap count when written and are not given
-    back.  Returns (peak without touching, peak with), in bytes.
+    block tables) write nothing there on malloc, and on free only where the
+    original links the freed block through itself (:func:`free_writes`):
+    phkmalloc never (a bit in the page's ``pginfo``, a run's ``pgfree`` is a
+    chunk of its own), GNU malloc for fragments only (``struct list``; a free
+    cluster is described in ``_heapinfo``).  The allocators' own tables
+    (GNU's ``_heapinfo``, phkmalloc's ``pginfo`` and ``pgfree`` chunks) are
+    not counted: a few pages at most.  Regions mapped apart from the heap
+    count when written and are not given back.  Returns (peak without
+    touching, peak with), in bytes.
     """
     strategy.record = False
     program = Program()
@@ -147,7 +153,7 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
         old = program.live.get(ident)
         if kind != ALLOC and old is not None:          # free, or the block a realloc leaves
             block = live[old[0]]
-            end = min(block.block_addr + block.block_size, old[0] + 2 * word)
+            end = free_writes(strategy, block, old[0])
             for p in _pages(block.block_addr, end, page):
                 by_allocator.add(p)
                 touched.add(p)
@@ -170,6 +176,17 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
         peak_a = max(peak_a, len(by_allocator))
         peak_t = max(peak_t, len(touched))
     return peak_a * page, peak_t * page
+
+
+def free_writes(strategy, block, payload: int) -> int:
+    """Where the bytes ``free`` writes in the freed block end (they start at
+    its ``block_addr``): its header and two link words, except where the
+    original keeps a free block's links outside it (see :func:`resident_pages`)."""
+    if strategy.name == "phkmalloc":
+        return block.block_addr
+    if strategy.name == "gnu-malloc" and block.block_size > (1 << strategy.blocklog) // 2:
+        return block.block_addr
+    return min(block.block_addr + block.block_size, payload + 2 * strategy.word)
 
 
 # ------------------------------------------------------------------ running
