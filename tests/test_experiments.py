@@ -247,6 +247,7 @@ def test_resident_memory_follows_what_is_written():
     pages = make_workload("plotnick1983", n=20, m=8000)
     assert resident_pages(chunks, make_strategy("phkmalloc"), 4096)[0] == 0
     assert resident_pages(pages, make_strategy("phkmalloc"), 4096)[0] == 0
+    assert resident_pages(trace, make_strategy("phkmalloc"), 4096)[0] == 0   # runs split and joined
     assert resident_pages(chunks, make_strategy("gnu-malloc"), 4096)[0] > 0
     assert resident_pages(pages, make_strategy("gnu-malloc"), 4096)[0] == 0
     for name in ("phkmalloc", "gnu-malloc"):                   # the program's bytes still count

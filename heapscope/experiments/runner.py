@@ -131,7 +131,7 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
     it touches, writes every byte it asked for (a realloc writes its new
     size).  Allocators that keep no header in the block (page directories,
     block tables) write nothing there on malloc, and on free only where the
-    original links the freed block through itself (:func:`free_writes`):
+    original links the freed block through itself (:func:`links_outside`):
     phkmalloc never (a bit in the page's ``pginfo``, a run's ``pgfree`` is a
     chunk of its own), GNU malloc for fragments only (``struct list``; a free
     cluster is described in ``_heapinfo``).  The allocators' own tables
@@ -162,7 +162,7 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
             payload = rec.payload
             block = live[payload]
             written = list(_pages(block.block_addr, payload, page))
-            if rec.splits:
+            if rec.splits and not links_outside(strategy, block.block_size):
                 end = block.block_addr + block.block_size
                 written += _pages(end, end + word, page)
             by_allocator.update(written)
@@ -178,13 +178,21 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
     return peak_a * page, peak_t * page
 
 
+def links_outside(strategy, block_size: int) -> bool:
+    """Whether the original describes a free block of this size outside it
+    (writing nothing in it when it frees or splits one): phkmalloc always (a
+    bit in the page's ``pginfo``; a free run's ``pgfree`` is a chunk of its
+    own), GNU malloc for whole blocks (``_heapinfo``)."""
+    if strategy.name == "phkmalloc":
+        return True
+    return strategy.name == "gnu-malloc" and block_size > (1 << strategy.blocklog) // 2
+
+
 def free_writes(strategy, block, payload: int) -> int:
     """Where the bytes ``free`` writes in the freed block end (they start at
-    its ``block_addr``): its header and two link words, except where the
-    original keeps a free block's links outside it (see :func:`resident_pages`)."""
-    if strategy.name == "phkmalloc":
-        return block.block_addr
-    if strategy.name == "gnu-malloc" and block.block_size > (1 << strategy.blocklog) // 2:
+    its ``block_addr``): its header and two link words, or nothing
+    (:func:`links_outside`)."""
+    if links_outside(strategy, block.block_size):
         return block.block_addr
     return min(block.block_addr + block.block_size, payload + 2 * strategy.word)
 
