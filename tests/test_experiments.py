@@ -16,7 +16,8 @@ import pytest
 
 from heapscope.allocators.registry import STRATEGIES, make_strategy, register, strategy_names
 from heapscope.allocators.first_fit import FirstFit
-from heapscope.allocators.replay import Timeline
+from heapscope.allocators.replay import Program, Timeline, apply_op
+from heapscope.allocators.strategy import META
 from heapscope.cli import main
 from heapscope.experiments import EXPERIMENTS, run_experiment
 from heapscope.experiments.base import Experiment, SeedAllocator
@@ -245,9 +246,14 @@ def test_resident_memory_follows_what_is_written():
     # fragment through itself but describes a free cluster in its table
     chunks = make_workload("plotnick1983", n=200, m=100)        # 200 mallocs, 200 frees
     pages = make_workload("plotnick1983", n=20, m=8000)
-    assert resident_pages(chunks, make_strategy("phkmalloc"), 4096)[0] == 0
-    assert resident_pages(pages, make_strategy("phkmalloc"), 4096)[0] == 0
-    assert resident_pages(trace, make_strategy("phkmalloc"), 4096)[0] == 0   # runs split and joined
+    small = make_workload("plotnick1983", n=200, m=20)           # pginfo inside each page
+    for t in (chunks, pages, small, trace):                      # trace: runs split and joined
+        # phkmalloc writes its pginfo and pgfree records, the walk's meta blocks
+        strategy, program, meta_pages = make_strategy("phkmalloc"), Program(), set()
+        for kind, ident, size in zip(t.kind.tolist(), t.ids.tolist(), t.sizes.tolist()):
+            apply_op(strategy, program, kind, ident, size)
+            meta_pages |= {b.addr // 4096 for b in strategy.walk() if b.state == META}
+        assert resident_pages(t, make_strategy("phkmalloc"), 4096)[0] == len(meta_pages) * 4096
     assert resident_pages(chunks, make_strategy("gnu-malloc"), 4096)[0] > 0
     assert resident_pages(pages, make_strategy("gnu-malloc"), 4096)[0] == 0
     for name in ("phkmalloc", "gnu-malloc"):                   # the program's bytes still count

@@ -134,9 +134,9 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
     original links the freed block through itself (:func:`links_outside`):
     phkmalloc never (a bit in the page's ``pginfo``, a run's ``pgfree`` is a
     chunk of its own), GNU malloc for fragments only (``struct list``; a free
-    cluster is described in ``_heapinfo``).  The allocators' own tables
-    (GNU's ``_heapinfo``, phkmalloc's ``pginfo`` and ``pgfree`` chunks) are
-    not counted: a few pages at most.  Regions mapped apart from the heap
+    cluster is described in ``_heapinfo``).  phkmalloc's ``pginfo`` and
+    ``pgfree`` records, in the heap, count when made (:func:`_phk_bookkeeping`);
+    GNU's ``_heapinfo`` table is not counted (3 words per 4 KiB block).  Regions mapped apart from the heap
     count when written and are not given back.  Returns (peak without
     touching, peak with), in bytes.
     """
@@ -149,6 +149,7 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
     touched: set[int] = set()
     peak_a = peak_t = 0
     brk = arena.brk
+    bookkeeping = _phk_bookkeeping(strategy, page) if strategy.name == "phkmalloc" else None
     for kind, ident, size in zip(trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()):
         old = program.live.get(ident)
         if kind != ALLOC and old is not None:          # free, or the block a realloc leaves
@@ -168,6 +169,10 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
             by_allocator.update(written)
             touched.update(written)
             touched.update(_pages(payload, payload + size, page))
+        if bookkeeping is not None:
+            written = bookkeeping(rec.payload if kind != FREE and not rec.failed else None)
+            by_allocator.update(written)
+            touched.update(written)
         if arena.brk < brk:                             # sbrk(-n): the pages above are gone
             top = -(-arena.brk // page)
             by_allocator = {p for p in by_allocator if p < top or p * page >= brk}
@@ -176,6 +181,29 @@ def resident_pages(trace, strategy, page: int) -> tuple[int, int]:
         peak_a = max(peak_a, len(by_allocator))
         peak_t = max(peak_t, len(touched))
     return peak_a * page, peak_t * page
+
+
+def _phk_bookkeeping(strategy, page: int):
+    """phkmalloc keeps its bookkeeping in the heap: a page cut into chunks
+    gets its ``pginfo`` written (in the page's first chunks, or in a chunk of
+    its own), a free run its ``pgfree`` (a chunk).  Returns a function of the
+    payload just handed out (or None) giving the pages those writes touched."""
+    seen_pages: set[tuple[int, int]] = set()
+    meta_seen: set[int] = set(strategy.meta)
+
+    def written(payload: int | None) -> list[int]:
+        out: list[int] = []
+        if payload is not None:
+            info = strategy.page_dir.get(strategy._index(payload))
+            if hasattr(info, "info") and (info.page, info.shift) not in seen_pages:
+                seen_pages.add((info.page, info.shift))
+                out.append(info.info // page)
+        if len(strategy.meta) != len(meta_seen) or not meta_seen.issuperset(strategy.meta):
+            out += [a // page for a in strategy.meta if a not in meta_seen]
+            meta_seen.clear()
+            meta_seen.update(strategy.meta)
+        return out
+    return written
 
 
 def links_outside(strategy, block_size: int) -> bool:
