@@ -29,6 +29,7 @@ ROW_HEIGHT = 26          # per strategy row of a bar panel
 LINE_PANEL_HEIGHT = 420
 LABEL_WIDTH = 170        # the strategies' names on a bar panel's left axis
 LEGEND_ROOM = 1.05       # a bar panel's x range, as a multiple of its largest bar
+LINE_SYMBOLS = ["o", "s", "t", "d", "star", "p", "h", "t1"]
 
 
 def _app():
@@ -103,16 +104,20 @@ def _line_panel(plot, panel) -> None:
     from PySide6.QtCore import Qt
     xs = np.arange(len(panel.x_labels), dtype=float)
     series = list(panel.series)
-    for s, colour in zip(series, _colours(series)):
+    # crosses of several series at one x stand side by side, not on each other
+    marking = [s for s in series if s.marks]
+    for j, (s, colour) in enumerate(zip(series, _colours(series))):
         ys = np.array([np.nan if v is None else v for v in s.values], dtype=float)
         if np.isfinite(ys).any():
-            plot.plot(xs, ys, pen=pg.mkPen(colour, width=2.5), symbol="o", symbolSize=7,
-                      symbolBrush=colour, symbolPen=colour, name=s.label, connect="finite")
+            # a symbol of its own per line: lines that coincide stay told apart
+            plot.plot(xs, ys, pen=pg.mkPen(colour, width=2.5), symbol=LINE_SYMBOLS[j % len(LINE_SYMBOLS)],
+                      symbolSize=8, symbolBrush=colour, symbolPen=colour, name=s.label, connect="finite")
         if s.marks:
             at = panel.mark_at
             if at is None:
                 at = np.nanmax(ys) if np.isfinite(ys).any() else 0.0
-            plot.plot([xs[i] for i in s.marks], [at] * len(s.marks), pen=None, symbol="x",
+            shift = 0.09 * (marking.index(s) - (len(marking) - 1) / 2)
+            plot.plot([xs[i] + shift for i in s.marks], [at] * len(s.marks), pen=None, symbol="x",
                       symbolSize=14, symbolBrush=colour, symbolPen=pg.mkPen(colour, width=2),
                       name=None if np.isfinite(ys).any() else s.label)
     for value, label in panel.hlines:

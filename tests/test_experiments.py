@@ -362,3 +362,19 @@ def test_without_a_name_the_experiments_are_listed(capsys):
     for name in EXPERIMENTS:
         assert f"{name}: " in out
     assert "runs: an integer in 1..100; default 10" in out
+
+
+def test_dowdeswell1999_chart_draws_the_seeds_allocators_that_ran_else_all():
+    settings = {"counts": "10,20", "heap_limit": "256K"}
+    workload = {"min_size": "1024", "max_size": "4096"}
+    result = run_experiment("dowdeswell1999", ["bsd-buckets", "dlmalloc", "tlsf"], settings, workload,
+                            workers=1)
+    [panel] = result.chart.panels
+    assert [s.label for s in panel.series] == ["dlmalloc", "bsd-buckets"]     # the seed's order
+    heap = result.table("alpha_heap")
+    for s in panel.series:
+        row = heap.row(s.label)
+        assert s.values == [row[f"heap_{c}"] if row[f"heap_{c}"] != "ENOMEM" else None for c in (10, 20)]
+        assert s.marks == tuple(i for i, c in enumerate((10, 20)) if row[f"heap_{c}"] == "ENOMEM")
+    ours = run_experiment("dowdeswell1999", ["tlsf", "next-fit"], settings, workload, workers=1)
+    assert [s.label for s in ours.chart.panels[0].series] == ["next-fit", "tlsf"]
