@@ -3,7 +3,7 @@ with pyqtgraph and saved as a PNG by its ImageExporter, without a window.
 
 Bar panels are drawn sideways -- one row of bars per strategy, the names on
 the left axis, where long names fit -- with one bar per series in each
-row; the seed's figures are drawn in black, ours in Okabe-Ito colours.  A
+row; the seed's figures are drawn in black (then greys), ours in Okabe-Ito colours.  A
 log panel puts the bars on a log10 axis (pyqtgraph's BarGraphItem has no log
 mode of its own, so the bars are drawn in log10 coordinates, which the axis
 labels as powers of ten).  Line panels (Dowdeswell's heap against the
@@ -23,6 +23,7 @@ from .palette import BLACK, BLUE, BLUISH_GREEN, ORANGE, REDDISH_PURPLE, SKY_BLUE
 OURS_COLOURS = [BLUE, ORANGE, BLUISH_GREEN, VERMILLION, REDDISH_PURPLE, SKY_BLUE, YELLOW, "#999999",
                 "#654321", "#2F4F4F", "#8B008B", "#556B2F"]
 SEED_COLOUR = BLACK
+SEED_COLOURS = [BLACK, "#8C8C8C", "#C8C8C8"]
 
 WIDTH = 1100
 ROW_HEIGHT = 26          # per strategy row of a bar panel
@@ -43,10 +44,12 @@ def _app():
 
 
 def _colours(chart_series) -> list[str]:
-    out, ours = [], 0
+    out, ours, seeds = [], 0, 0
     for s in chart_series:
         if s.source == "seed":
-            out.append(SEED_COLOUR)
+            # the seed's figures in black, then greys when it has several
+            out.append(SEED_COLOURS[seeds % len(SEED_COLOURS)])
+            seeds += 1
         else:
             out.append(OURS_COLOURS[ours % len(OURS_COLOURS)])
             ours += 1

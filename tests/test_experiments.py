@@ -394,6 +394,12 @@ def test_plotnick1983_keeps_the_seeds_result_normal_4bsd_slow_and_helped_by_the_
     # the buckets round m + 4 up to a power of two, V7 keeps m + 4 rounded to a word
     assert plain.row("bsd-buckets")["kmax"] > plain.row("v7-malloc")["kmax"]
     assert any("cuts v7-malloc's work" in f and "as in the seed" in f for f in result.findings)
+    # its chart: the seed's user seconds, our work and resident KiB of the seed's two
+    user, work, memory = result.chart.panels
+    assert [s.values for s in user.series] == [[101.5, 33.0], [2.3, 2.2]]
+    assert [s.label for s in work.series] == ["v7-malloc", "bsd-buckets"]
+    assert work.series[0].values == [plain.row("v7-malloc")["work_per_op"], giant.row("v7-malloc")["work_per_op"]]
+    assert memory.series[-1].values == [plain.row("bsd-buckets")["resident"], giant.row("bsd-buckets")["resident"]]
 
 
 def test_dowdeswell1999_keeps_the_seeds_result_netbsd_runs_out_first():

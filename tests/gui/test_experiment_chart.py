@@ -15,7 +15,7 @@ from heapscope.gui.palette import BLUE, ORANGE
 SMALL = {
     "vo1989": (["bsd-buckets", "splay-best-fit", "tlsf"], {"runs": "1"}, {"steps": "200"}),
     "djgpp1997": (["bsd-buckets", "dlmalloc"], {}, {"actions": "200", "slots": "32"}),
-    "plotnick1983": (["bsd-buckets", "next-fit"], {"sizes": "20"}, {"n": "100"}),
+    "plotnick1983": (["v7-malloc", "bsd-buckets", "next-fit"], {"sizes": "20"}, {"n": "100"}),
     "dowdeswell1999": (["bsd-buckets", "dlmalloc", "next-fit"], {"counts": "10,20,40", "heap_limit": "256K"},
                        {"min_size": "1024", "max_size": "4096"}),
     "coppa2010": (["tlsf", "segregated-first-fit"], {"traces": "perl-words"}, {}),
