@@ -472,10 +472,12 @@ class ChunkPageUnlinked:
 @dataclass(frozen=True, slots=True)
 class ChunkPageDissolved:
     """phkmalloc's ``free_bytes``: every chunk of page ``page`` is free, so it
-    is a plain page again (``page_dir[...] = MALLOC_FIRST``), about to be
-    freed with ``free_pages``; an outside ``pginfo`` is freed too."""
+    is a plain page again (``page_dir[...] = MALLOC_FIRST``) of ``pagesize``
+    bytes, about to be freed with ``free_pages``; an outside ``pginfo`` is
+    freed too."""
     page: int
     shift: int
+    pagesize: int
 
 
 class OpRecord:

@@ -42,6 +42,27 @@ bytes at A from the    (``Strategy._take_core``): pending, as grown bytes
 pool"
 a policy's event with  the heap ends ``extra`` bytes lower (dlmalloc's
 ``old_brk``, ``extra`` ``Trim``; a break found lower after the step, too)
+``Shrink``             the heap ends ``decrement`` bytes lower (GNU
+                       malloc, phkmalloc); in a fixed pool the bytes join
+                       the free block of the pool not handed out
+``ArenaExtended``      V7: the old top word a free block, then the new
+                       free block and the new top word (meta)
+``BlockFragmented``    GNU: ``count`` fragments of ``2**log`` bytes; the
+                       first is taken (see ``ChunkTaken``), the rest free
+``FragLinked``         GNU: the fragment is free
+``FragBlockEmptied``   GNU: the block's fragments become one free block
+``TableMoved``         GNU: the new ``_heapinfo`` is meta (the old one is
+                       freed by the events that follow)
+``TopExtended``        GNU: the last cluster and the new bytes, one free
+                       block
+``ChunkPageMade``      phkmalloc: ``stolen`` meta chunks (the ``pginfo``),
+                       then ``total`` free chunks of ``size`` bytes
+``ChunkTaken``         phkmalloc: the chunk is used if ``strategy.live``
+                       books its address as a payload, else meta (a
+                       ``pginfo`` or ``pgfree``)
+``ChunkFreed``         phkmalloc: the chunk is free
+``ChunkPageDissolved`` phkmalloc: the page is one meta block until the
+                       events that follow free it
 =====================  ==================================================
 
 A block wholly past the break is memory mapped apart from the heap
@@ -72,8 +93,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..allocators.events import (BucketRefill, BuddyMerge, BuddySplit, Coalesce, FREE, Grow,
-                                 ListInsert, Note, Placed, PointerMove, Released, Split, TreeInsert)
+from ..allocators.events import (ArenaExtended, BlockFragmented, BucketRefill, BuddyMerge, BuddySplit,
+                                 ChunkFreed, ChunkPageDissolved, ChunkPageMade, ChunkTaken, Coalesce,
+                                 FREE, FragBlockEmptied, FragLinked, Grow, ListInsert, Note, Placed,
+                                 PointerMove, Released, Shrink, Split, TableMoved, TopExtended,
+                                 TreeInsert)
 
 from .heap_cells import (STATE_FREE, STATE_META, STATE_USED, BlockArrays, block_arrays, top_of)
 
@@ -321,6 +345,48 @@ class BlockEditor:
         bs = e.block_size
         self.put_rows([[e.addr + i * bs, bs, STATE_FREE, -1, 0, 0] for i in range(e.count)])
 
+    def put_taken(self, addr: int, size: int) -> None:
+        """A block handed out with no ``Placed`` (yet) and no header, its
+        payload at ``addr`` (GNU malloc's first fragment, a phkmalloc chunk):
+        used when the books (or ``after``) have that payload, else the
+        allocator's own (phkmalloc's ``pginfo`` and ``pgfree`` chunks)."""
+        lb = self.live.get(addr)
+        if lb is not None:
+            self.put(addr, size, STATE_USED, addr, lb[2], lb[3])
+            return
+        if self.after is not None:
+            b = self.after.blocks
+            i = b.index_at(addr)
+            if i >= 0 and b.state[i] == STATE_USED and b.payload[i] == addr:
+                self.put(addr, size, STATE_USED, addr, int(b.request[i]), int(b.header[i]))
+                return
+        self.put(addr, size, STATE_META)
+
+    def _fragmented(self, e) -> None:
+        frag = 1 << e.log
+        self.put_taken(e.block, frag)
+        self.put_rows([[e.block + i * frag, frag, STATE_FREE, -1, 0, 0] for i in range(1, e.count)])
+
+    def _chunk_page(self, e) -> None:
+        size = e.size
+        state = [STATE_META] * e.stolen + [STATE_FREE] * e.total
+        self.put_rows([[e.page + i * size, size, st, -1, 0, 0] for i, st in enumerate(state)])
+
+    def _shrink_event(self, e) -> None:
+        new_top = e.old_brk - e.decrement
+        if e.old_brk == self.brk:
+            self.shrink(new_top)
+        elif new_top < self.brk:
+            # a fixed pool: the bytes join the part not handed out, drawn as one free block
+            self.put_free(new_top, self.brk - new_top)
+
+    def _arena_extended(self, e) -> None:
+        rows = [[e.addr, e.size, STATE_FREE, -1, 0, 0], [e.top, e.top_size, STATE_META, -1, 0, 0]]
+        if e.old_top is not None:
+            # the old top word leads into the new memory: a free one-word block
+            rows.insert(0, [e.old_top, e.addr - e.old_top, STATE_FREE, -1, 0, 0])
+        self.put_rows(rows)
+
     def _pointer(self, e) -> None:
         old = self.pointers.get(e.name)
         role = old.role if old is not None else "search"
@@ -421,6 +487,20 @@ _EDITS = {
     BucketRefill: BlockEditor._refill,
     PointerMove: BlockEditor._pointer,
     Note: _note,
+    Shrink: BlockEditor._shrink_event,
+    # V7 malloc
+    ArenaExtended: BlockEditor._arena_extended,
+    # GNU malloc
+    BlockFragmented: BlockEditor._fragmented,
+    FragLinked: lambda ed, e: ed.put_free(e.addr, e.size),
+    FragBlockEmptied: lambda ed, e: ed.put_free(e.block, e.count << e.log),
+    TableMoved: lambda ed, e: ed.put(e.new_addr, e.new_size, STATE_META),
+    TopExtended: lambda ed, e: ed.put_free(e.addr, e.old_size + e.added),
+    # phkmalloc
+    ChunkPageMade: BlockEditor._chunk_page,
+    ChunkTaken: lambda ed, e: ed.put_taken(e.addr, e.size),
+    ChunkFreed: lambda ed, e: ed.put_free(e.addr, e.size),
+    ChunkPageDissolved: lambda ed, e: ed.put(e.page, e.pagesize, STATE_META),
 }
 #: kinds of event that change no block (found so far: the rest are looked up once)
 _IGNORED: set = set()
