@@ -16,54 +16,54 @@ A seek, a jump, or a step whose events do not add up rebuilds from the walk.
 How each event edits the blocks (``put`` makes a byte range one block, and
 trims the blocks it overlaps; the state of a block cut by ``put`` stays):
 
-=====================  ==================================================
-``Placed``             the range becomes a used block (payload, request;
-                       its header bytes from ``strategy.live``)
-``Released``           the range becomes a free block
-``Split``              ``rest`` becomes free; ``taken`` keeps the state of
-                       the block it was cut from (a ``Placed`` follows)
-``Coalesce``           the joined range becomes one free block
-``Grow``               the new bytes are *pending* until the events that
-                       follow name the blocks made of them (``morecore``
-                       frees them, a chunk goes on AVAIL, a page is carved
-                       into a bucket); bytes still pending at the end of
-                       the step are free or allocator meta, whichever makes
-                       the free bytes add up (TLSF's end sentinel and the
-                       BSD first call's pad are meta; Vmbest's new
-                       wilderness is free)
-``BuddySplit``         two free halves of ``2**(order-1)`` bytes
-``BuddyMerge``         one free block of ``2**(order+1)`` bytes
-``BucketRefill``       ``count`` free blocks of ``block_size`` bytes
-``ListInsert``,        the named block is free (a fixed pool's uncarved
-``TreeInsert``         tail shrinks when a chunk is carved from it)
-``PointerMove``        the pointer moves
-``Note`` "carved N     a fixed pool's bytes taken into use
-bytes at A from the    (``Strategy._take_core``): pending, as grown bytes
+=======================  ==================================================
+``Placed``               the range becomes a used block (payload, request;
+                         its header bytes from ``strategy.live``)
+``Released``             the range becomes a free block
+``Split``                ``rest`` becomes free; ``taken`` keeps the state of
+                         the block it was cut from (a ``Placed`` follows)
+``Coalesce``             the joined range becomes one free block
+``Grow``                 the new bytes are *pending* until the events that
+                         follow name the blocks made of them (``morecore``
+                         frees them, a chunk goes on AVAIL, a page is carved
+                         into a bucket); bytes still pending at the end of
+                         the step are free or allocator meta, whichever makes
+                         the free bytes add up (TLSF's end sentinel and the
+                         BSD first call's pad are meta; Vmbest's new
+                         wilderness is free)
+``BuddySplit``           two free halves of ``2**(order-1)`` bytes
+``BuddyMerge``           one free block of ``2**(order+1)`` bytes
+``BucketRefill``         ``count`` free blocks of ``block_size`` bytes
+``ListInsert``,          the named block is free (a fixed pool's uncarved
+``TreeInsert``           tail shrinks when a chunk is carved from it)
+``PointerMove``          the pointer moves
+``Note`` "carved N       a fixed pool's bytes taken into use
+bytes at A from the      (``Strategy._take_core``): pending, as grown bytes
 pool"
-a policy's event with  the heap ends ``extra`` bytes lower (dlmalloc's
-``old_brk``, ``extra`` ``Trim``; a break found lower after the step, too)
-``Shrink``             the heap ends ``decrement`` bytes lower (GNU
-                       malloc, phkmalloc); in a fixed pool the bytes join
-                       the free block of the pool not handed out
-``ArenaExtended``      V7: the old top word a free block, then the new
-                       free block and the new top word (meta)
-``BlockFragmented``    GNU: ``count`` fragments of ``2**log`` bytes; the
-                       first is taken (see ``ChunkTaken``), the rest free
-``FragLinked``         GNU: the fragment is free
-``FragBlockEmptied``   GNU: the block's fragments become one free block
-``TableMoved``         GNU: the new ``_heapinfo`` is meta (the old one is
-                       freed by the events that follow)
-``TopExtended``        GNU: the last cluster and the new bytes, one free
-                       block
-``ChunkPageMade``      phkmalloc: ``stolen`` meta chunks (the ``pginfo``),
-                       then ``total`` free chunks of ``size`` bytes
-``ChunkTaken``         phkmalloc: the chunk is used if ``strategy.live``
-                       books its address as a payload, else meta (a
-                       ``pginfo`` or ``pgfree``)
-``ChunkFreed``         phkmalloc: the chunk is free
-``ChunkPageDissolved`` phkmalloc: the page is one meta block until the
-                       events that follow free it
-=====================  ==================================================
+a policy's event with    the heap ends ``extra`` bytes lower (dlmalloc's
+``old_brk``, ``extra``   ``Trim``; a break found lower after the step, too)
+``Shrink``               the heap ends ``decrement`` bytes lower (GNU
+                         malloc, phkmalloc); in a fixed pool the bytes join
+                         the free block of the pool not handed out
+``ArenaExtended``        V7: the old top word a free block, then the new
+                         free block and the new top word (meta)
+``BlockFragmented``      GNU: ``count`` fragments of ``2**log`` bytes; the
+                         first is taken (see ``ChunkTaken``), the rest free
+``FragLinked``           GNU: the fragment is free
+``FragBlockEmptied``     GNU: the block's fragments become one free block
+``TableMoved``           GNU: the new ``_heapinfo`` is meta (the old one is
+                         freed by the events that follow)
+``TopExtended``          GNU: the last cluster and the new bytes, one free
+                         block
+``ChunkPageMade``        phkmalloc: ``stolen`` meta chunks (the ``pginfo``),
+                         then ``total`` free chunks of ``size`` bytes
+``ChunkTaken``           phkmalloc: the chunk is used if ``strategy.live``
+                         books its address as a payload, else meta (a
+                         ``pginfo`` or ``pgfree``)
+``ChunkFreed``           phkmalloc: the chunk is free
+``ChunkPageDissolved``   phkmalloc: the page is one meta block until the
+                         events that follow free it
+=======================  ==================================================
 
 A block wholly past the break is memory mapped apart from the heap
 (dlmalloc's mmapped chunks, ``Strategy.mapped_blocks``): the map does not
