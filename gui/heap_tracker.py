@@ -79,6 +79,11 @@ live blocks, their bytes (A), their header bytes, the free bytes
 every pointer at the start of a block.  A step that does not (a user
 strategy recording no events; an event a policy left out) is rebuilt from
 the walk and counted in :attr:`HeapTracker.rebuilds_after_bad_steps`.
+So is a step holding an event of a kind the table does not edit and that
+does not say ``changes_blocks = False`` (``allocators/events.py``): a user
+strategy's own event may cut or join blocks and keep every total the same
+(a block cut into fragments keeps its free bytes), which the books above
+would not catch.
 ``tests/gui/test_heap_tracker.py`` compares the edited heap with the walk
 after every step of random programs, for every registered strategy.
 """
@@ -502,23 +507,36 @@ _EDITS = {
     ChunkFreed: lambda ed, e: ed.put_free(e.addr, e.size),
     ChunkPageDissolved: lambda ed, e: ed.put(e.page, e.pagesize, STATE_META),
 }
-#: kinds of event that change no block (found so far: the rest are looked up once)
+#: kinds of event that change no block (``changes_blocks = False``; found so
+#: far: the rest are looked up once)
 _IGNORED: set = set()
+
+
+def _cannot_edit(editor: "BlockEditor", e) -> None:
+    """The edit of a kind that may change blocks in a way the map cannot
+    know (a user strategy's own event): the step is refused, so walked."""
+    raise Inconsistent(f"{type(e).__name__} may change blocks and the map has no edit for it "
+                       "(an event that changes none says changes_blocks = False)")
 
 
 def _edit_for(kind):
     """The edit of an event type not in :data:`_EDITS` -- a subclass of one
     of its kinds, or a policy's own event that gives the top of the heap back
-    (fields ``old_brk`` and ``extra``: dlmalloc's ``Trim``) -- or None
-    (remembered in :data:`_IGNORED`)."""
+    (fields ``old_brk`` and ``extra``: dlmalloc's ``Trim``) -- or None for a
+    kind that says it changes no block (remembered in :data:`_IGNORED`).
+    Any other kind gets :func:`_cannot_edit`: totals that still add up (a
+    block cut in fragments of the same free bytes) would not show what it did."""
     for base, edit in _EDITS.items():
-        if issubclass(kind, base):
+        if edit is not _cannot_edit and issubclass(kind, base):
             _EDITS[kind] = edit
             return edit
     names = {f for f in getattr(kind, "__dataclass_fields__", ())}
     if {"old_brk", "extra"} <= names:
         _EDITS[kind] = lambda ed, e: ed.shrink(e.old_brk - e.extra)
         return _EDITS[kind]
+    if getattr(kind, "changes_blocks", True):
+        _EDITS[kind] = _cannot_edit
+        return _cannot_edit
     _IGNORED.add(kind)
     return None
 

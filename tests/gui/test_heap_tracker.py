@@ -3,15 +3,18 @@ walk gives: after every step of random programs for every registered
 strategy (grown by sbrk, capped, in a fixed pool), after steps back, and
 through the window's model over a long random walk of steps and seeks."""
 
+import pathlib
 import random
 import zlib
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from heapscope import traces
 from heapscope.allocators import make_strategy
-from heapscope.allocators.events import Grow
+from heapscope.allocators import plugins
+from heapscope.allocators.events import Coalesce, Grow, ListRemove
 from heapscope.allocators.registry import strategy_names
 from heapscope.allocators.replay import Timeline
 from heapscope.gui import heap_cells
@@ -104,6 +107,62 @@ def test_a_step_that_does_not_add_up_is_refused_and_walked():
     heap = tracker.heap_at(s, 1, lambda: s.structure()["pointers"])
     assert_same_heap(heap, TrackedHeap.walk(s))
     assert tracker.walks == 2 and tracker.rebuilds_after_bad_steps == 1
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A user strategy's own word for a join: the map has no edit for it, and
+    it does not say it changes no block."""
+    addr: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Unlinked:
+    """A user strategy's own look: it says it changes no block."""
+    changes_blocks = False
+    addr: int
+
+
+@pytest.fixture
+def segfit():
+    root = pathlib.Path(__file__).resolve().parent.parent.parent
+    cls = plugins.load_file(f"{root / 'examples' / 'segfit.py'}:SegFit")
+    yield cls
+    plugins.forget("segfit")
+
+
+def test_a_step_with_an_event_the_map_cannot_edit_is_refused_and_walked(segfit):
+    # the example's joins said in its own words: two free blocks become one,
+    # the free bytes stay the same, so only the event's kind can tell
+    class OwnWords(segfit):
+        name = "segfit-own-words"
+
+        def _event(self, event):
+            if isinstance(event, Coalesce):
+                event = Joined(event.low_addr, event.size)
+            elif isinstance(event, ListRemove):
+                super()._event(Unlinked(event.addr))
+            super()._event(event)
+
+    s = OwnWords()
+    tracker = HeapTracker()
+    tracker.rebuild(s, 0, s.structure()["pointers"])
+    refused, looked_and_edited = [], 0
+    for t, _ in enumerate(random_program(s, random.Random(11), 600), start=1):
+        kinds = {type(e) for e in s.rec.events}
+        if tracker.forward(s, s.rec, t):
+            assert Joined not in kinds, t
+            looked_and_edited += Unlinked in kinds
+            assert_same_heap(tracker.heap, TrackedHeap.walk(s), f"step {t}")
+        else:
+            assert Joined in kinds and "Joined" in tracker.last_refusal, (t, tracker.last_refusal)
+            refused.append(t)
+            assert tracker.heap is None
+            assert_same_heap(tracker.heap_at(s, t, lambda: s.structure()["pointers"]),
+                             TrackedHeap.walk(s), f"step {t}, walked")
+    assert len(refused) > 20 and looked_and_edited > 20
+    assert tracker.rebuilds_after_bad_steps == len(refused)
 
 
 def test_an_event_outside_the_heap_cannot_be_applied():
