@@ -771,6 +771,8 @@ class ListsView(StructureView):
             return f"0x{a:x}" + (f" ({human_bytes(size)})" if size is not None else "")
         kept = {"last_remainder": s.get("last_remainder"), "top": s.get("top")}
         text = f"last remainder: {named('last_remainder')}   ·   top: {named('top')}   (drawn below the bins)"
+        if f.width(f.addr_m, text) > width - 16:          # a narrow view: one per line
+            text = f"last remainder: {named('last_remainder')}\ntop: {named('top')}\n(drawn below the bins)"
         line = self._add_text(text, f.addr, 8, y, "#333", _Mark("kept", self._next(), kept=kept))
         return y + line.boundingRect().height() + 10
 

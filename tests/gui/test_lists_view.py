@@ -206,6 +206,14 @@ def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_
     # every non-empty bin's bit is drawn set
     for i in structure["bins"]:
         assert drawn["binmap"]["bits"] >> (int(i) // 4) & 1
+    # a narrow view wraps the bits and the line naming the last remainder and top
+    view.resize(300, 500)
+    view.show_step(structure, explained, record)
+    width = view.canvas.viewport().width()
+    extras = [i for i in view.canvas.scene().items()
+              if getattr(getattr(i, "mark", None), "role", None) in ("binbit", "kept")]
+    assert len(extras) == 33 and all(i.sceneBoundingRect().right() <= width for i in extras)
+    view.resize(520, 600)
     # the step that mapped the chunk lights it
     structure, explained, record = dl_step(trace, mmap_step)
     view.show_step(structure, explained, record)
