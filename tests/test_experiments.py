@@ -446,3 +446,55 @@ def test_the_experiment_shows_progress_on_a_terminal_only(capsys, monkeypatch):
     monkeypatch.undo()
     assert main(argv) == 0
     assert "runs done" not in capsys.readouterr().err
+
+
+def _descendants(pid: int) -> set[int]:
+    """The live processes below ``pid`` (from /proc), zombies left out."""
+    import os
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parent[int(entry)] = int(fields[1])
+    out, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier} - out
+        out |= frontier
+    return out
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc"), reason="reads /proc")
+def test_sigterm_ends_the_workers_too():
+    import signal
+    import subprocess
+    import sys
+    import time
+    workers: set[int] = set()
+    proc = subprocess.Popen([sys.executable, "-m", "heapscope", "experiment", "vo1989", "-s", "v7-malloc",
+                             "-s", "first-fit", "-X", "runs=20", "-j", "2", "-f", "csv"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = _descendants(proc.pid)
+        assert len(workers) >= 2, "the workers did not start"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while workers & _descendants(1) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not workers & _descendants(1), "workers left running"
+        assert proc.returncode != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        import os
+        for pid in workers & _descendants(1):       # what a failure left behind
+            os.kill(pid, signal.SIGKILL)

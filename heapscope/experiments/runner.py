@@ -262,6 +262,11 @@ def run_jobs(jobs: Iterable[Job], workers: int | None = None,
     context = mp.get_context(start_method())
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
     pending = {pool.submit(measure, job): job for job in jobs}
+    # SIGTERM (kill, a closed session) would end this process and leave the
+    # workers replaying on their own: end them too, as for Ctrl-C
+    old_term = None
+    if threading.current_thread() is threading.main_thread():
+        old_term = signal.signal(signal.SIGTERM, _terminated)
     try:
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -280,8 +285,15 @@ def run_jobs(jobs: Iterable[Job], workers: int | None = None,
         for process in processes:
             process.join()
         raise
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
     pool.shutdown()
     return {k: results[k] for k in keys}
+
+
+def _terminated(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _worker_start() -> None:
