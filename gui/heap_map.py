@@ -239,6 +239,18 @@ def typical_block_bytes(trace) -> float | None:
     return mean + 16 if mean else None
 
 
+def _fit_width(label: QLabel, width: int) -> None:
+    """Size ``label`` to its text on one line, or, when that is wider than
+    ``width``, to ``width`` with the words wrapped."""
+    if label.isHidden():
+        return
+    label.setWordWrap(False)
+    label.adjustSize()
+    if label.width() > width > 40:
+        label.setWordWrap(True)
+        label.resize(width, label.heightForWidth(width))
+
+
 class HeapMapWidget(Subscriber, QWidget):
     """The heap map with its legend and a line naming the block under the mouse."""
 
@@ -410,6 +422,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self._cut_fresh = False       # the newest cut slides in
         #: numbers that overlap others at this zoom for want of room
         self.crowded = 0
+        self._numbered_for = -1       # the label budget the shown numbers were chosen for
 
         self.info = QLabel(" ")
         # A long hover line must not widen the window past the screen: it may be cut.
@@ -777,8 +790,8 @@ class HeapMapWidget(Subscriber, QWidget):
         marks = self.marks
         # a number per LABEL_ROOM square pixels of map at most: a small map
         # numbers fewer visits, not the whole map over
-        r = self.vb.sceneBoundingRect()
-        marks.renumber(int(r.width() * r.height() / LABEL_ROOM) if r.width() > 50 else 40)
+        self._numbered_for = self._label_budget()
+        marks.renumber(self._numbered_for)
         by_block: dict[tuple[int, int], list[int]] = {}
         for i in marks.numbered:
             by_block.setdefault(marks.visits[i], []).append(i + 1)
@@ -809,6 +822,11 @@ class HeapMapWidget(Subscriber, QWidget):
         last = len(marks.visits)
         placed.sort(key=lambda q: str(last) not in q[0].textItem.toPlainText().split("·"))
         self._number_places = placed
+
+    def _label_budget(self) -> int:
+        """How many search numbers the map has room for at its size on screen."""
+        r = self.vb.sceneBoundingRect()
+        return int(r.width() * r.height() / LABEL_ROOM) if r.width() > 50 else 40
 
     def _say_search(self) -> None:
         """The search in words under the map when its numbers do not say it all."""
@@ -876,7 +894,6 @@ class HeapMapWidget(Subscriber, QWidget):
                 f"{p.name} = &base (K&R's list sentinel, outside the heap): the next search "
                 f"starts at the lowest free block" if p.name == "rover" else
                 f"{p.name}: at no block (the free list is empty)" for p in at_sentinel))
-            self.pointer_note.adjustSize()
             self.pointer_note.show()
         else:
             self.pointer_note.hide()
@@ -895,12 +912,11 @@ class HeapMapWidget(Subscriber, QWidget):
             kind = getattr(record, "kind", "malloc")
             self.banner.setText(f"✗ {kind}({record.request}) failed: no block fits "
                                 f"and the heap cannot grow by {failed:,} bytes")
-            self.banner.adjustSize()
-            self._place_notes()
             if not self.banner.isVisible():
                 self.banner.show()
                 self._flash_left = 6
                 self._flash.start()
+            self._place_notes()
         else:
             self.failed_item.setPath(QPainterPath())
             self.failed_item.setVisible(True)
@@ -915,16 +931,26 @@ class HeapMapWidget(Subscriber, QWidget):
             self._flash.stop()
 
     def _place_notes(self) -> None:
+        """The failure banner at the top of the map, the note on a pointer at
+        no block at its bottom left: each in the map's width, its words
+        wrapped onto more lines rather than cut off at the map's edge."""
         w = self.plot_widget.width()
-        self.banner.move(max(0, (w - self.banner.width()) // 2), 8)
         r = self.plot_widget.mapFromScene(self.vb.sceneBoundingRect()).boundingRect()
+        _fit_width(self.banner, w - 16)
+        self.banner.move(max(0, (w - self.banner.width()) // 2), 8)
+        _fit_width(self.pointer_note, r.width() - 12)
         self.pointer_note.move(r.left() + 6, r.bottom() - self.pointer_note.height() - 6)
-
 
     def _view_range_changed(self, *_) -> None:
         """The view moved or resized: separators and label places depend on its scale."""
         if self.layout_ is None:
             return
+        if self.marks.visits and self._label_budget() != self._numbered_for:
+            # The map was resized: number as many visits as a map of this size
+            # numbers when a step is drawn on it (one picture per step, whether
+            # the window was resized before the step or after it).
+            self._stop_transition()
+            self._number_visits()
         self._draw_separators()
         self._place_labels()
         self._place_notes()

@@ -1,0 +1,233 @@
+"""The animated step, the heap map and the structure views checked together
+(issue 9's pieces were built apart): the map's transitions end where a map
+simply shown that event stands and leave nothing running; a key pressed
+during a micro-step lands the map's transition too; a step reached by its
+animation looks like the step jumped to; a resized map numbers its search as
+a map of that size does; a pointer's note stays inside the map; the
+strategies added last play their steps event by event without an error."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from heapscope import traces
+from heapscope.allocators import events as ev
+from heapscope.allocators.replay import Timeline
+from heapscope.gui import heap_cells
+from heapscope.gui.heap_map import HeapMapWidget
+from heapscope.gui.heap_tracker import TrackedHeap
+from heapscope.gui.show_model import ShowModel
+from heapscope.gui.step_animator import move_ms, plan
+from heapscope.gui.structure_panel import StructurePanel
+
+from .test_heap_map_steps import plot_image, sixty_visit_search, visible_numbers
+from .test_step_animation import nothing_runs
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return traces.make_workload("vo1989", steps=500, seed=11)
+
+
+def bound_map(qtbot, trace, strategy, params=None, size=(900, 560)):
+    """(model, map): a model showing ``strategy``'s timeline of ``trace``
+    and a heap map bound to it."""
+    model = ShowModel()
+    model.set_trace(trace)
+    model.show([model.add_timeline(Timeline(trace, strategy, params).build())], 0)
+    hm = HeapMapWidget()
+    qtbot.addWidget(hm)
+    hm.resize(*size)
+    hm.show()
+    qtbot.waitExposed(hm)
+    hm.bind(model)
+    return model, hm
+
+
+def map_state(hm) -> dict:
+    """What the map draws, read back: its cells, its marks, its labels."""
+    items = ("searched_item", "placed_item", "released_item", "cut_item", "grown_item", "current_item")
+    return {"cells": hm.image.tobytes(), "layout": hm.layout_,
+            **{name: getattr(hm, name).path() for name in items},
+            **{name + " opacity": getattr(hm, name).opacity() for name in items},
+            "numbers": sorted(visible_numbers(hm)),
+            "label opacity": [lab.opacity() for lab in hm._order_labels if lab.isVisible()],
+            "pointers": [tuple(d) for d in hm.pointer_item.getData()]}
+
+
+def first_step_with(model, kinds, start=1):
+    for t in range(start, model.n + 1):
+        model.seek(t)
+        names = {type(e).__name__ for e in model.step().record.events}
+        if set(kinds) <= names:
+            return t
+    raise AssertionError(f"no step with {kinds}")
+
+
+# --------------------------------------- the map's transitions, event by event
+MAP_KINDS = [
+    ("next-fit", ("Visit", "Split", "Placed")),
+    ("next-fit", ("Released", "Coalesce")),
+    ("next-fit", ("Grow",)),
+    ("buddy", ("BuddySplit",)),
+    ("buddy", ("BuddyMerge",)),
+    ("splay-best-fit", ("Rotation", "Split")),
+    ("tlsf", ("BitmapProbe", "Split")),
+]
+
+
+@pytest.mark.parametrize("strategy, kinds", MAP_KINDS)
+def test_each_map_transition_ends_on_the_static_map_and_stops(qtbot, trace, strategy, kinds):
+    played, hm = bound_map(qtbot, trace, strategy)
+    still, ref = bound_map(qtbot, trace, strategy)
+    t = first_step_with(played, kinds, start=20)
+    still.seek(t)
+    events = played.step().record.events
+    moved = set()
+    for i in range(len(events)):
+        played.transition_ms = 80
+        played.set_event(i)
+        played.transition_ms = 0
+        if hm.animating():
+            moved.add(type(events[i]).__name__)
+        qtbot.waitUntil(lambda: not hm.animating(), timeout=3000)
+        still.set_event(i)
+        assert map_state(hm) == map_state(ref), f"step {t} event {i} ({type(events[i]).__name__})"
+        assert plot_image(hm) == plot_image(ref), f"step {t} event {i}"
+    # the events of these kinds that change the map fade or slide in
+    assert moved & {"Visit", "Split", "Placed", "Released", "Coalesce", "Grow", "BuddySplit", "BuddyMerge"}
+    played.set_event(None)
+    still.set_event(None)
+    assert map_state(hm) == map_state(ref) and plot_image(hm) == plot_image(ref)
+    assert not hm.animating()
+
+
+# -------------------------------------------------------------- the window
+@pytest.fixture
+def slow(qtbot, loaded):
+    """The window at 1 step per second, before a step that searches and splits."""
+    w = loaded
+    w.player.set_speed(1)
+    t = first_step_with(w.model, ("Visit", "Split", "Placed"), start=60)
+    w.seek(t - 1)
+    return w
+
+
+def test_a_key_pressed_during_a_micro_step_lands_the_maps_transition(qtbot, slow):
+    w = slow
+    hm = w.heap_map
+    qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)
+    qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)     # event 1 moves in
+    assert w.animator.running and w.model.event_index == 1
+    assert hm.animating()
+    fresh = list(hm._fresh)
+    assert fresh and any(item.opacity() < 1 for item in fresh)
+    # a key that moves nothing (S hides the structure view): the event stays,
+    # and the map stands on it at once
+    qtbot.keyClick(w, Qt.Key_S)
+    assert not w.structure_panel.isVisible()                # the key acted
+    assert not w.animator.running and w.model.event_index == 1
+    assert not hm.animating() and all(item.opacity() == 1 for item in fresh)
+
+
+def test_a_step_reached_by_its_animation_looks_like_the_step_jumped_to(qtbot, slow):
+    w = slow
+    p = w.model.position
+    qtbot.keyClick(w, Qt.Key_Right)
+    assert w.animator.running
+    qtbot.waitUntil(lambda: not w.animator.running and not w.heap_map.animating(), timeout=15000)
+    assert w.model.position == p + 1 and w.model.event_index is None
+    animated = map_state(w.heap_map), plot_image(w.heap_map)
+    w.seek(p + 40)
+    w.seek(p + 1)
+    assert (map_state(w.heap_map), plot_image(w.heap_map)) == animated
+    # and micro-stepped through to its last event, then the whole step
+    w.seek(p)
+    qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)
+    assert (w.model.position, w.model.event_index) == (p + 1, 0)
+    while w.model.event_index is not None and w.model.event_index < w.model.step().event_count - 1:
+        qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)
+    w.animator.finish()
+    w.model.set_event(None)
+    assert (map_state(w.heap_map), plot_image(w.heap_map)) == animated
+
+
+# ------------------------------------------------------- one picture per step
+def test_a_resized_map_numbers_the_search_as_a_map_of_that_size(qtbot):
+    trace = sixty_visit_search()
+    small_model, small = bound_map(qtbot, trace, "first-fit", {"nalloc": 1}, size=(420, 260))
+    small_model.seek(small_model.n)
+    big_model, resized = bound_map(qtbot, trace, "first-fit", {"nalloc": 1}, size=(900, 560))
+    big_model.seek(big_model.n)
+    assert len(visible_numbers(resized)) > len(visible_numbers(small))
+    resized.resize(420, 260)
+    qtbot.waitUntil(lambda: sorted(visible_numbers(resized)) == sorted(visible_numbers(small)), timeout=2000)
+    assert resized.skip_label.textItem.toPlainText() == small.skip_label.textItem.toPlainText()
+    assert resized.crowded == small.crowded == 0
+    assert plot_image(resized) == plot_image(small)
+
+
+def test_a_pointer_note_wider_than_the_map_wraps_inside_it(qtbot, trace):
+    model, hm = bound_map(qtbot, trace, "next-fit", size=(420, 300))
+    t = next(t for t in range(1, model.n + 1)
+             if (model.seek(t) or True) and any(p["addr"] is None for p in model.step().structure["pointers"]))
+    assert model.position == t
+    note = hm.pointer_note
+    assert note.isVisible() and "&base" in note.text()
+    inside = hm.plot_widget.rect()
+    assert inside.contains(note.geometry()), (note.geometry(), inside)
+    # its words wrapped, none cut: the label is as tall as its wrapped text
+    assert note.wordWrap() and note.height() >= note.heightForWidth(note.width())
+    # on a wide map it is one line again
+    hm.resize(1600, 600)
+    qtbot.waitUntil(lambda: not note.wordWrap(), timeout=2000)
+    assert hm.plot_widget.rect().contains(note.geometry())
+
+
+# ------------------------------------------- the strategies added last, played
+NEW = ["dlmalloc", "segregated-first-fit", "v7-malloc", "gnu-malloc", "phkmalloc"]
+
+
+@pytest.mark.parametrize("strategy", NEW)
+def test_the_new_strategies_play_their_steps_event_by_event(qtbot, trace, strategy):
+    """Every event of 40 steps moved to on the map and the structure view,
+    each transition stopped half way and painted, then landed: no error
+    (pytest-qt fails the test on an exception in a slot), nothing left
+    running, and each step's end the same map as its walk."""
+    model, hm = bound_map(qtbot, trace, strategy, size=(700, 420))
+    panel = StructurePanel()
+    qtbot.addWidget(panel)
+    panel.resize(600, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.bind(model)
+    hm.manual_transitions = True
+    kinds, moved = set(), 0
+    for t in range(300, 340):
+        model.seek(t, 0)
+        events = model.step().record.events
+        view = panel.view
+        view.manual_transitions = True
+        for k, (i, slot) in enumerate(plan(events, 1)):
+            kinds.add(type(events[i]).__name__)
+            model.transition_ms = move_ms(slot)
+            model.set_event(i)
+            model.transition_ms = 0
+            tr = view.transition
+            if tr is not None and tr.running:
+                tr.seek(move_ms(slot) / 2)
+                moved += 1
+            hm.seek_transition(move_ms(slot) / 2)
+            if t % 20 == 0:
+                panel.grab()
+                hm.grab()
+            view.finish_transition()
+            hm.finish_transition()
+            assert nothing_runs(view) and not hm.animating()
+        model.set_event(None)
+        walked = TrackedHeap.walk(model.step().strategy)
+        image, _ = heap_cells.heap_image(walked.blocks, layout=hm.layout_)
+        assert np.array_equal(hm.image, image), f"step {t}"
+    assert len(kinds) >= 3
+    QApplication.processEvents()
