@@ -78,6 +78,9 @@ LABEL_ROOM = 5000
 NUMBER_POINTS = 12
 POINTER_POINTS = 11
 
+#: the map's least height in pixels, axes included
+PLOT_MIN_HEIGHT = 140
+
 #: pointer roles (docs/structure.md)
 SEARCH, MARKER = "search", "marker"
 MARKER_COLOUR = palette.BLUISH_GREEN
@@ -304,7 +307,10 @@ class HeapMapWidget(Subscriber, QWidget):
         axis = AddressAxis()
         self.plot_widget = pg.PlotWidget(axisItems={"left": axis}, background="w")
         self.plot_widget.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.plot_widget.setMinimumHeight(200)
+        # (a legend wrapped onto four lines, this and the line under it fill
+        # the map's share of a 1280 x 720 window: a taller minimum squeezed
+        # that line onto the address axis)
+        self.plot_widget.setMinimumHeight(PLOT_MIN_HEIGHT)
         plot = self.plot = self.plot_widget.getPlotItem()
         plot.hideButtons()
         plot.setMenuEnabled(False)
