@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, QVariantAnimation, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, QVariantAnimation, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsPathItem, QHBoxLayout, QLabel,
                                QSizePolicy, QToolTip, QVBoxLayout, QWidget)
@@ -896,10 +896,14 @@ class HeapMapWidget(Subscriber, QWidget):
                 label.hide()
         self._pointer_places = placed
         if at_sentinel:
+            # (a pointer at nothing says the list is empty only when it is:
+            # dlmalloc's last_remainder is at no block beside full bins)
+            empty = not np.any(self.shown_heap.blocks.state == heap_cells.STATE_FREE)
             self.pointer_note.setText(" · ".join(
                 f"{p.name} = &base (K&R's list sentinel, outside the heap): the next search "
                 f"starts at the lowest free block" if p.name == "rover" else
-                f"{p.name}: at no block (the free list is empty)" for p in at_sentinel))
+                f"{p.name}: at no block" + (" (the free list is empty)" if empty else "")
+                for p in at_sentinel))
             self.pointer_note.show()
         else:
             self.pointer_note.hide()
@@ -944,8 +948,34 @@ class HeapMapWidget(Subscriber, QWidget):
         r = self.plot_widget.mapFromScene(self.vb.sceneBoundingRect()).boundingRect()
         _fit_width(self.banner, w - 16)
         self.banner.move(max(0, (w - self.banner.width()) // 2), 8)
-        _fit_width(self.pointer_note, r.width() - 12)
-        self.pointer_note.move(r.left() + 6, r.bottom() - self.pointer_note.height() - 6)
+        note = self.pointer_note
+        _fit_width(note, r.width() - 12)
+        # bottom left, unless it would hide a pointer drawn there (dlmalloc's
+        # top, the wilderness: the end of the heap, the bottom row); then the
+        # other corners
+        w_, h_ = note.width(), note.height()
+        corners = [(r.left() + 6, r.bottom() - h_ - 6), (r.right() - w_ - 6, r.bottom() - h_ - 6),
+                   (r.left() + 6, r.top() + 6), (r.right() - w_ - 6, r.top() + 6)]
+        symbols = self._pointer_rects() if not note.isHidden() else []
+        for x, y in corners:
+            if not any(QRect(x, y, w_, h_).intersects(q) for q in symbols):
+                break
+        else:
+            x, y = corners[0]
+        note.move(x, y)
+
+    def _pointer_rects(self) -> list:
+        """The pointers' symbols and names, in the plot widget's pixels."""
+        rects = []
+        for item in (self.pointer_item, self.marker_item):
+            xs, ys = item.getData()
+            for x, y in zip(xs, ys):
+                p = self.plot_widget.mapFromScene(self.vb.mapViewToScene(QPointF(x, y)))
+                rects.append(QRect(p.x() - 10, p.y() - 10, 20, 20))
+        for label in self._pointer_labels:
+            if label.isVisible():
+                rects.append(self.plot_widget.mapFromScene(label.sceneBoundingRect()).boundingRect())
+        return rects
 
     def _view_range_changed(self, *_) -> None:
         """The view moved or resized: separators and label places depend on its scale."""

@@ -153,6 +153,23 @@ def test_a_step_reached_by_its_animation_looks_like_the_step_jumped_to(qtbot, sl
     assert (map_state(w.heap_map), plot_image(w.heap_map)) == animated
 
 
+def test_the_explain_panel_marks_each_event_as_the_step_plays(qtbot, slow):
+    w = slow
+    marked = []
+    w.model.event_changed.connect(
+        lambda i: marked.append((i, [t for t in w.explain_panel.texts() if t.startswith("▶")])))
+    qtbot.keyClick(w, Qt.Key_Right)
+    assert w.animator.running
+    qtbot.waitUntil(lambda: not w.animator.running, timeout=15000)
+    n = w.model.step().event_count
+    assert n >= 3 and [i for i, _ in marked] == list(range(n)) + [None]
+    for i, lines in marked:
+        if i is None:
+            assert lines == []                    # the whole step: no line singled out
+        else:
+            assert len(lines) == 1 and lines[0].startswith(f"▶ {i + 1}. "), (i, lines)
+
+
 # ------------------------------------------------------- one picture per step
 def test_a_resized_map_numbers_the_search_as_a_map_of_that_size(qtbot):
     trace = sixty_visit_search()
@@ -290,3 +307,24 @@ def test_the_window_at_a_sqlite_like_peak_is_not_white(qtbot, window, strategy):
         assert cells < 0.10, size
         if size == (1920, 1080):
             assert whole < 0.10
+
+
+def test_a_note_on_a_pointer_at_no_block_is_true_and_hides_no_pointer(qtbot, trace):
+    # dlmalloc's last_remainder is at no block on most steps, while its bins
+    # hold free chunks and its top (a marker) sits in the heap's last row
+    model, hm = bound_map(qtbot, trace, "dlmalloc", size=(700, 420))
+    seen = 0
+    for t in range(150, 400, 5):
+        model.seek(t)
+        pointers = model.step().structure["pointers"]
+        at_none = [p for p in pointers if p["addr"] is None and p["role"] != "marker"]
+        note = hm.pointer_note
+        assert note.isVisible() == bool(at_none), f"step {t}"
+        if not at_none:
+            continue
+        seen += 1
+        has_free = bool(np.any(hm.blocks.state == heap_cells.STATE_FREE))
+        assert ("the free list is empty" in note.text()) == (not has_free), f"step {t}: {note.text()}"
+        for rect in hm._pointer_rects():
+            assert not note.geometry().intersects(rect), f"step {t}: the note hides a pointer"
+    assert seen >= 10
