@@ -52,7 +52,10 @@ class CardView(StructureView):
         self.legend = Legend(legend)
         self.canvas = StructureCanvas()
         self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.canvas.setMinimumSize(200, 160)
+        # (at 1280 x 720 the panel has 95-135 px left for it under a title of
+        # three or four lines and the legend: a taller minimum drew the lines
+        # under it over the drawing)
+        self.canvas.setMinimumSize(200, 80)
         self.info = QLabel(" ")
         self.info.setWordWrap(True)
         inf = self.info.font()

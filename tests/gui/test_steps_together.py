@@ -388,3 +388,32 @@ def test_a_note_on_a_pointer_at_no_block_is_true_and_hides_no_pointer(qtbot, tra
         for rect in hm._pointer_rects():
             assert not note.geometry().intersects(rect), f"step {t}: the note hides a pointer"
     assert seen >= 10
+
+
+@pytest.mark.parametrize("strategy", ["next-fit", "splay-best-fit", "buddy", "tlsf", "gnu-malloc"])
+def test_at_1280_by_720_the_structure_view_keeps_room_for_its_drawing(qtbot, loaded, strategy):
+    # a card view's lines under the drawing were drawn over it (its least
+    # height did not fit); a scene view's caption was squeezed into a column
+    # beside its two buttons, leaving the tree 68 px
+    from .conftest import wait_loaded
+    w = loaded
+    if strategy != w.strategy_name:
+        wait_loaded(qtbot, w, lambda: w.set_strategy(strategy))
+    w.seek(300)
+    w.resize(1280, 720)
+    qtbot.waitUntil(lambda: w.size().toTuple() == (1280, 720), timeout=2000)
+    QApplication.processEvents()
+    v = w.structure_panel.view
+    if hasattr(v, "canvas"):
+        parts = [v.title, v.legend, v.canvas, v.info]
+        drawing = v.canvas
+    else:
+        parts = [v.caption, v.graphics, v.status]
+        drawing = v.graphics
+        # the buttons float inside the drawing's top right corner
+        assert drawing.rect().contains(v.buttons.geometry())
+        assert v.caption.width() > 0.9 * v.width()
+    for above, below in zip(parts, parts[1:]):
+        assert above.geometry().bottom() < below.geometry().top(), (above, below)
+    assert parts[-1].geometry().bottom() <= v.height()
+    assert drawing.height() >= 90
