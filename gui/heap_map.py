@@ -79,7 +79,7 @@ NUMBER_POINTS = 12
 POINTER_POINTS = 11
 
 #: the map's least height in pixels, axes included
-PLOT_MIN_HEIGHT = 140
+PLOT_MIN_HEIGHT = 100
 
 #: pointer roles (docs/structure.md)
 SEARCH, MARKER = "search", "marker"
@@ -307,9 +307,10 @@ class HeapMapWidget(Subscriber, QWidget):
         axis = AddressAxis()
         self.plot_widget = pg.PlotWidget(axisItems={"left": axis}, background="w")
         self.plot_widget.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        # (a legend wrapped onto four lines, this and the line under it fill
-        # the map's share of a 1280 x 720 window: a taller minimum squeezed
-        # that line onto the address axis)
+        # (a legend wrapped onto four or five lines, this and the line under
+        # it fill the map's share of a 1280 x 720 window, 262 px: a taller
+        # minimum squeezed that line onto the address axis; the layout gives
+        # the map all the height left, 134-155 px there)
         self.plot_widget.setMinimumHeight(PLOT_MIN_HEIGHT)
         plot = self.plot = self.plot_widget.getPlotItem()
         plot.hideButtons()
