@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsPathItem, QHBoxLayout, QLabel,
                                QSizePolicy, QToolTip, QVBoxLayout, QWidget)
 
@@ -34,6 +34,7 @@ from . import block_facts, heap_cells, palette
 from .flow_layout import FlowLayout
 from .gauges import human_bytes
 from .subscriber import Subscriber
+from .theme import LIGHT, Presentation, lut as theme_lut, cell_colours as theme_cell_colours
 
 #: visit-order numbers are written on the searched blocks up to this many visits
 MAX_NUMBERED_VISITS = 40
@@ -55,12 +56,25 @@ class AddressAxis(pg.AxisItem):
         # Only whole rows have an address to show.
         return [(max(1.0, spacing), offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size)]
 
+    def tickValues(self, minVal, maxVal, size):
+        # A row's address is written level with the middle of the row: a
+        # label on the row's top edge was cut in half at the top of the map.
+        levels = super().tickValues(minVal - 0.5, maxVal - 0.5, size)
+        return [(spacing, [v + 0.5 for v in values if abs(v - round(v)) < 1e-6])
+                for spacing, values in levels]
+
     def tickStrings(self, values, scale, spacing):
         out = []
         for v in values:
-            r = round(v)
-            out.append(f"0x{r * self.row_bytes:x}" if r >= 0 and abs(v - r) < 1e-6 else "")
+            r = round(v - 0.5)
+            out.append(f"0x{r * self.row_bytes:x}" if r >= 0 and abs(v - 0.5 - r) < 1e-6 else "")
         return out
+
+
+#: the legend's words on a short screen
+SHORT_LEGEND = {"header / footer": "header", "alignment padding": "padding", "top (wilderness)": "top",
+                "allocator meta": "meta", "searched (in order)": "searched", "failed request": "failed",
+                "search pointer (rover, head)": "rover / head", "selected (click)": "selected"}
 
 
 class Legend(QWidget):
@@ -71,38 +85,64 @@ class Legend(QWidget):
         super().__init__(parent)
         flow = FlowLayout(self, h_spacing=14, v_spacing=3)
         flow.setContentsMargins(4, 2, 4, 2)
-        fill = [(label, colour, False) for code, label, colour in palette.CELL_KINDS]
-        outline = [("searched (in order)", palette.SEARCHED, True),
-                   ("placed", palette.PLACED, True),
-                   ("freed", palette.RELEASED, True),
-                   ("failed request", palette.FAILED, "hatch"),
-                   ("search pointer (rover, head)", palette.SEARCHED, "pointer"),
-                   ("selected (click)", palette.SELECTED, "selected")]
-        for label, colour, style in fill + outline:
+        fill = [(code, label, False) for code, label, colour in palette.CELL_KINDS]
+        outline = [("searched", "searched (in order)", True),
+                   ("placed", "placed", True),
+                   ("released", "freed", True),
+                   ("failed", "failed request", "hatch"),
+                   ("pointer", "search pointer (rover, head)", "pointer"),
+                   ("selected", "selected (click)", "selected")]
+        self._swatches = []
+        self._words: list[tuple[QLabel, str, str]] = []      # (label, long, short)
+        for key, label, style in fill + outline:
             entry = QWidget()
             row = QHBoxLayout(entry)
             row.setContentsMargins(0, 0, 0, 0)
             row.setSpacing(5)
             swatch = QLabel()
-            swatch.setFixedSize(22, 16)
-            if style is True:
-                swatch.setStyleSheet(f"background: white; border: 3px solid {colour};")
-            elif style == "pointer":
+            if style == "pointer":
                 swatch.setText("▲")
                 swatch.setAlignment(Qt.AlignCenter)
-                swatch.setStyleSheet(f"color: {colour}; font-size: 16px;")
-            elif style == "selected":
-                swatch.setStyleSheet(f"background: white; border: 4px double {colour};")
-            elif style == "hatch":
-                swatch.setStyleSheet(f"background: {colour}; border: 2px dashed white;")
-            else:
-                swatch.setStyleSheet(f"background: {colour}; border: 1px solid #777;")
+            self._swatches.append((swatch, key, style))
+            words = QLabel(label)
+            self._words.append((words, label, SHORT_LEGEND.get(label, label)))
             row.addWidget(swatch)
-            row.addWidget(QLabel(label))
+            row.addWidget(words)
             flow.addWidget(entry)
         policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
+        self.apply_presentation(Presentation())
+
+    def set_compact(self, compact: bool) -> None:
+        """Short words (a short screen): the legend wraps to fewer lines."""
+        for label, long, short in self._words:
+            label.setText(short if compact else long)
+        self.layout().invalidate()
+        self.updateGeometry()
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Swatches as big as the text, in the theme's colours."""
+        theme, k = pres.theme, pres.text_scale
+        colours = theme_cell_colours(theme)
+        outline = {"searched": palette.SEARCHED, "placed": palette.PLACED, "released": theme.contrast,
+                   "failed": palette.FAILED, "pointer": palette.SEARCHED, "selected": theme.contrast}
+        bg = theme.background
+        for swatch, key, style in self._swatches:
+            swatch.setFixedSize(round(22 * k), round(16 * k))
+            colour = outline.get(key) or colours.get(key, "#000000")
+            if style is True:
+                swatch.setStyleSheet(f"background: {bg}; border: {round(3 * pres.line_scale)}px solid {colour};")
+            elif style == "pointer":
+                swatch.setStyleSheet(f"color: {colour}; font-size: {round(16 * k)}px;")
+            elif style == "selected":
+                swatch.setStyleSheet(f"background: {theme.contrast_core}; border: {round(4 * pres.line_scale)}px double {colour};")
+            elif style == "hatch":
+                swatch.setStyleSheet(f"background: {colour}; border: 2px dashed {bg};")
+            else:
+                swatch.setStyleSheet(f"background: {colour}; border: 1px solid {theme.axis};")
+        self.layout().invalidate()     # the words grew: wrap again
+        self.updateGeometry()
 
 
 def _path_of(ranges, row_bytes: int) -> QPainterPath:
@@ -166,8 +206,13 @@ class HeapMapWidget(Subscriber, QWidget):
         self.image_item.setZValue(0)
         plot.addItem(self.image_item)
 
+        self.presentation = Presentation()
+        #: (item, width at line scale 1): the outlines presenter mode thickens
+        self._outlines: list[tuple[QGraphicsPathItem, float]] = []
+
         def path_item(colour, width, dash=False, brush=None, z=10):
             item = QGraphicsPathItem()
+            self._outlines.append((item, width))
             pen = QPen(QColor(colour))
             pen.setWidthF(width)
             pen.setCosmetic(True)          # width in pixels whatever the zoom
@@ -182,8 +227,8 @@ class HeapMapWidget(Subscriber, QWidget):
 
         # Lines between blocks and gaps between rows: the map reads as lines of
         # text, each block a word, even where two used blocks touch.
-        self.separator_item = path_item("#ffffff", 1.2, z=5)
-        self.row_gap_item = path_item("#ffffff", 2.5, z=6)
+        self.separator_item = path_item(LIGHT.separator, 1.2, z=5)
+        self.row_gap_item = path_item(LIGHT.separator, 2.5, z=6)
         self.searched_item = path_item(palette.SEARCHED, 2.5, z=10)
         self.released_item = path_item(palette.RELEASED, 3, dash=True, z=11)
         placed_fill = QColor(palette.PLACED)
@@ -218,18 +263,20 @@ class HeapMapWidget(Subscriber, QWidget):
         self._flash.timeout.connect(self._flash_tick)
         self._flash_left = 0
 
+        # The hover line has the map's whole width and wraps between words
+        # (two lines kept for it, so the map does not jump): the map's scale
+        # is written under the bottom axis instead of beside it, where it cut
+        # the hover line mid-word.
         self.info = QLabel(" ")
-        # A long hover line must not widen the window past the screen: it may be cut.
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        # A long hover line must not widen the window past the screen: it wraps.
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.info.setWordWrap(True)
+        self.info.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self._hover_pos = None     # scene position of the last hover, if any
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.info.setMinimumHeight(self.info.sizeHint().height())
-        self.scale_label = QLabel("")
-        self.scale_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         footer = QHBoxLayout()
         footer.setContentsMargins(4, 0, 4, 0)
         footer.addWidget(self.info, 1)
-        footer.addWidget(self.scale_label)
 
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
@@ -240,7 +287,59 @@ class HeapMapWidget(Subscriber, QWidget):
 
         self.plot_widget.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot_widget.scene().sigMouseClicked.connect(self._mouse_clicked)
+        self.apply_presentation(self.presentation)
         self.show_heap(None)
+
+    # ------------------------------------------------------------ presentation
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Theme colours, text sizes and outline widths (presenter mode)."""
+        self.presentation = pres
+        theme, k = pres.theme, pres.text_scale
+        self.legend.apply_presentation(pres)
+        self.plot_widget.setBackground(theme.background)
+        tick_font = QFont(self.font())
+        tick_font.setPointSizeF(pres.pt(0.95))
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setTextPen(theme.ink)
+            axis.setPen(pg.mkPen(theme.axis, width=pres.line_scale))
+            axis.setStyle(tickFont=tick_font)
+            axis.label.setFont(tick_font)
+            axis.labelStyle = {"color": theme.muted if pres.presenter else theme.faint_muted,
+                               "font-size": f"{pres.pt(0.95):.1f}pt"}
+            axis._updateLabel()
+            axis.picture = None
+        self.image_item.setLookupTable(theme_lut(theme))
+        colours = {self.separator_item: theme.separator, self.row_gap_item: theme.separator,
+                   self.released_item: theme.contrast, self.selected_outer: theme.contrast,
+                   self.selected_item: theme.contrast_core, self.hover_item: theme.contrast}
+        for item, width in self._outlines:
+            p = QPen(item.pen())
+            if item in colours:
+                p.setColor(QColor(colours[item]))
+            # the lines between blocks stay thin: thick ones would eat small blocks
+            thin = item in (self.separator_item, self.row_gap_item)
+            p.setWidthF(width * (1.0 if thin else pres.line_scale))
+            item.setPen(p)
+        self.pointer_item.setSize(18 * k)
+        self.pointer_item.setPen(pg.mkPen(theme.contrast, width=1.5 * pres.line_scale))
+        for label in self._order_labels:
+            label.setFont(self._order_font())
+            label.setColor(theme.ink)
+            label.fill = pg.mkBrush(theme.background)
+        self.empty_text.setColor(theme.faint_muted)
+        self.empty_text.setFont(QFont(self.font().family(), round(pres.pt(1.45))))
+        self.banner.setStyleSheet(f"background: {palette.FAILED}; color: white; padding: 6px 12px;"
+                                  f"border-radius: 4px; font-weight: bold; font-size: {pres.pt(1.1):.1f}pt;")
+        info_font = QFont(self.info.font())
+        info_font.setPointSizeF(pres.pt())
+        self.info.setFont(info_font)
+        self.info.setFixedHeight(self.info.fontMetrics().lineSpacing() * 2 + 4)
+        self._show_scale()
+
+    def _order_font(self) -> QFont:
+        """The search-order numbers: as big as the body text, bold."""
+        return QFont(self.font().family(), round(self.presentation.pt()), QFont.Bold)
 
     # ----------------------------------------------------------------- drawing
     def view_aspect(self) -> float:
@@ -287,19 +386,37 @@ class HeapMapWidget(Subscriber, QWidget):
         self._draw_separators()
         self._draw_step(record)
         self._draw_marks()
-        self.scale_label.setText(self._scale_text())
+        self._show_scale()
         if self.follow:
             self.fit()
         # The hover line described the old heap: describe the same spot in the new one.
         if self._hover_pos is not None:
             self.info.setText(self.describe_address(self.address_at(self._hover_pos)))
 
-    def _scale_text(self) -> str:
+    def _show_scale(self) -> None:
+        """The scale under the bottom axis: the longest of its forms that fits."""
+        axis = self.plot.getAxis("bottom")
+        width = max(self.plot_widget.width() - 40, 100)
+        metrics = QFontMetrics(axis.label.font())
+        label = ""
+        for label in self._scale_texts():
+            if metrics.horizontalAdvance(label) <= width:
+                break
+        if axis.labelText != label:
+            axis.setLabel(label)
+
+    def _scale_texts(self) -> list[str]:
+        """The scale line, longest first."""
         lay = self.layout_
         if lay is None or self.blocks.brk == 0:
-            return ""
-        return (f"heap {human_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks · "
-                f"1 cell = {lay.bytes_per_cell} B · 1 row = {human_bytes(lay.row_bytes)}")
+            return ["byte offset within the row"]
+        heap = f"heap {human_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks"
+        cell = f"1 cell = {lay.bytes_per_cell} B"
+        row = f"1 row = {human_bytes(lay.row_bytes)}"
+        return [f"byte offset within the row  ·  {heap}  ·  {cell}  ·  {row}",
+                f"offset in the row · {heap} · {cell} · {row}",
+                f"offset in the row · {cell} · {row}",
+                f"{cell} · {row}"]
 
     def _draw_separators(self) -> None:
         """A white tick at the start of every block and a white gap between rows."""
@@ -376,8 +493,9 @@ class HeapMapWidget(Subscriber, QWidget):
         shown = searched if len(searched) <= MAX_NUMBERED_VISITS else []
         while len(self._order_labels) < len(shown):
             # above the block's first byte, so the number never hides the block
-            label = pg.TextItem("", color="k", fill=pg.mkBrush(255, 255, 255, 220), anchor=(0.5, 1))
-            label.setFont(QFont(self.font().family(), 9, QFont.Bold))
+            label = pg.TextItem("", color=self.presentation.theme.ink,
+                                fill=pg.mkBrush(self.presentation.theme.background), anchor=(0.5, 1))
+            label.setFont(self._order_font())
             label.setZValue(20)
             self.plot.addItem(label)
             self._order_labels.append(label)
@@ -390,6 +508,9 @@ class HeapMapWidget(Subscriber, QWidget):
                 label.show()
             else:
                 label.hide()
+        for label in self._order_labels[:len(shown)]:
+            # on the top row a number over its block would be cut off: put it on the block
+            label.setAnchor((0.5, 0) if label.pos().y() < 1 else (0.5, 1))
 
     def _flash_tick(self) -> None:
         self._flash_left -= 1
@@ -405,6 +526,7 @@ class HeapMapWidget(Subscriber, QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._place_banner()
+        self._show_scale()
         QTimer.singleShot(0, self._relayout_if_needed)
 
     def _relayout_if_needed(self) -> None:

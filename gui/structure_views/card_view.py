@@ -163,6 +163,12 @@ class CardView(StructureView):
         if card is not None:
             self.canvas.ensureVisible(card.sceneBoundingRect(), 40, 60)
 
+    def set_zoom_factor(self, factor: float) -> None:
+        if factor != self.zoom_factor:
+            super().set_zoom_factor(factor)
+            self.canvas.set_zoom(factor)
+            self._width_changed()
+
     def _width_changed(self) -> None:
         # Notes wrap to the new width, and what the step did is brought back into view.
         self.finish_transition()
