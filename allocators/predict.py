@@ -555,7 +555,7 @@ class Tlsf(Generic):
             where = f"list ({found[0]}, {found[1]}) is not empty"
         elif found[0] == searched[0]:
             where = (f"list ({searched[0]}, {searched[1]}) is empty, and sl_bitmap[{searched[0]}] gives "
-                     f"the next non-empty list of that first level, ({found[0]}, {found[1]})")
+                     f"the next non-empty list of that first level, list ({found[0]}, {found[1]})")
         else:
             where = (f"sl_bitmap[{searched[0]}] has no list at or above ({searched[0]}, {searched[1]}), "
                      f"so fl_bitmap gives the next first level with a block: list ({found[0]}, {found[1]})")

@@ -10,11 +10,13 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtCore import QCoreApplication
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-#: base font size in points: big enough for a projector
-BASE_FONT_PT = 11
+from .theme import BASE_PT, Presentation
+
+#: base font size in points on a 900-line screen (gui/theme.py scales it with the screen)
+BASE_FONT_PT = BASE_PT
 
 
 def configure_pyqtgraph() -> None:
@@ -22,16 +24,21 @@ def configure_pyqtgraph() -> None:
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
 
 
-def configure_app(app: QApplication) -> QApplication:
-    """Names (for QSettings), the font size and pyqtgraph's colours."""
+def configure_app(app: QApplication, screen_height: int | None = None) -> QApplication:
+    """Names (for QSettings), the font size and pyqtgraph's colours.  The font
+    follows the screen (``screen_height`` logical pixels; default the primary
+    screen's): 11 pt on a 900-line screen, 13.2 pt on 1080 lines
+    (:func:`gui.theme.screen_factor`)."""
     from .main_window import APPLICATION, ORGANIZATION
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("heapscope")
+    if screen_height is None:
+        screen = QGuiApplication.primaryScreen()
+        screen_height = screen.availableGeometry().height() if screen is not None else 900
     font = QFont(app.font())
-    if font.pointSizeF() < BASE_FONT_PT:
-        font.setPointSizeF(BASE_FONT_PT)
-        app.setFont(font)
+    font.setPointSizeF(Presentation(screen_height=screen_height).body_pt)
+    app.setFont(font)
     configure_pyqtgraph()
     return app
 

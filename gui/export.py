@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
-from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsObject, QWidget
 
@@ -113,7 +113,7 @@ def save_svg(widget: QWidget, path, title: str = "heapscope") -> None:
         if not painter.begin(generator):
             raise ExportError(f"{os.fspath(path)}: cannot write the SVG file")
         try:
-            widget.render(painter)
+            widget.render(painter, QPoint(0, 0))
         finally:
             painter.end()
     if not os.path.exists(os.fspath(path)):

@@ -74,7 +74,7 @@ class Gauge(QFrame):
     title, a smaller number, and the detail line in the tooltip."""
 
     #: the big number's size relative to the body text, full and compact
-    VALUE_SCALE, COMPACT_VALUE_SCALE = 2.3, 1.6
+    VALUE_SCALE, COMPACT_VALUE_SCALE = 2.3, 1.9
 
     def __init__(self, title: str, colour: str, tooltip: str = "", short_title: str = "",
                  parent=None) -> None:

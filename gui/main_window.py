@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import os
+import re
 
 from PySide6.QtCore import QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
@@ -181,7 +182,7 @@ class MainWindow(QMainWindow):
         if icon is not None:
             act.setIcon(self.style().standardIcon(icon))
             act.setProperty("standard_icon", int(icon))
-        tip = tip or text.replace("&", "").rstrip("…")
+        tip = tip or _plain(text).rstrip("…")
         if keys:
             tip += f" ({QKeySequence(keys[0]).toString(QKeySequence.NativeText)})"
         act.setToolTip(tip)
@@ -199,7 +200,7 @@ class MainWindow(QMainWindow):
                                        tip="Save the map, a view, the gauges or the window as PNG or "
                                            "SVG, the measures as CSV or JSON, steps as GIF or MP4")
         self.act_screenshot = self._action("Save &Screenshot…", self.ask_screenshot, ["Ctrl+S"])
-        self.act_quit = self._action("&Quit", self.close, [QKeySequence.Quit])
+        self.act_quit = self._action("&Quit", self.close, ["Ctrl+Q"])
         self.act_clear_recent = self._action("Clear Recent", self.clear_recent, ["Ctrl+Shift+Del"])
         self.act_fit = self._action("&Fit Heap to Window", self.heap_map_fit, ["0"])
         self.act_structure = self._action("&Structure View", self.toggle_structure, ["S"],
@@ -241,7 +242,8 @@ class MainWindow(QMainWindow):
         self.strategy_group = QActionGroup(self)
         self.strategy_actions: dict[str, QAction] = {}
         for i, name in enumerate(strategy_names()):
-            act = self._action(f"{name} — {STRATEGIES[name].title}",
+            # '&&' shows one '&' (K&R, AT&T); a lone one would be a mnemonic
+            act = self._action(f"{name} — {STRATEGIES[name].title}".replace("&", "&&"),
                                lambda name=name: self.set_strategy(name), _strategy_keys(i))
             act.setCheckable(True)
             act.setChecked(name == self.strategy_name)
@@ -577,6 +579,16 @@ class MainWindow(QMainWindow):
         """Show a Trace already in memory."""
         self._start(LoadRequest(label or trace.name or "trace", lambda: trace,
                                 self.strategy_name, self.params_for(self.strategy_name)))
+
+    def show_built(self, trace, timeline, source: str | None = None, position: int = 0,
+                   label: str | None = None) -> None:
+        """Show a timeline already built (``heapscope render`` builds it in its
+        own thread of control, no loader): the trace, then its step
+        ``position``."""
+        if self.model.trace is not trace:
+            self.model.set_trace(trace, source, label or "")
+        key = self.model.add_timeline(timeline)
+        self._show(timeline.strategy_name, key, position)
 
     def set_strategy(self, name: str) -> None:
         """Replay the same trace through another strategy, keeping the step."""
@@ -972,14 +984,14 @@ class MainWindow(QMainWindow):
                     walk(act.menu(), title)
                 elif act.shortcuts() and id(act) not in seen:
                     seen.add(id(act))
-                    rows.append((title, act.text().replace("&", "").rstrip("…"), _key_texts(act)))
+                    rows.append((title, _plain(act.text()).rstrip("…"), _key_texts(act)))
 
         for menu in self.menus.values():
-            walk(menu, menu.title().replace("&", ""))
+            walk(menu, _plain(menu.title()))
         for act in self.actions():
             if act.shortcuts() and id(act) not in seen:
                 seen.add(id(act))
-                rows.append(("", act.text().replace("&", ""), _key_texts(act)))
+                rows.append(("", _plain(act.text()), _key_texts(act)))
         return rows
 
     #: what the mouse does, for the F1 list
@@ -1021,6 +1033,11 @@ class MainWindow(QMainWindow):
         self.loader.cancel()
         self.loader.wait()
         super().closeEvent(event)
+
+
+def _plain(text: str) -> str:
+    """A menu text without its mnemonic: 'Fas&ter' -> 'Faster', 'K&&R' -> 'K&R'."""
+    return re.sub(r"&(.)", r"\1", text)
 
 
 def _key_texts(act: QAction) -> list[str]:
