@@ -650,15 +650,20 @@ class MainWindow(QMainWindow):
         timeline = self.timeline
         self.setWindowTitle(f"heapscope — {self._trace_label()} — {self.strategy_name}")
         self.trace_label.setText(f"{self._trace_label()} · {timeline.n:,} steps")
-        s = timeline.summary()
-        self.statusBar().showMessage(
-            f"{self._trace_label()} through {self.strategy_name}: waste {_pct(s.get('waste'))}, "
-            f"utilisation at the end {_pct(s.get('utilisation'))}, mean search "
-            f"{s.get('search_mean', 0):.2f}, {s.get('failed', 0)} failed; replayed in "
-            f"{timeline.wall_seconds:.2f} s")
+        self.statusBar().showMessage(self.summary_text())
         self.timeline_changed.emit()
         if self.timeline.fault is not None:
             self._show_fault(self.timeline.fault)
+
+    def summary_text(self, timed: bool = True) -> str:
+        """The status bar's line: the whole replay's measures (and, when
+        ``timed``, how long the replay took, which differs run to run)."""
+        timeline = self.timeline
+        s = timeline.summary()
+        text = (f"{self._trace_label()} through {self.strategy_name}: waste {_pct(s.get('waste'))}, "
+                f"utilisation at the end {_pct(s.get('utilisation'))}, mean search "
+                f"{s.get('search_mean', 0):.2f}, {s.get('failed', 0)} failed")
+        return text + (f"; replayed in {timeline.wall_seconds:.2f} s" if timed else "")
 
     def _show_fault(self, fault) -> None:
         """A user strategy broke during the replay: the timeline stops before

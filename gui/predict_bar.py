@@ -10,13 +10,66 @@ colours are Okabe & Ito's bluish green and vermillion.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout
 
 from . import palette
 from .theme import Presentation
 
 RIGHT, WRONG = palette.BLUISH_GREEN, palette.VERMILLION
+#: the verdict's reason is cut to this many lines (the whole of it in the tooltip)
+REASON_LINES = 3
+
+
+def wrap_lines(text: str, metrics: QFontMetrics, width: int, lines: int) -> str:
+    """``text`` wrapped at word breaks to ``width`` pixels, at most ``lines``
+    lines, the last one ended with '…' when the text goes on."""
+    words, out, line = text.split(), [], ""
+    for i, word in enumerate(words):
+        trial = f"{line} {word}".strip()
+        if metrics.horizontalAdvance(trial) <= width or not line:
+            line = trial
+            continue
+        out.append(line)
+        line = word
+        if len(out) == lines:
+            return "\n".join(out[:-1] + [metrics.elidedText(out[-1] + " " + " ".join(words[i:]),
+                                                             Qt.ElideRight, width)])
+    out.append(line)
+    if len(out) > lines:
+        out = out[:lines - 1] + [metrics.elidedText(" ".join(out[lines - 1:]), Qt.ElideRight, width)]
+    return "\n".join(out)
+
+
+class ReasonLabel(QLabel):
+    """Plain text cut to ``lines`` lines at word breaks (a projector's short
+    screen has no room for a paragraph); the tooltip holds it all."""
+
+    def __init__(self, lines: int = REASON_LINES, parent=None) -> None:
+        super().__init__(parent)
+        self.lines = lines
+        self.full = ""
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+
+    def set_full_text(self, text: str) -> None:
+        self.full = text
+        self.setToolTip(text if text.strip() else "")
+        self._fit()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.FontChange:
+            self._fit()
+
+    def _fit(self) -> None:
+        metrics = self.fontMetrics()
+        self.setFixedHeight(metrics.lineSpacing() * self.lines + 2)
+        self.setText(wrap_lines(self.full, metrics, max(self.width() - 4, 80), self.lines))
 
 
 class PredictBar(QFrame):
@@ -28,13 +81,11 @@ class PredictBar(QFrame):
         self.setObjectName("predict")
         self.setFrameShape(QFrame.StyledPanel)
         self.presentation = Presentation()
-        self.question = QLabel()
+        self.question = ReasonLabel(lines=1)
         big = QFont(self.font())
-        big.setPointSizeF(self.font().pointSizeF() * 1.25)
+        big.setPointSizeF(self.font().pointSizeF() * 1.2)
         big.setBold(True)
         self.question.setFont(big)
-        self.question.setWordWrap(True)
-        self.question.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.score = QLabel()
         self.score.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         self.grow_button = QPushButton()
@@ -44,11 +95,7 @@ class PredictBar(QFrame):
         self.reveal_button.setFocusPolicy(Qt.NoFocus)
         self.reveal_button.clicked.connect(reveal_action.trigger)
         self._actions = (grow_action, reveal_action)
-        self.verdict = QLabel()
-        self.verdict.setWordWrap(True)
-        self.verdict.setTextFormat(Qt.RichText)
-        self.verdict.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.verdict.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.verdict = ReasonLabel()
         top = QHBoxLayout()
         top.addWidget(self.question, 1)
         top.addWidget(self.grow_button)
@@ -81,25 +128,22 @@ class PredictBar(QFrame):
         if asking:
             tl = s.timeline()
             kind, ident, size = tl.op(s.pending)
-            self.question.setText(f"Predict: step {s.pending}, malloc({size:,}) for id {ident}. "
-                                  f"Click the block {name} will take.")
+            self.question.set_full_text(f"Step {s.pending}: malloc({size:,}). Which block will {name} take?")
         else:
-            self.question.setText(f"Predict mode ({name}): press → or Space; the replay stops before "
-                                  f"each malloc for your answer.")
+            self.question.set_full_text(f"Predict ({name}): → or Space plays on to the next malloc")
         self.score.setText(f"Score: {s.score_text()}")
-        muted = self.presentation.muted
+        muted, ink = self.presentation.muted, self.presentation.theme.ink
         if s.message:
-            self.verdict.setText(f'<span style="color:{WRONG}">{_esc(s.message)}</span>')
+            colour, text = WRONG, s.message
         elif asking:
-            self.verdict.setText(f'<span style="color:{muted}">Click a free block on the map or in '
-                                 f'the structure view; or say the heap will grow.</span>')
+            colour, text = muted, ("Click a free block on the map or in the structure view, "
+                                   "or say the heap will grow.")
         elif s.last is not None:
             v = s.last
             colour = muted if v.skipped else (RIGHT if v.correct else WRONG)
-            self.verdict.setText(f'<b style="color:{colour}">{_esc(v.headline)}.</b> {_esc(v.reason)}')
+            text = f"{v.headline}. {v.reason}"
         else:
-            self.verdict.setText(" ")
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            colour, text = ink, " "
+        # the mark and the colour of right and wrong, on the whole reason
+        self.verdict.setStyleSheet(f"color: {colour};")
+        self.verdict.set_full_text(text)

@@ -152,12 +152,19 @@ def make_windows(trace, timelines, request: RenderRequest, source: str | None, f
         w.set_window_size(width, height)
         label = os.path.basename(source) if source else (request.trace or trace.name or "trace")
         w.show_built(trace, timeline, source, first_position, label)
+        w.statusBar().showMessage(w.summary_text(timed=False))     # the same picture every run
         windows.append(w)
     from .gui.export import settle
     settle()
     for w in windows:
         w.set_window_size(width, height)     # the loaded views may ask for another arrangement
     settle()
+    small = [w for w in windows if (w.width(), w.height()) != (width, height)]
+    if small:
+        hint = small[0].minimumSizeHint()
+        close_windows(windows)
+        raise RenderError(f"--size {width}x{height} is smaller than the window can be drawn at this "
+                          f"text size (at least {hint.width()}x{hint.height()})")
     return windows
 
 

@@ -1,0 +1,176 @@
+"""Predict mode in the window (gui/predict_mode.py, gui/predict_bar.py):
+playback stops before each malloc, a click on the map answers, the step
+plays and the answer is marked right or wrong with the policy's reason, and
+the score counts -- for next fit and for TLSF."""
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from heapscope.allocators.predict import GROW, reveal
+from heapscope.traces.trace import ALLOC
+
+from .conftest import wait_loaded
+
+
+def settle(qtbot):
+    QApplication.processEvents()
+    qtbot.wait(10)
+
+
+def answer_of(w, t):
+    """The policy's choice at malloc step t, worked out apart from the window."""
+    tl = w.timeline
+    before = tl.state_at(t - 1)
+    pos = tl.position
+    tl.seek(t)
+    record = tl.last_record
+    series = tl.series
+    verdict = reveal(t, tl.op(t)[2], before, record, tl.strategy_name,
+                     int(series.heap[t - 2]) if t > 1 else 0, int(series.heap[t - 1]))
+    tl.seek(pos)
+    return verdict, before
+
+
+def next_malloc(w, position):
+    t = position + 1
+    while w.timeline.op(t)[0] != ALLOC:
+        t += 1
+    return t
+
+
+def click_block(qtbot, w, addr, size):
+    """A real mouse click in the middle of a block of the map."""
+    hm = w.heap_map
+    middle = addr + size // 2
+    where = hm.plot_widget.mapFromScene(hm.scene_pos_of(middle))
+    qtbot.mouseClick(hm.plot_widget.viewport(), Qt.LeftButton, pos=where)
+    settle(qtbot)
+
+
+def ask_next(qtbot, w):
+    """Step forward until predict mode stops before a malloc; its step."""
+    qtbot.keyClick(w, Qt.Key_Right)
+    settle(qtbot)
+    s = w.predict.session(0)
+    while s.pending is None:
+        qtbot.keyClick(w, Qt.Key_Right)
+        settle(qtbot)
+    assert w.model.position == s.pending - 1
+    return s.pending
+
+
+@pytest.fixture(params=["next-fit", "tlsf"])
+def predicting(request, qtbot, loaded):
+    w = loaded
+    if request.param != "next-fit":
+        wait_loaded(qtbot, w, lambda: w.set_strategy(request.param))
+    w.seek(260)
+    qtbot.keyClick(w, Qt.Key_P)
+    settle(qtbot)
+    assert w.predict.active and w.act_predict.isChecked() and w.predict_bar.isVisible()
+    return w
+
+
+def question_with_a_block_and_another(qtbot, w):
+    """Ask until a malloc takes an existing block and another free block is on the map."""
+    while True:
+        t = ask_next(qtbot, w)
+        verdict, before = answer_of(w, t)
+        if verdict.answer != GROW:
+            free = {b[0]: b[1] for b in before.blocks if b[2] == "free"}
+            others = [a for a in free if a not in verdict.answers and free[a] > 8]
+            if others:
+                return t, verdict, free, others
+        qtbot.keyClick(w, Qt.Key_A)           # show the answer, unscored, and go on
+        settle(qtbot)
+
+
+def test_a_right_click_scores_right_and_a_wrong_one_wrong(qtbot, predicting):
+    w = predicting
+    s = w.predict.session(0)
+    name = w.strategy_name
+    t, verdict, free, others = question_with_a_block_and_another(qtbot, w)
+    assert f"malloc({w.timeline.op(t)[2]:,})" in w.predict_bar.question.full
+    assert name in w.predict_bar.question.full
+    skipped = s.skipped
+    click_block(qtbot, w, verdict.answer, free[verdict.answer])
+    assert w.model.position == t                    # the step played
+    assert s.pending is None and s.last.correct and s.last.guess == verdict.answer
+    assert (s.right, s.answered) == (1, 1)
+    assert "✓ Right" in w.predict_bar.verdict.full
+    assert f"1 of 1 right" in w.predict_bar.score.text()
+    assert w.model.selection == verdict.answer      # the answer stays marked on the map
+
+    t2, verdict2, free2, others2 = question_with_a_block_and_another(qtbot, w)
+    wrong = others2[0]
+    click_block(qtbot, w, wrong, free2[wrong])
+    assert w.model.position == t2
+    assert not s.last.correct and s.last.guess == wrong and s.last.answer == verdict2.answer
+    assert (s.right, s.answered) == (1, 2)
+    text = w.predict_bar.verdict.full
+    assert "✗ Wrong" in text and f"0x{wrong:x}" in text
+    # the reason is the policy's: next fit speaks of the rover or the search, TLSF of its classes
+    word = {"next-fit": "next fit", "tlsf": "class ("}[name]
+    assert word in text.lower()
+    assert "1 of 2 right" in w.predict_bar.score.text()
+    assert s.skipped >= skipped
+
+
+def test_space_plays_to_the_next_malloc_and_stops_there(qtbot, predicting):
+    w = predicting
+    start = w.model.position
+    t = next_malloc(w, start)
+    w.player.set_speed(1000)
+    qtbot.keyClick(w, Qt.Key_Space)
+    qtbot.waitUntil(lambda: w.predict.pending is not None, timeout=3000)
+    assert not w.player.playing
+    assert w.predict.pending == t and w.model.position == t - 1
+
+
+def test_grow_answer_and_clicks_that_are_no_answer(qtbot, predicting):
+    w = predicting
+    s = w.predict.session(0)
+    t = ask_next(qtbot, w)
+    verdict, before = answer_of(w, t)
+    used = next(b for b in before.blocks if b[2] == "used" and b[1] > 8)
+    click_block(qtbot, w, used[0], used[1])
+    assert s.pending == t and w.model.position == t - 1       # still asking
+    assert "in use" in w.predict_bar.verdict.full
+    qtbot.keyClick(w, Qt.Key_G)
+    settle(qtbot)
+    assert s.pending is None and s.last.guess == GROW
+    assert s.last.correct == (GROW in verdict.answers)
+    assert s.answered == 1
+
+
+def test_show_the_answer_is_not_scored_and_a_jump_closes_the_question(qtbot, predicting):
+    w = predicting
+    s = w.predict.session(0)
+    t = ask_next(qtbot, w)
+    qtbot.keyClick(w, Qt.Key_A)
+    settle(qtbot)
+    assert w.model.position == t and s.last.skipped and s.answered == 0 and s.skipped == 1
+    assert "took" in w.predict_bar.verdict.full
+    t2 = ask_next(qtbot, w)
+    qtbot.keyClick(w, Qt.Key_Home)
+    settle(qtbot)
+    assert s.pending is None and w.model.position == 0 and s.skipped == 1
+    qtbot.keyClick(w, Qt.Key_P)
+    settle(qtbot)
+    assert not w.predict.active and not w.predict_bar.isVisible()
+    qtbot.keyClick(w, Qt.Key_Right)
+    assert w.model.position == 1                    # no more questions
+
+
+def test_predict_mode_is_per_row():
+    """A row of the window can be in predict mode on its own (compare mode
+    shows several rows)."""
+    from heapscope.gui.predict_mode import PredictMode
+    from heapscope.gui.show_model import ShowModel
+    model = ShowModel()
+    mode = PredictMode(model)
+    mode.set_active(True, rows=[0])
+    assert mode.session(0).active and not mode.session(1).active
+    mode.set_active(False, rows=[0])
+    assert not mode.active
