@@ -113,9 +113,7 @@ class Facts:
             elif isinstance(e, ev.Split) and self.split is None and self.placed is None:
                 self.split = e
         if self.placed is not None and self.grow is None:
-            i = self.block_index(self.placed.addr)
-            if i >= 0 and self.blocks[i][2] == "free":
-                self.chosen = self.blocks[i][0]
+            self.chosen = self.free_block_under(self.placed.addr, self.placed.size)
 
     # ------------------------------------------------------------ the heap
     def block_index(self, address: int) -> int:
@@ -124,6 +122,19 @@ class Facts:
             return -1
         addr, size = self.blocks[i][0], self.blocks[i][1]
         return i if addr <= address < addr + size else -1
+
+    def free_block_under(self, addr: int, size: int) -> int | None:
+        """The first free block (before the step) that the range ``addr ..
+        addr + size`` lies on: the block a placement was cut from.  Usually
+        it holds ``addr``; a block carved from a fixed pool's untouched tail
+        may start on the heap's end marker, just before the tail."""
+        i = max(self.block_index(addr), 0)
+        while i < len(self.blocks) and self.blocks[i][0] < addr + size:
+            b = self.blocks[i]
+            if b[2] == "free" and b[0] + b[1] > addr:
+                return int(b[0])
+            i += 1
+        return None
 
     def size_of(self, addr: int) -> int:
         i = self.block_index(addr)
@@ -273,10 +284,12 @@ class Generic:
     search examined, in order, and the one it took.  Each kind of structure
     refines it below."""
 
-    policy = "the policy"
+    policy = ""
 
     def __init__(self, facts: Facts) -> None:
         self.f = facts
+        if not self.policy:
+            self.policy = facts.name or "the policy"
 
     # the answer
     def why_answer(self) -> str:
@@ -330,7 +343,8 @@ class Generic:
             return (f"{hx(guess)} ({size:,} B) is too small for {f.need:,} B: the search examined it "
                     f"{ordinal(i + 1)} and went on.")
         if f.chosen is None:
-            return f"{hx(guess)} ({size:,} B) was not taken."
+            return (f"{hx(guess)} ({size:,} B) is too small for {f.need:,} B." if size < f.need
+                    else f"{hx(guess)} ({size:,} B) was not taken.")
         return f"{hx(guess)} ({size:,} B) was not examined: the search stopped at {hx(f.chosen)}."
 
     # helpers

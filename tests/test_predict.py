@@ -54,8 +54,8 @@ def test_the_policys_choice_is_right_and_every_other_block_wrong(trace, name, po
         else:
             block = answer.answer
             assert block != GROW
-            # the block the policy chose holds the block it placed
-            assert block <= placed.addr < block + dict(free_blocks(before))[block]
+            # the block the policy chose is where it placed the block
+            assert block < placed.addr + placed.size and placed.addr < block + dict(free_blocks(before))[block]
             chosen += 1
         for right in answer.answers:
             v = judge(t, size, before, rec, right, name, hb, ha)
