@@ -199,3 +199,25 @@ def test_a_click_on_a_used_block_or_past_the_break_is_no_answer(trace):
         check_guess(before, brk + 100)
     free = next(b for b in before.blocks if b[2] == "free")
     assert check_guess(before, free[0] + free[1] - 1) == free[0]    # any byte of the block means it
+
+
+def test_next_fit_after_wrapping_round_a_later_block_is_later_on_the_ring(trace):
+    """When the search wrapped past the end of the list, a block between the
+    one taken and the rover was simply not reached: it is later on the ring,
+    not 'below the rover' (which is why next fit differs from first fit)."""
+    tl = Timeline(trace, "next-fit").build()
+    cases = 0
+    for t, before, rec, size, hb, ha in malloc_steps(tl):
+        answer = reveal(t, size, before, rec, "next-fit", hb, ha)
+        rover = next(p["addr"] for p in before.structure["pointers"] if p["name"] == "rover")
+        if answer.answer == GROW or rover is None or not answer.answer < rover:
+            continue
+        visited = {e.addr for e in rec.events if isinstance(e, ev.Visit)}
+        between = [a for a, _ in free_blocks(before) if answer.answer < a <= rover and a not in visited]
+        for guess in between:
+            v = judge(t, size, before, rec, guess, "next-fit", hb, ha)
+            assert not v.correct
+            assert "comes after" in v.reason and "on the ring from the rover" in v.reason
+            assert "lies below the rover" not in v.reason
+            cases += 1
+    assert cases >= 3
