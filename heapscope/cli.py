@@ -298,6 +298,10 @@ def _open_options(p: argparse.ArgumentParser) -> None:
                    f"loaded): {', '.join(strategy_names())}")
     p.add_argument("--step", "-n", type=_step_number, default=None, metavar="N",
                    help="show the heap after the first N operations (default 0; past the end: the end)")
+    p.add_argument("--presenter", action="store_true", default=None,
+                   help="start in presenter mode: large text, thick outlines (F5 in the window)")
+    p.add_argument("--theme", choices=("light", "dark"), default=None,
+                   help="the colour theme (default: the one used last; D in the window)")
     add_strategy_options(p)
 
 
@@ -319,6 +323,8 @@ class WindowRequest:
     params: dict                      # the common parameters given
     strategy_params: dict[str, dict]  # -P, by strategy
     step: int | None = None           # the step to show first
+    presenter: bool | None = None     # presenter mode (None: as last time)
+    theme: str | None = None          # "light" or "dark" (None: as last time)
 
 
 @command("open", "open the window (the default)", _open_options)
@@ -328,7 +334,8 @@ def cmd_open(args) -> int:
     if strategy is None and len(loaded) == 1:
         strategy = loaded[0]          # --allocator mine.py:Mine opens on it
     request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
-                            getattr(args, "step", None))
+                            getattr(args, "step", None), getattr(args, "presenter", None),
+                            getattr(args, "theme", None))
     first = request.strategy or "next-fit"
     try:   # the strategy shown first must take its parameters: say so here, not in a dialog
         make_strategy(first, **request.params, **request.strategy_params.get(first, {}))
