@@ -34,7 +34,8 @@ import re
 
 from PySide6.QtCore import QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInputDialog, QLabel,
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFrame, QHBoxLayout,
+                               QInputDialog, QLabel,
                                QMainWindow, QMessageBox, QScrollArea, QSplitter, QStyle, QToolBar,
                                QVBoxLayout, QWidget)
 
@@ -989,7 +990,8 @@ class MainWindow(QMainWindow):
                     walk(act.menu(), title)
                 elif act.shortcuts() and id(act) not in seen:
                     seen.add(id(act))
-                    rows.append((title, _plain(act.text()).rstrip("…"), _key_texts(act)))
+                    # a strategy by its name alone: its original is in the menu
+                    rows.append((title, _plain(act.text()).rstrip("…").split(" — ")[0], _key_texts(act)))
 
         for menu in self.menus.values():
             walk(menu, _plain(menu.title()))
@@ -1002,26 +1004,49 @@ class MainWindow(QMainWindow):
     #: what the mouse does, for the F1 list
     MOUSE_ROWS = (("wheel / drag", "zoom / pan the heap map"),
                   ("click a plot", "go to that step"),
-                  ("click a block", "select it on the map and in the structure view "
-                                    "(in predict mode: your answer)"),
+                  ("click a block", "select it (map and structure view)"),
+                  ("… in predict mode", "your answer"),
                   ("click an event", "select the block it names"))
 
-    def keys_html(self) -> str:
-        """The F1 list: every command with its keys, by menu, then the mouse."""
-        rows, last = [], None
+    def keys_html(self, columns: int = 3) -> str:
+        """The F1 list: every command with its keys, by menu, then the mouse,
+        the menus in ``columns`` columns (a single long column would not fit
+        a projector's screen)."""
+        sections, last = [], None
         for menu, text, keys in self.key_rows():
             if menu != last:
-                rows.append(f"<tr><td colspan=2><br><b><u>{menu or 'Other'}</u></b></td></tr>")
+                sections.append((menu or "Other", []))
                 last = menu
-            rows.append(f"<tr><td><b>{html.escape(', '.join(keys))}</b></td>"
-                        f"<td>&nbsp;&nbsp;{html.escape(text)}</td></tr>")
-        rows.append("<tr><td colspan=2><br><b><u>Mouse</u></b></td></tr>")
-        for what, does in self.MOUSE_ROWS:
-            rows.append(f"<tr><td><b>{what}</b></td><td>&nbsp;&nbsp;{does}</td></tr>")
-        return "<table>" + "".join(rows) + "</table>"
+            sections[-1][1].append((", ".join(keys), text))
+        sections.append(("Mouse", list(self.MOUSE_ROWS)))
+
+        def table(title, rows):
+            cells = "".join(f"<tr><td><b>{html.escape(k)}</b></td>"
+                            f"<td>&nbsp;&nbsp;{html.escape(t)}</td></tr>" for k, t in rows)
+            return (f"<p><b><u>{html.escape(title)}</u></b></p>"
+                    f"<table cellspacing=0 cellpadding=1>{cells}</table>")
+
+        # fill the columns in order, each about as long as the others
+        total = sum(len(rows) + 2 for _, rows in sections)
+        cols, height = [[]], 0
+        for title, rows in sections:
+            if height and height + len(rows) / 2 > total / columns and len(cols) < columns:
+                cols.append([])
+                height = 0
+            cols[-1].append(table(title, rows))
+            height += len(rows) + 2
+        tds = "".join(f"<td valign=top style='padding-right: 24px'>{''.join(c)}</td>" for c in cols)
+        return f"<table><tr>{tds}</tr></table>"
 
     def show_keys(self) -> None:
-        self._message(QMessageBox.Information, "Keyboard shortcuts", self.keys_html())
+        """F1: the list of keys in a window of its own, as wide as its columns
+        (a message box squeezes them), scrolling on a small screen."""
+        if self.message_box is not None:
+            self.message_box.close()
+        dialog = KeysDialog(self.keys_html(), self)
+        dialog.finished.connect(lambda _=0, d=dialog: self._message_closed(d))
+        self.message_box = dialog
+        dialog.open()
 
     def show_about(self) -> None:
         self._message(QMessageBox.Information, "About heapscope",
@@ -1038,6 +1063,36 @@ class MainWindow(QMainWindow):
         self.loader.cancel()
         self.loader.wait()
         super().closeEvent(event)
+
+
+class KeysDialog(QDialog):
+    """The F1 list: the keys' table (rich text, never wrapped) in a scroll
+    area, and a Close button.  ``text()`` is the table, as a message box's."""
+
+    def __init__(self, table_html: str, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.setAttribute(Qt.WA_DeleteOnClose)
+        self._html = table_html
+        label = QLabel(table_html)
+        label.setTextFormat(Qt.RichText)
+        label.setWordWrap(False)
+        label.setContentsMargins(12, 8, 12, 8)
+        scroll = QScrollArea()
+        scroll.setWidget(label)
+        scroll.setFrameShape(QFrame.NoFrame)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        box = QVBoxLayout(self)
+        box.addWidget(scroll, 1)
+        box.addWidget(buttons)
+        bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent)
+        want = label.sizeHint() + QSize(40 + bar, 80 + bar)
+        room = parent.size() * 0.92 if parent is not None else want
+        self.resize(min(want.width(), room.width()), min(want.height(), room.height()))
+
+    def text(self) -> str:
+        return self._html
 
 
 def _plain(text: str) -> str:
