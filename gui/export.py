@@ -35,7 +35,9 @@ from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsObject, QWidget
 
+from .. import video
 from ..allocators import series_io
+from ..video import VIDEO_MISSING  # noqa: F401  (the message, for callers)
 
 PICTURE_FORMATS = ("png", "svg")
 ANIMATION_FORMATS = ("gif", "mp4")
@@ -291,18 +293,9 @@ def write_gif(images: Iterable[QImage], path, fps: float) -> int:
     return len(frames)
 
 
-VIDEO_MISSING = ("MP4 needs the optional encoder: pip install 'heapscope[video]' (imageio-ffmpeg, "
-                 "which brings an ffmpeg binary under the GPL); GIF needs nothing more")
-
-
 def video_unavailable() -> str | None:
-    """Why MP4 cannot be written here, or None."""
-    try:
-        import imageio_ffmpeg
-        imageio_ffmpeg.get_ffmpeg_exe()
-    except Exception:      # not installed, or no ffmpeg binary for this platform
-        return VIDEO_MISSING
-    return None
+    """Why MP4 cannot be written here, or None (:mod:`heapscope.video`)."""
+    return video.video_unavailable()
 
 
 def write_mp4(images: Iterable[QImage], path, fps: float) -> int:

@@ -486,7 +486,7 @@ def cmd_render(args) -> int:
     except RenderError as exc:
         raise CliError(str(exc)) from None
     if args.output.lower().endswith(".mp4"):
-        from .gui.export import video_unavailable
+        from .video import video_unavailable
         reason = video_unavailable()
         if reason:
             raise CliError(reason)
@@ -502,8 +502,7 @@ def cmd_render(args) -> int:
     progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
     warn = lambda message: print(f"heapscope: {message}", file=sys.stderr)  # noqa: E731
     try:
-        written = render(request, trace, source,
-                         (lambda d, n: progress("render", d, n)) if progress else None, warn)
+        written = render(request, trace, source, progress, warn)
     except RenderError as exc:
         raise CliError(str(exc)) from None
     for path in written:

@@ -86,26 +86,38 @@ def output_format(path: str) -> str:
     return fmt
 
 
-def build_timelines(trace, request: RenderRequest, warn=None) -> list[Timeline]:
-    """Replay the trace through each strategy.  A strategy that refuses its
-    parameters or a user strategy that breaks is left out with a warning, as
-    ``heapscope compare`` leaves out its row; when none is left, RenderError."""
-    timelines, errors = [], []
-    for name in request.strategies:
+def replay_all(trace, request: RenderRequest, warn=None, progress=None) -> list[Timeline]:
+    """Replay the trace through each strategy: several at once in worker
+    processes (allocators/parallel.py), one in this process.  A strategy that
+    refuses its parameters or a user strategy that breaks is left out with a
+    warning, as ``heapscope compare`` leaves out its row; when none is left,
+    RenderError."""
+    from .allocators.parallel import BuildFailed, BuildSpec, build_timelines
+    specs, errors = [], {}
+    for name in dict.fromkeys(request.strategies):
         params = dict(request.params, **request.strategy_params.get(name, {}))
         try:
             make_strategy(name, **params)
         except (ValueError, UserStrategyError) as exc:
-            errors.append(f"{name}: {exc}" if name not in str(exc) else str(exc))
+            errors[name] = f"{name}: {exc}" if name not in str(exc) else str(exc)
             continue
-        timeline = Timeline(trace, name, params).build()
-        if timeline.fault is not None:
-            errors.append(str(timeline.fault))
-            continue
-        timelines.append(timeline)
+        specs.append(BuildSpec(name, params))
+    built: dict = {}
+    if len(specs) == 1:
+        spec = specs[0]
+        timeline = Timeline(trace, spec.name, spec.params).build(
+            progress=(lambda d, n: progress(spec.name, d, n)) if progress else None)
+        built[spec.name] = timeline if timeline.fault is None else BuildFailed(spec.name, str(timeline.fault))
+    elif specs:
+        built = build_timelines(trace, specs, progress=progress)
+    for name, result in built.items():
+        if isinstance(result, BuildFailed):
+            errors[name] = result.error
+    timelines = [built[name] for name in request.strategies
+                 if name in built and not isinstance(built[name], BuildFailed)]
     if not timelines:
-        raise RenderError("; ".join(errors) or "no strategy to draw")
-    for e in errors:
+        raise RenderError("; ".join(errors.values()) or "no strategy to draw")
+    for e in errors.values():
         if warn is not None:
             warn(f"left out: {e}")
     return timelines
@@ -196,10 +208,12 @@ def side_by_side(images):
 
 
 def render(request: RenderRequest, trace, source: str | None = None, progress=None, warn=None) -> list[str]:
-    """Draw ``request``; the files written."""
+    """Draw ``request``; the files written.  ``progress(what, done, total)``
+    hears of the replays and of the frames drawn."""
     from .gui import export
     fmt = output_format(request.output)
-    timelines = build_timelines(trace, request, warn)
+    timelines = replay_all(trace, request, warn,
+                           (lambda key, d, n: progress(f"replay {key}", d, n)) if progress else None)
     n = min(t.n for t in timelines)
     if request.steps is not None:
         first, last = request.steps
@@ -214,7 +228,8 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
     try:
         widgets = [export.part_widget(w, request.part) for w in windows]
         if fmt in ("gif", "mp4"):
-            images = _frames(windows, widgets, positions, progress)
+            images = _frames(windows, widgets, positions,
+                             (lambda d, n: progress("draw", d, n)) if progress else None)
             writer = export.write_gif if fmt == "gif" else export.write_mp4
             writer(images, request.output, request.fps)
             return [request.output]
@@ -235,7 +250,7 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
                 _svg(widgets, path, f"heapscope: {', '.join(request.strategies)} at step {position}")
             written.append(path)
             if progress is not None:
-                progress(len(written), len(positions))
+                progress("draw", len(written), len(positions))
         return written
     finally:
         close_windows(windows)

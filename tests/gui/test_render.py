@@ -78,7 +78,7 @@ def test_svg_and_one_png_per_step(qtbot, trace_path, tmp_path, capsys):
 
 
 def test_mp4(qtbot, trace_path, tmp_path):
-    from heapscope.gui.export import video_unavailable
+    from heapscope.video import video_unavailable
     if video_unavailable():
         pytest.skip("imageio-ffmpeg is not installed")
     import imageio_ffmpeg
@@ -135,7 +135,7 @@ def test_bad_requests_are_one_line_errors(qtbot, trace_path, tmp_path, capsys, a
 
 
 def test_without_an_encoder_mp4_is_refused_with_the_way_to_get_one(qtbot, trace_path, tmp_path, capsys, monkeypatch):
-    from heapscope.gui import export
-    monkeypatch.setattr(export, "video_unavailable", lambda: export.VIDEO_MISSING)
+    from heapscope import video
+    monkeypatch.setattr(video, "video_unavailable", lambda: video.VIDEO_MISSING)
     assert main(["render", trace_path, "-s", "tlsf", "--steps", "1:3", "-o", str(tmp_path / "v.mp4")]) == 2
     assert "pip install 'heapscope[video]'" in capsys.readouterr().err
