@@ -12,9 +12,10 @@ spreadsheet, a range of steps as an animation.
   (:class:`VectorCells`), so a slide can scale it without blur and a script
   can read the blocks back.
 * **Measures over time** as CSV or JSON: :mod:`allocators.series_io`.
-* **Steps as GIF or MP4**: one frame per step of the range (each step's
-  animation, where the window animates steps, comes through
-  :func:`frames_of_step`), written by Pillow (GIF) or by imageio-ffmpeg
+* **Steps as GIF or MP4**: one frame per step of the range, or, animated,
+  each step playing its events as the window's step animator plays them
+  (:func:`frames_of_step`, deterministic: the glides are stepped frame by
+  frame), written by Pillow (GIF) or by imageio-ffmpeg
   (MP4, the optional extra ``heapscope[video]``: its ffmpeg binary is GPL, so
   heapscope does not require it; without it MP4 export says how to get it).
 
@@ -210,10 +211,14 @@ def save_measures(timeline, path, start: int = 1, stop: int | None = None, about
 # ================================================================ animations
 @dataclass
 class StepRange:
-    """Steps ``first..last`` (inclusive) at ``fps`` frames a second."""
+    """Steps ``first..last`` (inclusive) at ``fps`` frames a second; with
+    ``animate``, each step plays its events as the window does at
+    ``speed`` steps a second (several frames a step), else one frame a step."""
     first: int
     last: int
     fps: float = 4.0
+    animate: bool = False
+    speed: float = 1.0
 
     def positions(self) -> range:
         return range(self.first, self.last + 1)
@@ -245,14 +250,52 @@ def settle() -> None:
             app.processEvents()
 
 
-def frames_of_step(window, position: int, fps: float) -> Iterator[None]:
+def frames_of_step(window, position: int, fps: float, animate: bool = False,
+                   speed: float = 1.0) -> Iterator[None]:
     """Show step ``position`` in ``window`` and yield once per frame to
-    capture.  One frame, the step as shown when it is reached; where the
-    window animates its steps (micro-steps, "Animated steps"), the frames
-    of that animation come through here too."""
-    window.model.seek(position)
-    settle()
-    yield
+    capture.  Without ``animate``: one frame, the step as shown when it is
+    reached.  With it: the step plays its events as the window's step
+    animator plays them at ``speed`` steps a second (gui/step_animator.py:
+    the same script, each event held its share of the step's time), the
+    structure view's glides stepped frame by frame at ``fps`` rather than by
+    the clock, so every run gives the same frames; the last frame is the
+    whole step."""
+    from .step_animator import move_ms, plan
+    model = window.model
+    if not animate or position == 0:
+        model.seek(position)
+        settle()
+        yield
+        return
+    model.seek(position - 1)
+    model.seek(position, 0)
+    step = model.step()
+    script = plan(step.record.events, speed) if step is not None and step.event_count else []
+    view = window.structure_panel.view
+    frame_ms = 1000.0 / max(fps, 0.01)
+    if view is not None:
+        view.manual_transitions = True
+    try:
+        for k, (index, slot) in enumerate(script):
+            if k:
+                model.transition_ms = move_ms(slot)
+                try:
+                    model.set_event(index)
+                finally:
+                    model.transition_ms = 0
+            transition = view.transition if view is not None else None
+            for f in range(max(1, round(slot / frame_ms))):
+                if transition is not None and transition.running:
+                    transition.seek((f + 1) * frame_ms)
+                settle()
+                yield
+        model.set_event(None)
+        settle()
+        yield
+    finally:
+        if view is not None:
+            view.manual_transitions = False
+            view.finish_transition()
 
 
 def step_images(window, widget: QWidget, steps: StepRange, progress: ProgressFn | None = None,
@@ -262,7 +305,7 @@ def step_images(window, widget: QWidget, steps: StepRange, progress: ProgressFn 
     for i, position in enumerate(steps.positions()):
         if cancel is not None and cancel():
             raise ExportCancelled(f"export stopped after {i} of {total} steps")
-        for _ in frames_of_step(window, position, steps.fps):
+        for _ in frames_of_step(window, position, steps.fps, steps.animate, steps.speed):
             yield widget.grab().toImage()
         if progress is not None:
             progress(i + 1, total)
@@ -382,7 +425,8 @@ def export(window, request: ExportRequest, progress: ProgressFn | None = None,
     if fmt in ANIMATION_FORMATS:
         steps = request.steps or StepRange(window.model.position, window.model.position)
         n = save_animation(window, widget, path, steps, progress, cancel)
-        return (f"wrote {path}: {PARTS[request.part]}, steps {steps.first}-{steps.last}, "
+        how = " (each step's events played)" if steps.animate else ""
+        return (f"wrote {path}: {PARTS[request.part]}, steps {steps.first}-{steps.last}{how}, "
                 f"{n:,} frames at {steps.fps:g} per second")
     title = f"heapscope: {window.model.label} through {window.strategy_name}, step {window.model.position}"
     save_picture(widget, path, title)

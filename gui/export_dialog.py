@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QVBoxLayout)
 
@@ -49,6 +49,8 @@ class ExportDialog(QDialog):
         self.fps.setDecimals(1)
         self.fps.setValue(4.0)
         self.fps.setSuffix(" frames/s")
+        self.animate = QCheckBox("Play each step's events (several frames a step, as at 1 step/s)")
+        self.animate.toggled.connect(self._animate_toggled)
         self.path = QLineEdit()
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
@@ -67,6 +69,7 @@ class ExportDialog(QDialog):
         form.addRow("As", self.format)
         form.addRow("Steps", steps_row)
         form.addRow("Frame rate", self.fps)
+        form.addRow("", self.animate)
         form.addRow("File", file_row)
         self.buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
         self.buttons.accepted.connect(self.accept)
@@ -113,6 +116,7 @@ class ExportDialog(QDialog):
         self.first.setEnabled(ranged)
         self.last.setEnabled(ranged)
         self.fps.setEnabled(fmt in export.ANIMATION_FORMATS)
+        self.animate.setEnabled(fmt in export.ANIMATION_FORMATS)
         notes = {"png": "The pixels as on screen.",
                  "svg": "Vectors: text, outlines and the heap's blocks stay sharp at any size.",
                  "gif": "One frame per step; GIF keeps every frame in memory: for long ranges, MP4.",
@@ -130,6 +134,13 @@ class ExportDialog(QDialog):
         stem = os.path.splitext(name)[0] if name else os.path.join(self.folder, f"heapscope-{self.part()}")
         self.path.setText(f"{stem}.{fmt}")
 
+    def _animate_toggled(self, on: bool) -> None:
+        # a glide needs more frames than a jump from step to step
+        if on and self.fps.value() < 12:
+            self.fps.setValue(12)
+        elif not on and self.fps.value() == 12:
+            self.fps.setValue(4)
+
     def _browse(self) -> None:
         fmt = self.fmt()
         path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(),
@@ -145,7 +156,8 @@ class ExportDialog(QDialog):
         steps = None
         if fmt in export.ANIMATION_FORMATS + export.MEASURE_FORMATS:
             first, last = sorted((self.first.value(), self.last.value()))
-            steps = export.StepRange(first, last, self.fps.value())
+            steps = export.StepRange(first, last, self.fps.value(),
+                                     animate=fmt in export.ANIMATION_FORMATS and self.animate.isChecked())
         path = self.path.text().strip()
         if not path.lower().endswith("." + fmt):
             path += "." + fmt

@@ -454,8 +454,11 @@ def _render_options(p: argparse.ArgumentParser) -> None:
                         "screen that high, as in the window" % DEFAULT_SIZE)
     p.add_argument("--presenter", action="store_true", help="presenter mode: large text, thick outlines")
     p.add_argument("--theme", choices=("light", "dark"), default="light")
-    p.add_argument("--fps", type=_arg_type(_frame_rate, "fps"), default=4.0, metavar="N",
-                   help="frames a second of a GIF or MP4 (default 4)")
+    p.add_argument("--fps", type=_arg_type(_frame_rate, "fps"), default=None, metavar="N",
+                   help="frames a second of a GIF or MP4 (default 4; 12 with --animate)")
+    p.add_argument("--animate", action="store_true",
+                   help="GIF or MP4: each step plays its events, as the window does at 1 step/s "
+                        "(several frames a step)")
     p.add_argument("--part", choices=("window", "map", "structure", "gauges", "plots"), default="window",
                    help="draw only this part of the window (default: the whole window)")
     add_strategy_options(p)
@@ -494,8 +497,10 @@ def cmd_render(args) -> int:
     if not os.path.isdir(folder):
         raise CliError(f"{args.output}: no folder {folder}")
     request = RenderRequest(args.trace, strategies, args.output, step=args.step, steps=args.steps,
-                            size=args.size, presenter=args.presenter, theme=args.theme, fps=args.fps,
-                            part=args.part, params=common_params(args), strategy_params=policy_params(args))
+                            size=args.size, presenter=args.presenter, theme=args.theme,
+                            fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
+                            animate=args.animate, params=common_params(args),
+                            strategy_params=policy_params(args))
     spec = args.trace or str(default_trace_path())
     trace = load_trace(spec)
     source = spec if os.path.exists(spec) else None

@@ -50,6 +50,7 @@ class RenderRequest:
     theme: str = "light"
     fps: float = 4.0
     part: str = "window"
+    animate: bool = False             # each step plays its events (several frames a step)
     params: dict = field(default_factory=dict)            # every strategy's
     strategy_params: dict = field(default_factory=dict)   # -P, by strategy
 
@@ -228,7 +229,7 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
     try:
         widgets = [export.part_widget(w, request.part) for w in windows]
         if fmt in ("gif", "mp4"):
-            images = _frames(windows, widgets, positions,
+            images = _frames(windows, widgets, positions, request,
                              (lambda d, n: progress("draw", d, n)) if progress else None)
             writer = export.write_gif if fmt == "gif" else export.write_mp4
             writer(images, request.output, request.fps)
@@ -256,13 +257,23 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
         close_windows(windows)
 
 
-def _frames(windows, widgets, positions, progress):
+def _frames(windows, widgets, positions, request, progress):
+    """The side-by-side pictures of every step (of every frame of each step's
+    events, with ``request.animate``: a window whose step has fewer events
+    holds its last frame until the others are done)."""
     from .gui import export
     for i, position in enumerate(positions):
-        for w in windows:
-            w.model.seek(position)
-        export.settle()
-        yield side_by_side([x.grab().toImage() for x in widgets])
+        players = [export.frames_of_step(w, position, request.fps, request.animate) for w in windows]
+        last = [None] * len(windows)
+        while True:
+            moved = False
+            for k, (player, widget) in enumerate(zip(players, widgets)):
+                if next(player, StopIteration) is not StopIteration:
+                    last[k] = widget.grab().toImage()
+                    moved = True
+            if not moved:
+                break
+            yield side_by_side(last)
         if progress is not None:
             progress(i + 1, len(positions))
 

@@ -260,3 +260,44 @@ def test_file_export_runs_the_dialogs_request(qtbot, loaded, tmp_path, monkeypat
     loaded.act_export.trigger()
     assert path.exists() and ET.parse(path).getroot().tag == SVG + "svg"
     assert "chosen.svg" in loaded.statusBar().currentMessage()
+
+
+def gif_frames(path) -> list[np.ndarray]:
+    gif = Image.open(path)
+    out = []
+    for i in range(gif.n_frames):
+        gif.seek(i)
+        out.append(np.asarray(gif.convert("RGB")).copy())
+    return out
+
+
+def test_an_animated_gif_plays_each_steps_events_and_is_the_same_every_run(qtbot, loaded, tmp_path):
+    w = loaded
+    first, last = 300, 302
+    events = 0
+    for t in range(first, last + 1):
+        w.seek(t)
+        events += w.model.step().event_count
+    plain, a, b = tmp_path / "plain.gif", tmp_path / "a.gif", tmp_path / "b.gif"
+    export.save_animation(w, w.structure_panel, plain, export.StepRange(first, last, fps=12))
+    for path in (a, b):
+        export.save_animation(w, w.structure_panel, path, export.StepRange(first, last, fps=12, animate=True))
+    frames_a, frames_b = gif_frames(a), gif_frames(b)
+    # more pictures than steps: the events one after another (identical
+    # neighbours, an event held, are one GIF frame shown longer)
+    assert len(frames_a) > last - first + 1 + 2
+    assert len(frames_a) == len(frames_b) and all(np.array_equal(x, y) for x, y in zip(frames_a, frames_b))
+    # each step ends on the whole step, as drawn without the animation
+    assert np.array_equal(frames_a[-1], gif_frames(plain)[-1])
+    assert events > 3
+
+
+def test_the_dialog_asks_whether_to_play_the_events(qtbot, loaded, tmp_path):
+    d = ExportDialog(loaded.model.n, 10, str(tmp_path), loaded)
+    qtbot.addWidget(d)
+    d.format.setCurrentIndex(d.format.findData("png"))
+    assert not d.animate.isEnabled()
+    d.format.setCurrentIndex(d.format.findData("gif"))
+    assert d.animate.isEnabled() and not d.request().steps.animate
+    d.animate.setChecked(True)
+    assert d.fps.value() == 12 and d.request().steps.animate

@@ -139,3 +139,12 @@ def test_without_an_encoder_mp4_is_refused_with_the_way_to_get_one(qtbot, trace_
     monkeypatch.setattr(video, "video_unavailable", lambda: video.VIDEO_MISSING)
     assert main(["render", trace_path, "-s", "tlsf", "--steps", "1:3", "-o", str(tmp_path / "v.mp4")]) == 2
     assert "pip install 'heapscope[video]'" in capsys.readouterr().err
+
+
+def test_animate_gives_the_events_of_each_step(qtbot, trace_path, tmp_path):
+    plain, animated = tmp_path / "p.gif", tmp_path / "a.gif"
+    assert render(trace_path, "-s", "splay-best-fit", "--steps", "100:101", "-o", plain) == 0
+    assert render(trace_path, "-s", "splay-best-fit", "--steps", "100:101", "--animate", "-o", animated) == 0
+    assert Image.open(plain).n_frames == 2
+    gif = Image.open(animated)
+    assert gif.n_frames > 2 and gif.info["duration"] <= 1000 / 12 * 8     # 12 frames a second
