@@ -174,3 +174,15 @@ def test_predict_mode_is_per_row():
     assert mode.session(0).active and not mode.session(1).active
     mode.set_active(False, rows=[0])
     assert not mode.active
+
+
+def test_at_a_slow_speed_the_answered_step_plays_its_events(qtbot, predicting):
+    w = predicting
+    w.player.set_speed(1)
+    s = w.predict.session(0)
+    t, verdict, free, others = question_with_a_block_and_another(qtbot, w)
+    click_block(qtbot, w, verdict.answer, free[verdict.answer])
+    assert w.model.position == t and s.last.correct
+    assert w.animator.running and w.model.event_index is not None      # the events, one after another
+    qtbot.waitUntil(lambda: not w.animator.running, timeout=15000)
+    assert w.model.event_index is None                                 # ... ending on the whole step
