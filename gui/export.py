@@ -14,8 +14,8 @@ spreadsheet, a range of steps as an animation.
 * **Measures over time** as CSV or JSON: :mod:`allocators.series_io`.
 * **Steps as GIF or MP4**: one frame per step of the range, or, animated,
   each step playing its events as the window's step animator plays them
-  (:func:`frames_of_step`, deterministic: the glides are stepped frame by
-  frame), written by Pillow (GIF) or by imageio-ffmpeg
+  (:func:`frames_of_step`, deterministic: the structure view's glides and
+  the heap map's fades and sliding cuts are stepped frame by frame), written by Pillow (GIF) or by imageio-ffmpeg
   (MP4, the optional extra ``heapscope[video]``: its ffmpeg binary is GPL, so
   heapscope does not require it; without it MP4 export says how to get it).
 
@@ -271,10 +271,12 @@ def frames_of_step(window, position: int, fps: float, animate: bool = False,
     model.seek(position, 0)
     step = model.step()
     script = plan(step.record.events, speed) if step is not None and step.event_count else []
-    view = window.structure_panel.view
+    # Both the structure view's glides and the heap map's fades and sliding
+    # cuts (gui/heap_map.py, seek_transition) are stepped frame by frame.
+    views = [v for v in (window.structure_panel.view, window.heap_map) if v is not None]
     frame_ms = 1000.0 / max(fps, 0.01)
-    if view is not None:
-        view.manual_transitions = True
+    for v in views:
+        v.manual_transitions = True
     try:
         for k, (index, slot) in enumerate(script):
             if k:
@@ -283,19 +285,28 @@ def frames_of_step(window, position: int, fps: float, animate: bool = False,
                     model.set_event(index)
                 finally:
                     model.transition_ms = 0
-            transition = view.transition if view is not None else None
             for f in range(max(1, round(slot / frame_ms))):
-                if transition is not None and transition.running:
-                    transition.seek((f + 1) * frame_ms)
+                _seek_transitions(views, (f + 1) * frame_ms)
                 settle()
                 yield
         model.set_event(None)
         settle()
         yield
     finally:
-        if view is not None:
-            view.manual_transitions = False
-            view.finish_transition()
+        for v in views:
+            v.manual_transitions = False
+            v.finish_transition()
+
+
+def _seek_transitions(views, ms: float) -> None:
+    """Every view's transition under way to ``ms`` after its start."""
+    for v in views:
+        if hasattr(v, "seek_transition"):          # the heap map
+            v.seek_transition(ms)
+        else:                                      # a structure view's glide
+            transition = v.transition
+            if transition is not None and transition.running:
+                transition.seek(ms)
 
 
 def step_images(window, widget: QWidget, steps: StepRange, progress: ProgressFn | None = None,

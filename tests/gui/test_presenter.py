@@ -88,10 +88,19 @@ def font_sizes(w) -> dict:
         "application": QApplication.font().pointSizeF(),
         "menu": w.menuBar().font().pointSizeF(),
         "map hover line": hm.info.font().pointSizeF(),
-        "map legend": hm.legend._words[0][0].font().pointSizeF(),
+        "map legend": hm.legend.labels["payload"].font().pointSizeF(),
+        "map legend pointer name": hm.legend.labels["search pointer"].font().pointSizeF(),
+        "map legend swatch": hm.legend._swatches[0][0].width(),
         "map axis ticks": hm.plot.getAxis("left").style["tickFont"].pointSizeF(),
+        "map axis width": hm.plot.getAxis("left").width(),
         "map axis label": float(re.search(r"font-size: ([\d.]+)pt", hm.plot.getAxis("bottom").labelString())[1]),
-        "map search numbers": hm._order_font().pointSizeF(),
+        "map search numbers": min(number_points(hm)),
+        "map pointer names": min(lab.textItem.font().pointSizeF() for lab in hm._pointer_labels
+                                 if lab.isVisible()),
+        "map note": hm.skip_label.textItem.font().pointSizeF(),
+        "map pointer symbol": hm.pointer_item.opts["size"],
+        "map marker symbol": hm.marker_item.opts["size"],
+        "map pointer note": float(re.search(r"font-size: ([\d.]+)pt", hm.pointer_note.styleSheet())[1]),
         "explain lines": w.explain_panel.list.font().pointSizeF(),
         "explain title": w.explain_panel.title.font().pointSizeF(),
         "step line": w.bar.description.font().pointSizeF(),
@@ -111,9 +120,25 @@ def font_sizes(w) -> dict:
     return sizes
 
 
+def number_points(hm) -> list[float]:
+    """The point sizes of the search numbers on the map (there must be some)."""
+    sizes = [lab.textItem.font().pointSizeF() for lab in hm._order_labels if lab.isVisible()]
+    assert sizes, "no search numbers on the map"
+    return sizes
+
+
+def seek_to_a_search(w, start=300) -> int:
+    """Show the first step from ``start`` on whose search the map numbers."""
+    for t in range(start, w.timeline.n + 1):
+        w.seek(t)
+        if any(lab.isVisible() for lab in w.heap_map._order_labels):
+            return t
+    raise AssertionError("no step with a search")
+
+
 def test_presenter_mode_raises_every_font_and_turning_it_off_restores_them(qtbot, loaded):
     w = loaded
-    w.seek(300)
+    seek_to_a_search(w)
     settle(qtbot)
     before = font_sizes(w)
     w.act_presenter.trigger()
@@ -125,6 +150,8 @@ def test_presenter_mode_raises_every_font_and_turning_it_off_restores_them(qtbot
     assert during["application"] == pytest.approx(before["application"] * PRESENTER_TEXT, rel=0.02)
     # outlines thicken too
     assert w.heap_map.placed_item.pen().widthF() > 4 * 1.5
+    assert w.heap_map.searched_item.pen().widthF() > 2.5 * 1.5
+    assert w.heap_map.cut_item.pen().widthF() > 4 * 1.5
     w.act_presenter.trigger()
     settle(qtbot)
     assert font_sizes(w) == pytest.approx(before, rel=0.02)
@@ -135,10 +162,11 @@ def test_text_follows_the_screen(qtbot, loaded):
     assert Presentation(screen_height=1080).body_pt == pytest.approx(13.2)
     assert screen_factor(720) < screen_factor(1080) < screen_factor(1440)
     w = loaded
+    seek_to_a_search(w)
     w.apply_presentation(w.presentation.with_(screen_height=1080))
     settle(qtbot)
     assert QApplication.font().pointSizeF() == pytest.approx(13.2)
-    assert w.heap_map._order_font().pointSizeF() >= 13      # the search numbers were 9 pt
+    assert min(number_points(w.heap_map)) >= 13      # the search numbers were 9 pt
     big = w.gauges.frag.value_label.font().pointSizeF()
     w.apply_presentation(w.presentation.with_(screen_height=900))
     settle(qtbot)
