@@ -548,6 +548,7 @@ class HeapMapWidget(Subscriber, QWidget):
             axis.label.setFont(tick_font)
             axis.labelStyle = {"color": pres.muted, "font-size": f"{pres.pt(0.95):.1f}pt"}
             axis._updateLabel()
+            axis.resizeEvent()          # centred again at its new size
             axis.picture = None
         # A fixed width, room for a 32-bit address in the tick font: an axis
         # that widened for long addresses and kept its width would make the
@@ -792,14 +793,19 @@ class HeapMapWidget(Subscriber, QWidget):
     def _show_scale(self) -> None:
         """The scale under the bottom axis: the longest of its forms that fits."""
         axis = self.plot.getAxis("bottom")
-        width = max(self.plot_widget.width() - 40, 100)
+        # the label is centred under the map's cells, not under the whole
+        # widget (the address axis takes the left of it)
+        width = max(self.vb.sceneBoundingRect().width() - 8, 100)
         metrics = QFontMetrics(axis.label.font())
         label = ""
         for label in self._scale_texts():
-            if metrics.horizontalAdvance(label) <= width:
+            if metrics.horizontalAdvance(label) + 12 <= width:     # the text item's margins
                 break
         if axis.labelText != label:
             axis.setLabel(label)
+            # pyqtgraph centres the label only when the axis is resized: a
+            # longer text set later ran off the right end
+            axis.resizeEvent()
 
     def _scale_texts(self) -> list[str]:
         """The scale line, longest first."""
@@ -1097,6 +1103,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self._draw_separators()
         self._place_labels()
         self._place_notes()
+        self._show_scale()
 
     def _place_labels(self) -> None:
         """Put the labels on screen: each number standing on its block, the count of

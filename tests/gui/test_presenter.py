@@ -50,8 +50,9 @@ def whole_in_window(widget, window) -> bool:
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, loaded, presenter, theme):
     w = loaded
-    w.seek(300)
     at_size(qtbot, w, 1280, 720, presenter=presenter, theme_name=theme)
+    w.seek(300)         # a step shown after the resize (as heapscope render does)
+    settle(qtbot)
     assert w.minimumSizeHint().width() <= 1280 and w.minimumSizeHint().height() <= 720
     assert w.gauges.arrangement == w.gauges.STRIP
     for g in w.gauges.all:
@@ -62,6 +63,16 @@ def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, loaded, presenter
         assert g.value_label.fontMetrics().horizontalAdvance(g.value_label.text()) <= g.value_label.width()
     for part in (w.heap_map.plot_widget, w.bar.slider, w.bar.description):
         assert whole_in_window(part, w)
+    # the map's scale line is whole under the map's cells, where it is drawn
+    hm = w.heap_map
+    axis = hm.plot.getAxis("bottom")
+    assert "1 row = " in axis.labelText
+    left, width = axis.label.pos().x(), axis.label.boundingRect().width()
+    assert 0 <= left and left + width <= axis.width() <= hm.vb.sceneBoundingRect().width() + 1
+    # the legend is whole, every entry the policy uses shown
+    for key, entry in hm.legend.entries.items():
+        if entry.isVisibleTo(hm.legend):
+            assert whole_in_window(entry, w), key
 
 
 def test_a_tall_window_has_the_gauges_in_a_column_and_a_short_one_in_a_strip(qtbot, loaded):
