@@ -301,3 +301,43 @@ def test_the_dialog_asks_whether_to_play_the_events(qtbot, loaded, tmp_path):
     assert d.animate.isEnabled() and not d.request().steps.animate
     d.animate.setChecked(True)
     assert d.fps.value() == 12 and d.request().steps.animate
+
+
+def test_an_animated_export_steps_the_maps_fades_frame_by_frame_not_by_the_clock(qtbot, loaded):
+    """The heap map's transitions (a placed block fading in, a cut sliding
+    down: gui/heap_map.py) are stepped by the exporter with seek_transition,
+    so a frame shows the fade as far as the frame's time says."""
+    from PySide6.QtCore import QVariantAnimation
+    from heapscope.allocators import events as ev
+    from heapscope.gui.step_animator import move_ms, plan
+    w, hm = loaded, loaded.heap_map
+    fps = 25
+    frame_ms = 1000 / fps
+    for t in range(300, 400):
+        w.seek(t)
+        events = w.model.step().record.events or []
+        script = plan(events, 1.0)
+        placed = [k for k, (i, _) in enumerate(script) if k and isinstance(events[i], ev.Placed)]
+        if placed:
+            break
+    k = placed[0]
+    index, slot = script[k]
+    expected = [min(1.0, (f + 1) * frame_ms / move_ms(slot)) for f in range(max(1, round(slot / frame_ms)))]
+    seen = []
+    for _ in export.frames_of_step(w, t, fps, animate=True):
+        assert hm._anim.state() != QVariantAnimation.Running        # never the clock
+        if w.model.event_index == index:
+            seen.append(hm.placed_item.opacity())
+    assert seen == pytest.approx(expected)
+    assert 0 < seen[0] < 1                   # a frame mid-fade
+    assert not hm.animating() and not hm.manual_transitions and hm.placed_item.opacity() == 1
+
+
+def test_an_animated_gif_of_the_map_is_the_same_every_run(qtbot, loaded, tmp_path):
+    w = loaded
+    paths = [tmp_path / "a.gif", tmp_path / "b.gif"]
+    for path in paths:
+        export.save_animation(w, w.heap_map, path, export.StepRange(300, 302, fps=25, animate=True))
+    frames_a, frames_b = (gif_frames(p) for p in paths)
+    assert len(frames_a) > 3 + 2
+    assert len(frames_a) == len(frames_b) and all(np.array_equal(x, y) for x, y in zip(frames_a, frames_b))
