@@ -107,6 +107,33 @@ def test_a_users_strategy_renders_and_a_broken_one_is_an_error(qtbot, trace_path
         plugins.forget("broken")
 
 
+def near(pixels: np.ndarray, colour, tolerance: int = 24) -> np.ndarray:
+    """Where ``pixels`` are within ``tolerance`` of ``colour`` (a GIF frame's
+    palette may move a colour a little)."""
+    return np.abs(pixels.astype(int) - colour).sum(axis=2) <= tolerance
+
+
+def test_a_users_strategy_renders_beside_the_built_ins_as_a_gif(qtbot, trace_path, tmp_path):
+    """Issue 12: a strategy loaded with --allocator is drawn by render like a
+    built-in, here the tutorial's bump allocator beside next fit and TLSF."""
+    out = tmp_path / "bump.gif"
+    try:
+        assert render(trace_path, "--allocator", f"{ROOT / 'examples' / 'bump.py'}:Bump",
+                      "-s", "bump", "-s", "next-fit", "-s", "tlsf", "--steps", "60:64", "-o", out) == 0
+    finally:
+        plugins.forget("bump")
+    gif = Image.open(out)
+    assert gif.n_frames == 5 and gif.size == (3 * SIZE[0], SIZE[1])
+    gif.seek(4)
+    pixels = np.asarray(gif.convert("RGB"))
+    bump, next_fit = pixels[:, :SIZE[0]], pixels[:, SIZE[0]:2 * SIZE[0]]
+    # the bump row shows a heap: payload (blue) and the blocks it freed and never reuses (yellow)
+    assert near(bump, (0, 114, 178)).sum() > 1000
+    assert near(bump, (240, 228, 66)).sum() > 200
+    # and it is its own heap, not next fit's
+    assert not np.array_equal(bump, next_fit)
+
+
 def status_of(argv) -> int:
     """main's exit status, argparse's own errors included."""
     try:
