@@ -132,8 +132,8 @@ class MainWindow(QMainWindow):
         for view in self.views():
             view.bind(self.model)
         self.model.step_changed.connect(self.position_changed)
-        self.heap_map.block_clicked.connect(lambda addr: self._block_clicked(0, addr))
-        self.structure_panel.block_clicked.connect(lambda addr: self._block_clicked(0, addr))
+        self.heap_map.block_clicked.connect(lambda addr: self.predict_click(0, addr))
+        self.structure_panel.block_clicked.connect(lambda addr: self.predict_click(0, addr))
         self.predict.active_changed.connect(self.act_predict.setChecked)
         self.player.advance.connect(self._advance)
         self.player.playing_changed.connect(self._playing_changed)
@@ -884,8 +884,10 @@ class MainWindow(QMainWindow):
         for s in self.predict.sessions.values():
             s.reset()
 
-    def _block_clicked(self, row: int, addr) -> None:
-        """A click on a block of row ``row``: an answer while a question is open."""
+    def predict_click(self, row: int, addr) -> None:
+        """A click on a block of row ``row`` (its heap map or structure view):
+        an answer while a question is open.  Compare mode connects each
+        row's views here with the row's number."""
         if self.predict.pending is not None and addr is not None and addr >= 0:
             self.predict.answer(row, addr)
 

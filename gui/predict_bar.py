@@ -75,7 +75,11 @@ class ReasonLabel(QLabel):
 class PredictBar(QFrame):
     """Question, buttons, verdict and score of one predict session."""
 
-    def __init__(self, session, grow_action, reveal_action, parent=None) -> None:
+    def __init__(self, session, grow_action, reveal_action, parent=None, grow=None) -> None:
+        """``grow_action`` and ``reveal_action`` give the buttons their keys;
+        the grow button triggers ``grow_action`` (every asking row answers
+        "the heap will grow"), or calls ``grow()`` when given (a compare
+        row's bar: ``lambda: predict.answer(row, GROW)``)."""
         super().__init__(parent)
         self.session = session
         self.setObjectName("predict")
@@ -90,7 +94,9 @@ class PredictBar(QFrame):
         self.score.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         self.grow_button = QPushButton()
         self.grow_button.setFocusPolicy(Qt.NoFocus)
-        self.grow_button.clicked.connect(grow_action.trigger)
+        # (the button's checked flag is not passed on: grow takes no argument)
+        self._grow = grow if grow is not None else grow_action.trigger
+        self.grow_button.clicked.connect(lambda _checked=False: self._grow())
         self.reveal_button = QPushButton()
         self.reveal_button.setFocusPolicy(Qt.NoFocus)
         self.reveal_button.clicked.connect(reveal_action.trigger)

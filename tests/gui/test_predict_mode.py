@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 from heapscope.allocators.predict import GROW, reveal
 from heapscope.traces.trace import ALLOC
 
-from .conftest import wait_loaded
+from .conftest import SMALL_STEPS, wait_loaded
 
 
 def settle(qtbot):
@@ -174,6 +174,82 @@ def test_predict_mode_is_per_row():
     assert mode.session(0).active and not mode.session(1).active
     mode.set_active(False, rows=[0])
     assert not mode.active
+
+
+def test_in_compare_mode_each_row_answers_for_its_own_policy(qtbot):
+    """Compare mode shows several rows at one step (issue 10): predict mode on
+    for all of them stops before a malloc, waits until every row has answered,
+    then plays the step once and marks each row's answer in its own policy's
+    words, with a score per row.  This drives the API compare mode calls:
+    PredictMode on the shared ShowModel, answer(row, address or GROW)."""
+    from heapscope import traces
+    from heapscope.allocators.replay import Timeline
+    from heapscope.gui.predict_bar import PredictBar
+    from heapscope.gui.predict_mode import PredictMode
+    from heapscope.gui.show_model import ShowModel
+    from PySide6.QtGui import QAction
+
+    trace = traces.make_workload("vo1989", steps=SMALL_STEPS, seed=11)
+    names = ("next-fit", "tlsf")
+    model = ShowModel()
+    model.set_trace(trace)
+    model.show([model.add_timeline(Timeline(trace, n, {}).build()) for n in names], 0)
+    judges = [Timeline(trace, n, {}).build() for n in names]        # worked out apart from the model
+    mode = PredictMode(model)
+    mode.set_active(True)                                            # every shown row
+    assert [s.row for s in mode.active_sessions()] == [0, 1]
+    bars = [PredictBar(mode.session(r), QAction(), QAction(), grow=lambda r=r: mode.answer(r, GROW))
+            for r in range(2)]
+    for bar in bars:
+        qtbot.addWidget(bar)
+
+    def answers(t):
+        out = []
+        for tl in judges:
+            before = tl.state_at(t - 1)
+            tl.seek(t)
+            series = tl.series
+            out.append((reveal(t, tl.op(t)[2], before, tl.last_record, tl.strategy_name,
+                               int(series.heap[t - 2]) if t > 1 else 0, int(series.heap[t - 1])), before))
+        return out
+
+    position = 150
+    while True:
+        assert mode.stop_before(position, position + 40) == mode.pending - 1
+        t = mode.pending
+        assert model.position == t - 1 and all(s.pending == t for s in mode.active_sessions())
+        (v0, _), (v1, before1) = answers(t)
+        free1 = [b[0] for b in before1.blocks if b[2] == "free" and b[0] not in v1.answers and b[1] > 8]
+        if v0.answer != GROW and v1.answer != GROW and free1:
+            break
+        mode.reveal()
+        position = t
+    # row 0 answers right: nothing plays until row 1 has answered too
+    assert mode.answer(0, v0.answer)
+    assert model.position == t - 1 and mode.pending == t
+    assert "Which block will next-fit take?" in bars[0].question.full
+    assert "Which block will tlsf take?" in bars[1].question.full
+    assert mode.answer(1, free1[0])                   # row 1 answers wrong
+    assert model.position == t and mode.pending is None
+    s0, s1 = mode.session(0), mode.session(1)
+    assert s0.last.correct and not s1.last.correct
+    assert s1.last.answer == v1.answer and s1.last.guess == free1[0]
+    assert "next fit" in s0.last.reason.lower() and "class (" in s1.last.reason.lower()
+    assert (s0.right, s0.answered, s1.right, s1.answered) == (1, 1, 0, 1)
+    assert "✓ Right" in bars[0].verdict.full and "✗ Wrong" in bars[1].verdict.full
+    # a row's own "the heap will grow" answers for that row only
+    position = t
+    while True:
+        mode.stop_before(position, position + 40)
+        t = mode.pending
+        if all(s.pending == t for s in mode.active_sessions()):
+            break
+        mode.reveal()
+        position = t
+    bars[1].grow_button.click()
+    assert s1.guess == GROW and s0.guess is None and model.position == t - 1
+    mode.reveal()                                     # row 0 shown the answer, unscored
+    assert model.position == t and s0.last.skipped and not s1.last.skipped
 
 
 def test_at_a_slow_speed_the_answered_step_plays_its_events(qtbot, predicting):
