@@ -473,6 +473,8 @@ class HeapMapWidget(Subscriber, QWidget):
         self._cut_fresh = False       # the newest cut slides in
         #: numbers that overlap others at this zoom for want of room
         self.crowded = 0
+        #: the heap and the pointers only, none of the step's marks (set_quiet)
+        self.quiet = False
 
         # The hover line has the map's whole width and wraps between words
         # (two lines kept for it, so the map does not jump): the map's scale
@@ -669,6 +671,19 @@ class HeapMapWidget(Subscriber, QWidget):
             else:
                 self._anim.start()
 
+    def set_quiet(self, quiet: bool) -> None:
+        """Draw the heap and the policy's pointers only, none of the shown
+        step's marks: predict mode asks about the *next* malloc, and the last
+        step's search numbers, outlines or banner would be noise on the map,
+        or read as a hint."""
+        quiet = bool(quiet)
+        if quiet == self.quiet:
+            return
+        self.quiet = quiet
+        if self.layout_ is not None:
+            self._stop_transition()
+            self._render()
+
     def animating(self) -> bool:
         """A micro-step transition is under way."""
         return self._anim.state() == QVariantAnimation.Running or self._manual_ms is not None
@@ -759,7 +774,7 @@ class HeapMapWidget(Subscriber, QWidget):
             axis.update()
         self.empty_text.setVisible(heap_end == 0)
         self.empty_text.setPos(layout.row_bytes / 2, 0.5)
-        self.marks = step_marks(record, index if micro else None)
+        self.marks = StepMarks() if self.quiet else step_marks(record, index if micro else None)
         self._fresh = []
         self._cut_fresh = False
         self._draw_marks_of_step()

@@ -135,6 +135,7 @@ class MainWindow(QMainWindow):
         self.heap_map.block_clicked.connect(lambda addr: self.predict_click(0, addr))
         self.structure_panel.block_clicked.connect(lambda addr: self.predict_click(0, addr))
         self.predict.active_changed.connect(self.act_predict.setChecked)
+        self.predict.question_changed.connect(self._question_changed)
         self.player.advance.connect(self._advance)
         self.player.playing_changed.connect(self._playing_changed)
         self.player.speed_changed.connect(self.bar.show_speed)
@@ -536,6 +537,8 @@ class MainWindow(QMainWindow):
         # Presenter mode on a short screen has no room for readable plots:
         # they give way to the map (L shows them again).
         crowded = compact and self.presentation.presenter
+        self.predict_bar.set_compact(crowded)
+        self.structure_panel.set_compact(crowded)
         if crowded != getattr(self, "_crowded", False):
             self._crowded = crowded
             self.set_plots_visible(not crowded)
@@ -890,6 +893,13 @@ class MainWindow(QMainWindow):
         row's views here with the row's number."""
         if self.predict.pending is not None and addr is not None and addr >= 0:
             self.predict.answer(row, addr)
+
+    def _question_changed(self, step) -> None:
+        """While a question is open the map and the structure view show the
+        heap before the malloc without the last step's marks (its search
+        numbers would be noise, or a hint); the policy's pointers stay."""
+        for view in (self.heap_map, self.structure_panel):
+            view.set_quiet(step is not None)
 
     def _apply_predict_presentation(self, pres) -> None:
         self.predict_bar.apply_presentation(pres)

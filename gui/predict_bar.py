@@ -119,6 +119,14 @@ class PredictBar(QFrame):
         self.presentation = pres
         self.refresh()
 
+    def set_compact(self, compact: bool) -> None:
+        """A crowded screen (presenter mode at 720 lines): the reason gets one
+        line less (all of it stays in the tooltip), so the window still fits."""
+        lines = REASON_LINES - 1 if compact else REASON_LINES
+        if lines != self.verdict.lines:
+            self.verdict.lines = lines
+            self.verdict._fit()
+
     def refresh(self) -> None:
         s = self.session
         self.setVisible(s.active)

@@ -49,6 +49,10 @@ class StructurePanel(Subscriber, QWidget):
         self.presentation = None
         #: brings a new view's own fonts to the window's text size (set by the window)
         self.font_scaler = None
+        #: the structure only, no step marks (predict mode's open question)
+        self.quiet = False
+        #: a crowded screen: views with a canvas let it shrink further
+        self.compact = False
         self.facts = QLabel(" ")
         self.facts.setWordWrap(True)
         self.facts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
@@ -65,6 +69,19 @@ class StructurePanel(Subscriber, QWidget):
 
     def model_bound(self) -> None:
         self.redraw_soon()
+
+    def set_compact(self, compact: bool) -> None:
+        """A crowded screen (presenter mode at 720 lines): passed on to every view made."""
+        self.compact = bool(compact)
+        if self.view is not None and hasattr(self.view, "set_compact"):
+            self.view.set_compact(self.compact)
+
+    def set_quiet(self, quiet: bool) -> None:
+        """Draw the structure only, none of the shown step's marks (predict
+        mode's open question: see HeapMapWidget.set_quiet)."""
+        if bool(quiet) != self.quiet:
+            self.quiet = bool(quiet)
+            self.redraw_soon()
 
     def apply_presentation(self, pres) -> None:
         """Zoom the drawing with the text (presenter mode, a big screen)."""
@@ -87,8 +104,11 @@ class StructurePanel(Subscriber, QWidget):
         # the structure after each event, for micro-steps and animated steps
         # (rebuilt from the step before only when an event is asked for)
         view.set_states(step.structure_at)
-        view.show_step(structure, step.explained, step.record)    # the whole step
-        if model.event_index is not None:
+        if self.quiet:
+            view.show_step(structure, [], None)        # the structure only, no step drawn on it
+        else:
+            view.show_step(structure, step.explained, step.record)    # the whole step
+        if model.event_index is not None and not self.quiet:
             view.set_current_event(model.event_index)
         view.set_selection(model.selection)
         self._model_hover(model.hover)
@@ -104,6 +124,8 @@ class StructurePanel(Subscriber, QWidget):
                 self.font_scaler.adopt(self.view)
             if self.presentation is not None:
                 self.view.set_zoom_factor(self.presentation.drawing_scale)
+            if hasattr(self.view, "set_compact"):
+                self.view.set_compact(self.compact)
             self.view.block_clicked.connect(self._view_clicked)
             self.view.block_hovered.connect(self._view_hovered)
             self._box.replaceWidget(old if old is not None else self._placeholder, self.view)

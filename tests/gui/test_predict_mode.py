@@ -117,6 +117,40 @@ def test_a_right_click_scores_right_and_a_wrong_one_wrong(qtbot, predicting):
     assert s.skipped >= skipped
 
 
+def marked(hm) -> bool:
+    """The map draws some mark of its step."""
+    m = hm.marks
+    return bool(m.visits or m.placed or m.released or m.cuts or m.grown or m.failed)
+
+
+def test_an_open_question_shows_the_heap_without_the_last_steps_marks(qtbot, predicting):
+    from heapscope.gui.step_marks import step_marks
+    w = predicting
+    hm, panel = w.heap_map, w.structure_panel
+    while True:
+        t = ask_next(qtbot, w)
+        if w.timeline.op(t - 1)[0] == ALLOC and step_marks(w.model.step().record).visits:
+            break                      # the step shown (t - 1) searched: it has numbers to hide
+        qtbot.keyClick(w, Qt.Key_A)
+        settle(qtbot)
+    settle(qtbot)
+    # the heap before the malloc, with none of step t - 1's search, outlines or numbers
+    assert hm.quiet and panel.quiet and not marked(hm)
+    assert not any(lab.isVisible() for lab in hm._order_labels) and not hm.skip_label.isVisible()
+    assert hm.placed_item.path().isEmpty() and hm.searched_item.path().isEmpty()
+    # ... but with the policy's pointers (next fit's rover: where its search will start)
+    search = [p for p in hm.heap.pointers if p.addr is not None and p.addr >= 0 and p.role != "marker"]
+    assert len(hm.pointer_item.getData()[0]) == len(search)
+    if w.strategy_name == "next-fit":
+        assert search and panel.view.drawn()["numbers"] == []
+    qtbot.keyClick(w, Qt.Key_A)              # the answer: the step plays, with its marks
+    settle(qtbot)
+    assert w.model.position == t and not hm.quiet and not panel.quiet
+    assert marked(hm) and hm.marks.placed
+    if w.strategy_name == "next-fit":
+        assert panel.view.drawn()["numbers"]
+
+
 def test_space_plays_to_the_next_malloc_and_stops_there(qtbot, predicting):
     w = predicting
     start = w.model.position

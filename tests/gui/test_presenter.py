@@ -69,6 +69,7 @@ def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, loaded, presenter
     assert "1 row = " in axis.labelText
     left, width = axis.label.pos().x(), axis.label.boundingRect().width()
     assert 0 <= left and left + width <= axis.width() <= hm.vb.sceneBoundingRect().width() + 1
+    assert stacked_without_overlap(w.structure_panel.view)
     # the legend is whole, every entry the policy uses shown
     for key, entry in hm.legend.entries.items():
         if entry.isVisibleTo(hm.legend):
@@ -357,3 +358,45 @@ def test_open_starts_in_presenter_mode_and_a_theme(qtbot, monkeypatch):
     w.set_presenter(False)
     w.set_theme("light")
     w.close()
+
+
+def stacked_without_overlap(widget) -> bool:
+    """The widgets of ``widget``'s layout each get their own room: none is
+    squeezed over its neighbour (a layout given less than it needs overlaps them)."""
+    lay = widget.layout()
+    rects = [lay.itemAt(i).widget().geometry() for i in range(lay.count())
+             if lay.itemAt(i).widget() is not None and lay.itemAt(i).widget().isVisible()]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            if a.intersects(b):
+                return False
+    return all(widget.rect().contains(r) for r in rects)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_at_1280x720_in_presenter_mode_a_predict_question_fits(qtbot, loaded, theme):
+    from heapscope.traces.trace import ALLOC
+    w = loaded
+    at_size(qtbot, w, 1280, 720, presenter=True, theme_name=theme)
+    w.seek(299)
+    w.set_predict(True)
+    while w.predict.pending is None:
+        w.step_forward()
+    settle(qtbot)
+    assert w.timeline.op(w.predict.pending)[0] == ALLOC
+    assert (w.width(), w.height()) == (1280, 720) and w.minimumSizeHint().height() <= 720
+    for part in (w.predict_bar, w.predict_bar.question, w.predict_bar.verdict, w.heap_map.plot_widget,
+                 w.structure_panel.view, *w.gauges.all, w.bar.slider):
+        assert whole_in_window(part, w), part
+    view = w.structure_panel.view
+    assert stacked_without_overlap(view)
+    assert view.canvas.height() >= 100          # room to click a block in
+    # a verdict's reason keeps two lines here, the whole of it in the tooltip
+    free = [b[0] for b in w.predict.session(0).before.blocks if b[2] == "free"]
+    w.predict_click(0, free[0])
+    w.animator.finish()
+    settle(qtbot)
+    verdict = w.predict_bar.verdict
+    assert verdict.text().count("\n") <= 1 and verdict.toolTip() == verdict.full
+    assert (w.width(), w.height()) == (1280, 720)
+    w.set_predict(False)
