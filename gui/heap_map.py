@@ -822,6 +822,15 @@ class HeapMapWidget(Subscriber, QWidget):
             # longer text set later ran off the right end
             axis.resizeEvent()
 
+    def _show_row_label(self) -> None:
+        """The left axis's "row address" only where the map is tall enough to
+        hold it whole (a short map in presenter mode cut it to "row addres")."""
+        axis = self.plot.getAxis("left")
+        need = QFontMetrics(axis.label.font()).horizontalAdvance("row address") + 12
+        show = self.vb.sceneBoundingRect().height() >= need
+        if show != axis.label.isVisible():
+            axis.showLabel(show)       # the axis keeps its fixed width: the map does not move
+
     def _scale_texts(self) -> list[str]:
         """The scale line, longest first."""
         lay = self.layout_
@@ -1119,6 +1128,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self._place_labels()
         self._place_notes()
         self._show_scale()
+        self._show_row_label()
 
     def _place_labels(self) -> None:
         """Put the labels on screen: each number standing on its block, the count of

@@ -70,6 +70,8 @@ def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, loaded, presenter
     left, width = axis.label.pos().x(), axis.label.boundingRect().width()
     assert 0 <= left and left + width <= axis.width() <= hm.vb.sceneBoundingRect().width() + 1
     assert stacked_without_overlap(w.structure_panel.view)
+    left = hm.plot.getAxis("left")
+    assert not left.label.isVisible() or left.label.boundingRect().width() <= left.height()
     # the legend is whole, every entry the policy uses shown
     for key, entry in hm.legend.entries.items():
         if entry.isVisibleTo(hm.legend):
@@ -390,6 +392,9 @@ def test_at_1280x720_in_presenter_mode_a_predict_question_fits(qtbot, loaded, th
         assert whole_in_window(part, w), part
     view = w.structure_panel.view
     assert stacked_without_overlap(view)
+    # the map is short here: its "row address" is left out rather than cut
+    left = w.heap_map.plot.getAxis("left")
+    assert not left.label.isVisible() or left.label.boundingRect().width() <= left.height()
     assert view.canvas.height() >= 100          # room to click a block in
     # a verdict's reason keeps two lines here, the whole of it in the tooltip
     free = [b[0] for b in w.predict.session(0).before.blocks if b[2] == "free"]
