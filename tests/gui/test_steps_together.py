@@ -333,7 +333,6 @@ def test_at_1280_by_720_the_line_under_the_map_keeps_off_its_axis(qtbot, loaded,
         hm = w.heap_map
         assert hm.legend.geometry().bottom() < hm.plot_widget.geometry().top(), size
         assert hm.plot_widget.geometry().bottom() < hm.info.geometry().top(), size
-        assert hm.plot_widget.geometry().bottom() < hm.scale_label.geometry().top(), size
         assert hm.info.geometry().bottom() <= hm.height(), size
 
 
