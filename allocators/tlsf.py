@@ -114,7 +114,7 @@ CHUNK = 4096
 FUSED_REQUEST_TABLE = 4096
 FUSED_FREE_TABLE = 1 << 16
 #: those tables, made once per (word, zero_returns_null) from the readable verbs
-_fused_tables: dict[tuple[int, bool], tuple[list[int], list[int], list[int]]] = {}
+_fused_tables: dict[tuple[int, bool], tuple[list[tuple[int, int]], list[int]]] = {}
 
 
 def fls(word: int) -> int:
@@ -657,28 +657,28 @@ class TLSF(Strategy):
         return payload
 
     # ------------------------------------------------- the fused bulk path
-    def _fused_tables(self) -> tuple[list[int], list[int], list[int]]:
-        """For the fused path: ``adjust_request_size(n)`` and the list index of
-        ``mapping_search`` of it for every request n up to
-        FUSED_REQUEST_TABLE, and the list index of ``mapping_insert(s)`` for
-        every size s below FUSED_FREE_TABLE (by ``s // ALIGN_SIZE``); made
-        from the readable verbs, once per word size."""
+    def _fused_tables(self) -> tuple[list[tuple[int, int]], list[int]]:
+        """For the fused path: ``(adjust_request_size(n), the list index of
+        mapping_search of it)`` for every request n up to FUSED_REQUEST_TABLE,
+        and the list index of ``mapping_insert(s)`` for every size s below
+        FUSED_FREE_TABLE (by ``s // ALIGN_SIZE``); made from the readable
+        verbs, once per word size."""
         key = (self.word, self.zero_returns_null)
         tables = _fused_tables.get(key)
         if tables is None:
             def index(fl: int, sl: int) -> int:
                 return fl * SL_INDEX_COUNT + sl
             adjusted = [self.adjust_request_size(n) for n in range(FUSED_REQUEST_TABLE + 1)]
-            search = [index(*self.mapping_search(a)) if a else 0 for a in adjusted]
+            search = [(a, index(*self.mapping_search(a)) if a else 0) for a in adjusted]
             filed = [index(*self.mapping_insert(s)) for s in range(0, FUSED_FREE_TABLE, self.word)]
-            tables = _fused_tables[key] = (adjusted, search, filed)
+            tables = _fused_tables[key] = (search, filed)
         return tables
 
     def bulk_ops(self) -> tuple:
         """Fused malloc, free and realloc for bulk replay (``Strategy.bulk_ops``):
         the verbs above inlined into one function each, on local names, with
         no events, counting ``rec.probes``, ``visits``, ``splits`` and
-        ``merges`` as the readable path does (``tests/test_tlsf_fused.py``
+        ``merges`` as the readable path does (``tests/test_fused_paths.py``
         runs both in lockstep).  The rare paths (growing the heap, a request
         TLSF refuses, a realloc in place or refused) call the readable verbs.
 
@@ -713,7 +713,7 @@ class TLSF(Strategy):
         slow_realloc = self._realloc
         grow = self._grow
         fixed = self.arena.fixed
-        adjusted, search_index, insert_index = self._fused_tables()
+        searched, insert_index = self._fused_tables()
         table_request = FUSED_REQUEST_TABLE
         table_free = FUSED_FREE_TABLE
 
@@ -728,10 +728,9 @@ class TLSF(Strategy):
             block_locate_free again)."""
             # adjust_request_size, mapping_search
             if size <= table_request:
-                adjust = adjusted[size]
+                adjust, i = searched[size]
                 if not adjust:
                     return slow_malloc(size)    # malloc(0) with zero_returns_null: NULL
-                i = search_index[size]
             else:
                 adjust = (size + W - 1) & -W
                 if adjust >= size_max:
@@ -826,9 +825,7 @@ class TLSF(Strategy):
             insert_free_block).  The lists gain the freed block's bytes: the
             neighbours it absorbs leave them and come back inside it."""
             # _note_free: every TLSF block books one word of header
-            lb = live.pop(payload)
-            block = lb[0]
-            block_bytes = lb[1]
+            block, block_bytes, _, _ = live.pop(payload)
             self.in_use -= block_bytes
             self.header_in_use -= W
             self._free_bytes += block_bytes
