@@ -21,6 +21,10 @@ answer, so :class:`StepStates` completes each replayed state into one:
 * the uncarved part of a fixed pool (``outside`` of buddy and buckets, which a
   ``Note`` says is carved) is the one before the step until the step grows,
   carves or notes something, the one after from then on;
+* phkmalloc's chunk pages follow their replayed free chunks (the free count
+  and the bitmap with them; the rest of a ``pginfo`` is as before or after
+  the step), and every size's list is there, empty or not, as in
+  ``structure()``; so are GNU malloc's fragment lists;
 * a size the events have not said yet (mid-step, Vmbest names a new
   wilderness before examining it) is the size before or after the step.
 
@@ -41,7 +45,8 @@ _LOOKS = (ev.Visit, ev.WalkStep, ev.AvailProbe, ev.BitmapProbe, ev.MappingSearch
 #: each kind's pointers: pointer name -> the replayed key that holds it
 _POINTER_KEYS = {"address-ring": {"rover": "rover"}, "ring": {"head": "head"},
                  "tree": {"wilderness": "wilderness"},
-                 "bins": {"last_remainder": "last_remainder", "top": "top"}}
+                 "bins": {"last_remainder": "last_remainder", "top": "top"},
+                 "arena-ring": {"allocp": "rover"}, "block-table": {"_heapindex": "heapindex"}}
 #: blocks a kind keeps apart from its structure, named by a replayed key: (key, why)
 _APART = {"tree": (("wilderness", "wilderness"),),
           "bins": (("last_remainder", "the last remainder"), ("top", "top"))}
@@ -170,6 +175,10 @@ class StepStates:
             out["buckets"] = {k: list(replayed["buckets"].get(int(k), ())) for k in after["buckets"]}
         elif kind == "size-classes":
             out["lists"] = {k: list(replayed["lists"].get(int(k), ())) for k in after["lists"]}
+        elif kind == "block-table":
+            out["fraglists"] = {k: list(replayed["fraglists"].get(int(k), ())) for k in after["fraglists"]}
+        elif kind == "page-directory":
+            self._complete_pages(out, replayed)
         a_sizes, b_sizes, apart_sizes = after["sizes"], before["sizes"], apart_from["sizes"]
         sizes = {}
         for a, n in replayed["sizes"].items():
@@ -180,4 +189,28 @@ class StepStates:
                 sizes[a] = apart_sizes.get(a, a_sizes.get(a, b_sizes.get(a, 0)))
         out["sizes"] = sizes
         return out
+
+    def _complete_pages(self, out: dict, replayed: dict) -> None:
+        """phkmalloc's chunk pages mid-step: each page's free chunks (and so
+        its bitmap and count) as replayed, the rest of its pginfo as before
+        or after the step; the lists for every chunk size."""
+        after, before = self.after, self.before
+        out["chunk_lists"] = {j: list(replayed["chunk_lists"].get(int(j), ())) for j in after["chunk_lists"]}
+        infos = {**before["chunk_pages"], **after["chunk_pages"]}
+        pages = {}
+        for page, free in replayed["chunk_free"].items():
+            info = dict(infos.get(page) or self._made_page(page))
+            info["free_chunks"] = list(free)
+            info["free"] = len(free)
+            info["bitmap"] = sum(1 << ((a - page) // info["size"]) for a in free)
+            pages[page] = info
+        out["chunk_pages"] = pages
+        del out["chunk_free"]
+
+    def _made_page(self, page: int) -> dict:
+        """The pginfo of a page cut into chunks and dissolved within the step,
+        from its ChunkPageMade event."""
+        made = next(e for e in self.events if isinstance(e, ev.ChunkPageMade) and e.page == page)
+        return {"shift": made.shift, "size": made.size, "total": made.total, "free": made.total,
+                "bitmap": 0, "free_chunks": [], "info": made.info, "stolen": made.stolen}
 

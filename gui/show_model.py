@@ -21,11 +21,17 @@ The state:
 * the **selection** (a block address, or None) and the **hover** (the block
   under the mouse in any view).
 
-What a view derives from the shown step -- the heap walk as columns, the
+What a view derives from the shown step -- the heap's blocks as columns, the
 step's events in words (:func:`allocators.explain.explain_step`), the
 strategy's structure (``Strategy.structure()``), where each free block lives
 -- is computed by :class:`ShownStep` on first use and kept until the step
 changes, so each is computed at most once per shown step, whichever views ask.
+
+The blocks are not walked on every step: each shown timeline has a
+:class:`~gui.heap_tracker.HeapTracker` that edits the blocks with each
+step's events (a short move forward is replayed one step at a time for
+that, one step back undoes the last edit), and walks the heap only after a
+jump (``gui/heap_tracker.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from ..allocators.step_states import StepStates
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
+from .heap_tracker import HeapTracker, TrackedHeap, seek_tracked
 from .step_measures import StepMeasures
 
 #: a timeline's key: (strategy name, its parameters as sorted pairs)
@@ -70,8 +77,10 @@ class ShownStep:
     Qt objects off the GUI thread)."""
 
     def __init__(self, key: TimelineKey, timeline, measures: StepMeasures, trace=None,
-                 source: str | None = None, counts: CallCounts | None = None) -> None:
+                 source: str | None = None, counts: CallCounts | None = None,
+                 tracker: HeapTracker | None = None) -> None:
         self.key = key
+        self.tracker = tracker if tracker is not None else HeapTracker()
         self.trace, self.source = trace, source
         self.counts = counts or CallCounts()
         self.timeline = timeline
@@ -83,9 +92,30 @@ class ShownStep:
         self.record = timeline.last_record if self.position else None
 
     @cached_property
+    def heap(self) -> TrackedHeap:
+        """The heap's blocks and the policy's pointers (what the heap map
+        draws), from the timeline's tracker: edited in from the step's events,
+        or walked after a jump."""
+        return self.tracker.heap_at(self.strategy, self.position, lambda: self.structure["pointers"])
+
+    @property
     def blocks(self) -> heap_cells.BlockArrays:
-        """The heap walk as columns (what the heap map draws)."""
-        return heap_cells.block_arrays(self.strategy.walk_tuples(), self.strategy.arena.brk)
+        """The heap walk as columns."""
+        return self.heap.blocks
+
+    @cached_property
+    def heap_before(self) -> TrackedHeap | None:
+        """The heap before the shown step (None at step 0): undone from the
+        tracker's last edit when it made this step, else rebuilt by
+        ``Timeline.before()``."""
+        if not self.position:
+            return None
+        if self.tracker.position == self.position:
+            before = self.tracker.before()
+            if before is not None:
+                return before
+        state = self.timeline.before()
+        return TrackedHeap.of(state.blocks, None, state.structure["pointers"])
 
     @cached_property
     def ids(self) -> dict:
@@ -190,6 +220,7 @@ class ShowModel(QObject):
         self._measures: dict[TimelineKey, StepMeasures] = {}
         self._shown: list[TimelineKey] = []
         self._steps: dict[TimelineKey, ShownStep] = {}
+        self._trackers: dict[TimelineKey, HeapTracker] = {}
         self.position = 0
         self.event_index: int | None = None
         #: how long the views take to move to the next event shown, in ms (0:
@@ -212,6 +243,7 @@ class ShowModel(QObject):
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
         self._measures.clear()
+        self._trackers.clear()
         self._shown = []
         self._steps = {}
         self.position = 0
@@ -230,6 +262,7 @@ class ShowModel(QObject):
         key = timeline_key(timeline.strategy_name, timeline.params)
         self._timelines[key] = timeline
         self._measures[key] = StepMeasures(timeline.series)
+        self._trackers[key] = HeapTracker()
         return key
 
     def timeline_for(self, strategy: str, params: dict | None = None):
@@ -281,7 +314,8 @@ class ShowModel(QObject):
         s = self._steps.get(key)
         if s is None:
             s = self._steps[key] = ShownStep(key, self._timelines[key], self._measures[key],
-                                             self.trace, self.source, self.counts)
+                                             self.trace, self.source, self.counts,
+                                             self._trackers.get(key))
         return s
 
     @property
@@ -322,7 +356,8 @@ class ShowModel(QObject):
         self._steps = {}
         for key in self._shown:
             tl = self._timelines[key]
-            tl.seek(self.position)
+            tracker = self._trackers.setdefault(key, HeapTracker())
+            seek_tracked(tl, tracker, self.position)
             rec = tl.last_record
             if self.position and (rec is None or rec.events is None):
                 # Left at the end by its build, which records no events: replay
