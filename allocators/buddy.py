@@ -282,7 +282,9 @@ class BinaryBuddy(Strategy):
         hands the request to the readable ``_malloc``, which probes, grows the
         heap by a chunk and goes on."""
         rec = self.rec
-        if rec.events is not None:
+        if rec.events is not None or type(self) is not BinaryBuddy:
+            # events wanted, or a subclass, which may have changed a method
+            # the fused code stands in for
             return super().bulk_ops()
         header = self.header
         min_order = self.min_order

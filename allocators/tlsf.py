@@ -688,7 +688,9 @@ class TLSF(Strategy):
         - 1)`` and ``sl = (s >> (f - 5)) ^ 32`` (``s >> (f - 5)`` is 32 to 63),
         so the index is ``(f - FL_INDEX_SHIFT) * 32 + (s >> (f - 5))``."""
         rec = self.rec
-        if rec.events is not None:
+        if rec.events is not None or type(self) is not TLSF:
+            # events wanted, or a subclass, which may have changed a method
+            # the fused code stands in for
             return super().bulk_ops()
         W = self.word
         log2_align = W.bit_length() - 1

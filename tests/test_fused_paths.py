@@ -142,3 +142,19 @@ def test_bundled_traces_in_lockstep(trace, name, params):
     t = load_trace(str(BUNDLED / trace))
     ops = list(zip(t.kind.tolist(), t.ids.tolist(), t.sizes.tolist()))
     assert_lockstep(name, params, ops, state_every=500)
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_a_subclass_replays_with_its_own_methods(name):
+    """The fused path stands in for the class's own methods: a subclass
+    that changes one (a user strategy built on TLSF, say) is replayed with
+    its methods, not the fused copy of its parent's."""
+    calls = []
+
+    class Counting(type(make_strategy(name))):
+        def _malloc(self, size):
+            calls.append(size)
+            return super()._malloc(size)
+
+    replay_ops(Counting(), Program(), [0, 0, 1], [0, 1, 0], [10, 20, 0])
+    assert calls == [10, 20]
