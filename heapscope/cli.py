@@ -5,6 +5,7 @@
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
     heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
+    heapscope render TRACE -s S --step N -o OUT.png   what the window shows, as PNG, SVG, GIF or MP4
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
@@ -297,6 +298,10 @@ def _open_options(p: argparse.ArgumentParser) -> None:
                    f"loaded): {', '.join(strategy_names())}")
     p.add_argument("--step", "-n", type=_step_number, default=None, metavar="N",
                    help="show the heap after the first N operations (default 0; past the end: the end)")
+    p.add_argument("--presenter", action="store_true", default=None,
+                   help="start in presenter mode: large text, thick outlines (F5 in the window)")
+    p.add_argument("--theme", choices=("light", "dark"), default=None,
+                   help="the colour theme (default: the one used last; D in the window)")
     add_strategy_options(p)
 
 
@@ -318,6 +323,8 @@ class WindowRequest:
     params: dict                      # the common parameters given
     strategy_params: dict[str, dict]  # -P, by strategy
     step: int | None = None           # the step to show first
+    presenter: bool | None = None     # presenter mode (None: as last time)
+    theme: str | None = None          # "light" or "dark" (None: as last time)
 
 
 @command("open", "open the window (the default)", _open_options)
@@ -327,7 +334,8 @@ def cmd_open(args) -> int:
     if strategy is None and len(loaded) == 1:
         strategy = loaded[0]          # --allocator mine.py:Mine opens on it
     request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
-                            getattr(args, "step", None))
+                            getattr(args, "step", None), getattr(args, "presenter", None),
+                            getattr(args, "theme", None))
     first = request.strategy or "next-fit"
     try:   # the strategy shown first must take its parameters: say so here, not in a dialog
         make_strategy(first, **request.params, **request.strategy_params.get(first, {}))
@@ -416,6 +424,97 @@ def cmd_inspect(args) -> int:
     return 0
 
 
+def _arg_type(parse: Callable[[str], object], name: str):
+    """An argparse ``type=`` from a parser that raises ValueError with the message."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = name
+    return convert
+
+
+def _render_options(p: argparse.ArgumentParser) -> None:
+    from .render import DEFAULT_SIZE, parse_size, parse_steps
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", action="append", type=_known_strategy, metavar="NAME",
+                   help="repeatable: several are drawn side by side, in this order (default next-fit, "
+                        f"or the one --allocator loaded): {', '.join(strategy_names())}")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--step", "-n", type=_step_number, metavar="N",
+                       help="draw the heap after the first N operations (past the end: the end)")
+    which.add_argument("--steps", type=_arg_type(parse_steps, "steps"), metavar="A:B",
+                       help="draw steps A to B: one frame each in a GIF or MP4, one file each in PNG or SVG")
+    p.add_argument("--output", "-o", required=True, metavar="OUT",
+                   help="the file to write; its suffix picks the format: .png, .svg, .gif or .mp4 "
+                        "(MP4 needs pip install 'heapscope[video]')")
+    p.add_argument("--size", type=_arg_type(parse_size, "size"), default=DEFAULT_SIZE, metavar="WxH",
+                   help="each strategy's window, in pixels (default %dx%d); the text is sized for a "
+                        "screen that high, as in the window" % DEFAULT_SIZE)
+    p.add_argument("--presenter", action="store_true", help="presenter mode: large text, thick outlines")
+    p.add_argument("--theme", choices=("light", "dark"), default="light")
+    p.add_argument("--fps", type=_arg_type(_frame_rate, "fps"), default=None, metavar="N",
+                   help="frames a second of a GIF or MP4 (default 4; 12 with --animate)")
+    p.add_argument("--animate", action="store_true",
+                   help="GIF or MP4: each step plays its events, as the window does at 1 step/s "
+                        "(several frames a step)")
+    p.add_argument("--part", choices=("window", "map", "structure", "gauges", "plots"), default="window",
+                   help="draw only this part of the window (default: the whole window)")
+    add_strategy_options(p)
+
+
+def _frame_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 60:
+        raise ValueError(f"a frame rate is a number of frames a second from 0.1 to 60, got {text!r}")
+    return value
+
+
+@command("render", "draw what the window shows (PNG, SVG, GIF, MP4) without a window on screen",
+         _render_options)
+def cmd_render(args) -> int:
+    """heapscope/render.py does the drawing; here the arguments are checked."""
+    import os
+    from .render import RenderError, RenderRequest, output_format, render
+    strategies = args.strategy
+    if not strategies:
+        loaded = _loaded_names(args)
+        strategies = [loaded[0]] if len(loaded) == 1 else ["next-fit"]
+    try:
+        output_format(args.output)
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+    if args.output.lower().endswith(".mp4"):
+        from .video import video_unavailable
+        reason = video_unavailable()
+        if reason:
+            raise CliError(reason)
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise CliError(f"{args.output}: no folder {folder}")
+    request = RenderRequest(args.trace, strategies, args.output, step=args.step, steps=args.steps,
+                            size=args.size, presenter=args.presenter, theme=args.theme,
+                            fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
+                            animate=args.animate, params=common_params(args),
+                            strategy_params=policy_params(args))
+    spec = args.trace or str(default_trace_path())
+    trace = load_trace(spec)
+    source = spec if os.path.exists(spec) else None
+    progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
+    warn = lambda message: print(f"heapscope: {message}", file=sys.stderr)  # noqa: E731
+    try:
+        written = render(request, trace, source, progress, warn)
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+    for path in written:
+        print(path)
+    return 0
+
+
 def _strategies_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="*", type=_known_strategy, help="only these strategies")
     add_allocator_option(p)
@@ -437,6 +536,100 @@ def cmd_strategies(args) -> int:
     print("Set one with -P STRATEGY.NAME=VALUE; word, align, heap_limit and pool_size also "
           "with --word, --align, --heap-limit, --pool-size for every strategy.")
     return 0
+
+
+# --------------------------------------------------------------- experiment
+def _assignment(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"expected a number of processes in 1..64, got {text!r}")
+    return value
+
+
+def _experiment_options(p: argparse.ArgumentParser) -> None:
+    from .experiments import EXPERIMENTS
+    from .experiments.output import FORMATS
+    p.description = ("Rerun a seed's experiment: its workload with its parameters, over the "
+                     "seed's allocators and ours, printed in the seed's own columns with its "
+                     "published figures beside ours (docs/experiments.md). Times are ours: "
+                     "work units and wall time on this machine.")
+    p.add_argument("name", nargs="?", metavar="NAME",
+                   help=f"one of: {', '.join(EXPERIMENTS)} (none: list them with their settings)")
+    p.add_argument("--strategy", "-s", action="append", metavar="NAME",
+                   help="only this strategy (repeatable; default: the seed's and all of ours)")
+    p.add_argument("--workload", "-W", action="append", type=_assignment, metavar="KEY=VALUE",
+                   help="a parameter of the experiment's workload, e.g. -W steps=2000 (repeatable)")
+    p.add_argument("--set", "-X", action="append", type=_assignment, metavar="NAME=VALUE",
+                   dest="settings", help="one of the experiment's settings, e.g. -X runs=3 "
+                   "(repeatable; 'heapscope experiment' lists them)")
+    p.add_argument("--format", "-f", choices=FORMATS, default="table")
+    p.add_argument("--plot", metavar="FILE.png", help="save the experiment's chart as a PNG image")
+    p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
+                   help="replays at once, each in its own process (default: one per core)")
+    add_allocator_option(p)
+
+
+def experiments_text() -> str:
+    """Every experiment with its seed, its settings and its workload."""
+    from .experiments import EXPERIMENTS
+    lines = []
+    for exp in EXPERIMENTS.values():
+        lines += [f"{exp.name}: {exp.title}", f"  {exp.source}"]
+        if exp.workload:
+            lines.append(f"  workload {exp.workload} (-W KEY=VALUE sets its parameters"
+                         + (f"; the experiment sets {', '.join(exp.workload_fixed)} itself)"
+                            if exp.workload_fixed else ")"))
+        if exp.settings:
+            lines.append("  settings (-X NAME=VALUE):")
+        for param in exp.settings:
+            lines.append(f"    {param.name}: {param.accepts()}; default {param.default_text()}")
+            lines.append(f"      {param.help}")
+        lines.append("")
+    lines.append("Run one: heapscope experiment NAME [--format table|csv|json|markdown] [--plot FILE.png]")
+    return "\n".join(lines)
+
+
+@command("experiment", "rerun a seed's experiment and print its table beside the seed's figures",
+         _experiment_options)
+def cmd_experiment(args) -> int:
+    from .experiments import ExperimentError, run_experiment
+    from .experiments.output import render
+    from .experiments.runner import progress_line
+    if not args.name:
+        print(experiments_text())
+        return 0
+    _loaded_names(args)
+    progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
+    try:
+        result = run_experiment(args.name, args.strategy, dict(args.settings or []),
+                                dict(args.workload or []), args.jobs, progress)
+    except ExperimentError as exc:
+        raise CliError(str(exc)) from None
+    if args.plot:
+        _save_chart(result, args.plot)
+    print(render(result, args.format))
+    return 0
+
+
+def _save_chart(result, path: str) -> None:
+    try:
+        from .gui.experiment_chart import save_chart
+    except ImportError as exc:
+        raise CliError(f"--plot needs PySide6 and pyqtgraph ({exc})") from None
+    try:
+        save_chart(result.chart, path)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 # -------------------------------------------------------------------- grade
