@@ -158,3 +158,27 @@ def test_a_subclass_replays_with_its_own_methods(name):
 
     replay_ops(Counting(), Program(), [0, 0, 1], [0, 1, 0], [10, 20, 0])
     assert calls == [10, 20]
+
+
+def test_grade_times_the_reference_through_its_readable_methods(monkeypatch):
+    """``heapscope grade`` sets a user strategy (plain Python methods) against
+    TLSF's throughput: TLSF must run the same way, not through its fused
+    path, which would double T_ref and halve every student's score."""
+    from heapscope.allocators import grading, plugins
+    from heapscope.traces import make_workload
+
+    timed = []
+    real = grading.replay_bare
+
+    def watched(trace, strategy, fused=True):
+        timed.append((strategy.name, fused))
+        return real(trace, strategy, fused)
+
+    monkeypatch.setattr(grading, "replay_bare", watched)
+    klass = plugins.load_file(str(Path(__file__).resolve().parent.parent / "examples" / "bump.py") + ":Bump")
+    try:
+        grading.grade(klass, [("vo", make_workload("vo1989", steps=200, seed=1))])
+    finally:
+        plugins.forget(klass.name)
+    reference = [fused for name, fused in timed if name == grading.REFERENCE]
+    assert reference and not any(reference)
