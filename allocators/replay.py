@@ -3,7 +3,8 @@
 :func:`apply_op` applies one operation through the strategy's public calls
 (one :class:`OpRecord` each, with events when the strategy records them).
 :func:`replay_ops` applies many with events off, as fast as the interpreter
-allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly and
+allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly (or
+the fused versions a policy offers in their place, ``Strategy.bulk_ops``) and
 gives the strategy one *bulk* record whose counters run on over all the
 operations (see :func:`bulk_record`), so no record is made per operation.
 
