@@ -348,6 +348,15 @@ class Strategy:
         for name, value in state.items():
             setattr(self, name, value)
 
+    def copy_state(self, copier) -> "Strategy":
+        """A copy of this heap to replay on apart (the timeline's step-back
+        cache, ``allocators/state_copy.py``): containers copied, their
+        immutable items shared, much cheaper than a pickle round trip.  A
+        strategy whose state is not plain data may override this; it must
+        replay exactly as a restored checkpoint would."""
+        from .state_copy import copy_strategy
+        return copy_strategy(self, copier)
+
     def snapshot(self) -> bytes:
         """The whole state as bytes, for the timeline's checkpoints."""
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
