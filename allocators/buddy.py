@@ -99,6 +99,8 @@ class BinaryBuddy(Strategy):
     """Knuth's binary buddy system (TAOCP 1, 2.5, algorithms R and S) over
     ``sbrk``-grown chunks of ``2**max_order`` bytes."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('kval', 'linkf', 'linkb', 'chunk_order', '_chunk_starts', 'avail_count')
     name = "buddy"
     title = "Binary buddy system (Knuth 2.5, algorithms R and S)"
     citation = ("Knuth, TAOCP vol. 1, 2.5, algorithms R and S; "

@@ -82,6 +82,10 @@ BACK_CACHE_STATES = 8
 BACK_CACHE_BYTES = 128 << 20
 #: copies kept on the way back are never closer than this many steps
 MIN_BACK_SPACING = 16
+#: a seek back by at most this many steps is stepping back, and keeps copies
+#: for the next steps back (a jump back does not: it pays for no copies it
+#: may never use)
+BACK_STEP_MOVE = 16
 
 #: the counters of an OpRecord that a bulk record runs on
 COUNTERS = ("visits", "probes", "splits", "merges", "rotations", "grows", "walked")
@@ -770,15 +774,16 @@ class Timeline:
         copy in the step-back cache, a checkpoint (at or before ``t - 1``,
         so that at least the shown step is replayed); the steps from there
         are replayed in bulk and the shown step with its events.  A seek
-        back that must replay more than ``2 * MIN_BACK_SPACING`` steps from
-        a checkpoint (or more than twice the cache's spacing from a copy)
-        keeps copies on the way (:class:`BackCache`), so the next steps back
-        replay only a short span each."""
+        back by at most :data:`BACK_STEP_MOVE` steps that must replay more
+        than ``2 * MIN_BACK_SPACING`` steps from a checkpoint (or more than
+        twice the cache's spacing from a copy) keeps copies on the way
+        (:class:`BackCache`), so the next steps back replay only a short
+        span each."""
         if not 0 <= t <= self.n:
             raise IndexError(f"step {t} is outside 0..{self.n}")
         if t == self.position:
             return self.strategy
-        back = t < self.position
+        back = 0 < self.position - t <= BACK_STEP_MOVE
         target = t - 1 if t else 0      # the heap before the shown step
         copies = self.copies_taken
         if not self.position <= target:

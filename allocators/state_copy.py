@@ -162,18 +162,20 @@ def copy_state(strategy, program=None) -> tuple:
 
 def copy_strategy(strategy, copier: StateCopier):
     """The default of ``Strategy.copy_state``: the strategy's attributes
-    copied one by one (``live`` by ``dict.copy()``: its values are
-    ``LiveBlock`` tuples of ints), the record of the last operation reset as
-    a restored checkpoint has it."""
+    copied one by one (those its class names in ``flat_state`` by their
+    ``copy()``, unlooked at), the record of the last operation reset as a
+    restored checkpoint has it."""
     cls = type(strategy)
     out = cls.__new__(cls)
     copier.memo[id(strategy)] = out
     copier.bytes += sys.getsizeof(out)
+    flat = set(cls.flat_state)
     for name, v in strategy.__dict__.items():
         if name == "rec":
             v = OpRecord()
-        elif name == "live":
+        elif name in flat:
             v = v.copy()
+            copier.memo[id(strategy.__dict__[name])] = v
             copier.bytes += sys.getsizeof(v)
         else:
             v = copier.copy(v)

@@ -83,6 +83,11 @@ class Strategy:
 
     #: registry key, e.g. ``"next-fit"``
     name = "abstract"
+    #: attributes that are dicts, lists or sets of immutable items only (ints,
+    #: None, tuples of ints: ``live`` holds LiveBlocks), by construction: a
+    #: copy of the heap (``copy_state``) copies them without looking at their
+    #: items, which costs a third of the copy at 100 000 blocks
+    flat_state: tuple[str, ...] = ("live",)
     #: one line for menus and tables
     title = "abstract strategy"
     #: the original this strategy follows

@@ -210,22 +210,29 @@ def back_steps(tl: Timeline, start: int, steps: int) -> list[int]:
 
 def test_consecutive_steps_back_replay_a_short_span_each(default_trace):
     tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
-    before = tl.replayed_ops
-    # the seek back from the end (the build leaves the timeline there)
-    # replays from the checkpoint at 8000 to 11 899 once, keeping copies
-    # every isqrt(3899) = 62 steps below 11 899 ...
     counts = back_steps(tl, 11_900, 200)
-    jump = tl.replayed_ops - before - sum(counts)
-    assert jump == 11_900 - 8000
-    assert tl.restores == 1 and tl.copies_kept == 8
-    # ... and each step back starts from the nearest copy: at most 62 steps
-    # and the shown one (plain seeks: 3700-3900 each, below)
-    assert max(counts) <= 63
-    assert sum(counts) <= 200 * 34           # half the spacing on average, and the step shown
-    assert tl.restores == 1                   # 200 steps back, one checkpoint unpickled
+    # the jump back from the end keeps no copies; the first step back
+    # replays from the checkpoint at 8000 to 11 898 and the shown step, and
+    # keeps copies every isqrt(3898) = 62 steps below 11 898 ...
+    assert counts[0] == 11_899 - 8000
+    assert tl.copies_kept == 8
+    # ... and each next step back starts from the nearest copy: at most 62
+    # steps and the shown one (plain seeks: 3700-3900 each, below)
+    assert max(counts[1:]) <= 63
+    assert sum(counts[1:]) <= 199 * 34       # half the spacing on average, and the step shown
+    assert tl.restores == 2                   # the jump and the first step back
     plain_tl = plain(default_trace, "tlsf", every=4000)
     plain_counts = back_steps(plain_tl, 11_900, 200)
     assert min(plain_counts) > 3000 and plain_tl.restores == 201
+
+
+def test_a_jump_back_keeps_no_copies(default_trace):
+    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    for t in (15_000, 11_900, 9000, 8500):
+        tl.seek(t)
+    assert tl.copies_kept == 0 and len(tl.back_cache) == 0
+    tl.seek(8500 - 16)          # a short move back: stepping back
+    assert tl.copies_kept > 0
 
 
 def test_the_cache_is_refilled_below_its_lowest_copy(default_trace):
@@ -234,7 +241,8 @@ def test_the_cache_is_refilled_below_its_lowest_copy(default_trace):
     tl = Timeline(default_trace, "next-fit", checkpoint_every=4000).build()
     counts = back_steps(tl, 11_900, 700)
     long = [i for i, c in enumerate(counts) if c > 63]
-    assert 1 <= len(long) <= 2 and long[0] > 400, long
+    # the first step back, and one past 8 x 62 steps below it
+    assert long == [0, 497], long
     assert tl.restores <= 3
     assert len(tl.back_cache) <= 8
 
@@ -281,3 +289,21 @@ def test_before_uses_the_copies(default_trace):
     ref.seek(tl.position)
     want = ref.before()
     assert (before.blocks, before.structure, before.ids) == (want.blocks, want.structure, want.ids)
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_flat_state_holds_immutable_items(default_trace, name):
+    """What a strategy declares ``flat_state`` (copied without looking at
+    the items) holds ints, None and tuples of them only, along the trace."""
+    tl = Timeline(default_trace, name, checkpoint_every=2000).build()
+    flat = type(tl.strategy).flat_state
+    for t in range(0, tl.n + 1, 2500):
+        s = tl.seek(t)
+        for attr in flat:
+            value = getattr(s, attr)
+            assert type(value) in (dict, list, set), f"{name}.{attr} is a {type(value).__name__}"
+            items = list(value.items()) if isinstance(value, dict) else list(value)
+            flat_items = [x for item in items for x in (item if isinstance(item, tuple) else (item,))]
+            nested = [x for item in flat_items if isinstance(item, tuple) for x in item]
+            assert all(isinstance(x, (int, type(None))) for x in
+                       [x for x in flat_items if not isinstance(x, tuple)] + nested), f"{name}.{attr} at {t}"
