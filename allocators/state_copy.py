@@ -163,13 +163,14 @@ def copy_state(strategy, program=None) -> tuple:
 def copy_strategy(strategy, copier: StateCopier):
     """The default of ``Strategy.copy_state``: the strategy's attributes
     copied one by one (those its class names in ``flat_state`` by their
-    ``copy()``, unlooked at), the record of the last operation reset as a
+    ``copy()``, unlooked at, and each container of those in ``flat_lists``
+    too), the record of the last operation reset as a
     restored checkpoint has it."""
     cls = type(strategy)
     out = cls.__new__(cls)
     copier.memo[id(strategy)] = out
     copier.bytes += sys.getsizeof(out)
-    flat = set(cls.flat_state)
+    flat, nested = set(cls.flat_state), set(cls.flat_lists)
     for name, v in strategy.__dict__.items():
         if name == "rec":
             v = OpRecord()
@@ -177,6 +178,13 @@ def copy_strategy(strategy, copier: StateCopier):
             v = v.copy()
             copier.memo[id(strategy.__dict__[name])] = v
             copier.bytes += sys.getsizeof(v)
+        elif name in nested:
+            original = v
+            v = [c.copy() for c in original]
+            for c, twin in zip(original, v):
+                copier.memo[id(c)] = twin
+            copier.memo[id(original)] = v
+            copier.bytes += sys.getsizeof(v) + sum(map(sys.getsizeof, v))
         else:
             v = copier.copy(v)
         setattr(out, name, v)

@@ -88,6 +88,9 @@ class Strategy:
     #: copy of the heap (``copy_state``) copies them without looking at their
     #: items, which costs a third of the copy at 100 000 blocks
     flat_state: tuple[str, ...] = ("live",)
+    #: attributes that are lists of such containers (TLSF's free lists, one
+    #: dict per (fl, sl) cell)
+    flat_lists: tuple[str, ...] = ()
     #: one line for menus and tables
     title = "abstract strategy"
     #: the original this strategy follows

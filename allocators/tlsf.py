@@ -132,6 +132,7 @@ class TLSF(Strategy):
 
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('_size_word', '_prev_phys', 'sl_bitmap')
+    flat_lists = ("_lists",)
     name = "tlsf"
     title = "TLSF, two-level segregated fit (Masmano et al. 2004)"
     citation = ("Masmano, Ripoll, Crespo & Real, TLSF: a new dynamic memory allocator "

@@ -296,11 +296,14 @@ def test_flat_state_holds_immutable_items(default_trace, name):
     """What a strategy declares ``flat_state`` (copied without looking at
     the items) holds ints, None and tuples of them only, along the trace."""
     tl = Timeline(default_trace, name, checkpoint_every=2000).build()
-    flat = type(tl.strategy).flat_state
+    cls = type(tl.strategy)
     for t in range(0, tl.n + 1, 2500):
         s = tl.seek(t)
-        for attr in flat:
-            value = getattr(s, attr)
+        containers = [(attr, getattr(s, attr)) for attr in cls.flat_state]
+        for attr in cls.flat_lists:
+            assert type(getattr(s, attr)) is list
+            containers += [(attr, c) for c in getattr(s, attr)]
+        for attr, value in containers:
             assert type(value) in (dict, list, set), f"{name}.{attr} is a {type(value).__name__}"
             items = list(value.items()) if isinstance(value, dict) else list(value)
             flat_items = [x for item in items for x in (item if isinstance(item, tuple) else (item,))]
