@@ -13,7 +13,10 @@ keeping the per-step measures (:mod:`allocators.metrics`) and checkpoints:
 the strategy's pickled state plus which trace ids are live where.  Any step t
 is then reached by restoring the checkpoint at or before t and replaying
 forward with events off, switching them on only for the last operation so a
-view can animate it.  Stepping backwards is such a seek.
+view can animate it.  Stepping backwards is such a seek, from a copy of the
+heap kept a few steps below when the timeline is stepping back
+(:class:`BackCache`: a checkpoint of a big heap costs far more to restore
+than the step's replay).
 
 Checkpoints cost what they must: by default they are spaced by what they were
 measured to cost, so that pickling takes about :data:`CHECKPOINT_SHARE` of the
