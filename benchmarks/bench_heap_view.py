@@ -30,7 +30,8 @@ edits; the timeline starts from a copy in its step-back cache, replayed
 once from a checkpoint on the first step back: allocators/replay.py,
 ``BackCache``), and, for comparison, steps that walk the whole heap as the
 map did before the tracker (the tracker made to forget its heap before each
-step).  For the step-back cache: the slowest step back (the one that fills
+step), and steps back after a jump (the tracker has no edit to undo: it
+walks once every few steps, gui/heap_tracker.py).  For the step-back cache: the slowest step back (the one that fills
 it), the copies it holds and their bytes (as the cache counts them, and one
 copy measured by tracemalloc).
 """
@@ -243,6 +244,13 @@ def stepping_one(app, args, width, height, trace, start, strategy) -> None:
         tracker.invalidate()                  # as before the tracker: walk the heap every step
         walked.append(redraw_to(start + k))
     walked_replay = replay_ms[:]
+    # a jump, then steps back: the tracker has no edit to undo at first
+    redraw_to(start + 3 * args.steps)
+    replay_ms.clear()
+    walks_before = tracker.walks
+    jumped = [redraw_to(start + 3 * args.steps - k) for k in range(1, args.steps // 2 + 1)]
+    jumped_replay = replay_ms[:]
+    jumped_walks = tracker.walks - walks_before
     budget = 1000 / 30
 
     def line(what: str, times: list[float], replays: list[float]) -> str:
@@ -257,6 +265,8 @@ def stepping_one(app, args, width, height, trace, start, strategy) -> None:
     print(line("step forward (events edited in)", forward, forward_replay))
     print(line("step back (edits undone)", back, back_replay))
     print(line("step walking the heap (before)", walked, walked_replay))
+    print(line("step back after a jump", jumped, jumped_replay)
+          + f" [{jumped_walks} walks in {len(jumped)} steps]")
     print(f"  replay of the step by the timeline: median {statistics.median(forward_replay):.1f} ms forward, "
           f"{statistics.median(back_replay):.1f} ms back (from a checkpoint every "
           f"{timeline.every:,} ops)")
