@@ -250,6 +250,12 @@ class HeapMapWidget(Subscriber, QWidget):
             return 2.0
         return r.width() / r.height()
 
+    def layout_for(self, arrays: heap_cells.BlockArrays) -> heap_cells.HeapLayout:
+        """How to lay out the heap ``arrays`` in this map (compare mode's rows
+        override it to share one address scale)."""
+        return heap_cells.choose_layout(arrays.brk, self.view_aspect(), self.max_cells,
+                                        arrays.mean_size(), self.layout_)
+
     def show_heap(self, strategy, record=None, ids_source=None, blocks=None) -> None:
         """Draw ``strategy``'s heap (None: nothing loaded) and light up what
         ``record`` (the shown step's OpRecord) touched.  ``ids_source()``
@@ -272,8 +278,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self._ids_source = ids_source
         self._ids = None
         self._places_source = places_source
-        layout = heap_cells.choose_layout(arrays.brk, self.view_aspect(), self.max_cells,
-                                          arrays.mean_size(), self.layout_)
+        layout = self.layout_for(arrays)
         self.image, self.layout_ = heap_cells.heap_image(arrays, layout=layout, scratch=self._scratch)
         self.image_item.setImage(self.image, autoLevels=False)
         self.image_item.setRect(QRectF(0, 0, layout.row_bytes, layout.rows))
@@ -410,8 +415,7 @@ class HeapMapWidget(Subscriber, QWidget):
     def _relayout_if_needed(self) -> None:
         if self.layout_ is None:
             return
-        wanted = heap_cells.choose_layout(self.blocks.brk, self.view_aspect(), self.max_cells,
-                                          self.blocks.mean_size(), self.layout_)
+        wanted = self.layout_for(self.blocks)
         if wanted != self.layout_:
             self.show_blocks(self.blocks, self.record, self._ids_source, self._places_source)
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox
                                QVBoxLayout, QWidget)
 
 from .player import SPEEDS
+from .step_words import request_words
 from .subscriber import Subscriber
 
 #: what the step line says when no trace is shown
@@ -120,6 +121,9 @@ class TimelineBar(Subscriber, QWidget):
         step = self.model.step(self.row)
         if step is None:
             self.show_position(0, NOTHING_LOADED)
+        elif len(self.model.shown) > 1:
+            # compare mode: the request, the same for every row (each row says what its strategy did)
+            self.show_position(step.position, request_words(self.model))
         else:
             self.show_position(step.position, step.describe())
 
