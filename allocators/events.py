@@ -35,11 +35,17 @@ class Visit:
     enough.  A free whose search length is a walk to the freed block's place
     (K&R 8.7 free(): ``for (p = freep; !(bp > p && bp < p->s.ptr); p = p->s.ptr)``;
     Vmbest's leaf insertion) has ``place`` True, and ``fits`` marks the node
-    where the walk stopped: the block goes after it (K&R) or under it (Vmbest)."""
+    where the walk stopped: the block goes after it (K&R) or under it (Vmbest).
+
+    A policy whose search passes busy blocks too (the V7/4BSD malloc walks one
+    ring of all blocks: ``if(!testbusy(p->ptr))``) records each busy block it
+    reads with ``busy`` True (and ``fits`` False): they count in the search
+    length, which is why that malloc was slow (seed 002)."""
     addr: int
     size: int
     fits: bool
     place: bool = False
+    busy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +308,174 @@ class MappingSearch:
     fl: int
     sl: int
     request: int | None = None
+
+
+# ---- events of the seeds' classic allocators (V7, GNU malloc, phkmalloc)
+
+@dataclass(frozen=True, slots=True)
+class Shrink:
+    """The heap gave memory back: ``sbrk`` with a negative increment moved the
+    break down from ``old_brk`` by ``decrement`` bytes, taking them off the
+    end of the free run or cluster that ended there.  phkmalloc's
+    ``free_pages``: "Return something to OS ?" (``brk(pf->end)``, keeping
+    ``malloc_cache`` bytes); GNU malloc's ``_free_internal``: "see if we can
+    return stuff to the system" (``(*__morecore) (-bytes)``, the whole final
+    cluster once it has FINAL_FREE_BLOCKS blocks).  In a fixed pool the bytes
+    go back to the part of the pool not handed out."""
+    old_brk: int
+    decrement: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopExtended:
+    """GNU malloc's large-request search came round without a fit, and the
+    last free cluster (at ``addr``, ``old_size`` bytes) ends at the break: only
+    the missing ``added`` bytes were got from the system ("we don't need to
+    get as much"), and the cluster grew in place by them.  Not a merge: no two
+    free blocks were joined."""
+    addr: int
+    old_size: int
+    added: int
+
+    @property
+    def size(self) -> int:
+        return self.old_size + self.added
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaExtended:
+    """V7 malloc, after ``q = sbrk(temp*WORD)``: ``alloct->ptr = q`` makes
+    the old top word ``old_top`` lead into the new memory (a free one-word
+    block when the memory is contiguous; None the first time, when the top is
+    the static ``allocs[1]`` outside the heap and the link is marked busy: "gaps
+    in arena are merely noted as busy blocks"); ``q->ptr = alloct =
+    q+temp-1`` makes a free block of ``size`` bytes at ``addr`` and the new
+    one-word top at ``top`` (``top_size`` bytes: one word), which points back
+    to ``allocs``."""
+    old_top: int | None
+    addr: int
+    size: int
+    top: int
+    top_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlockFragmented:
+    """GNU malloc: ``_fraghead[log]`` was empty, so ``malloc (BLOCKSIZE)``
+    gave block ``block``, cut into ``count`` fragments of ``2**log`` bytes: the
+    first is the request's, the others are pushed on ``_fraghead[log]`` one by
+    one in address order ("Link all fragments but the first into the free
+    list"), so the last one ends at the head."""
+    block: int
+    log: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class FragLinked:
+    """GNU malloc's free of fragment ``addr`` (``size`` = ``2**log`` bytes) of a
+    block with other free fragments: linked into ``_fraghead[log]`` right
+    after ``after``, the block's first free fragment ("link this fragment into
+    the fragment list after the first free fragment of this block"), so a
+    block's free fragments stay together on the list."""
+    addr: int
+    size: int
+    log: int
+    after: int
+
+
+@dataclass(frozen=True, slots=True)
+class FragBlockEmptied:
+    """GNU malloc's free: every fragment of block ``block`` is free now, so
+    its ``count - 1`` other fragments, together on ``_fraghead[log]`` from the
+    block's first free one, are unlinked ("remove them from the fragment list
+    and free the whole block"), and the block is freed as one block."""
+    block: int
+    log: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableMoved:
+    """GNU malloc's ``morecore``: the heap grew past the blocks ``_heapinfo``
+    describes, so a table twice as big (``new_size`` bytes) was put at
+    ``new_addr`` (``align``, at the top) and the old one at ``old_addr``
+    (``old_size`` bytes, whole blocks) is freed like any block."""
+    old_addr: int
+    old_size: int
+    new_addr: int
+    new_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPageMade:
+    """phkmalloc's ``malloc_make_chunks(bits)``: page ``page`` was cut into
+    chunks of ``size`` = ``2**shift`` bytes and put at the head of
+    ``page_dir[shift]``.  Its ``pginfo`` is at ``info``: in the page itself
+    when it costs at most two chunks ("Don't waste more than two chunks on
+    this"), taking its first ``stolen`` chunks, else a chunk of its own
+    elsewhere.  The ``total`` chunks left are all free."""
+    page: int
+    shift: int
+    size: int
+    total: int
+    info: int
+    stolen: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTaken:
+    """phkmalloc's ``malloc_bytes``: chunk ``index`` (at ``addr``, ``size``
+    bytes) of page ``page``, the head of ``page_dir[shift]``, taken: the first
+    set bit of the page's bitmap, found in its ``words``-th 32-bit word
+    ("Find first word of bitmap which isn't empty"), cleared."""
+    page: int
+    shift: int
+    index: int
+    addr: int
+    size: int
+    words: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFreed:
+    """phkmalloc's ``free_bytes``: chunk ``index`` (at ``addr``, ``size``
+    bytes) of page ``page`` is free again: its bit is set."""
+    page: int
+    shift: int
+    index: int
+    addr: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPageLinked:
+    """phkmalloc's ``free_bytes``: page ``page`` had no free chunk and now
+    has one, so it goes back on ``page_dir[shift]``, right after ``after``
+    (None: at the head).  The original's walk ("Insert in address order")
+    stops one page early, so the list is only nearly in address order."""
+    page: int
+    shift: int
+    after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPageUnlinked:
+    """phkmalloc: page ``page`` left ``page_dir[shift]``: its last free chunk
+    was taken (``malloc_bytes``: "If there are no more free, remove from
+    free-list") or all its chunks are free and the page goes back to the free
+    pages (``free_bytes``: "Find & remove this page in the queue")."""
+    page: int
+    shift: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPageDissolved:
+    """phkmalloc's ``free_bytes``: every chunk of page ``page`` is free, so it
+    is a plain page again (``page_dir[...] = MALLOC_FIRST``), about to be
+    freed with ``free_pages``; an outside ``pginfo`` is freed too."""
+    page: int
+    shift: int
 
 
 class OpRecord:

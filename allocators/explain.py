@@ -66,6 +66,25 @@ def event_addresses(event) -> tuple[int, ...]:
         return tuple(dict.fromkeys(a for a in (event.root, event.left, event.right) if a is not None))
     if isinstance(event, ev.Rotation):
         return tuple(a for a in (event.addr, event.parent, event.grandparent) if a is not None)
+    if isinstance(event, (ev.ChunkTaken, ev.ChunkFreed)):
+        return (event.addr, event.page)
+    if isinstance(event, ev.ChunkPageMade):
+        return tuple(dict.fromkeys((event.page, event.info)))
+    if isinstance(event, (ev.ChunkPageLinked, ev.FragLinked)):
+        first = event.page if isinstance(event, ev.ChunkPageLinked) else event.addr
+        return tuple(a for a in (first, event.after) if a is not None)
+    if isinstance(event, (ev.ChunkPageUnlinked, ev.ChunkPageDissolved)):
+        return (event.page,)
+    if isinstance(event, (ev.BlockFragmented, ev.FragBlockEmptied)):
+        return (event.block,)
+    if isinstance(event, ev.TableMoved):
+        return (event.new_addr, event.old_addr)
+    if isinstance(event, ev.TopExtended):
+        return (event.addr,)
+    if isinstance(event, ev.ArenaExtended):
+        return tuple(a for a in (event.addr, event.top, event.old_top) if a is not None)
+    if isinstance(event, ev.Shrink):
+        return ()
     out = []
     for f in fields(event):
         if f.name in ("addr", "parent", "replaced_by") or f.name.endswith("_addr"):
@@ -104,6 +123,8 @@ def times(n: int) -> str:
 def describe_event(event) -> str:
     """Generic words for an event, true of any policy."""
     if isinstance(event, ev.Visit):
+        if event.busy:
+            return f"passed busy block {event.addr:#x} ({_b(event.size)})"
         if event.place:
             tail = ": the block goes here" if event.fits else ""
             return f"walked past free block {event.addr:#x} ({_b(event.size)}) to the freed block's place{tail}"
@@ -178,6 +199,42 @@ def describe_event(event) -> str:
     if isinstance(event, ev.BucketRefill):
         return (f"bucket {event.bucket} was empty: carved {event.count} blocks of "
                 f"{_b(event.block_size)} from {event.addr:#x}")
+    if isinstance(event, ev.Shrink):
+        return (f"gave {_b(event.decrement)} back to the system: the break went down from "
+                f"{event.old_brk:#x} to {event.old_brk - event.decrement:#x}")
+    if isinstance(event, ev.TopExtended):
+        return (f"the last free block {event.addr:#x} ({_b(event.old_size)}) ends at the break: "
+                f"it grew by {_b(event.added)} of new memory to {_b(event.size)}")
+    if isinstance(event, ev.ArenaExtended):
+        old = "the static top" if event.old_top is None else f"the old top word {event.old_top:#x}"
+        return (f"{old} now leads into the new memory: a free block of {_b(event.size)} at "
+                f"{event.addr:#x}, the new top word at {event.top:#x}")
+    if isinstance(event, ev.BlockFragmented):
+        return (f"cut block {event.block:#x} into {event.count} fragments of {_b(1 << event.log)}; "
+                f"all but the first went on the fragment list of {_b(1 << event.log)}")
+    if isinstance(event, ev.FragLinked):
+        return (f"linked fragment {event.addr:#x} ({_b(event.size)}) after {event.after:#x}, "
+                f"a free fragment of the same block")
+    if isinstance(event, ev.FragBlockEmptied):
+        return (f"every fragment of block {event.block:#x} is free: its {event.count - 1} other "
+                f"fragments left the fragment list of {_b(1 << event.log)} and the block is freed whole")
+    if isinstance(event, ev.TableMoved):
+        return (f"the block table moved from {event.old_addr:#x} ({_b(event.old_size)}) to "
+                f"{event.new_addr:#x} ({_b(event.new_size)})")
+    if isinstance(event, ev.ChunkPageMade):
+        return (f"cut page {event.page:#x} into {event.total} free chunks of {_b(event.size)}"
+                + (f" (its bookkeeping took {event.stolen} more)" if event.stolen else ""))
+    if isinstance(event, ev.ChunkTaken):
+        return f"took chunk {event.index} at {event.addr:#x} ({_b(event.size)}) of page {event.page:#x}"
+    if isinstance(event, ev.ChunkFreed):
+        return f"chunk {event.index} at {event.addr:#x} ({_b(event.size)}) of page {event.page:#x} is free"
+    if isinstance(event, ev.ChunkPageLinked):
+        where = "at the head" if event.after is None else f"after {event.after:#x}"
+        return f"page {event.page:#x} has a free chunk again: back on its list of {_b(1 << event.shift)} chunks, {where}"
+    if isinstance(event, ev.ChunkPageUnlinked):
+        return f"page {event.page:#x} left the list of pages of {_b(1 << event.shift)} chunks"
+    if isinstance(event, ev.ChunkPageDissolved):
+        return f"every chunk of page {event.page:#x} is free: it is a plain page again"
     if isinstance(event, ev.Note):
         return event.text
     return repr(event)

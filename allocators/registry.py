@@ -1,15 +1,28 @@
 """Strategies by name, for the CLI, the GUI picker and tests.
 
-A strategy module registers its class here; ``make_strategy("tlsf", word=4)``
-builds one.  Names are short, lower case and stable: they appear in saved
-sessions, CSV exports and command lines.
+Every strategy class is imported and registered here, by name;
+``make_strategy("tlsf", word=4)`` builds one.  Names are short, lower case
+and stable: they appear in saved sessions, CSV exports and command lines.
 """
 
 from __future__ import annotations
 
+# Every strategy module is imported here by name: a module that is missing or
+# fails to import is an ImportError, never a strategy silently left out of the
+# menus, the compare table and the tests that take their list from here.
+from .bsd_buckets import BSDBuckets
+from .buddy import BinaryBuddy
+from .dlmalloc import Dlmalloc
 from .first_fit import FirstFit
+from .gnu_malloc import GNUMalloc
 from .next_fit import NextFit
+from .phkmalloc import PhkMalloc
+from .rotating_list import RotatingList
+from .segregated_fit import SegregatedFirstFit
+from .splay_best_fit import SplayBestFit
 from .strategy import Strategy
+from .tlsf import TLSF
+from .v7_malloc import V7Malloc
 
 STRATEGIES: dict[str, type[Strategy]] = {}
 
@@ -21,29 +34,10 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     return cls
 
 
-for _cls in (NextFit, FirstFit):
+# The order is the menus' (Ctrl+1 is next fit) and the compare table's.
+for _cls in (NextFit, FirstFit, RotatingList, SplayBestFit, BinaryBuddy, TLSF, BSDBuckets,
+             Dlmalloc, SegregatedFirstFit, V7Malloc, GNUMalloc, PhkMalloc):
     register(_cls)
-
-
-def _register_optional() -> None:
-    """Strategies added later register themselves on import; a missing module is
-    not an error here so that the core stays usable while one is written."""
-    import importlib
-    for module in ("rotating_list", "splay_best_fit", "buddy", "tlsf", "bsd_buckets", "dlmalloc",
-                   "segregated_fit"):
-        try:
-            mod = importlib.import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{module}":
-                raise
-            continue
-        for obj in vars(mod).values():
-            if isinstance(obj, type) and issubclass(obj, Strategy) and obj.__module__ == mod.__name__ \
-                    and obj.name != "abstract" and getattr(obj, "registered", True):
-                register(obj)
-
-
-_register_optional()
 
 
 def strategy_names() -> list[str]:

@@ -67,6 +67,30 @@ Kinds and their own keys:
     too); ``class_low`` and ``class_high``: ``{k: bytes}``, the smallest and
     largest block of each class (``class_high`` None for the last, which has
     no bound); ``order``: ``"lifo"`` or ``"address"``, how each list is kept.
+``arena-ring`` (the V7/4BSD malloc)
+    ``ring``: ``[[addr, size, state]]`` of *every* block of the heap in ring
+    order (address order), state ``"free"``, ``"busy"`` or ``"top"`` (the
+    one-word ``alloct``, last); ``rover``: the block ``allocp`` points at,
+    busy or free, None at the static ``allocs`` words; ``top``: ``alloct``.
+``page-directory`` (phkmalloc, FreeBSD)
+    ``pagesize``; ``pages``: ``[[addr, npages, state]]`` covering the heap in
+    address order, state ``"free"`` (a run on the free-page list), ``"run"``
+    (pages handed out, MALLOC_FIRST and FOLLOW) or ``"chunks"`` (one page of
+    chunks); ``chunk_pages``: ``{page: {"shift", "size", "total", "free",
+    "bitmap", "free_chunks", "info", "stolen"}}`` (bit i of ``bitmap`` set:
+    chunk i free); ``chunk_lists``: ``{j: [pages]}`` for every chunk size
+    2**j (``page_dir[j]``, head first: the pages with a free chunk);
+    ``free_runs``: the free-page list (address order); ``lists``: the same
+    free blocks as labelled lists.
+``block-table`` (GNU malloc, Haertel)
+    ``blocksize``; ``blocks``: ``[[addr, nblocks, state]]`` covering the heap,
+    state ``"table"`` (``_heapinfo`` itself), ``"free"`` (a free cluster),
+    ``"busy"`` or ``"frags"`` (a block of fragments); ``frag_blocks``:
+    ``{addr: {"log", "nfree", "first"}}``; ``free_clusters``: the free list
+    from the anchor (address order); ``heapindex``: ``_heapindex`` (None at
+    the anchor); ``fraglists``: ``{log: [addrs]}`` (``_fraghead[log]``, head
+    first) for every fragment size; ``lists``: the same free blocks as
+    labelled lists.
 ``lists`` (the generic shape for a user strategy)
     ``lists``: ``{label: [addrs]}``, in the order the strategy gives them.
 """
@@ -75,7 +99,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "size-classes", "lists")
+KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "size-classes",
+         "arena-ring", "page-directory", "block-table", "lists")
+
+#: kinds whose search pointer may rest on a busy block (V7's allocp)
+BUSY_POINTER_KINDS = ("arena-ring",)
 
 SEARCH = "search"
 MARKER = "marker"
@@ -137,6 +165,18 @@ def members(structure: dict) -> list[int]:
     elif kind == "size-classes":
         for addrs in structure["lists"].values():
             out.extend(addrs)
+    elif kind == "arena-ring":
+        out.extend(a for a, _, state in structure["ring"] if state == "free")
+    elif kind == "page-directory":
+        pages = structure["chunk_pages"]
+        for listed in structure["chunk_lists"].values():
+            for page in listed:
+                out.extend(pages[page]["free_chunks"])
+        out.extend(structure["free_runs"])
+    elif kind == "block-table":
+        out.extend(structure["free_clusters"])
+        for addrs in structure["fraglists"].values():
+            out.extend(addrs)
     elif kind == "lists":
         for addrs in structure["lists"].values():
             out.extend(addrs)
@@ -180,6 +220,24 @@ def where(structure: dict) -> dict[int, str]:
         for k, addrs in structure["lists"].items():
             for a in addrs:
                 out[a] = f"the list of class {k}"
+    elif kind == "arena-ring":
+        for a, _, state in structure["ring"]:
+            if state == "free":
+                out[a] = "the arena (idle)"
+    elif kind == "page-directory":
+        pages = structure["chunk_pages"]
+        for j, listed in structure["chunk_lists"].items():
+            for page in listed:
+                for a in pages[page]["free_chunks"]:
+                    out[a] = f"page_dir[{j}], page {page:#x}"
+        for a in structure["free_runs"]:
+            out[a] = "the free-page list"
+    elif kind == "block-table":
+        for a in structure["free_clusters"]:
+            out[a] = "the free cluster list"
+        for log, addrs in structure["fraglists"].items():
+            for a in addrs:
+                out[a] = f"_fraghead[{log}]"
     elif kind == "lists":
         for label, addrs in structure["lists"].items():
             for a in addrs:
@@ -219,7 +277,8 @@ def check_against_heap(structure: dict, blocks) -> None:
     if set(sizes) != seen:
         raise StructureMismatch("'sizes' names other blocks than the structure holds")
     for p in structure["pointers"]:
-        if p["addr"] is not None and p["role"] == SEARCH and p["addr"] not in free:
+        if p["addr"] is not None and p["role"] == SEARCH and p["addr"] not in free \
+                and structure["kind"] not in BUSY_POINTER_KINDS:
             raise StructureMismatch(f"pointer {p['name']} points at {p['addr']:#x}, which is not a free block")
     _KIND_RULES.get(structure["kind"], lambda s: None)(structure)
 
@@ -317,5 +376,78 @@ def _size_classes_rules(s: dict) -> None:
             raise StructureMismatch(f"the list of class {k} is not in address order: {addrs[:8]}")
 
 
+def _arena_ring_rules(s: dict) -> None:
+    ring = s["ring"]
+    for (a, size, _), (b, _, _) in zip(ring, ring[1:]):
+        if a + size != b:
+            raise StructureMismatch(f"the arena ring is not contiguous: {a:#x}+{size} is followed by {b:#x}")
+    if ring and (ring[-1][2] != "top" or ring[-1][0] != s["top"]):
+        raise StructureMismatch("the arena ring does not end with its top word")
+    if any(state not in ("free", "busy", "top") for _, _, state in ring) or \
+            sum(state == "top" for _, _, state in ring) > 1:
+        raise StructureMismatch("an arena block has an unknown state, or there are two tops")
+    if s["rover"] is not None and s["rover"] not in {a for a, _, _ in ring}:
+        raise StructureMismatch(f"allocp {s['rover']:#x} is not a block of the arena")
+
+
+def _runs_rules(runs: list[int], sizes: dict, what: str) -> None:
+    """Free runs in address order, none touching the next (they are joined)."""
+    for a, b in zip(runs, runs[1:]):
+        if a + sizes[a] >= b:
+            raise StructureMismatch(f"{what} {a:#x} and {b:#x} are out of order or touch")
+
+
+def _page_directory_rules(s: dict) -> None:
+    sizes = s["sizes"]
+    pages = s["chunk_pages"]
+    _runs_rules(s["free_runs"], sizes, "free page runs")
+    for a in s["free_runs"]:
+        if sizes[a] % s["pagesize"] or a % s["pagesize"]:
+            raise StructureMismatch(f"free run {a:#x} of {sizes[a]} B is not whole pages")
+    listed: dict = {}
+    for j, on in s["chunk_lists"].items():
+        for page in on:
+            info = pages.get(page)
+            if info is None or info["shift"] != int(j) or page in listed:
+                raise StructureMismatch(f"page_dir[{j}] holds {page:#x}, not a page of {1 << int(j)} B "
+                                        "chunks, or holds it twice")
+            listed[page] = j
+    for page, info in pages.items():
+        free = info["free_chunks"]
+        if bin(info["bitmap"]).count("1") != info["free"] or len(free) != info["free"]:
+            raise StructureMismatch(f"page {page:#x}: bitmap, free count and free chunks disagree")
+        if (info["free"] > 0) != (page in listed):
+            raise StructureMismatch(f"page {page:#x} has {info['free']} free chunks and is "
+                                    f"{'' if page in listed else 'not '}on its list")
+        for a in free:
+            if sizes[a] != info["size"] or (a - page) % info["size"]:
+                raise StructureMismatch(f"chunk {a:#x} is not a {info['size']} B chunk of page {page:#x}")
+
+
+def _block_table_rules(s: dict) -> None:
+    sizes = s["sizes"]
+    _runs_rules(s["free_clusters"], sizes, "free clusters")
+    if s["heapindex"] is not None and s["heapindex"] not in s["free_clusters"]:
+        raise StructureMismatch(f"_heapindex {s['heapindex']:#x} is not a free cluster")
+    blocks = s["frag_blocks"]
+    for log, addrs in s["fraglists"].items():
+        size = 1 << int(log)
+        seen: list = []
+        for a in addrs:
+            block = a - a % s["blocksize"]
+            info = blocks.get(block)
+            if info is None or info["log"] != int(log) or sizes[a] != size:
+                raise StructureMismatch(f"_fraghead[{log}] holds {a:#x}, not a fragment of {size} B")
+            if block in seen and seen[-1] != block:
+                raise StructureMismatch(f"the free fragments of block {block:#x} are not together")
+            seen.append(block)
+        for block, info in blocks.items():
+            if info["log"] == int(log) and seen.count(block) != info["nfree"]:
+                raise StructureMismatch(f"block {block:#x} says {info['nfree']} free fragments, "
+                                        f"_fraghead[{log}] has {seen.count(block)}")
+
+
 _KIND_RULES = {"address-ring": _ring_rules, "tree": _tree_rules, "buddy": _buddy_rules,
-               "tlsf": _tlsf_rules, "bins": _bins_rules, "size-classes": _size_classes_rules}
+               "tlsf": _tlsf_rules, "bins": _bins_rules, "size-classes": _size_classes_rules,
+               "arena-ring": _arena_ring_rules, "page-directory": _page_directory_rules,
+               "block-table": _block_table_rules}

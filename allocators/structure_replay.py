@@ -19,7 +19,10 @@ a real ``structure()`` answer, so the two compare with ``==``):
     ``free_list`` from the head, in ring order; ``head``; ``sizes``.
     ListInsert puts the block just before the head (Kruse's LIFO push; the
     PointerMove that follows makes it the head), ListRemove unlinks it
-    wherever it is, PointerMove 'head' moves the head.
+    wherever it is, PointerMove 'head' moves the head.  Between the unlink
+    of the block at the head and the head's move (mid-step only, with
+    ``result(strict=False)``), ``free_list`` starts at the block after it;
+    between a push on an empty ring and the head's move onto it, at that block.
 ``tree`` (Vmbest splay)
     ``root``, ``nodes`` (every node with its children and size list),
     ``wilderness`` (the only ``outside`` block), ``sizes``: TreeInsert,
@@ -49,8 +52,31 @@ a real ``structure()`` answer, so the two compare with ``==``):
     ``lists`` (non-empty, head first) and their ``sizes``: ListInsert pushes
     at the head, or at the block's address place when ``order`` is
     ``"address"``; ListRemove unlinks.
+``arena-ring`` (V7)
+    ``ring`` (every block with its size and state), ``rover``, ``top`` and
+    ``sizes``: Coalesce joins two idle neighbours, Split cuts an idle block in
+    two idle ones, Placed marks a block busy, Released idle, ArenaExtended
+    adds the new idle block and top word (the old top word turning idle),
+    PointerMove 'allocp' moves the rover.
+``page-directory`` (phkmalloc)
+    ``free_runs``, ``chunk_lists`` (non-empty, head first), ``chunk_free``
+    (each chunk page's free chunks, in address order) and ``sizes`` (of the
+    runs and of the listed pages' chunks: a page taken off its list to be
+    dissolved names none): the
+    free-page list follows ListInsert/ListRemove (``where = ()``), Split (the
+    run keeps its place, its front taken), Coalesce (a run joined by the pages
+    before or after it) and Shrink (the last run cut at the break); the chunk
+    pages follow ChunkPageMade, ChunkTaken, ChunkFreed, ChunkPageLinked,
+    ChunkPageUnlinked and ChunkPageDissolved.
+``block-table`` (GNU malloc)
+    ``free_clusters``, ``heapindex``, ``fraglists`` (non-empty, head first)
+    and ``sizes``: clusters as phkmalloc's runs, plus TopExtended; fragments
+    follow ListInsert/ListRemove with ``where = (log,)``, FragLinked,
+    BlockFragmented and FragBlockEmptied; PointerMove '_heapindex'.
 
-Not replayed: the generic ``lists`` kind (a user strategy promises no events),
+Not replayed: the page directory's and the block table's page and block
+maps (``pages``, ``blocks``, the pginfo and fragment counts: the heap walk
+says those), the generic ``lists`` kind (a user strategy promises no events),
 the buddy's ``chunks`` and ``blocks`` (the heap walk says those), and the
 uncarved tail of a fixed pool that buddy and BSD buckets keep in ``outside``
 (it shrinks under a Note, not a structure event).
@@ -69,7 +95,8 @@ from . import structure as st
 from .dlmalloc import BinmapChange, Mapped, Trim, Unmapped
 
 #: the kinds :class:`StructureReplay` can follow
-REPLAYABLE_KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "size-classes")
+REPLAYABLE_KINDS = ("address-ring", "ring", "tree", "buddy", "tlsf", "buckets", "bins", "size-classes",
+                    "arena-ring", "page-directory", "block-table")
 
 
 class ReplayError(AssertionError):
@@ -118,6 +145,22 @@ def replayable(structure: dict) -> dict:
     elif kind == "size-classes":
         out["lists"] = {int(k): list(v) for k, v in structure["lists"].items() if v}
         held = [a for v in out["lists"].values() for a in v]
+    elif kind == "arena-ring":
+        out["ring"] = [list(b) for b in structure["ring"]]
+        out["rover"] = structure["rover"]
+        out["top"] = structure["top"]
+        held = [a for a, _, state in structure["ring"] if state == "free"]
+    elif kind == "page-directory":
+        out["free_runs"] = list(structure["free_runs"])
+        out["chunk_lists"] = {int(j): list(v) for j, v in structure["chunk_lists"].items() if v}
+        out["chunk_free"] = {int(p): list(info["free_chunks"]) for p, info in structure["chunk_pages"].items()}
+        listed = {p for v in out["chunk_lists"].values() for p in v}
+        held = out["free_runs"] + [a for p, v in out["chunk_free"].items() if p in listed for a in v]
+    elif kind == "block-table":
+        out["free_clusters"] = list(structure["free_clusters"])
+        out["heapindex"] = structure["heapindex"]
+        out["fraglists"] = {int(k): list(v) for k, v in structure["fraglists"].items() if v}
+        held = out["free_clusters"] + [a for v in out["fraglists"].values() for a in v]
     else:  # buckets
         out["buckets"] = {int(k): list(v) for k, v in structure["buckets"].items() if v}
         held = [a for v in out["buckets"].values() for a in v]
@@ -173,6 +216,21 @@ class StructureReplay:
             self.root = before["root"]
             self.pointer = before["wilderness"]
             self.pending_join: tuple | None = None
+        elif kind == "arena-ring":
+            self.arena = {a: [size, state] for a, size, state in before["ring"]}
+            self.pointer = before["rover"]
+            self.top = before["top"]
+        elif kind == "page-directory":
+            sizes = before["sizes"]
+            self.runs = {a: sizes[a] for a in before["free_runs"]}
+            self.lists = {int(j): list(v) for j, v in before["chunk_lists"].items() if v}
+            self.chunk_size = {int(p): info["size"] for p, info in before["chunk_pages"].items()}
+            self.chunk_free = {int(p): set(info["free_chunks"]) for p, info in before["chunk_pages"].items()}
+        elif kind == "block-table":
+            sizes = before["sizes"]
+            self.runs = {a: sizes[a] for a in before["free_clusters"]}
+            self.lists = {int(k): list(v) for k, v in before["fraglists"].items() if v}
+            self.pointer = before["heapindex"]
         else:
             lists = {"buddy": "avail", "tlsf": "lists", "buckets": "buckets", "bins": "bins",
                      "size-classes": "lists"}[kind]
@@ -200,6 +258,14 @@ class StructureReplay:
             self._tree(event)
         elif kind == "bins":
             self._bins(event)
+        elif kind == "arena-ring":
+            self._arena_ring(event)
+        elif kind == "page-directory":
+            if not self._runs(event):
+                self._chunk_pages(event)
+        elif kind == "block-table":
+            if not self._runs(event):
+                self._fragments(event)
         else:
             self._segregated(event)
 
@@ -262,8 +328,163 @@ class StructureReplay:
             after, before = nxt.pop(b), prv.pop(b)
             if after != b:
                 nxt[before], prv[after] = after, before
+            if b == self.pointer:
+                # Kruse unlinks the block at the head, then moves the head:
+                # in between (mid-step only) the ring is read from its successor
+                self._off_ring_head = (b, after if after != b else None)
         elif isinstance(e, ev.PointerMove) and e.name == "head":
             self._move(e, "the head")
+
+    def _arena_ring(self, e) -> None:
+        arena = self.arena
+
+        def block(a, state, what):
+            b = arena.get(a)
+            if b is None or b[1] != state:
+                raise ReplayError(f"{what} {_hex(a)}, which is not a {state} block of the arena")
+            return b
+
+        if isinstance(e, ev.Coalesce):
+            low = block(e.low_addr, "free", "joins")
+            block(e.high_addr, "free", "joins")
+            del arena[e.high_addr]
+            low[0] = e.size
+        elif isinstance(e, ev.Split):
+            block(e.addr, "free", "cuts")
+            del arena[e.addr]
+            arena[e.taken_addr] = [e.taken_size, "free"]
+            arena[e.rest_addr] = [e.rest_size, "free"]
+        elif isinstance(e, ev.Placed):
+            b = block(e.addr, "free", "places a request in")
+            if b[0] != e.size:
+                raise ReplayError(f"places {e.size} B in {e.addr:#x}, an idle block of {b[0]} B")
+            b[1] = "busy"
+        elif isinstance(e, ev.Released):
+            block(e.addr, "busy", "frees")[1] = "free"
+        elif isinstance(e, ev.PointerMove) and e.name == "allocp":
+            self._move(e, "allocp")
+        elif isinstance(e, ev.ArenaExtended):
+            if e.old_top is not None:
+                if e.old_top != self.top:
+                    raise ReplayError(f"the arena grows after {e.old_top:#x}, but its top is {_hex(self.top)}")
+                arena[e.old_top][1] = "free"
+            elif self.top is not None:
+                raise ReplayError("the arena grows from the static top, but it has a top word in the heap")
+            arena[e.addr] = [e.size, "free"]
+            arena[e.top] = [e.top_size, "top"]
+            self.top = e.top
+
+    def _runs(self, e) -> bool:
+        """Free runs or clusters on one address-ordered list (phkmalloc's
+        free-page list, GNU malloc's clusters); True if ``e`` was one of theirs."""
+        runs = self.runs
+        if isinstance(e, (ev.ListInsert, ev.ListRemove)) and e.where:
+            return False
+        if isinstance(e, ev.ListInsert):
+            if e.addr in runs:
+                raise ReplayError(f"run {e.addr:#x} is put on the list twice")
+            runs[e.addr] = e.size
+        elif isinstance(e, ev.ListRemove):
+            size = runs.pop(e.addr, None)
+            if size != e.size:
+                raise ReplayError(f"run {e.addr:#x} of {e.size} B leaves the list, which holds "
+                                  f"{_hex(e.addr)} as {size} B")
+        elif isinstance(e, ev.Split):
+            if e.addr in runs:          # the run keeps its place; its front is taken
+                if runs.pop(e.addr) != e.size:
+                    raise ReplayError(f"run {e.addr:#x} is cut as {e.size} B, not its listed size")
+                runs[e.rest_addr] = e.rest_size
+        elif isinstance(e, ev.Coalesce):
+            if e.low_addr in runs and e.high_addr not in runs and runs[e.low_addr] == e.low_size:
+                runs[e.low_addr] = e.size
+            elif e.high_addr in runs and e.low_addr not in runs and runs[e.high_addr] == e.high_size:
+                del runs[e.high_addr]
+                runs[e.low_addr] = e.size
+            else:
+                raise ReplayError(f"join of {e.low_addr:#x} and {e.high_addr:#x}: exactly one must be a "
+                                  "listed run (a run absorbed leaves the list first)")
+        elif isinstance(e, ev.TopExtended):
+            if runs.get(e.addr) != e.old_size:
+                raise ReplayError(f"cluster {e.addr:#x} of {e.old_size} B is extended but is not listed so")
+            runs[e.addr] = e.size
+        elif isinstance(e, ev.Shrink):
+            last = next((a for a, size in runs.items() if a + size == e.old_brk), None)
+            if last is not None:
+                if runs[last] <= e.decrement:
+                    raise ReplayError(f"the break goes down by {e.decrement} B through run {last:#x}")
+                runs[last] -= e.decrement
+        else:
+            return False
+        return True
+
+    def _chunk_pages(self, e) -> None:
+        lists, free = self.lists, self.chunk_free
+        if isinstance(e, ev.ChunkPageMade):
+            if e.page in free:
+                raise ReplayError(f"page {e.page:#x} is cut into chunks twice")
+            free[e.page] = {e.page + (e.stolen + i) * e.size for i in range(e.total)}
+            self.chunk_size[e.page] = e.size
+            lists.setdefault(e.shift, []).insert(0, e.page)
+        elif isinstance(e, (ev.ChunkTaken, ev.ChunkFreed)):
+            chunks = free.get(e.page)
+            if chunks is None or (e.addr in chunks) != isinstance(e, ev.ChunkTaken):
+                raise ReplayError(f"chunk {e.addr:#x} of page {e.page:#x} is "
+                                  f"{'taken' if isinstance(e, ev.ChunkTaken) else 'freed'} twice")
+            if isinstance(e, ev.ChunkTaken):
+                chunks.remove(e.addr)
+            else:
+                chunks.add(e.addr)
+        elif isinstance(e, ev.ChunkPageLinked):
+            lst = lists.setdefault(e.shift, [])
+            if e.page in lst or (e.after is not None and e.after not in lst):
+                raise ReplayError(f"page {e.page:#x} goes on page_dir[{e.shift}] after {_hex(e.after)}")
+            lst.insert(0 if e.after is None else lst.index(e.after) + 1, e.page)
+        elif isinstance(e, ev.ChunkPageUnlinked):
+            lst = lists.get(e.shift, [])
+            if e.page not in lst:
+                raise ReplayError(f"page {e.page:#x} leaves page_dir[{e.shift}] but is not on it")
+            lst.remove(e.page)
+            if not lst:
+                del lists[e.shift]
+        elif isinstance(e, ev.ChunkPageDissolved):
+            if free.pop(e.page, None) is None:
+                raise ReplayError(f"page {e.page:#x} is no chunk page")
+            del self.chunk_size[e.page]
+
+    def _fragments(self, e) -> None:
+        lists = self.lists
+        if isinstance(e, ev.ListInsert):
+            lists.setdefault(int(e.where[0]), []).insert(0, e.addr)
+        elif isinstance(e, ev.ListRemove):
+            lst = lists.get(int(e.where[0]), [])
+            if e.addr not in lst:
+                raise ReplayError(f"fragment {e.addr:#x} leaves _fraghead[{e.where[0]}] but is not on it")
+            lst.remove(e.addr)
+            if not lst:
+                del lists[int(e.where[0])]
+        elif isinstance(e, ev.FragLinked):
+            lst = lists.get(e.log, [])
+            if e.after not in lst or e.addr in lst:
+                raise ReplayError(f"fragment {e.addr:#x} goes after {e.after:#x}, which is not on "
+                                  f"_fraghead[{e.log}]")
+            lst.insert(lst.index(e.after) + 1, e.addr)
+        elif isinstance(e, ev.BlockFragmented):
+            lst = lists.setdefault(e.log, [])
+            for i in range(1, e.count):
+                lst.insert(0, e.block + (i << e.log))
+        elif isinstance(e, ev.FragBlockEmptied):
+            lst = lists.get(e.log, [])
+            end = e.block + (e.count << e.log)
+            kept = [a for a in lst if not e.block <= a < end]
+            if len(lst) - len(kept) != e.count - 1:
+                raise ReplayError(f"block {e.block:#x} is emptied but {len(lst) - len(kept)} of its "
+                                  f"fragments are on _fraghead[{e.log}], not {e.count - 1}")
+            if kept:
+                lists[e.log] = kept
+            else:
+                lists.pop(e.log, None)
+        elif isinstance(e, ev.PointerMove) and e.name == "_heapindex":
+            self._move(e, "_heapindex")
 
     def _segregated(self, e) -> None:
         lists = self.lists
@@ -478,17 +699,22 @@ class StructureReplay:
             out["rover"] = self.pointer
         elif kind == "ring":
             held = []
-            head = self.pointer
-            if head is not None:
-                if head not in self.nxt:
+            head = start = self.pointer
+            if head is None and self.nxt and not strict:
+                start = next(iter(self.nxt))    # pushed on an empty ring; the head moves next
+            elif head is not None and head not in self.nxt:
+                dangling = getattr(self, "_off_ring_head", None)
+                if strict or dangling is None or dangling[0] != head:
                     raise ReplayError(f"the head {head:#x} is off the ring")
-                b = head
+                start = dangling[1] if dangling[1] in self.nxt else next(iter(self.nxt), None)
+            if start is not None:
+                b = start
                 while True:
                     held.append(b)
                     b = self.nxt[b]
-                    if b == head or len(held) > len(self.nxt):
+                    if b == start or len(held) > len(self.nxt):
                         break
-            elif self.nxt:
+            elif self.nxt and strict:
                 raise ReplayError("the head is None but the ring is not empty")
             out["free_list"] = held
             out["head"] = head
@@ -517,6 +743,37 @@ class StructureReplay:
             out["mapped"] = [self.mapped[a] for a in sorted(self.mapped)]
             held = [a for v in bins.values() for a in v]
             held += [a for a in (self.last_remainder, self.top) if a is not None]
+        elif kind == "page-directory":
+            out["free_runs"] = sorted(self.runs)
+            out["chunk_lists"] = {j: list(v) for j, v in sorted(self.lists.items()) if v}
+            out["chunk_free"] = {p: sorted(v) for p, v in sorted(self.chunk_free.items())}
+            sizes = {a: self.runs[a] for a in out["free_runs"]}
+            # the free blocks are the free chunks of the listed pages (a page
+            # off its list mid-step, about to be dissolved, names none)
+            listed = {p for v in out["chunk_lists"].values() for p in v}
+            for p, chunks in out["chunk_free"].items():
+                if p in listed:
+                    for a in chunks:
+                        sizes[a] = self.chunk_size[p]
+            out["sizes"] = sizes
+            return out
+        elif kind == "block-table":
+            out["free_clusters"] = sorted(self.runs)
+            out["heapindex"] = self.pointer
+            out["fraglists"] = {k: list(v) for k, v in sorted(self.lists.items()) if v}
+            sizes = {a: self.runs[a] for a in out["free_clusters"]}
+            for log, addrs in out["fraglists"].items():
+                for a in addrs:
+                    sizes[a] = 1 << log
+            out["sizes"] = sizes
+            return out
+        elif kind == "arena-ring":
+            ring = [[a, *self.arena[a]] for a in sorted(self.arena)]
+            out["ring"] = ring
+            out["rover"] = self.pointer
+            out["top"] = self.top
+            out["sizes"] = {a: size for a, size, state in ring if state == "free"}
+            return out
         else:
             name = {"buddy": "avail", "tlsf": "lists", "buckets": "buckets", "size-classes": "lists"}[kind]
             if kind == "tlsf":

@@ -44,7 +44,7 @@ from ..traces.trace import FREE
 
 from . import heap_cells, palette
 from .gauges import NO_VALUE, human_bytes, percent
-from .heap_map import HeapMapWidget, Legend
+from .heap_map import HeapMapWidget, Legend, typical_block_bytes
 from .ranking import MEASURE_BY_KEY, MEASURES, RunningSummary, ranked
 from .step_words import outcome
 from .structure_panel import StructurePanel
@@ -60,9 +60,6 @@ OPEN_ROW_WEIGHT = 3
 HEADER_WIDTH = 250
 #: a map row is at least this tall on screen (px)
 MIN_ROW_PX = 4
-#: white gaps between map rows only when rows are this tall, lines between
-#: blocks only when the typical block is this wide (px)
-SEPARATED_ROW_PX, SEPARATED_BLOCK_PX = 14, 10
 #: the colour of the current request's block: where a malloc put it, what a free gave it back to
 REQUEST_PLACED = palette.VERMILLION
 REQUEST_FREED = palette.BLACK
@@ -105,17 +102,29 @@ class SharedScale:
         self._key = None
         self._layout: heap_cells.HeapLayout | None = None
 
-    def layout(self, aspect: float, max_cells: int, height_px: float = 0.0) -> heap_cells.HeapLayout:
-        """The layout of the biggest heap shown in a map ``aspect`` (width /
-        height) wide and ``height_px`` tall: rows at least
-        :data:`MIN_ROW_PX` tall, so that a short row still shows its blocks."""
+    def layout(self, aspect: float, max_cells: int, height_px: float = 0.0,
+               at_least: int = 0) -> heap_cells.HeapLayout:
+        """The layout of the biggest heap shown (and of ``at_least`` bytes)
+        in a map ``aspect`` (width / height) wide and ``height_px`` tall:
+        rows at least :data:`MIN_ROW_PX` tall, so that a short row still
+        shows its blocks.  Rows are cut for the trace's typical block
+        (:func:`gui.heap_map.typical_block_bytes`), as the one map does, so
+        the row length changes only when the biggest heap crosses a power
+        of four.  At a micro-step the heaps before the step count too (a
+        heap trimmed by the step is drawn whole until the trim)."""
         model = self.model
-        key = (model.position, tuple(model.shown), round(aspect, 1), max_cells, int(height_px))
+        key = (model.position, model.event_index is None, tuple(model.shown), round(aspect, 1),
+               max_cells, int(height_px), int(at_least))
         if key != self._key:
             steps = [model.step(r) for r in range(len(model.shown))]
-            heap = max((s.blocks.brk for s in steps), default=0)
-            count = sum(len(s.blocks) for s in steps)
-            typical = sum(s.blocks.brk for s in steps) / count if count else None
+            heap = max([s.blocks.brk for s in steps] + [int(at_least)])
+            if model.event_index is not None:
+                befores = [s.heap_before for s in steps]
+                heap = max([heap] + [b.blocks.brk for b in befores if b is not None])
+            typical = typical_block_bytes(model.trace)
+            if typical is None:
+                count = sum(len(s.blocks) for s in steps)
+                typical = sum(s.blocks.brk for s in steps) / count if count else None
             layout = heap_cells.choose_layout(heap, aspect, max_cells, typical)
             most_rows = max(1, int(height_px // MIN_ROW_PX)) if height_px else layout.rows
             for _ in range(16):
@@ -182,22 +191,31 @@ class CompareHeapMap(HeapMapWidget):
         self.plot.addItem(self.request_label)
         self.outcome = ""
 
-    def layout_for(self, arrays: heap_cells.BlockArrays) -> heap_cells.HeapLayout:
+    def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
         scale = getattr(self, "scale", None)     # None while the base class builds the map
         if scale is None or scale.model is None:
-            return super().layout_for(arrays)
-        return scale.layout(self.view_aspect(), self.max_cells, self.vb.sceneBoundingRect().height())
+            return super().layout_for(heap_end)
+        return scale.layout(self.view_aspect(), self.max_cells, self.vb.sceneBoundingRect().height(),
+                            heap_end)
 
     def _model_step(self, position: int | None = None) -> None:
         super()._model_step(position)
         step = self.model.step(self.row) if self.model is not None else None
-        self._draw_request(step)
         self.outcome = outcome(step) if step is not None else ""
         if not self.plot_widget.underMouse():
             self.info.setText(self.outcome)
 
-    def _draw_request(self, step) -> None:
-        self.request = request_block(step, self.blocks) if step is not None else None
+    def _render(self) -> None:
+        super()._render()
+        if hasattr(self, "request_item"):     # not while the base class builds the map
+            self._draw_request()
+
+    def _draw_request(self) -> None:
+        """Outline the request's block, once the row shows its whole step (a
+        micro-step before the end would give away where the search ends)."""
+        step = self.model.step(self.row) if self.model is not None else None
+        whole = self.shown_heap is self.heap
+        self.request = request_block(step, self.blocks) if step is not None and whole else None
         lay = self.layout_
         if self.request is None or lay is None:
             self.request_id = None
@@ -243,20 +261,6 @@ class CompareHeapMap(HeapMapWidget):
         i = self.blocks.index_at(start)
         return int(self.blocks.addr[i]), int(self.blocks.size[i])
 
-    def _draw_separators(self) -> None:
-        """The white lines between blocks and rows, only where they leave the
-        blocks visible: a short row or a thin block would be painted white."""
-        super()._draw_separators()
-        lay = self.layout_
-        r = self.vb.sceneBoundingRect()
-        if lay is None or r.height() <= 0:
-            return
-        if r.height() / max(lay.rows, 1) < SEPARATED_ROW_PX:
-            self.row_gap_item.setPath(QPainterPath())
-        bytes_per_px = lay.row_bytes / max(r.width(), 1.0)
-        if self.blocks.mean_size() / bytes_per_px < SEPARATED_BLOCK_PX:
-            self.separator_item.setPath(QPainterPath())
-
     def _scale_text(self) -> str:
         # the scale is the same in every row (the side panel says it): the heap's own size here
         if self.blocks.brk == 0:
@@ -297,7 +301,7 @@ class CompareHeapMap(HeapMapWidget):
         if self.follow:
             self.fit()
         if self.model is not None:
-            self._draw_request(self.model.step(self.row))
+            self._draw_request()
         self.relaid.emit()
 
 

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLayout
 
 
 class FlowLayout(QLayout):
-    """Items in reading order, wrapped at the layout's width."""
+    """Items in reading order, wrapped at the layout's width; hidden ones skipped."""
 
     def __init__(self, parent=None, h_spacing: int = 12, v_spacing: int = 2) -> None:
         super().__init__(parent)
@@ -50,7 +50,8 @@ class FlowLayout(QLayout):
     def minimumSize(self) -> QSize:
         size = QSize()
         for item in self._items:
-            size = size.expandedTo(item.minimumSize())
+            if not item.isEmpty():
+                size = size.expandedTo(item.minimumSize())
         m = self.contentsMargins()
         return size + QSize(m.left() + m.right(), m.top() + m.bottom())
 
@@ -59,6 +60,8 @@ class FlowLayout(QLayout):
         area = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
         x, y, line = area.x(), area.y(), 0
         for item in self._items:
+            if item.isEmpty():         # a hidden widget takes no room
+                continue
             hint = item.sizeHint()
             if x + hint.width() > area.right() + 1 and line > 0:
                 x = area.x()

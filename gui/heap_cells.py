@@ -46,7 +46,14 @@ BLOCK_SHAPE = 2.0
 
 @dataclass
 class BlockArrays:
-    """``walk()`` as columns; ``payload`` is -1 for free and meta blocks."""
+    """``walk()`` as columns; ``payload`` is -1 for free and meta blocks.
+
+    ``top`` is the address of the policy's top (wilderness) block, -1 when
+    the policy keeps none: only a policy that names its top block with a
+    marker pointer (:data:`WILDERNESS_POINTERS`: Vmbest's ``wilderness``,
+    dlmalloc's ``top``) has one.  Next fit, first fit, Kruse, TLSF, the
+    buddy system and the BSD buckets treat their last free block as any
+    other, and the map colours it as any other free block."""
     addr: np.ndarray
     size: np.ndarray
     state: np.ndarray     # STATE_USED / STATE_FREE / STATE_META, int8
@@ -54,6 +61,7 @@ class BlockArrays:
     request: np.ndarray
     header: np.ndarray
     brk: int              # end of the heap
+    top: int = -1         # the top (wilderness) block's address, or -1
 
     def __len__(self) -> int:
         return len(self.addr)
@@ -69,21 +77,35 @@ class BlockArrays:
         return self.brk / len(self.addr) if len(self.addr) else float(self.brk)
 
     def top_index(self) -> int:
-        """The top (wilderness) block, or -1: the last block when it is free,
-        or the free block below the allocator's end marks (TLSF keeps a
-        sentinel header at the break, so its top block never touches it)."""
-        i = len(self.addr) - 1
-        while i >= 0 and self.state[i] == STATE_META:
-            i -= 1
-        return i if i >= 0 and self.state[i] == STATE_FREE else -1
+        """Index of the top (wilderness) block the policy names (:attr:`top`),
+        or -1 when it names none or that block is not free."""
+        if self.top < 0:
+            return -1
+        i = self.index_at(self.top)
+        return i if i >= 0 and self.addr[i] == self.top and self.state[i] == STATE_FREE else -1
 
 
-def block_arrays(blocks, brk: int | None = None) -> BlockArrays:
-    """Columns of a ``walk()`` list (Blocks or plain 6-tuples in address order)."""
+#: names of the marker pointers (docs/structure.md) that name a policy's top
+#: (wilderness) block: Vo's Vmbest ``wilderness``, dlmalloc's ``top``
+WILDERNESS_POINTERS = ("wilderness", "top")
+
+
+def top_of(pointers) -> int:
+    """The top block's address named by a structure's ``pointers`` (dicts
+    with name, addr, role), or -1."""
+    for p in pointers:
+        if p["role"] == "marker" and p["name"] in WILDERNESS_POINTERS and p["addr"] is not None:
+            return int(p["addr"])
+    return -1
+
+
+def block_arrays(blocks, brk: int | None = None, top: int = -1) -> BlockArrays:
+    """Columns of a ``walk()`` list (Blocks or plain 6-tuples in address
+    order); ``top`` as in :class:`BlockArrays`."""
     n = len(blocks)
     if n == 0:
         z = np.zeros(0, dtype=np.int64)
-        return BlockArrays(z, z, np.zeros(0, np.int8), z, z, z, brk or 0)
+        return BlockArrays(z, z, np.zeros(0, np.int8), z, z, z, brk or 0, top)
     col = [map(itemgetter(i), blocks) for i in range(6)]
     addr = np.fromiter(col[0], np.int64, n)
     size = np.fromiter(col[1], np.int64, n)
@@ -92,7 +114,7 @@ def block_arrays(blocks, brk: int | None = None) -> BlockArrays:
     request = np.fromiter(col[4], np.int64, n)
     header = np.fromiter(col[5], np.int64, n)
     end = int(addr[-1] + size[-1])
-    return BlockArrays(addr, size, state, payload, request, header, end if brk is None else brk)
+    return BlockArrays(addr, size, state, payload, request, header, end if brk is None else brk, top)
 
 
 class Scratch:
@@ -150,7 +172,7 @@ def segments(b: BlockArrays, scratch: Scratch | None = None) -> tuple[np.ndarray
     kinds[:] = _USED_BLOCK_CODES
     kinds[b.state == STATE_FREE, 0] = palette.FREE
     kinds[b.state == STATE_META, 0] = palette.META
-    top = b.top_index()
+    top = b.top_index()     # only a policy with a wilderness names one
     if top >= 0:
         kinds[top, 0] = palette.TOP
     return bounds, codes
@@ -183,8 +205,7 @@ class HeapLayout:
 
 
 def choose_layout(heap: int, aspect: float = 2.0, max_cells: int = MAX_CELLS,
-                  block_bytes: float | None = None,
-                  previous: HeapLayout | None = None) -> HeapLayout:
+                  block_bytes: float | None = None) -> HeapLayout:
     """Cells as fine as ``max_cells`` (and at most :data:`MAX_COLS` cells a
     row) allow, and rows a power-of-two number of bytes (row addresses then
     read as round hex numbers).
@@ -194,9 +215,13 @@ def choose_layout(heap: int, aspect: float = 2.0, max_cells: int = MAX_CELLS,
     than tall when the picture fills a view ``aspect`` (width / height) wide:
     with H bytes in rows of R bytes, a block of s bytes is s/R of the width
     and 1/(H/R) of the height, so s/R * aspect = k * R/H gives
-    R = sqrt(H * s * aspect / k).  A ``previous`` layout is kept while its row
-    length is within a factor 2 of that, so the picture does not jump between
-    two widths while the heap changes a little from step to step.
+    R = sqrt(H * s * aspect / k), rounded to a power of two.
+
+    The layout is a function of its arguments alone -- no memory of the
+    layout before -- so a step is drawn the same whichever way it was
+    reached.  The map passes a ``block_bytes`` fixed for the whole trace, so
+    the row length changes only when the heap size crosses a power of four,
+    not from step to step.
     """
     heap = max(int(heap), 0)
     bpc = 1
@@ -204,11 +229,7 @@ def choose_layout(heap: int, aspect: float = 2.0, max_cells: int = MAX_CELLS,
         bpc *= 2
     unit = max(float(block_bytes) / BLOCK_SHAPE, bpc) if block_bytes else bpc
     want_row = math.sqrt(max(heap, 1) * unit * max(aspect, 0.1))
-    if previous is not None and previous.bytes_per_cell >= bpc \
-            and want_row / 2 <= previous.row_bytes <= want_row * 2:
-        row_bytes = previous.row_bytes
-    else:
-        row_bytes = 1 << max(0, round(math.log2(max(want_row, 1.0))))
+    row_bytes = 1 << max(0, round(math.log2(max(want_row, 1.0))))
     row_bytes = max(row_bytes, bpc * MIN_COLS)
     # A row wider than MAX_COLS cells gets coarser cells, not a wider image:
     # the raster engine cannot draw images tens of thousands of pixels wide.
@@ -246,6 +267,42 @@ def paint_cells(bounds: np.ndarray, codes: np.ndarray, layout: HeapLayout,
         out[start:start + len(cells)] = cells
         out[start + len(cells):] = palette.BEYOND
     return out.reshape(layout.rows, layout.cols)
+
+
+def repaint(image: np.ndarray, blocks: BlockArrays, layout: HeapLayout, lo: int, hi: int) -> None:
+    """Paint again, in place, the cells of ``image`` (drawn with ``layout``)
+    whose middle byte lies in ``[lo, hi)``, from ``blocks``: after a step
+    changed only those bytes, the rest of the image stays right.  The cells
+    come out as :func:`paint_cells` would paint them."""
+    bpc = layout.bytes_per_cell
+    half = bpc // 2
+    total = layout.rows * layout.cols
+    shift = bpc.bit_length() - 1
+    c0 = min(max(0, (lo - half + bpc - 1) >> shift), total)   # first cell whose middle is >= lo
+    c1 = min(max(0, (hi - half + bpc - 1) >> shift), total)   # ... >= hi
+    if c0 >= c1:
+        return
+    cells = image.reshape(-1)
+    first_mid, last_mid = c0 * bpc + half, (c1 - 1) * bpc + half
+    n = len(blocks)
+    if n == 0 or first_mid >= blocks.brk:
+        cells[c0:c1] = palette.BEYOND
+        return
+    i0 = max(0, int(np.searchsorted(blocks.addr, first_mid, side="right")) - 1)
+    i1 = max(i0 + 1, int(np.searchsorted(blocks.addr, last_mid, side="right")))
+    end = int(blocks.addr[i1 - 1] + blocks.size[i1 - 1]) if i1 < n else blocks.brk
+    part = BlockArrays(blocks.addr[i0:i1], blocks.size[i0:i1], blocks.state[i0:i1], blocks.payload[i0:i1],
+                       blocks.request[i0:i1], blocks.header[i0:i1], end, blocks.top)
+    bounds, codes = segments(part)
+    first = (bounds + (bpc - 1 - half)) >> shift            # first cell at or after each bound
+    runs = np.repeat(codes, np.diff(first))
+    start = int(first[0])
+    stop = start + len(runs)
+    a, b = max(c0, start), min(c1, stop)
+    if a < b:
+        cells[a:b] = runs[a - start:b - start]
+    if stop < c1:                                           # past the break
+        cells[max(c0, stop):c1] = palette.BEYOND
 
 
 def heap_image(blocks: BlockArrays, aspect: float = 2.0, max_cells: int = MAX_CELLS,

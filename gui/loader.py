@@ -16,6 +16,12 @@ first.  A file is read by a :class:`ReadTrace` request, which reports the bytes
 read and looks at the cancel flag after every chunk and while it waits for a
 silent FIFO, so a huge or endless input shows progress and can be cancelled
 (the reader's limits stop it anyway).
+
+While the job runs, Python's cyclic garbage collector runs only in the GUI
+thread (:mod:`gui.gui_thread_gc`): an automatic collection triggered by the
+replay's allocations would otherwise destroy, in the replay thread, Qt objects
+that the GUI thread made and left in reference cycles (a closed window's
+pyqtgraph menus), and the process crashed some time later.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from PySide6.QtWidgets import QProgressDialog
 
 from ..allocators.replay import ReplayCancelled, Timeline
 from ..traces import ReadCancelled, load_trace, read_trace_file
+from .gui_thread_gc import GuiThreadCollector
 
 #: the progress dialog appears only for jobs that take longer than this (ms)
 SHOW_PROGRESS_AFTER_MS = 300
@@ -157,6 +164,9 @@ class Loader(QObject):
         self.dialog: QProgressDialog | None = None
         self._request: LoadRequest | None = None
         self._switch_interval = sys.getswitchinterval()
+        # No garbage collection in the replay thread: see gui.gui_thread_gc.
+        self.collector = GuiThreadCollector(self)
+        self._stragglers: list[tuple[threading.Thread, ReplayJob]] = []
 
     @property
     def busy(self) -> bool:
@@ -170,7 +180,11 @@ class Loader(QObject):
     def start(self, request: LoadRequest) -> None:
         if self.busy:
             self.cancel()
-            self.wait()
+            if not self.wait():
+                # It did not stop in time.  Keep it here until its thread has
+                # ended, so that the job (a QObject) is freed in this thread,
+                # never in its own when the thread drops its target.
+                self._stragglers.append((self.thread, self.job))
         self._request = request
         self.job = ReplayJob(request)
         self.thread = threading.Thread(target=self.job.run, name="heapscope-replay", daemon=True)
@@ -195,6 +209,9 @@ class Loader(QObject):
         self.busy_changed.emit(True)
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_WHILE_BUSY))
+        # A collection the replay's allocations triggered would run in the replay
+        # thread and could destroy Qt objects there (gui.gui_thread_gc).
+        self.collector.hold()
         self.thread.start()
 
     def cancel(self) -> None:
@@ -266,6 +283,9 @@ class Loader(QObject):
         self.thread.join()
         self.thread = None
         self.job = None
+        self._stragglers = [(t, job) for t, job in self._stragglers if t.is_alive()]
+        if not self._stragglers:
+            self.collector.release()
         sys.setswitchinterval(self._switch_interval)
         self._close_dialog()
         self.busy_changed.emit(False)

@@ -16,13 +16,14 @@ strategy picker.
 Every command is a QAction with its shortcut, in a menu: File (Open, Open
 Recent, Open Example, Workload, Save Screenshot, Quit), View (Fit Heap,
 Structure View S, Explain Panel E), Playback (Play/Pause Space, Step Back Left,
-Step Forward Right, Start Home, End End, Go to Step Ctrl+G, Faster +, Slower
--), Strategy (one per strategy, Ctrl+1..., Compare Mode C, Compare Strategies
-Shift+C), Help (Keys F1, About).
+Step Forward Right, Previous / Next Event Shift+Left / Shift+Right, Start
+Home, End End, Go to Step Ctrl+G, Faster +, Slower -), Strategy (one per
+strategy, Ctrl+1..., Compare Mode C, Compare Strategies Shift+C), Help (Keys
+F1, About).
 
 Compare mode (:mod:`gui.compare_mode`) shows 2 to 7 strategies side by side,
 one row each, in a second page of the window's stack; the timeline bar, the
-player and the keys drive both pages.
+player, the step animator and the keys drive both pages.
 
 Loading a trace and changing the strategy replay the trace in the background
 (:mod:`gui.loader`); a strategy already replayed for this trace shows at once.
@@ -55,6 +56,7 @@ from .loader import LoadRequest, Loader, ReadTrace
 from .player import Player
 from .plots import PlotPanel
 from .show_model import ShowModel, timeline_key
+from .step_animator import StepAnimator
 from .structure_panel import StructurePanel
 from .timeline_bar import TimelineBar
 from .workload_dialog import WorkloadDialog
@@ -96,6 +98,7 @@ class MainWindow(QMainWindow):
 
         self.model = ShowModel(self)
         self.player = Player(self)
+        self.animator = StepAnimator(self.model, self)
         self.loader = Loader(self)
         self._make_actions()
         self.compare = CompareMode(self)
@@ -117,6 +120,11 @@ class MainWindow(QMainWindow):
         self.player.advance.connect(self._advance)
         self.player.playing_changed.connect(self._playing_changed)
         self.player.speed_changed.connect(self.bar.show_speed)
+        self.player.speed_changed.connect(self.animator.set_speed)
+        self.animator.set_speed(self.player.speed)
+        # the player waits while a step plays its events
+        self.animator.started.connect(self.player.hold)
+        self.animator.finished.connect(self.player.release)
         self.bar.seek_requested.connect(self._bar_seek)
         self.bar.speed_requested.connect(self.player.set_speed)
         self.loader.succeeded.connect(self._loaded)
@@ -201,6 +209,10 @@ class MainWindow(QMainWindow):
                                         S.SP_MediaSeekForward)
         self.act_start = self._action("Jump to &Start", self.go_start, ["Home"], S.SP_MediaSkipBackward)
         self.act_end = self._action("Jump to &End", self.go_end, ["End"], S.SP_MediaSkipForward)
+        self.act_event_forward = self._action("Next E&vent", self.event_forward, ["Shift+Right"],
+                                              tip="One event of the step forward (micro-step)")
+        self.act_event_back = self._action("Previous Eve&nt", self.event_back, ["Shift+Left"],
+                                           tip="One event of the step back (micro-step)")
         self.act_goto = self._action("&Go to Step…", self.ask_go_to_step, ["Ctrl+G"])
         self.act_faster = self._action("Fas&ter", self.faster, ["+", "="])
         self.act_slower = self._action("Slo&wer", self.slower, ["-"])
@@ -239,6 +251,9 @@ class MainWindow(QMainWindow):
         for act in (self.act_play, self.act_back, self.act_forward, self.act_start, self.act_end,
                     self.act_goto):
             play_menu.addAction(act)
+        play_menu.addSeparator()
+        play_menu.addAction(self.act_event_back)
+        play_menu.addAction(self.act_event_forward)
         play_menu.addSeparator()
         play_menu.addAction(self.act_faster)
         play_menu.addAction(self.act_slower)
@@ -567,19 +582,33 @@ class MainWindow(QMainWindow):
     # ============================================================ navigation
     def seek(self, position: int) -> None:
         """Show the heap after ``position`` operations (clamped to 0..n)."""
+        self.animator.finish()
         self.model.seek(position)
 
     def step_forward(self) -> None:
-        self.model.seek(self.model.position + 1)
+        """The next step: it plays its events at slow speeds (gui/step_animator.py)."""
+        self.animator.step_to(self.model.position + 1)
 
     def step_back(self) -> None:
+        """The step before, as it stands: nothing plays backwards."""
+        self.animator.finish()
         self.model.seek(self.model.position - 1)
+
+    def event_forward(self) -> None:
+        """Micro-step: the next event of the step, or the next step's first."""
+        if self.timeline is not None:
+            self.animator.micro_forward()
+
+    def event_back(self) -> None:
+        """Micro-step: the event before, or the previous step's last."""
+        if self.timeline is not None:
+            self.animator.micro_back()
 
     def go_start(self) -> None:
         self.seek(0)
 
     def go_end(self) -> None:
-        self.model.seek(self.model.n)
+        self.seek(self.model.n)
 
     def ask_go_to_step(self) -> None:
         if self.timeline is None:
@@ -637,7 +666,7 @@ class MainWindow(QMainWindow):
         if self.timeline is None:
             self.player.pause()
             return
-        self.model.seek(self.model.position + steps)
+        self.animator.step_to(self.model.position + steps)
         if self.model.position >= self.model.n:
             self.player.pause()
 
@@ -688,10 +717,11 @@ class MainWindow(QMainWindow):
 
     def show_keys(self) -> None:
         rows = []
-        for act in (self.act_play, self.act_back, self.act_forward, self.act_start, self.act_end,
-                    self.act_goto, self.act_faster, self.act_slower, self.act_fit,
-                    self.act_structure, self.act_explain, self.compare.act_toggle,
-                    self.compare.act_pick, self.act_open, self.act_workload):
+        for act in (self.act_play, self.act_back, self.act_forward, self.act_event_back,
+                    self.act_event_forward, self.act_start, self.act_end, self.act_goto,
+                    self.act_faster, self.act_slower, self.act_fit, self.act_structure,
+                    self.act_explain, self.compare.act_toggle, self.compare.act_pick,
+                    self.act_open, self.act_workload):
             keys = ", ".join(k.toString(QKeySequence.NativeText) for k in act.shortcuts())
             rows.append(f"<tr><td><b>{keys}</b></td><td>&nbsp;&nbsp;{act.text().replace('&', '')}</td></tr>")
         rows.append("<tr><td><b>wheel / drag</b></td><td>&nbsp;&nbsp;zoom / pan the heap map</td></tr>")
@@ -712,6 +742,7 @@ class MainWindow(QMainWindow):
 
     # =============================================================== closing
     def closeEvent(self, event) -> None:
+        self.animator.finish()
         self.player.pause()
         self.loader.cancel()
         self.loader.wait()

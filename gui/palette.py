@@ -51,6 +51,7 @@ SEARCHED = ORANGE        # a free block the search examined
 PLACED = VERMILLION      # the block malloc/realloc handed out
 RELEASED = BLACK         # the block free gave back (and what it coalesced into)
 FAILED = VERMILLION      # a request that could not be met
+GROWN = "#555555"        # the bytes the heap grew by (a dotted outline)
 #: The block the user selected (on the map or in the structure view): a black
 #: ring with a white core, which stands out on every fill colour.
 SELECTED = BLACK

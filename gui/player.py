@@ -4,6 +4,11 @@ The timer fires at most 25 times a second; at each tick the player works out
 from the elapsed time how many steps are due (``speed x seconds`` minus the
 steps already asked for), so the replay keeps its speed in steps per second
 even when a frame takes longer than a tick.
+
+While a step plays its events (gui/step_animator.py) the player is *held*:
+it asks for nothing, and once released the next step comes one step time
+after the last one was asked for, or, if the animation took longer, after
+the whole step has been on show for a quarter of a step's time.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ SPEEDS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
 DEFAULT_SPEED = 10
 #: shortest time between two frames, ms (25 frames per second)
 MIN_INTERVAL_MS = 40
+#: after an animated step, the share of a step's time the whole step stays on show at least
+REST_SHARE = 0.25
 
 
 class Player(QObject):
@@ -31,6 +38,9 @@ class Player(QObject):
         self._timer.timeout.connect(self._tick)
         self._clock = QElapsedTimer()
         self._asked = 0
+        self._offset_ms = 0.0       # the clock counts from this far into the first step
+        self._last_ask_ms = 0.0     # when the last step was asked for, on the clock
+        self._held = False
 
     # ------------------------------------------------------------- speed
     @property
@@ -72,15 +82,42 @@ class Player(QObject):
     def toggle(self) -> None:
         self.pause() if self.playing else self.play()
 
-    def _restart_clock(self) -> None:
-        self._timer.setInterval(max(MIN_INTERVAL_MS, 1000 // self._speed))
+    def _restart_clock(self, offset_ms: float = 0.0) -> None:
+        self._timer.setInterval(MIN_INTERVAL_MS)
         self._clock.start()
         self._asked = 0
+        self._offset_ms = offset_ms
+        self._last_ask_ms = -offset_ms
         self._timer.start()
 
+    # ---------------------------------------------------- animated steps
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def hold(self) -> None:
+        """A step is playing its events: ask for no step until :meth:`release`."""
+        self._held = True
+
+    def release(self) -> None:
+        """The step's animation ended: the next step is due one step time
+        after the last was asked for (at once if that is past)."""
+        if not self._held:
+            return
+        self._held = False
+        if self.playing:
+            period = 1000.0 / self._speed
+            left = self._last_ask_ms + period - self._clock.elapsed()
+            # the whole step stays on show a moment, even after a long animation
+            left = max(left, REST_SHARE * period)
+            self._restart_clock(offset_ms=period - min(period, left))
+
     def _tick(self) -> None:
-        due = int(self._speed * self._clock.elapsed() / 1000.0)
+        if self._held:
+            return
+        due = int(self._speed * (self._clock.elapsed() + self._offset_ms) / 1000.0)
         steps = due - self._asked
         if steps > 0:
             self._asked = due
+            self._last_ask_ms = self._clock.elapsed()
             self.advance.emit(steps)

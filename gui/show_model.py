@@ -21,11 +21,17 @@ The state:
 * the **selection** (a block address, or None) and the **hover** (the block
   under the mouse in any view).
 
-What a view derives from the shown step -- the heap walk as columns, the
+What a view derives from the shown step -- the heap's blocks as columns, the
 step's events in words (:func:`allocators.explain.explain_step`), the
 strategy's structure (``Strategy.structure()``), where each free block lives
 -- is computed by :class:`ShownStep` on first use and kept until the step
 changes, so each is computed at most once per shown step, whichever views ask.
+
+The blocks are not walked on every step: each shown timeline has a
+:class:`~gui.heap_tracker.HeapTracker` that edits the blocks with each
+step's events (a short move forward is replayed one step at a time for
+that, one step back undoes the last edit), and walks the heap only after a
+jump (``gui/heap_tracker.py``).
 """
 
 from __future__ import annotations
@@ -37,9 +43,11 @@ from PySide6.QtCore import QObject, Signal
 
 from ..allocators import structure as structure_protocol
 from ..allocators.explain import explain_step
+from ..allocators.step_states import StepStates
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
+from .heap_tracker import HeapTracker, TrackedHeap, seek_tracked
 from .step_measures import StepMeasures
 
 #: a timeline's key: (strategy name, its parameters as sorted pairs)
@@ -69,8 +77,10 @@ class ShownStep:
     Qt objects off the GUI thread)."""
 
     def __init__(self, key: TimelineKey, timeline, measures: StepMeasures, trace=None,
-                 source: str | None = None, counts: CallCounts | None = None) -> None:
+                 source: str | None = None, counts: CallCounts | None = None,
+                 tracker: HeapTracker | None = None) -> None:
         self.key = key
+        self.tracker = tracker if tracker is not None else HeapTracker()
         self.trace, self.source = trace, source
         self.counts = counts or CallCounts()
         self.timeline = timeline
@@ -82,9 +92,30 @@ class ShownStep:
         self.record = timeline.last_record if self.position else None
 
     @cached_property
+    def heap(self) -> TrackedHeap:
+        """The heap's blocks and the policy's pointers (what the heap map
+        draws), from the timeline's tracker: edited in from the step's events,
+        or walked after a jump."""
+        return self.tracker.heap_at(self.strategy, self.position, lambda: self.structure["pointers"])
+
+    @property
     def blocks(self) -> heap_cells.BlockArrays:
-        """The heap walk as columns (what the heap map draws)."""
-        return heap_cells.block_arrays(self.strategy.walk_tuples(), self.strategy.arena.brk)
+        """The heap walk as columns."""
+        return self.heap.blocks
+
+    @cached_property
+    def heap_before(self) -> TrackedHeap | None:
+        """The heap before the shown step (None at step 0): undone from the
+        tracker's last edit when it made this step, else rebuilt by
+        ``Timeline.before()``."""
+        if not self.position:
+            return None
+        if self.tracker.position == self.position:
+            before = self.tracker.before()
+            if before is not None:
+                return before
+        state = self.timeline.before()
+        return TrackedHeap.of(state.blocks, None, state.structure["pointers"])
 
     @cached_property
     def ids(self) -> dict:
@@ -105,6 +136,29 @@ class ShownStep:
         """The strategy's free structure (docs/structure.md)."""
         self.counts.structure += 1
         return self.strategy.structure()
+
+    @property
+    def event_count(self) -> int:
+        """How many events the shown step has (0 at step 0)."""
+        events = self.record.events if self.record is not None else None
+        return len(events) if events else 0
+
+    @cached_property
+    def states(self) -> StepStates:
+        """The structure after each event of the step (micro-steps and
+        animations draw them).  The structure before the step is rebuilt from
+        a checkpoint (``Timeline.before()``) the first time this is asked at
+        a position, never while merely stepping."""
+        if not self.position or not self.event_count:
+            return StepStates(None, self.structure, ())
+        before = self.timeline.before().structure
+        return StepStates(before, self.structure, self.record.events)
+
+    def structure_at(self, index: int | None) -> dict:
+        """The structure after event ``index`` (None: after the whole step)."""
+        if index is None:
+            return self.structure
+        return self.states.at(index)
 
     @cached_property
     def places(self) -> dict[int, str]:
@@ -166,8 +220,15 @@ class ShowModel(QObject):
         self._measures: dict[TimelineKey, StepMeasures] = {}
         self._shown: list[TimelineKey] = []
         self._steps: dict[TimelineKey, ShownStep] = {}
+        self._trackers: dict[TimelineKey, HeapTracker] = {}
         self.position = 0
         self.event_index: int | None = None
+        #: how long the views take to move to the next event shown, in ms (0:
+        #: jump).  Set by the step animator (gui/step_animator.py) while it
+        #: plays a step event by event; a view reads it when event_changed
+        #: arrives, and animates from what it shows to the new event over that
+        #: time (never longer: the next event may follow right after).
+        self.transition_ms = 0
         self.selection: int | None = None
         self.hover: int | None = None
         #: the player is running: views may skip costly redraws between frames
@@ -182,6 +243,7 @@ class ShowModel(QObject):
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
         self._measures.clear()
+        self._trackers.clear()
         self._shown = []
         self._steps = {}
         self.position = 0
@@ -200,6 +262,7 @@ class ShowModel(QObject):
         key = timeline_key(timeline.strategy_name, timeline.params)
         self._timelines[key] = timeline
         self._measures[key] = StepMeasures(timeline.series)
+        self._trackers[key] = HeapTracker()
         return key
 
     def timeline_for(self, strategy: str, params: dict | None = None):
@@ -251,7 +314,8 @@ class ShowModel(QObject):
         s = self._steps.get(key)
         if s is None:
             s = self._steps[key] = ShownStep(key, self._timelines[key], self._measures[key],
-                                             self.trace, self.source, self.counts)
+                                             self.trace, self.source, self.counts,
+                                             self._trackers.get(key))
         return s
 
     @property
@@ -266,23 +330,34 @@ class ShowModel(QObject):
     def _clamp(self, position: int) -> int:
         return min(max(int(position), 0), self.n)
 
-    def seek(self, position: int) -> None:
-        """Show the heap after ``position`` operations (clamped to 0..n)."""
+    def seek(self, position: int, event: int | None = None) -> None:
+        """Show the heap after ``position`` operations (clamped to 0..n), up to
+        its event ``event`` (None: the whole step; -1 its last event; clamped
+        to the step's events, None when it has none).
+
+        A new position emits :attr:`step_changed` with :attr:`event_index`
+        already set, so a view draws the right event at once; when that is not
+        None, :attr:`event_changed` follows with it, for the views that only
+        follow events (drawing the same event twice must cost nothing)."""
         if not self._shown:
             return
         position = self._clamp(position)
         if position == self.position:
+            self.set_event(event)
             return
         self.position = position
-        self.event_index = None
         self._seek_shown()
+        self.event_index = self._event_in_step(event)
         self.step_changed.emit(position)
+        if self.event_index is not None:
+            self.event_changed.emit(self.event_index)
 
     def _seek_shown(self) -> None:
         self._steps = {}
         for key in self._shown:
             tl = self._timelines[key]
-            tl.seek(self.position)
+            tracker = self._trackers.setdefault(key, HeapTracker())
+            seek_tracked(tl, tracker, self.position)
             rec = tl.last_record
             if self.position and (rec is None or rec.events is None):
                 # Left at the end by its build, which records no events: replay
@@ -290,10 +365,20 @@ class ShowModel(QObject):
                 tl.seek(self.position - 1)
                 tl.seek(self.position)
 
+    def _event_in_step(self, index: int | None) -> int | None:
+        if index is None:
+            return None
+        step = self.step()
+        n = step.event_count if step is not None else 0
+        if n == 0:
+            return None
+        index = int(index)
+        return min(max(n + index if index < 0 else index, 0), n - 1)
+
     def set_event(self, index: int | None) -> None:
-        """Show the step up to its event ``index`` (None: the whole step)."""
-        if index is not None:
-            index = int(index)
+        """Show the step up to its event ``index`` (None: the whole step; -1
+        its last event)."""
+        index = self._event_in_step(index)
         if index != self.event_index:
             self.event_index = index
             self.event_changed.emit(index)

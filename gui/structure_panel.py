@@ -10,6 +10,10 @@ follows, and the model's selection is marked in the view.  Each view has its
 own title and says what it summarised; under it, the panel shows the hovered
 block's facts in the heap map's words (the selected block's with none hovered).
 
+At a micro-step the view draws the structure as it is after that event
+(``ShownStep.structure_at``), moving to it over the model's
+``transition_ms`` while a step plays its events (gui/step_animator.py).
+
 While the player runs fast, the view redraws at most every
 :attr:`~gui.subscriber.Subscriber.PLAY_INTERVAL_MS`, and not at all while the
 panel is hidden or collapsed.
@@ -67,6 +71,9 @@ class StructurePanel(Subscriber, QWidget):
         structure = step.structure
         kind = structure["kind"]
         view = self._view_for(kind)
+        # the structure after each event, for micro-steps and animated steps
+        # (rebuilt from the step before only when an event is asked for)
+        view.set_states(step.structure_at)
         view.show_step(structure, step.explained, step.record)    # the whole step
         if model.event_index is not None:
             view.set_current_event(model.event_index)
@@ -102,7 +109,7 @@ class StructurePanel(Subscriber, QWidget):
 
     def _model_event(self, index) -> None:
         if self.view is not None and not self.__dict__.get("_redraw_pending"):
-            self.view.set_current_event(index)
+            self.view.set_current_event(index, self.model.transition_ms if self.model is not None else 0)
 
     def _model_hover(self, addr) -> None:
         """The hovered block's facts; with none hovered, the selected block's."""

@@ -1,5 +1,6 @@
 """The strip under the heap: transport buttons, the scrubber, the step box, the
-speed, and the current step in words.
+speed, and the current step in words (with the event shown, during a
+micro-step or an animated step: "event 3 of 8" and its line).
 
 The buttons show the window's QActions (the same ones the menus and keys
 trigger), so there is one place where each command is defined.  The bar only
@@ -28,7 +29,8 @@ class TimelineBar(Subscriber, QWidget):
     seek_requested = Signal(int)
     speed_requested = Signal(int)
 
-    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step"}
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
+                  "event_changed": "_model_event"}
     REQUESTS = {"seek_requested": "seek"}
 
     def __init__(self, actions: dict, parent=None) -> None:
@@ -59,6 +61,10 @@ class TimelineBar(Subscriber, QWidget):
         self.step_box.setFocusPolicy(Qt.ClickFocus)
         self.step_box.valueChanged.connect(self._step_typed)
         self.of_label = QLabel("of 0")
+        #: "event 3 of 8" while the step is shown up to one of its events
+        self.event_label = QLabel("")
+        self.event_label.setToolTip("the event of the step shown (Shift+Left / Shift+Right)")
+        self._step_text = " "
 
         self.speed_box = QComboBox()
         self.speed_box.setFocusPolicy(Qt.NoFocus)
@@ -75,6 +81,8 @@ class TimelineBar(Subscriber, QWidget):
         row.addWidget(QLabel("step"))
         row.addWidget(self.step_box)
         row.addWidget(self.of_label)
+        row.addSpacing(8)
+        row.addWidget(self.event_label)
         row.addSpacing(12)
         row.addWidget(QLabel("speed"))
         row.addWidget(self.speed_box)
@@ -108,6 +116,7 @@ class TimelineBar(Subscriber, QWidget):
         with QSignalBlocker(self.slider), QSignalBlocker(self.step_box):
             self.slider.setValue(position)
             self.step_box.setValue(position)
+        self._step_text = description
         self.description.setText(description)
 
     def model_bound(self) -> None:
@@ -126,6 +135,27 @@ class TimelineBar(Subscriber, QWidget):
             self.show_position(step.position, request_words(self.model))
         else:
             self.show_position(step.position, step.describe())
+        self._model_event(self.model.event_index)
+
+    def _model_event(self, index=None) -> None:
+        """Say which event of the step is shown, and what it did."""
+        step = self.model.step(self.row) if self.model is not None else None
+        if step is None or index is None or not step.event_count:
+            text, line = "", self._step_text
+        else:
+            n = step.event_count
+            text = f"event {index + 1} of {n}"
+            explained = step.explained
+            said = explained[index].text if index < len(explained) else ""
+            line = f"{self._step_text}\n\u25b6 {text}: {said}"
+        if self.event_label.text() != text:
+            self.event_label.setText(text)
+        if self.description.text() != line:
+            self.description.setText(line)
+
+    def event_text(self) -> str:
+        """The "event i of n" shown ("" for the whole step)."""
+        return self.event_label.text()
 
     def show_speed(self, speed: int) -> None:
         i = self.speed_box.findData(speed)

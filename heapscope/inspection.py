@@ -282,11 +282,43 @@ def _structure_lines(s: dict, all_items: bool, named: set = frozenset()) -> list
             out.append(f"  ... {left_out} more non-empty classes (--all shows them)")
         if not any(s["lists"].values()):
             out.append("  every class list is empty")
+    elif kind == "arena-ring":
+        out.extend(_arena_ring_lines(s, all_items, named))
     else:
         for label, addrs in s["lists"].items():
             out.append(f"  {label}: " + _addrs(addrs, sizes, all_items))
     for o in s["outside"]:
         out.append(f"  kept apart: {o['addr']:#x} ({sizes.get(o['addr'], '?')} B): {o['why']}")
+    return out
+
+
+def _arena_ring_lines(s: dict, all_items: bool, named: set) -> list[str]:
+    """V7's ring of all blocks: busy ones as ``B``, idle ones as ``.``, the
+    top as ``T``, with allocp; around the named blocks unless ``all_items``."""
+    ring = s["ring"]
+    free = sum(1 for b in ring if b[2] == "free")
+    out = [f"  ring from allocs (static), {count(len(ring), 'block')} in the heap, {free} idle:"]
+    if all_items or len(ring) <= LIST_ITEMS:
+        keep = set(range(len(ring)))
+    else:
+        # the ends, allocp, and the blocks the step names if they are few
+        named_at = [i for i, b in enumerate(ring) if b[0] in named]
+        keep = {0, 1, len(ring) - 2, len(ring) - 1}
+        keep |= {i for i, b in enumerate(ring) if b[0] == s["rover"]}
+        if len(named_at) <= LIST_ITEMS:
+            keep |= set(named_at)
+    line, skipped = [], 0
+    for i, (a, size, state) in enumerate(ring):
+        if i not in keep:
+            skipped += 1
+            continue
+        if skipped:
+            line.append(f"... {skipped} more")
+            skipped = 0
+        mark = {"busy": "busy", "free": "idle", "top": "top"}[state]
+        line.append(f"{a:#x} ({size} B {mark})")
+    out.append("  " + " -> ".join(line) + (" -> allocs" if ring else "allocs[0] <-> allocs[1]"))
+    out.append("  allocp -> " + _at(s["rover"], "&allocs[0]") + ", alloct -> " + _at(s["top"], "&allocs[1]"))
     return out
 
 

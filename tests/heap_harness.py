@@ -85,15 +85,21 @@ def run_checked(strategy: Strategy, ops, check_every: int = 1) -> dict[int, int]
     return apply_program(strategy, ops, verify)
 
 
-def check_long_trace(strategy: Strategy, ops, dense: int = 2000, every: int = 50) -> dict[int, int]:
+def check_long_trace(strategy: Strategy, ops, dense: int = 2000, every: int = 50,
+                     local=None) -> dict[int, int]:
     """check() after each of the first ``dense`` ops, then after every
-    ``every``-th and the last: a whole bundled trace in a few seconds."""
+    ``every``-th and the last: a whole bundled trace in a few seconds.
+    ``local(strategy, step)``, if given, runs after every other op: a cheap
+    check of the part of the heap the op just changed, so that a break
+    mended again before the next full check is still seen."""
     last = len(ops) - 1
 
     def verify(step, where, asked):
         if step < dense or step % every == 0 or step == last:
             blocks = strategy.check()
             assert sum(b.size for b in blocks) == strategy.heap_size
+        elif local is not None:
+            local(strategy, step)
 
     return apply_program(strategy, ops, verify)
 

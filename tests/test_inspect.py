@@ -25,6 +25,9 @@ KIND_KEYS = {
     "buddy": {"avail"}, "tlsf": {"fl_bitmap", "sl_bitmap", "lists"}, "bsd-buckets": {"buckets"},
     "dlmalloc": {"bins", "binblocks", "bin_floor", "last_remainder", "top", "mapped"},
     "segregated-first-fit": {"lists", "class_low", "class_high", "order"},
+    "v7-malloc": {"ring", "rover", "top"},
+    "gnu-malloc": {"blocks", "free_clusters", "heapindex", "fraglists", "frag_blocks"},
+    "phkmalloc": {"pages", "chunk_pages", "chunk_lists", "free_runs"},
 }
 
 

@@ -6,10 +6,11 @@ import math
 import numpy as np
 import pytest
 
+from heapscope.allocators.metrics import MetricSeries, summarize
 from heapscope.allocators.replay import Timeline
 from heapscope.traces import Trace
 
-from .heap_harness import ALLOC, FREE
+from .heap_harness import ALLOC, FREE, REALLOC
 
 
 def tiny_timeline():
@@ -102,3 +103,83 @@ def test_a_heap_that_shrinks_keeps_its_largest_size_in_the_measures():
     gauges = StepMeasures(tl.series)
     assert gauges.at(4)["heap"] == 4096 and gauges.at(4)["max_heap"] == 155648
     assert gauges.at(4)["utilisation"] == pytest.approx(150000 / 155648)
+
+
+# ------------------------------------------------ summaries of hand-made series
+def series_of(**columns) -> MetricSeries:
+    """A MetricSeries whose columns are given by hand (the rest stay 0)."""
+    n = len(next(iter(columns.values())))
+    s = MetricSeries(n)
+    for name, values in columns.items():
+        setattr(s, name, np.array(values, dtype=getattr(s, name).dtype))
+    return s
+
+
+def test_search_p99_is_the_99th_percentile_of_the_mallocs_that_succeeded():
+    # 200 mallocs that succeeded, with search lengths 1 (x197), 50, 60 and 1000;
+    # then a free and a failed malloc with longer searches, which do not count.
+    # Sorted, x[197] = 50, x[198] = 60.  The 99th percentile interpolated between
+    # order statistics (Hyndman & Fan type 7, as a spreadsheet's PERCENTILE.INC):
+    # h = (200 - 1) * 0.99 = 197.01, so p99 = x[197] + 0.01 * (x[198] - x[197]) = 50.1.
+    searches = [1] * 197 + [50, 60, 1000] + [5000, 7000]
+    s = series_of(search=searches, is_malloc=[True] * 200 + [False, True],
+                  failed=[False] * 201 + [True], heap=[4096] * 202, live=[1] * 202)
+    row = summarize(s)
+    assert row["search_p99"] == pytest.approx(50.1, abs=1e-9)
+    assert row["search_max"] == 1000
+    assert row["search_mean"] == pytest.approx((197 + 50 + 60 + 1000) / 200)
+
+
+def test_the_measures_at_the_peak_are_taken_where_live_bytes_peak():
+    # Live bytes L peak at row 2 (50 bytes); the heap H peaks later, at row 3.
+    # External fragmentation 1 - Fmax/F is different at every row:
+    # 0, 1 - 20/40, 1 - 10/30, 1 - 25/100, 1 - 10/100.
+    s = series_of(live=[10, 30, 50, 40, 20],
+                  heap=[100, 100, 120, 200, 200],
+                  in_use=[16, 48, 80, 64, 32],
+                  free=[50, 40, 30, 100, 100],
+                  largest_free=[50, 20, 10, 25, 10])
+    row = summarize(s)
+    assert row["ext_frag_at_peak"] == pytest.approx(1 - 10 / 30)
+    assert row["internal_at_peak"] == 80 - 50
+    assert row["jw2"] == pytest.approx(120 / 50 - 1)        # H/L - 1 where L peaks
+    assert row["jw3"] == pytest.approx(200 / 40 - 1)        # H/L - 1 where H first peaks
+    assert row["ext_frag"] == pytest.approx((0 + 0.5 + (1 - 10 / 30) + 0.75 + 0.9) / 5)
+
+
+def test_the_mean_search_leaves_out_failed_mallocs():
+    # Searches 3 (malloc), 9 (a malloc that failed), 0 (a free), 5 (malloc),
+    # 7 (failed): the mean over the mallocs that succeeded is (3 + 5) / 2.
+    s = series_of(search=[3, 9, 0, 5, 7], is_malloc=[True, True, False, True, True],
+                  failed=[False, True, False, False, True], heap=[64] * 5, live=[8] * 5)
+    row = summarize(s)
+    assert row["search_mean"] == pytest.approx(4.0)
+    assert row["search_max"] == 5
+    assert row["failed"] == 2
+
+
+def test_the_tiny_trace_measures_at_the_peak():
+    # L peaks at step 2 (120 live bytes): one free block of 16208 bytes, so no
+    # external fragmentation there (step 3 has some); A - L = 176 - 120.
+    row = tiny_timeline().summary()
+    assert row["ext_frag_at_peak"] == 0.0
+    assert row["internal_at_peak"] == 176 - 120
+
+
+# --------------------------------------------------------- describing a step
+def test_a_realloc_is_described_as_a_realloc():
+    # K&R next fit, 16-byte units.  Step 1: malloc(100) -> 8 units cut from the
+    # top of the first 16 KiB: block 16256, payload 16272 (0x3f90).
+    # Step 2: realloc(id 0, 300): the block holds 112 payload bytes, too few, so
+    # a new block of 20 units is cut from the free block at 0 (1016 units, the
+    # only one examined): it keeps 996 units, the new block is at 996 * 16 =
+    # 15936, payload 15952 = 0x3e50; the old block is freed (no free neighbour).
+    # A realloc names the payload it was given, as C's realloc(ptr, size) does.
+    trace = Trace.from_ops([(ALLOC, 0, 100), (REALLOC, 0, 300)], name="re")
+    tl = Timeline(trace, "next-fit").build()
+    tl.seek(1)
+    assert tl.describe() == "step 1: malloc(100) for id 0 -> 0x3f90 after examining 1 free block; " \
+                            "split once; grew the heap once"
+    tl.seek(2)
+    assert tl.describe() == "step 2: realloc(0x3f90, 300) for id 0 -> 0x3e50 after examining 1 free block; " \
+                            "split once"

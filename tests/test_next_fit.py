@@ -5,6 +5,7 @@ so one unit is 16 bytes and a request of n bytes takes (n + 15) // 16 + 1
 units.  morecore asks for max(nunits, 1024) units = 16 KiB at least.
 """
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from heapscope.allocators.events import (Coalesce, Grow, InsertionPoint, ListInsert, ListRemove, Placed, PointerMove,
@@ -12,11 +13,11 @@ from heapscope.allocators.events import (Coalesce, Grow, InsertionPoint, ListIns
                                          Split, Visit, WalkStep)
 from heapscope.allocators.first_fit import FirstFit
 from heapscope.allocators.next_fit import BASE, NextFit
+from heapscope.allocators.replay import Timeline
 from heapscope.allocators.strategy import HeapInvariantError
+from heapscope.traces import Trace
 
-from .heap_harness import assert_probe_matches_walk, op_sequences, run_checked
-
-import pytest
+from .heap_harness import ALLOC, FREE, assert_probe_matches_walk, op_sequences, run_checked
 
 
 def ring(s: NextFit) -> list[tuple[int, int]]:
@@ -216,3 +217,31 @@ def test_morecore_inside_malloc_is_work_but_not_search():
     assert [w.addr for w in walk] == sorted(w.addr for w in walk)
     assert s.rec.work == s.rec.visits + 6 + s.rec.splits + s.rec.merges
     s.check()
+
+
+def test_a_free_walk_is_the_search_length_of_the_free():
+    # docs/strategies/next-fit.md: free walks the ring from the rover to the
+    # block's address; the free blocks it passes (base not counted) are the
+    # free's search length ("free: blocks walked" on the gauge).
+    # Eight malloc(10) (2 units each) cut from the top of the first 16 KiB:
+    # blocks at 16352 (id 0), 16320, ... 16128 (id 7); block 0 keeps 1008 units.
+    ops = [(ALLOC, i, 10) for i in range(8)]
+    # free id 6 (16160): rover at base, walks past block 0 (1); rover = 0.
+    # free id 4 (16224): from block 0 past 16160 (1); rover = 16160.
+    # free id 2 (16288): from 16160 past 16224 (1); rover = 16224.
+    ops += [(FREE, 6, 0), (FREE, 4, 0), (FREE, 2, 0)]
+    # malloc(100), 8 units: after the rover 16288 (too small), base, then block 0,
+    # whose tail is cut (2 visits); the rover goes back to base.
+    ops += [(ALLOC, 8, 100)]
+    # free id 0 (16352, the top block): from base past 0, 16160, 16224, 16288 (4).
+    # free id 7 (16128): from the rover 16288 past 16352, round base, to block 0
+    # (2), and joins 16160 above it.
+    ops += [(FREE, 0, 0), (FREE, 7, 0)]
+    tl = Timeline(Trace.from_ops(ops, name="walks"), "next-fit").build()
+    assert tl.series.search.tolist() == [1] * 8 + [1, 1, 1, 2, 4, 2]
+    assert tl.series.merges.tolist()[-1] == 1
+    assert tl.series.work.tolist()[-2:] == [4, 2 + 1]
+    tl.seek(13)
+    assert tl.describe() == "step 13: free(0x3ff0) for id 0: walked 4 free blocks"
+    tl.seek(14)
+    assert tl.describe() == "step 14: free(0x3f10) for id 7: walked 2 free blocks; coalesced once"

@@ -145,3 +145,32 @@ def test_state_at_works_before_the_timeline_is_built():
     assert tl.before().structure == ref.structure()
     with pytest.raises(IndexError):
         tl.state_at(len(TRACE) + 1)
+
+
+def record_fields(rec):
+    return (rec.kind, rec.request, rec.payload, rec.failed, rec.visits, rec.splits, rec.merges,
+            rec.grows, rec.events)
+
+
+def test_seeking_to_a_multiple_of_the_checkpoint_interval_shows_that_step(timeline):
+    # At t = m * every the checkpoint at t holds the heap *after* step t, so seek
+    # must restore the one before and replay step t with its events on: the
+    # shown step is then what a replay from scratch did at step t.
+    every = timeline.every
+    multiples = list(range(every, timeline.n + 1, every))
+    assert len(multiples) >= 3
+    for t in multiples:
+        ref, _ = replayed_from_scratch(timeline.strategy_name, t)
+        for start in (timeline.n, 0):          # from far after and from before
+            timeline.seek(start)
+            timeline.seek(t)
+            rec = timeline.last_record
+            assert rec is not None, f"step {t} (from {start}) has no record"
+            assert record_fields(rec) == record_fields(ref.rec), f"step {t} (from {start})"
+            assert timeline.strategy.state_signature() == ref.state_signature()
+            text = timeline.describe()
+            assert text.startswith(f"step {t}: ")
+            if ref.rec.kind == "malloc":
+                assert f"-> 0x{ref.rec.payload:x}" in text
+            else:
+                assert f"free(0x{ref.rec.payload:x})" in text

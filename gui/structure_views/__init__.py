@@ -33,7 +33,8 @@ def _load_views() -> None:
     # Each module registers its view on import; importing here (not at the top)
     # keeps this package importable while a module is being written.
     from importlib import import_module
-    for module in ("lists_view", "ring_view", "tree_view", "buddy_view", "tlsf_view", "buckets_view"):
+    for module in ("lists_view", "ring_view", "tree_view", "buddy_view", "tlsf_view", "buckets_view",
+                   "arena_view", "pages_view"):
         try:
             import_module(f"{__name__}.{module}")
         except ModuleNotFoundError as exc:

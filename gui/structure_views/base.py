@@ -48,9 +48,54 @@ class StructureView(QWidget):
         """Mark the block at ``addr`` as selected (None clears), scrolling it into view."""
         raise NotImplementedError
 
-    def set_current_event(self, index: int | None) -> None:
-        """Light only the events up to ``index`` of the step (micro-steps); None
-        shows the whole step.  Views without micro-steps show the whole step."""
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        """Show the step up to its event ``index`` (micro-steps; None: the
+        whole step): the structure as it is after that event (from
+        :meth:`set_states`) with the events up to it lit.  With
+        ``duration_ms`` > 0, move from what is drawn to it over that time
+        (:attr:`transition`); any transition still running jumps to its end
+        first, and ``duration_ms`` 0 always shows ``index`` at once, even the
+        index already shown.  Views without micro-steps show the whole step."""
+
+    # ------------------------------------------------------ micro-steps
+    #: ``index -> structure`` after that event of the shown step (None: the
+    #: views only light the events on the structure after the step)
+    state_at = None
+    #: the transition running, if any (:mod:`.transition`)
+    transition = None
+    #: transitions wait for :meth:`Transition.seek` instead of running on the
+    #: clock (an exporter steps them frame by frame)
+    manual_transitions = False
+
+    def set_states(self, state_at) -> None:
+        """Where :meth:`set_current_event` finds the structure after each event
+        (``ShownStep.structure_at``); None: light events on the whole step."""
+        self.state_at = state_at
+
+    def structure_for(self, index: int | None, after: dict | None) -> dict | None:
+        """The structure to draw at event ``index``: ``after`` for the whole step."""
+        if index is None or after is None or self.state_at is None:
+            return after
+        return self.state_at(index)
+
+    def finish_transition(self) -> None:
+        """Jump to the end of the running transition, if any."""
+        tr = self.transition
+        self.transition = None
+        if tr is not None:
+            tr.finish()
+            tr.deleteLater()
+
+    def play_transition(self, morph, duration_ms: int) -> None:
+        """Run ``morph`` over ``duration_ms`` (or leave it for :meth:`Transition.seek`)."""
+        from .transition import Transition
+        self.finish_transition()
+        if not morph or duration_ms <= 0:
+            morph.end()
+            return
+        tr = Transition(morph, duration_ms, self)
+        self.transition = tr
+        tr.start(clock=not self.manual_transitions)
 
     def drawn(self) -> dict:
         """What the view has drawn, read back from its graphics items (not

@@ -16,6 +16,8 @@ carved, and the carved blocks are outlined as new memory.  Only the first
 the action is), the rest folded into "… 309 more …"; a selected block deeper
 in a list is drawn out between two folds.  :attr:`summary` says what was
 folded.  Part of a fixed pool not carved yet stands apart, in a last column.
+Shown event by event, a refill fills its column: the carved blocks drop in
+from under the header one after another.
 
 :meth:`drawn` reads back, from the graphics items:
 
@@ -131,7 +133,11 @@ class BucketsView(CardView):
                 if addrs and sel in addrs:
                     where[sel] = k
                     break
-        shown = sorted(k for k, addrs in buckets.items() if addrs or k in step.touched())
+        # the columns the whole step touches are there from its first event
+        # on, so the columns stand still while it is shown event by event
+        whole = step if self._event_index is None else BucketStep(self._explained)
+        touched = step.touched() | whole.touched()
+        shown = sorted(k for k, addrs in buckets.items() if addrs or k in touched)
         wanted: set = set()
         touched_at = None
         folded_total = folded_lists = 0
@@ -143,7 +149,7 @@ class BucketsView(CardView):
             if folded:
                 folded_total += folded
                 folded_lists += 1
-            if k in step.touched() and touched_at is None:
+            if k in touched and touched_at is None:
                 touched_at = c
         if s.get("outside"):
             x = LEFT + len(shown) * (COL_W + COL_GAP)
@@ -173,7 +179,7 @@ class BucketsView(CardView):
                             f"{count_text(folded_total)} more in {count_text(folded_lists)} "
                             f"list{'s' if folded_lists != 1 else ''} are folded.")
         self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
-        if scroll:
+        if scroll or self._event_index is not None:
             self._scroll_to_column(touched_at, len(shown) + len(s.get("outside") or ()))
 
     def _scroll_to_column(self, column: int | None, columns: int) -> None:
@@ -298,6 +304,29 @@ class BucketsView(CardView):
         card.set_style("#FFFFFF", pen(MUTED, 1.5, dash=True), "#000000", "outside")
         card.setPos(x, TOP)
         card.setToolTip(f"{why}: {size} bytes at {hex_addr(addr)}")
+
+    # ------------------------------------------------------------ moving
+    def _morph_from(self, before, leaving):
+        # the blocks a refill carved, per column, top down: they fill it one by one
+        self._entering: dict = {}
+        for key, card in self._cards.items():
+            if key not in before[0] and card.role == "new":
+                self._entering.setdefault(round(card.pos().x()), []).append(card)
+        for cards in self._entering.values():
+            cards.sort(key=lambda c: c.pos().y())
+        return super()._morph_from(before, leaving)
+
+    def _appear(self, m, key, card) -> None:
+        column = self._entering.get(round(card.pos().x()), [])
+        if card not in column:
+            super()._appear(m, key, card)
+            return
+        # dropped from under the header, one after another, top block first
+        j, n = column.index(card), len(column)
+        start = 0.6 * j / max(n, 1)
+        window = (start, min(1.0, start + 0.45))
+        m.move(card, QPointF(card.pos().x(), TOP + HEADER_H), card.pos(), window)
+        m.enter(card, window)
 
     # ------------------------------------------------------------ readback
     def drawn(self) -> dict:

@@ -22,7 +22,11 @@ line:
 
 The focus chunk keeps one item per block, keyed by (address, order), so an
 animation can cut a block in two or join two buddies; the overview keeps one
-item per chunk.
+item per chunk.  Shown event by event with a transition
+(:meth:`BuddyView.set_current_event`), a split's two halves come down out of
+the block cut, one band per event, so a cascade of splits goes down level by
+level; a merge's two buddies go up into the block they make; a block that
+changes its extent stretches to it; the words cross-fade.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
 from ...allocators import events as ev
 from . import register_view
+from .transition import Morph, cross_fade, lerp_rect
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, SPLIT_FILL, TAKEN,
                          USED_FILL, VISITED, Glyph, SceneStructureView, fitted_font, font, pen,
                          short_bytes, size_of, swatch)
@@ -576,18 +581,70 @@ class BuddyView(SceneStructureView):
         self.step = BuddyStep()
         self._top = 0
         self._scale = 1.0
+        self._after: dict | None = None     # the structure after the whole step
+        self._collect: list | None = None   # notes leaving while a transition is made
         self.set_summary("")
 
     # ------------------------------------------------------------ contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self._structure = structure
+        self.finish_transition()
+        self._structure = self._after = structure
         self._explained = list(explained or [])
         self._upto = None
         self._rebuild(follow=True)
 
-    def set_current_event(self, index: int | None) -> None:
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        self.finish_transition()
+        structure = self.structure_for(index, self._after)
+        if index == self._upto and structure is self._structure:
+            return
+        moving = duration_ms > 0 and self._structure is not None and structure is not None
+        before = self._snapshot() if moving else None
         self._upto = index
-        self._rebuild(follow=True)
+        self._structure = structure
+        if not moving:
+            self._rebuild(follow=True)
+            return
+        self._collect = []
+        try:
+            self._rebuild(follow=True)
+            leaving = self._collect
+        finally:
+            self._collect = None
+        self.play_transition(self._morph_from(before, leaving), duration_ms)
+
+    # ------------------------------------------------------------ moving
+    def _snapshot(self) -> dict:
+        return {"blocks": {k: (QPointF(it.pos()), QRectF(it.boundingRect()), it.isVisible())
+                           for k, it in self._blocks.items()},
+                "chunk": self.focus_chunk, "camera": QRectF(self.box.viewRect())}
+
+    def _morph_from(self, before: dict, leaving: list) -> Morph:
+        m = Morph()
+        was = before["blocks"]
+        same_chunk = before["chunk"] == self.focus_chunk
+        for key, item in self._blocks.items():
+            pos, rect, visible = was.get(key, (None, None, False))
+            if item.isVisible() and visible and same_chunk:
+                m.move(item, pos, item.pos())
+                if rect != item.boundingRect():
+                    m.call(_stretch(item, rect, QRectF(item.boundingRect())))
+            elif item.isVisible():
+                # a half out of a split comes down from the band above it
+                addr, k = key
+                start = item.pos() - QPointF(0, BAND_H) if same_chunk and _parent_was_drawn(was, addr, k) \
+                    else item.pos()
+                m.move(item, start, item.pos())
+                m.enter(item, (0.0, 1.0))
+            elif visible and same_chunk:
+                # a buddy merged away goes up into the block it joined
+                item.show()
+                item.set_geometry(rect.width(), rect.height())
+                m.move(item, pos, pos - QPointF(0, BAND_H))
+                m.hide_at_end(item, (0.0, 1.0))
+        cross_fade(m, leaving, list(self._notes))
+        self.follow_camera(m, before["camera"])
+        return m
 
     def mark_selection(self, addr: int | None) -> QRectF | None:
         found = None
@@ -667,7 +724,9 @@ class BuddyView(SceneStructureView):
     def _rebuild(self, follow: bool) -> None:
         s = self._structure
         for note in self._notes:
-            if note.scene() is not None:
+            if self._collect is not None:
+                self._collect.append(note)      # it fades out during the transition
+            elif note.scene() is not None:
                 note.scene().removeItem(note)
         self._notes = []
         if s is None:
@@ -721,17 +780,21 @@ class BuddyView(SceneStructureView):
                 row.hide()
 
         # which chunk the step worked in
+        # (the whole step's, also when it is shown event by event: the chunk
+        # stays in view from the first event on, and is empty until a new
+        # chunk arrives)
         starts = [a for a, _ in chunks]
-        touched = [x for x in (step.placed and step.placed[0], step.released and step.released[0])
+        whole = step if self._upto is None else read_events(self._explained)
+        touched = [x for x in (whole.placed and whole.placed[0], whole.released and whole.released[0])
                    if x is not None]
-        touched += [a for _, a, _, _ in step.splits] + [a for _, a, _, _ in step.merges]
+        touched += [a for _, a, _, _ in whole.splits] + [a for _, a, _, _ in whole.merges]
         focus = None
         for a in touched:
             i = bisect_right(starts, a) - 1
-            if i >= 0:
+            if i >= 0 and a < chunks[i][0] + (1 << chunks[i][1]):
                 focus = chunks[i]
                 break
-        if focus is None and chunks:
+        if focus is None and chunks and not touched:
             if self.selected is not None and bisect_right(starts, self.selected) > 0:
                 focus = chunks[bisect_right(starts, self.selected) - 1]
             else:
@@ -757,8 +820,30 @@ class BuddyView(SceneStructureView):
             self.mark_selection(self.selected)
         if follow:
             rect = QRectF(0, 0, TREE_X + TREE_W + 20, (top - min_order + 1) * BAND_H + 30 * len(self._notes_text) + 30)
-            # too wide for a readable zoom: the AVAIL table (where R1 starts) stays in view
-            self.focus_on(rect.adjusted(-40, -30, 0, 0), None, align_top=True)
+            # too wide for a readable zoom: the AVAIL table (where R1 starts)
+            # stays in view -- except while the step is shown event by event
+            # and has got to its splits or merges: then they do
+            anchor = None
+            if self._upto is not None:
+                item = self._latest_block(step)
+                if item is not None:
+                    anchor = self.view_point_of(item, item.boundingRect().center())
+            self.focus_on(rect.adjusted(-40, -30, 0, 0), anchor, align_top=True)
+
+    def _latest_block(self, step: BuddyStep):
+        """The focus chunk's item of the step's latest split, merge or freed block."""
+        keys = []
+        if step.released:
+            keys.append((step.released[0], None))
+        for _, addr, k, _ in step.splits:
+            keys.append((addr, k - 1))
+        for _, addr, buddy, k in step.merges:
+            keys.append((min(addr, buddy), k + 1))
+        for addr, k in reversed(keys):
+            for key, item in self._blocks.items():
+                if item.isVisible() and key[0] == addr and (k is None or key[1] == k):
+                    return item
+        return None
 
     def _draw_focus(self, focus, per_chunk, band_y, min_order, top, step: BuddyStep) -> None:
         self._notes_text = []
@@ -948,3 +1033,18 @@ class BuddyView(SceneStructureView):
         if self._summary_extra:
             said.append(self._summary_extra)
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")
+
+
+def _stretch(item, start: QRectF, end: QRectF):
+    def frame(t: float) -> None:
+        r = lerp_rect(start, end, t)
+        item.set_geometry(r.width(), r.height())
+    return frame
+
+
+def _parent_was_drawn(was: dict, addr: int, k: int) -> bool:
+    """The block of order k + 1 holding ``addr`` was drawn before."""
+    for (a, order), (_, _, visible) in was.items():
+        if order == k + 1 and visible and a <= addr < a + (1 << order):
+            return True
+    return False

@@ -8,16 +8,26 @@ the subclass's :meth:`CardView._render`, keeps one :class:`~.canvas.Card` per
 block address across steps (so a later animation can move the same item from
 one state to the next), and turns canvas clicks and hovers into
 ``block_clicked`` / ``block_hovered``.
+
+At a micro-step it draws the structure after that event
+(:meth:`~.base.StructureView.set_states`).  Moving there over a time, it
+draws the new state as it would at once, then glides each block's card from
+where it was, slides the search pointer from its old row to its new one, and
+cross-fades what changed among the badges, notes, links and folds (what is
+the same in both is left alone).  A subclass may give the cards that appear
+their own entrance (:meth:`CardView._appear`: the buckets' refill fills its
+column).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout
 
 from .base import StructureView
-from .canvas import Card, Legend, StructureCanvas
+from .canvas import Card, Legend, Pointer, StructureCanvas
+from .transition import Morph, cross_fade
 
 
 def int_keys(d: dict) -> dict:
@@ -70,6 +80,8 @@ class CardView(StructureView):
         self._selection: int | None = None
         self._cards: dict[object, Card] = {}       # one card per block address, kept across steps
         self._transient: list = []                 # badges, arrows, notes: rebuilt on every drawing
+        self._after: dict | None = None            # the structure after the whole step
+        self._collect: list | None = None          # items leaving while a transition is made
 
     # ------------------------------------------------------------ contract
     def export_item(self):
@@ -77,16 +89,69 @@ class CardView(StructureView):
         return self.canvas.root
 
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self._structure = structure
+        self.finish_transition()
+        self._structure = self._after = structure
         self._explained = list(explained or [])
         self._event_index = None
         self._render(scroll=True)
 
-    def set_current_event(self, index: int | None) -> None:
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        self.finish_transition()
+        structure = self.structure_for(index, self._after)
+        if index == self._event_index and structure is self._structure:
+            return             # shown already (and any move just ended)
+        moving = duration_ms > 0 and self._structure is not None and structure is not None
+        before = self._snapshot() if moving else None
         self._event_index = index
-        self._render(scroll=False)
+        self._structure = structure
+        if not moving:
+            self._render(scroll=False)
+            return
+        self._collect = []
+        try:
+            self._render(scroll=False)
+            leaving = self._collect
+        finally:
+            self._collect = None
+        self.play_transition(self._morph_from(before, leaving), duration_ms)
+
+    # ------------------------------------------------------------ moving
+    def _snapshot(self) -> tuple:
+        cards = {key: QPointF(card.pos()) for key, card in self._cards.items()}
+        pointer = next((QPointF(i.pos()) for i in self._transient if isinstance(i, Pointer) and not i.faint), None)
+        return cards, pointer
+
+    def _morph_from(self, before: tuple, leaving: list) -> Morph:
+        """The move from the drawing ``before`` (a :meth:`_snapshot`, whose
+        items not drawn any more are ``leaving``) to the one just drawn."""
+        cards_before, pointer_before = before
+        scene = self.canvas.scene()
+        m = Morph()
+        for key, card in self._cards.items():
+            if key in cards_before:
+                m.move(card, cards_before[key], card.pos())
+            else:
+                self._appear(m, key, card)
+        old = []
+        for item in leaving:
+            (m.leave(item) if isinstance(item, Card) else old.append(item))
+        # the search pointer slides from its old row to its new one
+        pointer = next((i for i in self._transient if isinstance(i, Pointer) and not i.faint), None)
+        if pointer is not None and pointer_before is not None:
+            m.move(pointer, pointer_before, pointer.pos())
+            for item in [i for i in old if isinstance(i, Pointer) and not i.faint]:
+                old.remove(item)
+                scene.removeItem(item)
+        # what is drawn the same stays; what changed cross-fades
+        cross_fade(m, old, [i for i in self._transient if i is not pointer])
+        return m
+
+    def _appear(self, m: Morph, key, card: Card) -> None:
+        """How a card that was not drawn comes in: it fades in."""
+        m.enter(card, (0.0, 1.0))
 
     def set_selection(self, addr: int | None) -> None:
+        self.finish_transition()
         self._selection = addr
         card = self._cards.get(addr) if addr is not None else None
         if addr is not None and card is None and self._structure is not None \
@@ -100,6 +165,7 @@ class CardView(StructureView):
 
     def _width_changed(self) -> None:
         # Notes wrap to the new width, and what the step did is brought back into view.
+        self.finish_transition()
         if self._structure is not None:
             self._render(scroll=True)
 
@@ -123,7 +189,10 @@ class CardView(StructureView):
     def _clear_transient(self) -> None:
         scene = self.canvas.scene()
         for item in self._transient:
-            scene.removeItem(item)
+            if self._collect is not None:
+                self._collect.append(item)     # it fades out during the transition
+            else:
+                scene.removeItem(item)
         self._transient = []
 
     def _add(self, item):
@@ -150,8 +219,13 @@ class CardView(StructureView):
         scene = self.canvas.scene()
         for key in list(self._cards):
             if key not in wanted:
-                scene.removeItem(self._cards.pop(key))
+                card = self._cards.pop(key)
+                if self._collect is not None:
+                    self._collect.append(card)
+                else:
+                    scene.removeItem(card)
 
     def _visible_width(self) -> float:
         """The canvas width a drawing can use without a sideways scroll bar."""
         return self.canvas.viewport().width() / max(self.canvas.zoom, 1e-6)
+

@@ -361,6 +361,7 @@ class ListsView(StructureView):
         box.addWidget(self.info)
         box.addWidget(self.canvas, 1)
         self.structure: dict | None = None
+        self._after: dict | None = None       # the structure after the whole step
         self.explained: list = []
         self.selected: int | None = None
         self.current_event: int | None = None
@@ -383,7 +384,7 @@ class ListsView(StructureView):
 
     # ------------------------------------------------------------- contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self.structure = structure
+        self.structure = self._after = structure
         self.explained = list(explained or ())
         self.current_event = None
         self._layout()
@@ -404,9 +405,14 @@ class ListsView(StructureView):
             self._layout()          # it was folded away: draw it
         self._place_ring()
 
-    def set_current_event(self, index: int | None) -> None:
-        if index != self.current_event:
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        # the structure after that event when its kind's events say it (a
+        # user strategy's lists promise none: the structure after the whole
+        # step), lit up to the event; nothing moves here
+        structure = self.structure_for(index, self._after)
+        if index != self.current_event or structure is not self.structure:
             self.current_event = index
+            self.structure = structure
             if self.structure is not None:
                 self._layout()
 

@@ -102,6 +102,7 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
     released: int | None = None
     grown: tuple[int, int] | None = None
     joined_into: dict[int, int] = {}     # high -> low, per Coalesce
+    removed: list[ev.ListRemove] = []    # unlinks, in order
     was_on_list: set[int] = set()        # blocks a Coalesce or ListRemove shows were on the list
     # A long search is thousands of Visits: they take the short path.
     Visit = ev.Visit
@@ -137,6 +138,7 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
             out.grow_failed = e.increment
         elif isinstance(e, ev.ListRemove):
             was_on_list.add(e.addr)
+            removed.append(e)
         elif isinstance(e, ev.PointerMove) and e.name == pointer_name:
             if not out.pointer_moved:
                 out.pointer_before = e.old
@@ -181,6 +183,15 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
         if p.addr not in split_taken and p.addr not in on_list and p.addr in was_on_list:
             out.ghosts.append(Ghost(p.addr, p.size, "unlinked"))
             out.mark(p.addr, "unlinked", f"unlinked: all {size_text(p.size)} taken")
+    # Shown up to an event (a micro-step), a block may be off the list before
+    # the events that say why (the Placed of an exact fit, a join): it stays
+    # where it was, as a ghost, so the rows do not close up and open again.
+    ghosted = {g.addr for g in out.ghosts}
+    for e in removed:
+        if e.addr not in on_list and e.addr not in ghosted:
+            ghosted.add(e.addr)
+            out.ghosts.append(Ghost(e.addr, e.size, "unlinked"))
+            out.mark(e.addr, "unlinked", "taken off the list")
     return out
 
 

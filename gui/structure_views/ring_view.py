@@ -486,9 +486,15 @@ class RotatingRingView(_RingView):
             k = rows.index(step.visits[0])
             rows = rows[k:] + rows[:k]
         head = s.get("head")
+        visits = step.visits
         for g in step.ghosts:
             if g.role == "absorbed" and g.into in rows:
                 at = rows.index(g.into) + 1
+            elif g.addr in step.first:
+                # where the search found it: after the node examined before it
+                # (the same place whether or not the head has moved past it yet)
+                k = step.first[g.addr] - 1
+                at = rows.index(visits[k - 1]) + 1 if k and visits[k - 1] in rows else 0
             elif head in rows:
                 # unlinked whole: it sat just before the block the head moved to
                 at = rows.index(head)

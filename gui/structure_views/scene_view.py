@@ -397,3 +397,14 @@ class SceneStructureView(StructureView):
     def set_summary(self, text: str) -> None:
         self.summary = text
         self.status.setText(text)
+
+    # ------------------------------------------------------- transitions
+    def follow_camera(self, morph, before: QRectF) -> None:
+        """Glide the camera from ``before`` to where the drawing just put it."""
+        from .transition import lerp_rect
+        after = self.box.viewRect()
+        if before != after:
+            def frame(t: float) -> None:
+                if self.following:      # a pan or zoom of the user's wins
+                    self.box.setRange(lerp_rect(before, after, t), padding=0)
+            morph.call(frame)

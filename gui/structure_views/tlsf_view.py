@@ -24,7 +24,10 @@ Sizes here are TLSF sizes (the bytes after a block's size word), as
 whole blocks, one word more.
 
 One item per cell, keyed by (fl, sl), and one per fl_bitmap bit, so an
-animation can walk the scan cell by cell.
+animation can walk the scan cell by cell: shown event by event with a
+transition (:meth:`TlsfView.set_current_event`), a ``BitmapProbe``'s band
+grows from the cell where the scan starts, one cell (one bit) at a time, to
+the bit it finds; the words cross-fade and the camera glides.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from PySide6.QtWidgets import QGraphicsSimpleTextItem, QListWidget, QListWidgetI
 from ...allocators import events as ev
 from ...allocators.structure import parse_tlsf_key
 from . import register_view
+from .transition import Morph, cross_fade, signature
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, Glyph,
                          SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
 
@@ -154,14 +158,36 @@ class ScanItem(Glyph):
         self.words = words
         self.setZValue(20)
         self.band = rect
+        #: how much of the scan is drawn, 0..1: whole bits only (an animation walks it)
+        self.progress = 1.0
         self.set_rect(rect.adjusted(-18, -18, 4, 4))
+
+    def bits(self) -> int:
+        """How many bits (cells) the band covers."""
+        return max(1, round((self.band.height() / CELL_H) if self.vertical else (self.band.width() / CELL_W)))
+
+    def set_progress(self, t: float) -> None:
+        self.progress = t
+        self.update()
+
+    def shown_band(self) -> QRectF:
+        """The band up to the bit the scan has reached."""
+        import math
+        n = self.bits()
+        k = max(1, min(n, math.ceil(self.progress * n - 1e-9)))
+        r = QRectF(self.band)
+        if self.vertical:
+            r.setHeight(r.height() * k / n)
+        else:
+            r.setWidth(r.width() * k / n)
+        return r
 
     def describe_at(self, local: QPointF) -> str:
         return self.words if self.band.contains(local) else ""
 
     def paint(self, painter, option, widget=None) -> None:
         painter.setRenderHint(painter.RenderHint.Antialiasing)
-        r = self.band
+        r = self.shown_band()
         c = QColor(VISITED)
         c.setAlpha(70)
         painter.setPen(pen(VISITED, 2.5))
@@ -255,6 +281,8 @@ class TlsfView(SceneStructureView):
         self.rows_drawn = 0
         self.folded: tuple[int, int] | None = None
         self.listed_cell: tuple[int, int] | None = None
+        self._after: dict | None = None     # the structure after the whole step
+        self._collect: list | None = None   # notes leaving while a transition is made
         self.step = TlsfStep()
         self.cell_list = QListWidget()
         self.cell_list.setMaximumHeight(130)
@@ -268,7 +296,8 @@ class TlsfView(SceneStructureView):
 
     # ------------------------------------------------------------ contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self._structure = structure
+        self.finish_transition()
+        self._structure = self._after = structure
         self._explained = list(explained or [])
         self._upto = None
         self._cell_of = None
@@ -276,9 +305,36 @@ class TlsfView(SceneStructureView):
         if self.listed_cell is not None:
             self.list_cell(self.listed_cell, select_first=False)
 
-    def set_current_event(self, index: int | None) -> None:
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        self.finish_transition()
+        structure = self.structure_for(index, self._after)
+        if index == self._upto and structure is self._structure:
+            return
+        moving = duration_ms > 0 and self._structure is not None and structure is not None
+        camera = QRectF(self.box.viewRect())
         self._upto = index
-        self._rebuild(follow=True)
+        if structure is not self._structure:
+            self._structure = structure
+            self._cell_of = None
+        if not moving:
+            self._rebuild(follow=True)
+            return
+        self._collect = []
+        try:
+            self._rebuild(follow=True)
+            leaving = self._collect
+        finally:
+            self._collect = None
+        m = Morph()
+        # a new probe walks its bits one by one; the rest cross-fades
+        old_scans = {signature(n) for n in leaving if isinstance(n, ScanItem)}
+        walking = [n for n in self._notes if isinstance(n, ScanItem) and signature(n) not in old_scans]
+        for scan in walking:
+            scan.set_progress(0.0)
+            m.call(scan.set_progress)
+        cross_fade(m, leaving, [n for n in self._notes if n not in walking])
+        self.follow_camera(m, camera)
+        self.play_transition(m, duration_ms)
 
     def cell_of(self, addr: int) -> tuple[int, int] | None:
         if self._cell_of is None:
@@ -392,7 +448,9 @@ class TlsfView(SceneStructureView):
     def _rebuild(self, follow: bool) -> None:
         s = self._structure
         for note in self._notes:
-            if note.scene() is not None:
+            if self._collect is not None:
+                self._collect.append(note)      # it fades out during the transition
+            elif note.scene() is not None:
                 note.scene().removeItem(note)
         self._notes = []
         if s is None:
@@ -542,7 +600,33 @@ class TlsfView(SceneStructureView):
             anchor = None
             if main and tuple(main[0]) in self._cells and self._cells[tuple(main[0])].isVisible():
                 anchor = self.view_point_of(self._cells[tuple(main[0])], QPointF(CELL_W / 2, CELL_H / 2))
+            if self._upto is not None:
+                # shown event by event: keep where the latest event happens in view
+                anchor = self._event_anchor(explained) or anchor
             self.focus_on(rect, anchor, align_top=True)
+
+    def _event_anchor(self, explained: list) -> QPointF | None:
+        """The point of the drawing where the last of ``explained`` happens."""
+        for e in reversed(explained):
+            event = e.event
+            cell = None
+            if isinstance(event, ev.BitmapProbe):
+                if event.level == "fl":
+                    fl = event.found[0] if event.found else event.fl
+                    bit = self._bits.get(fl)
+                    if bit is not None and bit.isVisible():
+                        return self.view_point_of(bit, QPointF(CELL_W / 2, CELL_H / 2))
+                    continue
+                cell = event.found or (event.fl, event.sl)
+            elif isinstance(event, ev.MappingSearch):
+                cell = (event.fl, event.sl)
+            elif isinstance(event, (ev.ListInsert, ev.ListRemove)) and len(event.where) == 2:
+                cell = tuple(event.where)
+            if cell is not None:
+                item = self._cells.get(tuple(cell))
+                if item is not None and item.isVisible():
+                    return self.view_point_of(item, QPointF(CELL_W / 2, CELL_H / 2))
+        return None
 
     def _add_note(self, item) -> None:
         item.setParentItem(self.note_layer)

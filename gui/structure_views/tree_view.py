@@ -27,7 +27,12 @@ first members and its length.  Long searches number their first and last
 :data:`NUMBERED_AT_EACH_END` visits.
 
 Items are kept per node address between steps (one :class:`NodeItem` each),
-so an animation can move the very items a student is looking at.
+so an animation moves the very items a student is looking at: shown event
+by event with a transition (:meth:`TreeView.set_current_event`), the nodes
+glide from their places to their new ones -- under a rotation only up or
+down their own column -- the edges follow them frame by frame, nodes that
+come or go fade, the splay's climb and the step's words cross-fade, and the
+camera glides to what the event touched.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsSimpleTextItem
 
 from ...allocators import events as ev
 from . import register_view
+from .transition import Morph, cross_fade
 from .scene_view import (FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, WILD_FILL,
                          Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
 
@@ -319,6 +325,7 @@ class EdgeItem(QGraphicsPathItem):
 
     def set_ends(self, parent_key, a: QPointF, b: QPointF, elided: bool) -> None:
         self.parent_key = parent_key
+        self.elided = elided
         path = QPainterPath(a)
         path.lineTo(b)
         self.setPath(path)
@@ -345,15 +352,21 @@ class TreeLayout:
 
 def tree_depths(nodes: list[dict], root, index: dict | None = None) -> tuple[list[int], list[int]]:
     """Depth and parent index of every node (iterative: a degenerate splay
-    tree is deeper than Python's recursion limit)."""
+    tree is deeper than Python's recursion limit).  ``root`` may be a list of
+    subtree tops (mid-removal, before the join): they are at depth 1, under
+    the place of the root that was taken out."""
     n = len(nodes)
     if index is None:
         index = {nd["addr"]: i for i, nd in enumerate(nodes)}
     depth = [0] * n
     parent = [-1] * n
-    if root is None or root not in index:
+    tops = [r for r in (root if isinstance(root, list) else [root]) if r is not None and r in index]
+    if not tops:
         return depth, parent
-    stack = [index[root]]
+    if isinstance(root, list):
+        for r in tops:
+            depth[index[r]] = 1
+    stack = [index[r] for r in tops]
     while stack:
         i = stack.pop()
         d = depth[i] + 1
@@ -558,24 +571,101 @@ class TreeView(SceneStructureView):
         self._upto: int | None = None
         self._owner: dict | None = None     # block addr -> node addr, built on demand
         self._extra_focus: set[int] = set()
+        self._after: dict | None = None     # the structure after the whole step
+        self._collect: list | None = None   # notes leaving while a transition is made
         self.layout: TreeLayout | None = None
         self.marks = StepMarks()
         self.set_summary("")
 
     # ------------------------------------------------------------ contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self._structure = structure
+        self.finish_transition()
+        self._structure = self._after = structure
         self._explained = list(explained or [])
         self._upto = None
         self._owner = None
         self._extra_focus = set()
         self._rebuild(follow=True)
 
-    def set_current_event(self, index: int | None) -> None:
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        self.finish_transition()
+        structure = self.structure_for(index, self._after)
+        if index == self._upto and structure is self._structure:
+            return
+        moving = duration_ms > 0 and self._structure is not None and structure is not None
+        before = self._snapshot() if moving else None
         self._upto = index
-        self._rebuild(follow=True)
+        if structure is not self._structure:
+            self._structure = structure
+            self._owner = None
+        if not moving:
+            self._rebuild(follow=True)
+            return
+        self._collect = []
+        try:
+            self._rebuild(follow=True)
+            leaving = self._collect
+        finally:
+            self._collect = None
+        self.play_transition(self._morph_from(before, leaving), duration_ms)
+
+    # ------------------------------------------------------------ moving
+    def _items(self) -> dict:
+        items = dict(self._nodes)
+        if self._wild is not None:
+            items["wild"] = self._wild
+        return items
+
+    def _snapshot(self) -> dict:
+        return {"items": {k: (QPointF(it.pos()), it.isVisible()) for k, it in self._items().items()},
+                "edges": {c: e.isVisible() for c, e in self._edges.items()},
+                "camera": QRectF(self.box.viewRect())}
+
+    def _morph_from(self, before: dict, leaving: list) -> Morph:
+        m = Morph()
+        was = before["items"]
+        items = self._items()
+        for key, item in items.items():
+            old_pos, old_visible = was.get(key, (None, False))
+            if (isinstance(key, tuple) and key[0] == "ghost" and item.isVisible() and not old_visible
+                    and was.get(key[1], (None, False))[1] and not items[key[1]].isVisible()):
+                # a node taken out of the tree rises from its place to its ghost's
+                m.move(item, was[key[1]][0], item.pos())
+                continue
+            if item.isVisible():
+                if old_visible:
+                    m.move(item, old_pos, item.pos())
+                else:
+                    m.enter(item, (0.0, 1.0))
+            elif old_visible and ("ghost", key) not in items or old_visible and not items[("ghost", key)].isVisible():
+                item.setPos(old_pos)
+                item.show()
+                m.hide_at_end(item)
+        edges_were = before["edges"]
+        for child, e in self._edges.items():
+            if e.isVisible() and not edges_were.get(child):
+                m.enter(e)
+            elif not e.isVisible() and edges_were.get(child):
+                e.show()
+                m.hide_at_end(e)
+        m.call(self._edges_follow)
+        cross_fade(m, leaving, list(self._notes))
+        self.follow_camera(m, before["camera"])
+        return m
+
+    def _edges_follow(self, t: float) -> None:
+        """Each drawn edge from its parent's box to its child's, where they are now."""
+        nodes = self._nodes
+        for child, e in self._edges.items():
+            if not e.isVisible() or e.parent_key not in nodes or child not in nodes:
+                continue
+            c, p = nodes[child].pos(), nodes[e.parent_key].pos()
+            corner = -(NODE_W / 2 - 12) if c.x() < p.x() else (NODE_W / 2 - 12)
+            e.set_ends(e.parent_key, QPointF(p.x() + corner, p.y() + NODE_H / 2),
+                       QPointF(c.x(), c.y() - NODE_H / 2), getattr(e, "elided", False))
 
     def mark_selection(self, addr: int | None) -> QRectF | None:
+        self.finish_transition()
         owner = None
         if addr is not None and self._structure is not None:
             owner = self._owner_of(addr)
@@ -662,6 +752,9 @@ class TreeView(SceneStructureView):
         s = self._structure
         explained = self._explained if self._upto is None else self._explained[:self._upto + 1]
         for note in self._notes:
+            if self._collect is not None:
+                self._collect.append(note)      # it fades out during the transition
+                continue
             note.setParentItem(None)
             if note.scene() is not None:
                 note.scene().removeItem(note)
@@ -705,7 +798,12 @@ class TreeView(SceneStructureView):
         focus |= self._extra_focus
         if s.get("root") is not None:
             focus.add(s["root"])
-        lay = layout_tree(nodes, s.get("root"), focus, ghosts)
+        # mid-removal (a micro-step between TreeRemove and TreeJoin) the
+        # tree is two subtrees, drawn where they hung under the root
+        root = s.get("root")
+        if root is None and s.get("subtrees"):
+            root = [t for t in s["subtrees"] if t is not None]
+        lay = layout_tree(nodes, root, focus, ghosts)
         self.layout = lay
         if not lay.hidden and not lay.bands:
             # a splay may have started deeper than the tree is now: give its
@@ -864,7 +962,9 @@ class TreeView(SceneStructureView):
             if col is None:
                 continue
             climb = sum(ROTATIONS.get(k, 1) for k, _, _ in steps)
-            d = climb
+            # a join's splay ends at the top of the right subtree, which
+            # hangs at depth 1 until the join makes it the root
+            d = climb + (1 if isinstance(root, list) and addr in root else 0)
             drawn_steps = []
             for kind, index, words in steps:
                 d_to = d - ROTATIONS.get(kind, 1)

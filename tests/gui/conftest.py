@@ -51,9 +51,11 @@ def window(qtbot):
         w.message_box.close()
     w.loader.cancel()
     w.loader.wait()
-    # Tear the window down completely here, while no replay thread runs: close
-    # it, let Qt delete it, and collect its Python wrappers now rather than in
-    # some later test's garbage collection.
+    # Tear the window down here, while no replay thread runs: close it and let
+    # Qt delete it.  Its Python wrappers are freed later: pytest still holds
+    # the fixture's value during this collection, and pyqtgraph's parentless
+    # menus in those cycles are live QWidgets.  A later collection must run
+    # in the GUI thread, which the Loader sees to (gui/gui_thread_gc.py).
     QToolTip.hideText()
     w.close()
     w.deleteLater()

@@ -41,19 +41,27 @@ def test_every_byte_of_a_small_heap_gets_its_kind():
     assert codes.tolist() == expected.tolist()
 
 
-def test_a_free_last_block_is_the_top():
+def test_a_free_last_block_is_free_unless_the_policy_names_it_its_top():
+    # K&R, Kruse, TLSF, buddy, buckets: the last free block is a free block
     blocks = [Block(0, 32, "used", 16, 16, 16), Block(32, 96, "free")]
-    codes = byte_codes(blocks, 128)
-    assert set(codes[32:].tolist()) == {P.TOP}
-    assert hc.block_arrays(blocks).top_index() == 1
+    assert set(byte_codes(blocks, 128)[32:].tolist()) == {P.FREE}
+    assert hc.block_arrays(blocks).top_index() == -1
+    # Vmbest names its wilderness with a marker pointer: that block is the top
+    wild = hc.top_of([{"name": "wilderness", "addr": 32, "role": "marker"}])
+    arrays = hc.block_arrays(blocks, 128, top=wild)
+    assert arrays.top_index() == 1
+    img, _ = hc.heap_image(arrays, layout=hc.HeapLayout(128, 1, 128, 1))
+    assert set(img[0, 32:].tolist()) == {P.TOP}
 
 
-def test_the_free_block_below_a_sentinel_is_the_top():
-    # TLSF: a free block, then the 8-byte sentinel header at the break
-    blocks = [Block(0, 32, "used", 8, 24, 8), Block(32, 88, "free"), Block(120, 8, "meta")]
-    assert hc.block_arrays(blocks).top_index() == 1
-    codes = byte_codes(blocks, 128)
-    assert set(codes[32:120].tolist()) == {P.TOP} and set(codes[120:].tolist()) == {P.META}
+def test_only_a_wilderness_or_top_marker_names_a_top_block():
+    assert hc.top_of([{"name": "rover", "addr": 32, "role": "search"}]) == -1
+    assert hc.top_of([{"name": "last_remainder", "addr": 32, "role": "search"},
+                      {"name": "top", "addr": 64, "role": "marker"}]) == 64
+    assert hc.top_of([{"name": "wilderness", "addr": None, "role": "marker"}]) == -1
+    # a named top that is not a free block (dlmalloc's top after it was used up) is no top
+    blocks = [Block(0, 32, "used", 16, 16, 16), Block(32, 96, "free")]
+    assert hc.block_arrays(blocks, 128, top=0).top_index() == -1
 
 
 def test_coarse_cells_take_the_kind_at_their_middle_byte():
@@ -113,7 +121,50 @@ def test_layout_keeps_the_image_under_max_cells():
     assert lay.cell_of(lay.row_bytes + 9) == (1, 9 // 4)
 
 
-def test_layout_stays_put_for_a_small_change():
+def test_layout_depends_on_its_arguments_alone():
+    # no memory of the layout before: the same heap is laid out the same
+    # whatever was shown before it
     first = hc.choose_layout(360_000, 2.4, block_bytes=450)
-    again = hc.choose_layout(380_000, 2.4, block_bytes=400, previous=first)
-    assert again.row_bytes == first.row_bytes
+    hc.choose_layout(5_000_000, 1.2, block_bytes=90)
+    assert hc.choose_layout(360_000, 2.4, block_bytes=450) == first
+    # with the block size fixed (the map fixes it per trace) the row length
+    # changes only when the heap crosses a power of four
+    rows = {hc.choose_layout(h, 2.4, block_bytes=450).row_bytes for h in range(300_000, 400_000, 1000)}
+    assert len(rows) == 1
+
+
+def test_repainting_pieces_gives_the_image_painted_whole():
+    # the map paints again only the bytes a step changed: piece by piece,
+    # whatever the pieces, the image must come out as a whole painting
+    import random
+    rng = random.Random(2)
+    blocks = []
+    addr = 0
+    for i in range(400):
+        size = rng.choice([16, 24, 48, 200, 1000, 4096])
+        state = rng.choice(["used", "free", "meta"])
+        if state == "used":
+            request = rng.randint(1, size - 8)
+            blocks.append(Block(addr, size, "used", addr + 8, request, 8))
+        else:
+            blocks.append(Block(addr, size, state))
+        addr += size
+    arrays = hc.block_arrays(blocks, addr, top=blocks[-2].addr if blocks[-2].state == "free" else -1)
+    for max_cells in (1 << 20, 1 << 14, 1 << 11):
+        lay = hc.choose_layout(addr + 3000, 1.7, max_cells, arrays.mean_size())
+        whole, _ = hc.heap_image(arrays, layout=lay)
+        img = np.full_like(whole, 255)
+        cuts = sorted(rng.randrange(0, lay.rows * lay.row_bytes) for _ in range(40))
+        edges = [0] + cuts + [lay.rows * lay.row_bytes]
+        for lo, hi in zip(edges, edges[1:]):
+            hc.repaint(img, arrays, lay, lo, hi)
+        assert np.array_equal(img, whole), lay
+
+
+def test_a_moved_wilderness_is_painted_again_where_it_was_and_where_it_is():
+    from heapscope.gui.heap_tracker import top_spans
+    blocks = [Block(0, 32, "free"), Block(32, 32, "used", 40, 16, 8), Block(64, 64, "free")]
+    before = hc.block_arrays(blocks, 128, top=0)
+    after = hc.block_arrays(blocks, 128, top=64)
+    assert top_spans(before, after) == [(0, 32), (64, 128)]
+    assert top_spans(after, after) == []

@@ -2,12 +2,14 @@
 hover, the step's highlights, a failed request, zoom and fit."""
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from heapscope.allocators.events import Placed, Visit
+from heapscope.allocators.events import Coalesce, Placed, PointerMove, Visit
+from heapscope.allocators.next_fit import NextFit
 from heapscope.gui import palette
+from heapscope.gui.heap_map import HeapMapWidget
 
 from .conftest import wait_loaded
 
@@ -37,13 +39,15 @@ def test_cells_have_the_palette_colour_of_what_they_hold(loaded):
         assert hm.cell_colour(s.arena.brk + lay.bytes_per_cell // 2) == palette.rgba(palette.BEYOND_HEAP)
 
 
-def test_padding_and_the_top_block_have_their_colours(loaded):
-    # At the end every block is freed and coalesced: one free block, the top.
+def test_padding_has_its_colour_and_next_fit_has_no_top_block(loaded):
+    # At the end every block is freed and coalesced: one free block.  K&R's
+    # malloc keeps no wilderness: its last block is free like any other.
     loaded.go_end()
     s = loaded.timeline.strategy
-    [top] = s.walk()
-    assert top.state == "free"
-    assert loaded.heap_map.cell_colour(top.addr + top.size // 2) == palette.rgba(palette.BLUISH_GREEN)
+    [last] = s.walk()
+    assert last.state == "free"
+    assert loaded.heap_map.cell_colour(last.addr + last.size // 2) == palette.rgba(palette.YELLOW)
+    assert not loaded.heap_map.legend.entries["top"].isVisibleTo(loaded.heap_map.legend)
     # K&R rounds requests up to 16-byte units: a request of 16k+1..16k+8 leaves padding
     loaded.seek(300)
     s = loaded.timeline.strategy
@@ -73,8 +77,7 @@ def test_hovering_a_block_names_its_trace_id_and_sizes(qtbot, loaded):
 
 def test_the_search_path_and_the_placed_block_are_outlined(loaded):
     s = loaded.timeline.series
-    # a malloc that examined several blocks and did not grow the heap (K&R's
-    # morecore hands the new memory to free, whose walk counts as visits too)
+    # a malloc that examined several blocks and did not grow the heap
     for t in (i + 1 for i in range(s.n) if s.is_malloc[i] and 3 <= s.search[i] <= 40):
         loaded.seek(t)
         rec = loaded.timeline.last_record
@@ -144,3 +147,71 @@ def test_the_hover_line_follows_the_heap_when_the_step_changes(qtbot, loaded):
     after = hm.info.text()
     assert after != first
     assert after == hm.describe_address(hm.address_at(hm._hover_pos))
+
+
+# ------------------------------------------- one step of K&R next fit, by hand
+def next_fit_after(ops):
+    """A NextFit heap after (kind, id, size) ops; its last record has its events."""
+    s = NextFit()
+    where = {}
+    for kind, ident, size in ops:
+        if kind == "a":
+            where[ident] = s.malloc(size)
+        else:
+            s.free(where.pop(ident))
+    return s
+
+
+def shown_map(qtbot, strategy):
+    hm = HeapMapWidget()
+    qtbot.addWidget(hm)
+    hm.show_heap(strategy, strategy.rec)
+    return hm
+
+
+def test_the_pointer_is_drawn_where_the_step_left_it(qtbot):
+    # Eight malloc(10) (2 units) cut from the top of the first 16 KiB (blocks at
+    # 16352 (id 0) down to 16128); free ids 6, 4, 2; malloc(100) from block 0;
+    # free id 0: the rover is left at 16288.  malloc(20000) (1251 units) finds
+    # nothing, so morecore frees 20016 new bytes at 16384; free joins them to
+    # block 16352 and moves the rover there; the search goes on round the ring,
+    # cuts the tail of 16352 and leaves the rover at the block before it, 16288.
+    ops = [("a", i, 10) for i in range(8)] + [("f", 6, 0), ("f", 4, 0), ("f", 2, 0),
+                                              ("a", 8, 100), ("f", 0, 0), ("a", 9, 20000)]
+    s = next_fit_after(ops)
+    moves = [e.new for e in s.rec.events if isinstance(e, PointerMove)]
+    assert moves == [16352, 16288] and s.rover == 16288
+    hm = shown_map(qtbot, s)
+    row_bytes = hm.layout_.row_bytes
+    xs, ys = hm.pointer_item.getData()
+    # the triangle sits under the first byte of its block, pointing up at it
+    assert list(zip(xs, ys)) == [(16288 % row_bytes, 16288 // row_bytes + 1)]
+
+
+def test_a_coalesced_block_is_outlined_whole(qtbot):
+    # Four malloc(10): blocks at 16352 (id 0), 16320, 16288, 16256 (id 3).
+    # Free ids 2 and 0, then id 1: it joins 16352 above and 16288 below, so the
+    # freed block becomes [16288, 16384), outlined as one rectangle.
+    s = next_fit_after([("a", i, 10) for i in range(4)] + [("f", 2, 0), ("f", 0, 0), ("f", 1, 0)])
+    assert [(e.low_addr, e.size) for e in s.rec.events if isinstance(e, Coalesce)] == \
+        [(16320, 64), (16288, 96)]
+    hm = shown_map(qtbot, s)
+    row_bytes = hm.layout_.row_bytes
+    # 16384 is a multiple of any row length of at least 128, so the joined block
+    # ends a row and fits in it.
+    assert row_bytes >= 128
+    rects = [p.boundingRect() for p in hm.released_item.path().toSubpathPolygons()]
+    assert QRectF(16288 % row_bytes, 16288 // row_bytes, 96, 1) in rects
+
+
+def test_a_map_deleted_right_after_a_resize_is_not_relaid_out(qtbot):
+    # A resize asks for a relayout once the events are processed; a map deleted
+    # before then (a window closed at once) must not be called back:
+    # "Internal C++ object (ViewBox) already deleted" in the Qt callback.
+    hm = HeapMapWidget()
+    hm.show()
+    qtbot.waitExposed(hm)
+    hm.resize(hm.width() + 40, hm.height() + 40)
+    hm.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    qtbot.wait(20)              # pytest-qt fails the test on an exception in a callback

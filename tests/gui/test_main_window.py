@@ -238,6 +238,33 @@ def test_gauges_at_the_end_agree_with_the_summary(loaded):
     assert loaded.gauges.search.second_label.text() == f"mean {summary['search_mean']:.2f}"
 
 
+def test_the_running_mean_search_leaves_out_failed_mallocs(qtbot, window, small_trace_path):
+    # Under a 48 KiB heap limit some mallocs fail after searching the whole ring:
+    # the gauge's running mean (and the summary's) is over the mallocs that
+    # succeeded only, computed here by a plain loop over the replay's columns.
+    window.params = {"heap_limit": 48 * 1024}
+    wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+    s = window.timeline.series
+    total = count = total_all = count_all = 0
+    expected = {}             # step -> the mean shown there, where failures change it
+    for r in range(s.n):
+        if s.is_malloc[r]:
+            total_all += int(s.search[r])
+            count_all += 1
+            if not s.failed[r]:
+                total += int(s.search[r])
+                count += 1
+        if s.failed[r] and f"{total / count:.2f}" != f"{total_all / count_all:.2f}":
+            expected[r + 1] = f"mean {total / count:.2f}"
+    assert expected, "no failed malloc changes the mean: the test would prove nothing"
+    steps = sorted(expected)
+    for t in steps[:: max(1, len(steps) // 10)]:
+        window.seek(t)
+        assert window.gauges.search.second_label.text() == expected[t], f"step {t}"
+    assert window.timeline.summary()["search_mean"] == pytest.approx(total / count)
+    assert f"mean search {total / count:.2f}," in window.statusBar().currentMessage()
+
+
 def test_gauges_before_the_first_step_show_no_value(loaded):
     loaded.go_start()
     assert loaded.gauges.frag.value_label.text() == "–"

@@ -285,7 +285,7 @@ def test_an_event_within_the_step_reaches_the_panels(qtbot, loaded):
     assert sum(t.startswith("▶") for t in texts) == 1
     later = w.explain_panel.lines.data(w.explain_panel.lines.index(first_visit + 1), Qt.ForegroundRole)
     assert later is not None and later.color().name() == "#9a9a9a"
-    assert events.calls[-1] == (first_visit,)
+    assert events.calls[-1][0] == first_visit
     w.model.set_event(None)
     assert not any(t.startswith("▶") for t in w.explain_panel.texts())
-    assert events.calls[-1] == (None,)
+    assert events.calls[-1][0] is None

@@ -1,0 +1,59 @@
+"""Running answers to the measures' questions (free bytes, largest free
+block, the top block) for heaps whose free memory is of two sorts: runs of
+whole pages or blocks, of any length (phkmalloc's free page runs, GNU
+malloc's free clusters), and small chunks of a few power-of-two sizes
+(phkmalloc's chunks, GNU malloc's fragments).  The measures ask after every
+step; walking thousands of free chunks each time would cost more than the
+policy itself.
+
+Runs are kept in a :class:`~allocators.free_index.FreeSizeIndex`; chunks
+only as a count per size, since all chunks of a size are alike.
+"""
+
+from __future__ import annotations
+
+from .free_index import FreeSizeIndex
+
+
+class FreeClasses:
+    """Free runs by size and end, free chunks counted per chunk size."""
+
+    __slots__ = ("runs", "chunks")
+
+    def __init__(self) -> None:
+        self.runs = FreeSizeIndex()
+        #: chunk size -> how many free chunks of that size
+        self.chunks: dict[int, int] = {}
+
+    def add_chunk(self, size: int, n: int = 1) -> None:
+        self.chunks[size] = self.chunks.get(size, 0) + n
+
+    def remove_chunk(self, size: int, n: int = 1) -> None:
+        left = self.chunks[size] - n
+        if left:
+            self.chunks[size] = left
+        else:
+            del self.chunks[size]
+
+    def chunk_bytes(self) -> int:
+        return sum(size * n for size, n in self.chunks.items())
+
+    def probe(self, top_end: int, top_chunk: int = 0, reserve: int = 0) -> tuple[int, int, int, int]:
+        """(F, largest free block, the top block's size or 0, largest other
+        than the top) with the top block being: ``reserve`` (a fixed pool's
+        part not handed out yet, which ends the heap) if any, else the run
+        ending at ``top_end``, else a free chunk of ``top_chunk`` bytes that
+        ends there (0: none)."""
+        total, run_largest, run_top, run_below = self.runs.probe(top_end)
+        chunks = self.chunks
+        chunk_largest = max(chunks) if chunks else 0
+        total += self.chunk_bytes() + reserve
+        largest = max(run_largest, chunk_largest, reserve)
+        if reserve:
+            return total, largest, reserve, max(run_largest, chunk_largest)
+        if run_top:
+            return total, largest, run_top, max(run_below, chunk_largest)
+        if top_chunk:
+            others = max((size for size, n in chunks.items() if n - (size == top_chunk) > 0), default=0)
+            return total, largest, top_chunk, max(run_largest, others)
+        return total, largest, 0, largest

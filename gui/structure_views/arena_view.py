@@ -1,0 +1,413 @@
+"""The V7/4BSD malloc's arena: one ring of *all* blocks, busy and idle.
+
+Seventh Edition Unix ``malloc.c`` keeps no free list: every block's first
+word points at the next block, its low bit saying busy, and the ring closes
+through two static words, ``allocs``, outside the heap.  A malloc starts at
+``allocp`` and steps over every block, busy ones included; an idle block
+first absorbs the idle blocks after it.  That is what made seed 002's
+"normal 4bsd" slow, and what this view shows.
+
+The ring is a column of cards in address order, under the static
+``allocs`` words drawn as a grey sentinel, with the closing link back up the
+left edge: busy blocks grey, idle ones yellow, the top word ``alloct`` dark.
+``allocp`` is an arrow at its card (a faint one where it was before the
+step).  The blocks this step's search stood on carry their visit numbers
+(the first and last :data:`VISIT_ENDS` of a long search); the block placed,
+the idle rest a split left, the block freed, the memory ``sbrk`` added and the
+blocks absorbed into an idle neighbour (drawn dashed where they were) are
+outlined and named.  A long ring is summarised: the ends, ``allocp``, the
+numbered and changed blocks and the selection stay, every other run folds
+into "… 812 more, 40 examined …"; :attr:`summary` says so.
+
+:meth:`drawn` reads the drawing back from the graphics items:
+
+``sequence``
+    the rows top to bottom: ``"allocs"``, ``("node", addr)``, ``("ghost",
+    addr)`` or ``("fold", count)``;
+``states``
+    ``{addr: "busy" | "idle" | "top"}`` as painted on the cards;
+``pointer`` / ``pointer_before``
+    the address under the ``allocp`` arrow (``"allocs"`` at the static words),
+    and the faint arrow's;
+``numbers``
+    ``[(number, addr)]`` of the visit badges, in number order;
+``roles`` / ``notes``
+    ``{addr: role}`` and ``{addr: text}`` as drawn;
+``selected``
+    the address of the card outlined as selected, or None.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+
+from PySide6.QtCore import QPointF, QRectF
+
+from ...allocators import events as ev
+from .. import palette
+from . import register_view
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
+                     count_text, hex_addr, label, pen, size_text, swatch_css, text_font)
+from .card_view import CardView
+from .summarise import fold, spread
+
+#: a search longer than twice this keeps the numbers of its first and last this many blocks
+VISIT_ENDS = 8
+
+X_LOOP = 8
+X_POINTER = 16
+POINTER_LEN = 74
+X_CARD = X_POINTER + POINTER_LEN + 4
+CARD_W = 190
+CARD_H = 36
+X_BADGE = X_CARD + CARD_W + 8
+NOTE_MIN_W = 120
+ROW = 50
+TOP = 40
+LINK_X = X_CARD + 26
+
+BUSY_FILL = "#C8C8C8"
+#: role -> (outline colour, width, dashed, note colour)
+ROLE_STYLE = {
+    "placed": (palette.PLACED, 4.5, False, palette.PLACED),
+    "rest": (palette.PLACED, 2.5, True, palette.PLACED),
+    "freed": (palette.RELEASED, 3.5, True, palette.RELEASED),
+    "new": (palette.RELEASED, 3.0, True, palette.RELEASED),
+    "absorbed": (MUTED, 2.5, True, MUTED),
+    "examined": (palette.SEARCHED, 3.5, False, "#9A6700"),
+}
+ROLE_ORDER = ("placed", "absorbed", "freed", "rest", "new", "examined")
+STATE_WORD = {"busy": "busy", "free": "idle", "top": "top"}
+
+
+class ArenaStep:
+    """What one step did to the arena, from its explained events."""
+
+    def __init__(self, explained) -> None:
+        self.visits: list[int] = []
+        self.busy_visits = 0
+        self.numbers: dict[int, list[int]] = {}
+        self.roles: dict[int, set[str]] = {}
+        self.notes: dict[int, str] = {}
+        self.ghosts: dict[int, tuple[int, int]] = {}       # absorbed addr -> (size, into)
+        self.pointer_before = None
+        self.pointer_moved = False
+        self.grow_failed = None
+        for item in explained:
+            e = getattr(item, "event", item)
+            if isinstance(e, ev.Visit):
+                self.visits.append(e.addr)
+                self.busy_visits += e.busy
+                self.numbers.setdefault(e.addr, []).append(len(self.visits))
+            elif isinstance(e, ev.Coalesce):
+                self.ghosts[e.high_addr] = (e.high_size, e.low_addr)
+                self._mark(e.high_addr, "absorbed", f"absorbed into {hex_addr(e.low_addr)}")
+                self._mark(e.low_addr, "examined", f"absorbed the idle block after it: {size_text(e.size)}")
+            elif isinstance(e, ev.Split):
+                # a block absorbed earlier in the step may stand again as the rest
+                self._revive(e.rest_addr)
+                self._revive(e.taken_addr)
+                self._mark(e.rest_addr, "rest", f"the rest: {size_text(e.rest_size)}, idle")
+            elif isinstance(e, ev.Placed):
+                self._revive(e.addr)
+                self._mark(e.addr, "placed", f"placed {e.request} B: busy")
+            elif isinstance(e, ev.Released):
+                self._mark(e.addr, "freed", "freed: idle, not joined")
+            elif isinstance(e, ev.ArenaExtended):
+                self._mark(e.addr, "new", f"new from sbrk: {size_text(e.size)}")
+                if e.old_top is not None:
+                    self._mark(e.old_top, "new", "the old top word, idle now")
+            elif isinstance(e, ev.PointerMove) and e.name == "allocp":
+                if not self.pointer_moved:
+                    self.pointer_before = e.old
+                self.pointer_moved = True
+            elif isinstance(e, ev.GrowFailed):
+                self.grow_failed = e.increment
+
+    def _revive(self, addr: int) -> None:
+        if self.ghosts.pop(addr, None) is not None:
+            self.roles[addr].discard("absorbed")
+
+    def _mark(self, addr: int, role: str, note: str) -> None:
+        self.roles.setdefault(addr, set()).add(role)
+        self.notes[addr] = note
+
+    def role(self, addr: int) -> str:
+        mine = self.roles.get(addr, set())
+        for r in ROLE_ORDER:
+            if r in mine:
+                return r
+        return "examined" if addr in self.numbers else ""
+
+    def changed(self) -> list[int]:
+        return list(self.roles)
+
+
+@register_view("arena-ring")
+class ArenaRingView(CardView):
+    """V7's ring of all blocks from the static ``allocs``, with ``allocp``."""
+
+    kinds = ("arena-ring",)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__([
+            ("stood on, in order", "badge:1"),
+            ("busy", swatch_css("#6b6b6b", BUSY_FILL)),
+            ("idle", swatch_css("#6b6b6b")),
+            ("placed", swatch_css(palette.PLACED)),
+            ("freed, new", swatch_css(palette.RELEASED, dashed=True)),
+            ("selected", swatch_css(SELECTED, "#FFFFFF", width=4)),
+        ], parent)
+        self._say(self.title, "V7/4BSD malloc: one ring of every block, busy and idle; a search "
+                              "starts at allocp and steps over busy blocks too")
+        self.step: ArenaStep | None = None
+
+    def set_selection(self, addr: int | None) -> None:
+        """Busy blocks are selectable too (the map's blocks all are): a folded
+        one is drawn out."""
+        if addr is not None and addr not in self._cards and self._structure is not None \
+                and any(a == addr for a, _, _ in self._structure["ring"]):
+            self._selection = addr
+            self._render(scroll=False)
+        super().set_selection(addr)
+
+    # -------------------------------------------------------------- draw
+    def _render(self, scroll: bool) -> None:
+        s = self._structure
+        self._clear_transient()
+        if s is None:
+            self._keep_cards(set())
+            self.step = None
+            self.summary = ""
+            self._say(self.info, "nothing loaded")
+            self.canvas.finish()
+            return
+        ring = [(int(a), int(size), state) for a, size, state in s["ring"]]
+        state_of = {a: (size, state) for a, size, state in ring}
+        step = self.step = ArenaStep(self._events())
+        order = [a for a, _, _ in ring]
+        for g in step.ghosts:
+            if g not in state_of:
+                insort(order, g)
+        index = {a: i for i, a in enumerate(order)}
+        pointer = s.get("rover")
+        keep = [(0, 1), (len(order) - 1, 1)]
+        if pointer in index:
+            keep.append((index[pointer], 2))
+        if step.pointer_moved and step.pointer_before in index:
+            keep.append((index[step.pointer_before], 1))
+        numbered = set(spread(list(range(len(step.visits))), VISIT_ENDS))
+        shown_numbers = {}
+        for v in sorted(numbered):
+            a = step.visits[v]
+            shown_numbers.setdefault(a, []).append(v + 1)
+            if a in index:
+                keep.append((index[a], 0))
+        for a in step.changed():
+            if a in index:
+                keep.append((index[a], 1))
+        if self._selection in index:
+            keep.append((index[self._selection], 2))
+        runs = fold(len(order), keep)
+
+        rows: list[tuple] = [("allocs", None)]
+        folded = folded_runs = folded_visited = 0
+        for kind, lo, hi in runs:
+            if kind == "show":
+                rows.extend(("node", order[i]) for i in range(lo, hi))
+            else:
+                visited = sum(1 for a in order[lo:hi] if a in step.numbers)
+                rows.append(("fold", hi - lo, visited))
+                folded += hi - lo
+                folded_runs += 1
+                folded_visited += visited
+        self._keep_cards({r[1] for r in rows if r[0] == "node"} | {"allocs"})
+
+        y_of = []
+        row_of = {}
+        for r, row in enumerate(rows):
+            y = TOP + r * ROW
+            y_of.append(y)
+            if row[0] == "allocs":
+                self._draw_allocs(y)
+                row_of["allocs"] = r
+            elif row[0] == "node":
+                self._draw_node(row[1], state_of.get(row[1]), y, step, shown_numbers.get(row[1], []))
+                row_of[row[1]] = r
+            else:
+                f = self._add(Fold(row[1], row[2], CARD_W + 40, CARD_H))
+                f.setPos(X_CARD - 20, y)
+            if r:
+                dashed = row[0] == "fold" or rows[r - 1][0] == "fold"
+                self._add(Arrow([QPointF(LINK_X, y - ROW + CARD_H + 1), QPointF(LINK_X, y - 1)],
+                                "#444444", 1.8, dash=dashed, head=7))
+        self._draw_loop(y_of[0], y_of[-1])
+        where = "allocs" if pointer is None else pointer
+        if where in row_of:
+            p = self._add(Pointer("allocp", palette.SEARCHED, POINTER_LEN - 2))
+            p.setPos(X_POINTER, y_of[row_of[where]] + CARD_H / 2)
+            p.setZValue(5)
+        if step.pointer_moved:
+            before = "allocs" if step.pointer_before is None else step.pointer_before
+            if before != where and before in row_of:
+                p = self._add(Pointer("before", MUTED, POINTER_LEN - 2, faint=True))
+                p.setPos(X_POINTER, y_of[row_of[before]] + CARD_H / 2)
+                p.setZValue(4)
+        for key, card in self._cards.items():
+            card.set_selected(key == self._selection)
+        if len(ring) == 0:
+            note = self._add(label("no sbrk yet: the arena is the two static words", text_font(TEXT_PX, italic=True),
+                                   MUTED))
+            note.setPos(X_CARD, TOP + ROW)
+        self.canvas.finish()
+
+        busy = sum(1 for _, _, st in ring if st == "busy")
+        idle = sum(1 for _, _, st in ring if st == "free")
+        words = [f"{count_text(len(ring))} blocks in the arena: {count_text(busy)} busy, {count_text(idle)} idle"]
+        if step.visits:
+            words.append(f"the search stood on {count_text(len(step.visits))}, "
+                         f"{count_text(step.busy_visits)} of them busy (or the top word)")
+        if step.grow_failed is not None:
+            words.append(f"sbrk({size_text(step.grow_failed)}) failed: out of memory")
+        self.summary = ""
+        if folded:
+            self.summary = (f"Summarised: {count_text(len(order) - folded)} of {count_text(len(order))} "
+                            f"blocks shown (allocp, the first and last {VISIT_ENDS} stood on, the changed "
+                            f"blocks, the ends); {count_text(folded)} folded in {count_text(folded_runs)} "
+                            f"run{'s' if folded_runs != 1 else ''}"
+                            + (f", {count_text(folded_visited)} of them stood on" if folded_visited else "")
+                            + ".")
+        self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
+        if scroll:
+            self._scroll_to(where, step)
+
+    def _draw_allocs(self, y: float) -> None:
+        card = self._card("allocs", None, CARD_W, CARD_H)
+        card.set_row("allocs", "static")
+        card.set_style(palette.META_GREY, pen("#000000", 1.5), "#FFFFFF", "allocs")
+        card.setPos(X_CARD, y)
+        card.setToolTip("allocs[0] and allocs[1]: two static words outside the heap that close "
+                        "the ring; the link from allocs[1] to the heap is marked busy (the gap)")
+        item = self._add(Note("the static words that close the ring", text_font(SMALL_PX, italic=True),
+                              MUTED, self._note_width(X_BADGE)))
+        item.setPos(X_BADGE, y + (CARD_H - item.boundingRect().height()) / 2)
+
+    def _draw_node(self, addr: int, info, y: float, step: ArenaStep, numbers: list[int]) -> None:
+        card = self._card(addr, addr, CARD_W, CARD_H)
+        ghost = info is None
+        size, state = (step.ghosts[addr][0], "free") if ghost else info
+        card.set_row(hex_addr(addr), f"{size_text(size)} {STATE_WORD[state]}")
+        role = "absorbed" if ghost else step.role(addr)
+        fill = {"busy": BUSY_FILL, "free": palette.YELLOW, "top": palette.META_GREY}[state]
+        text = "#FFFFFF" if state == "top" else "#000000"
+        if ghost:
+            colour, width, _, _ = ROLE_STYLE["absorbed"]
+            card.set_style("#FFFFFF", pen(colour, width, dash=True), MUTED, "absorbed")
+        elif role:
+            colour, width, dash, _ = ROLE_STYLE[role]
+            card.set_style(fill, pen(colour, width, dash), text, role)
+        else:
+            card.set_style(fill, pen("#6b6b6b", 1.2), text, "")
+        card.setPos(X_CARD, y)
+        tip = [f"{'the top word alloct' if state == 'top' else STATE_WORD[state] + ' block'} "
+               f"{hex_addr(addr)}: {size} bytes ({size_text(size)})"]
+        x = X_BADGE
+        if numbers:
+            badge = self._add(Badge(", ".join(str(n) for n in numbers), addr))
+            badge.setPos(x, y + (CARD_H - badge.h) / 2)
+            x += badge.w + 8
+            tip.append("the search stood on it: " + ", ".join(str(n) for n in numbers))
+        note = step.notes.get(addr)
+        if note:
+            colour = ROLE_STYLE.get(role, ROLE_STYLE["examined"])[3]
+            item = self._add(Note(note, text_font(SMALL_PX, bold=role not in ("examined", "absorbed")),
+                                  colour, self._note_width(x), addr))
+            item.setPos(x, y + (CARD_H - item.boundingRect().height()) / 2)
+            tip.append(note)
+        card.setToolTip("\n".join(tip))
+
+    def _note_width(self, x: float) -> float:
+        return max(NOTE_MIN_W, self._visible_width() - x - 22)
+
+    def _draw_loop(self, y_first: float, y_last: float) -> None:
+        bottom = y_last + CARD_H
+        pts = [QPointF(LINK_X, bottom + 1), QPointF(LINK_X, bottom + 12), QPointF(X_LOOP, bottom + 12),
+               QPointF(X_LOOP, y_first - 14), QPointF(LINK_X, y_first - 14), QPointF(LINK_X, y_first - 1)]
+        loop = self._add(Arrow(pts, "#444444", 1.8, head=7))
+        loop.setZValue(-1)
+
+    def _scroll_to(self, pointer, step: ArenaStep) -> None:
+        focus = step.changed() + [pointer] + step.visits[:2]
+        rect = None
+        height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
+        for key in focus:
+            card = self._cards.get(key)
+            if card is None:
+                continue
+            r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
+            grown = r if rect is None else rect.united(r)
+            if rect is None or grown.height() <= height:
+                rect = grown
+        self.canvas.ensureVisible(rect if rect is not None else QRectF(0, 0, 10, 10), 10, 10)
+
+    # ------------------------------------------------------------ readback
+    def drawn(self) -> dict:
+        root = self.canvas.root
+        cards = [c for c in root.childItems() if isinstance(c, Card)]
+        rows = []
+        for item in root.childItems():
+            if isinstance(item, Card):
+                if item.role == "allocs":
+                    rows.append((item.scenePos().y(), "allocs"))
+                elif item.role == "absorbed":
+                    rows.append((item.scenePos().y(), ("ghost", int(item.left, 16))))
+                else:
+                    rows.append((item.scenePos().y(), ("node", int(item.left, 16))))
+            elif isinstance(item, Fold):
+                rows.append((item.scenePos().y(), ("fold", item.count_shown())))
+        rows.sort(key=lambda r: r[0])
+        sequence = [r[1] for r in rows]
+
+        def card_at(point: QPointF):
+            for c in cards:
+                if c.mapToScene(c.rect()).boundingRect().adjusted(-2, -2, 2, 2).contains(point):
+                    return "allocs" if c.role == "allocs" else int(c.left, 16)
+            return None
+
+        def row_owner(item):
+            cy = item.sceneBoundingRect().center().y()
+            for c in cards:
+                r = c.mapToScene(c.rect()).boundingRect()
+                if r.top() <= cy <= r.bottom():
+                    return "allocs" if c.role == "allocs" else int(c.left, 16)
+            return None
+
+        pointer = before = None
+        numbers = []
+        for item in root.childItems():
+            if isinstance(item, Pointer):
+                target = card_at(item.tip + QPointF(4, 0))
+                if item.faint:
+                    before = target
+                else:
+                    pointer = target
+            elif isinstance(item, Badge):
+                owner = row_owner(item)
+                numbers.extend((int(n), owner) for n in item.text.split(", "))
+        numbers.sort()
+        states = {}
+        roles = {}
+        for c in cards:
+            if c.role == "allocs":
+                continue
+            a = int(c.left, 16)
+            states[a] = c.right.split()[-1]
+            if c.role:
+                roles[a] = c.role
+        notes = {item.addr: item.text() for item in root.childItems()
+                 if isinstance(item, Note) and item.addr is not None}
+        selected = [c for c in cards if c.selected]
+        return {"sequence": sequence, "states": states, "pointer": pointer, "pointer_before": before,
+                "numbers": numbers, "roles": roles, "notes": notes,
+                "selected": (int(selected[0].left, 16) if selected[0].role != "allocs" else "allocs")
+                if selected else None}

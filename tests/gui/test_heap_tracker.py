@@ -1,0 +1,171 @@
+"""The heap the map draws, edited from each step's events, is the heap a full
+walk gives: after every step of random programs for every registered
+strategy (grown by sbrk, capped, in a fixed pool), after steps back, and
+through the window's model over a long random walk of steps and seeks."""
+
+import random
+import zlib
+
+import numpy as np
+import pytest
+
+from heapscope import traces
+from heapscope.allocators import make_strategy
+from heapscope.allocators.events import Grow
+from heapscope.allocators.registry import strategy_names
+from heapscope.allocators.replay import Timeline
+from heapscope.gui import heap_cells
+from heapscope.gui.heap_tracker import (BlockEditor, HeapTracker, Inconsistent, TrackedHeap,
+                                        apply_events, seek_tracked)
+from heapscope.gui.show_model import ShowModel
+
+COLUMNS = ("addr", "size", "state", "payload", "request", "header")
+
+
+def assert_same_heap(edited: TrackedHeap, walked: TrackedHeap, where: str = "") -> None:
+    a, b = edited.blocks, walked.blocks
+    assert (a.brk, a.top, len(a)) == (b.brk, b.top, len(b)), where
+    for c in COLUMNS:
+        assert np.array_equal(getattr(a, c), getattr(b, c)), f"{where}: column {c} differs"
+    assert edited.pointers == walked.pointers, where
+
+
+def random_program(strategy, rng, steps):
+    """Yield after each operation of a random program (mallocs of three size
+    classes and, now and then, one past dlmalloc's mmap threshold; frees;
+    reallocs that grow and shrink)."""
+    live = []
+    for _ in range(steps):
+        r = rng.random()
+        if live and r < 0.4:
+            strategy.free(live.pop(rng.randrange(len(live))))
+        elif live and r < 0.5:
+            i = rng.randrange(len(live))
+            new = strategy.realloc(live[i], rng.choice([rng.randint(1, 300), rng.randint(1, 6000)]))
+            if new is not None:
+                live[i] = new
+        else:
+            size = rng.choice([rng.randint(1, 64), rng.randint(1, 2000), rng.randint(1, 40000)])
+            p = strategy.malloc(size if rng.random() > 0.01 else rng.randint(130_000, 300_000))
+            if p is not None:
+                live.append(p)
+        yield
+
+
+PARAMS = [{}, {"heap_limit": 300_000}, {"pool_size": 200_000}]
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=["sbrk", "heap-limit", "pool"])
+@pytest.mark.parametrize("name", strategy_names())
+def test_every_step_edited_in_equals_the_walk(name, params):
+    s = make_strategy(name, **params)
+    tracker = HeapTracker()
+    tracker.rebuild(s, 0, s.structure()["pointers"])
+    refused = []
+    for t, _ in enumerate(random_program(s, random.Random(zlib.crc32(name.encode())), 1500), start=1):
+        walked = TrackedHeap.walk(s)
+        if tracker.forward(s, s.rec, t):
+            assert_same_heap(tracker.heap, walked, f"{name} step {t}")
+        else:
+            refused.append(t)
+            tracker.rebuild(s, t, s.structure()["pointers"])
+    # a built-in policy says everything it does to the heap in its events
+    assert refused == [], (name, refused, tracker.last_refusal)
+    assert tracker.edits == 1500
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_steps_back_undo_the_edits(name):
+    s = make_strategy(name)
+    tracker = HeapTracker()
+    tracker.rebuild(s, 0, s.structure()["pointers"])
+    seen = [tracker.heap]
+    for t, _ in enumerate(random_program(s, random.Random(5), 300), start=1):
+        if not tracker.forward(s, s.rec, t):
+            tracker.rebuild(s, t, s.structure()["pointers"])
+            seen = [None] * t
+        seen.append(tracker.heap)
+    first = max(i for i, h in enumerate(seen) if h is None) + 1 if None in seen else 0
+    for t in range(300, first, -1):
+        assert tracker.back(t - 1)
+        assert_same_heap(tracker.heap, seen[t - 1], f"{name} back to {t - 1}")
+    assert tracker.undos == 300 - first
+
+
+def test_a_step_that_does_not_add_up_is_refused_and_walked():
+    s = make_strategy("next-fit")
+    tracker = HeapTracker()
+    tracker.rebuild(s, 0, [])
+    s.malloc(100)
+    rec = s.rec
+    rec.events = [e for e in rec.events if not isinstance(e, Grow)]   # an event left out
+    assert not tracker.forward(s, rec, 1)
+    assert tracker.heap is None and "outside the heap" in tracker.last_refusal
+    heap = tracker.heap_at(s, 1, lambda: s.structure()["pointers"])
+    assert_same_heap(heap, TrackedHeap.walk(s))
+    assert tracker.walks == 2 and tracker.rebuilds_after_bad_steps == 1
+
+
+def test_an_event_outside_the_heap_cannot_be_applied():
+    heap = TrackedHeap(heap_cells.block_arrays([(0, 64, "free", None, 0, 0)], 64), ())
+    editor = BlockEditor(heap)
+    with pytest.raises(Inconsistent):
+        editor.put_free(32, 64)
+
+
+def test_the_events_of_a_step_take_the_heap_before_it_to_the_heap_after_it():
+    # the micro-steps of the map apply a prefix of the events to the heap before
+    s = make_strategy("tlsf")
+    rng = random.Random(3)
+    for _ in random_program(s, rng, 200):
+        before = TrackedHeap.walk(s)
+        s.malloc(rng.randint(1, 3000))
+        after = TrackedHeap.walk(s)
+        assert_same_heap(apply_events(before, s.rec.events, after=after), after)
+
+
+# ----------------------------------------------------------- via the model
+@pytest.fixture(scope="module")
+def trace():
+    return traces.make_workload("vo1989", steps=3000, seed=4)
+
+
+@pytest.mark.parametrize("name", ["next-fit", "splay-best-fit", "buddy"])
+def test_a_long_random_walk_of_steps_and_seeks_shows_the_walked_heap(trace, name):
+    tl = Timeline(trace, name).build()
+    model = ShowModel()
+    model.set_trace(trace)
+    key = model.add_timeline(tl)
+    model.show([key], 0)
+    rng = random.Random(9)
+    tracker = model._trackers[key]
+    for _ in range(400):
+        r = rng.random()
+        if r < 0.6:
+            target = model.position + 1
+        elif r < 0.8:
+            target = model.position - 1
+        elif r < 0.9:
+            target = model.position + rng.randint(2, 80)
+        else:
+            target = rng.randint(0, tl.n)
+        model.seek(target)
+        shown = model.step().heap
+        assert_same_heap(shown, TrackedHeap.walk(tl.strategy), f"{name} at {model.position}")
+    # most moves were edited in or undone, not walked
+    assert tracker.edits + tracker.undos > 3 * tracker.walks
+
+
+def test_a_short_move_forward_is_replayed_step_by_step(trace):
+    tl = Timeline(trace, "next-fit").build()
+    tracker = HeapTracker()
+    tl.seek(100)
+    tracker.rebuild(tl.strategy, 100, tl.strategy.structure()["pointers"])
+    seek_tracked(tl, tracker, 130)
+    assert tl.position == 130 and tracker.position == 130 and tracker.edits == 30
+    seek_tracked(tl, tracker, 129)
+    assert tracker.undos == 1 and tracker.position == 129
+    seek_tracked(tl, tracker, 2000)                 # a jump: walked when asked
+    assert tracker.heap is None
+    assert_same_heap(tracker.heap_at(tl.strategy, 2000, lambda: tl.strategy.structure()["pointers"]),
+                     TrackedHeap.walk(tl.strategy))
