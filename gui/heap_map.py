@@ -250,7 +250,7 @@ class HeapMapWidget(Subscriber, QWidget):
     block_hovered = Signal(object)
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
-                  "event_changed": "set_current_event",
+                  "event_changed": "_model_event",
                   "selection_changed": "set_selection", "hover_changed": "_model_hover"}
     REQUESTS = {"block_clicked": "select", "block_hovered": "set_hover"}
 
@@ -1138,7 +1138,11 @@ class HeapMapWidget(Subscriber, QWidget):
         heap = step.heap
         self.show_blocks(heap.blocks, step.record, step.ids_source, lambda: step.places,
                          pointers=heap.pointers, before=lambda: step.heap_before,
-                         event_index=self.model.event_index, heap=heap)
+                         event_index=self.model.event_in_row(self.row), heap=heap)
+
+    def _model_event(self, index) -> None:
+        # compare mode: this row's own event (its step may have fewer than the longest)
+        self.set_current_event(None if index is None else self.model.event_in_row(self.row))
 
     def _model_hover(self, addr) -> None:
         self.hover_block = addr

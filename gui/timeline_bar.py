@@ -140,8 +140,13 @@ class TimelineBar(Subscriber, QWidget):
     def _model_event(self, index=None) -> None:
         """Say which event of the step is shown, and what it did."""
         step = self.model.step(self.row) if self.model is not None else None
-        if step is None or index is None or not step.event_count:
+        if step is None or index is None or not self.model.event_count:
             text, line = "", self._step_text
+        elif len(self.model.shown) > 1:
+            # compare mode: the rows move in lockstep, each through its own events
+            text = f"event {index + 1} of {self.model.event_count}"
+            line = (f"{self._step_text}\n\u25b6 {text}: each row at its own event {index + 1} "
+                    f"(a row whose step has fewer shows its last)")
         else:
             n = step.event_count
             text = f"event {index + 1} of {n}"

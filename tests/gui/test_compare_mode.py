@@ -6,6 +6,7 @@ cancellable with no process left behind; user strategies included."""
 import math
 import os
 import pathlib
+import random
 
 import numpy as np
 import pytest
@@ -21,6 +22,10 @@ from heapscope.gui import heap_cells
 from heapscope.gui.compare_dialog import CompareDialog
 from heapscope.gui.compare_mode import CompareError, check_names
 from heapscope.gui.compare_view import request_block
+from heapscope.gui.heap_tracker import TrackedHeap
+from heapscope.gui.step_animator import MAX_ANIMATED_SPEED, plan
+from heapscope.gui.step_marks import step_marks
+from heapscope.gui.structure_views import view_for
 from heapscope.gui.parallel_loader import ParallelLoader
 from heapscope.gui.ranking import MEASURES, RunningSummary, ranked
 from heapscope.traces.trace import ALLOC, FREE
@@ -39,13 +44,18 @@ def compare(qtbot, window, names, timeout=60000):
     return window.compare.view.shown_rows()
 
 
-def walk_at(trace, name: str, t: int, params=None) -> list:
-    """Strategy ``name``'s blocks after the first ``t`` operations of
-    ``trace``, replayed here from scratch (not through any timeline)."""
+def strategy_at(trace, name: str, t: int, params=None):
+    """Strategy ``name`` after the first ``t`` operations of ``trace``,
+    replayed here from scratch (not through any timeline)."""
     strategy = make_strategy(name, **(params or {}))
     replay_ops(strategy, Program(), trace.kind[:t].tolist(), trace.ids[:t].tolist(),
                trace.sizes[:t].tolist())
-    return [(b[0], b[1]) for b in strategy.walk_tuples()]
+    return strategy
+
+
+def walk_at(trace, name: str, t: int, params=None) -> list:
+    """Strategy ``name``'s blocks after the first ``t`` operations of ``trace``."""
+    return [(b[0], b[1]) for b in strategy_at(trace, name, t, params).walk_tuples()]
 
 
 def drawn_blocks(row) -> list:
@@ -436,3 +446,190 @@ def test_open_compare_on_the_command_line(qtbot, small_trace_path):
     w.loader.cancel()
     w.loader.wait()
     w.close()
+
+
+# ------------------------------------------------ the rows' maps and views
+def test_each_rows_map_paints_its_own_strategys_heap(qtbot, compared):
+    """The image a row paints (edited cell by cell as it steps, laid out at
+    the shared scale) is its own strategy's heap at the step, as a picture
+    rebuilt from a fresh walk would be."""
+    w = compared
+    rows = w.compare.view.shown_rows()
+    w.seek(150)
+    rng = random.Random(3)
+    for _ in range(40):
+        r = rng.random()
+        p = w.model.position
+        w.seek(p + 1 if r < 0.6 else p - 1 if r < 0.8 else rng.randrange(0, w.model.n + 1))
+        for row in rows:
+            walked = TrackedHeap.walk(strategy_at(w.trace, row.name.text(), w.model.position))
+            image, _ = heap_cells.heap_image(walked.blocks, layout=row.map.layout_)
+            assert np.array_equal(row.map.image, image), (row.name.text(), w.model.position)
+            assert [(p.name, p.addr) for p in row.map.heap.pointers] == \
+                [(p.name, p.addr) for p in walked.pointers]
+    # the rows were edited, not rebuilt, on most steps
+    assert all(row.map.partial_paints > 0 for row in rows)
+
+
+def test_each_rows_structure_view_draws_its_own_strategy(qtbot, compared):
+    w = compared
+    w.compare.view.set_structures_visible(True)
+    w.seek(310)
+    qtbot.wait(50)
+    kinds = set()
+    for row in w.compare.view.shown_rows():
+        step = row.structure.model.step(row.row)
+        assert step.strategy_name == row.name.text()
+        fresh = strategy_at(w.trace, row.name.text(), 310).structure()
+        assert row.structure.kind == fresh["kind"]
+        kinds.add(fresh["kind"])
+        # the same drawing a structure view of that step alone makes
+        view = view_for(fresh["kind"])()
+        qtbot.addWidget(view)
+        view.resize(row.structure.view.size())
+        view.show()
+        view.set_states(step.structure_at)
+        view.show_step(step.structure, step.explained, step.record)
+        assert row.structure.view.drawn() == view.drawn(), row.name.text()
+        view.close()
+    assert len(kinds) == 3
+
+
+def _uneven_step(w, lo=100):
+    """A step from ``lo`` whose rows have different numbers of events, the
+    fewest at least 2; the rows' counts."""
+    for t in range(lo, w.model.n):
+        w.seek(t)
+        counts = [w.model.step(r).event_count for r in range(len(w.model.shown))]
+        if min(counts) >= 2 and len(set(counts)) == len(counts):
+            return t, counts
+    raise AssertionError("no step with uneven events")
+
+
+def test_micro_steps_move_every_row_one_event_of_its_own_step(qtbot, compared):
+    """Shift+Right moves every row one event at once; a row whose step has
+    fewer events than the longest holds its last; the request's outline
+    shows in a row once its step is complete; past the longest the next
+    step begins in every row."""
+    w = compared
+    rows = w.compare.view.shown_rows()
+    t, counts = _uneven_step(w)
+    longest = max(counts)
+    w.compare.view.set_structures_visible(True)
+    w.seek(t - 1)
+    for k in range(longest):
+        qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)
+        w.animator.finish()
+        assert (w.model.position, w.model.event_index) == (t, k)
+        assert w.bar.event_text() == f"event {k + 1} of {longest}"
+        for row, n in zip(rows, counts):
+            own = min(k, n - 1)
+            step = row.map.model.step(row.row)
+            assert row.map.event_index == own, (row.name.text(), k)
+            # the marks of its own events so far, and the structure after its own event
+            expected = step_marks(step.record, own)
+            assert row.map.marks.visits == expected.visits and row.map.marks.cuts == expected.cuts
+            assert row.structure.view.drawn() == _drawn_at(qtbot, row, step, own)
+            assert (row.map.request_range() is not None) == (own == n - 1 and step.record.payload is not None)
+    qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)
+    w.animator.finish()
+    assert (w.model.position, w.model.event_index) == (t + 1, 0)
+    # and back: Shift+Left from the next step's first event lands on each row's last
+    qtbot.keyClick(w, Qt.Key_Left, Qt.ShiftModifier)
+    assert (w.model.position, w.model.event_index) == (t, longest - 1)
+    assert [row.map.event_index for row in rows] == [n - 1 for n in counts]
+
+
+def _drawn_at(qtbot, row, step, index):
+    view = view_for(row.structure.kind)()
+    qtbot.addWidget(view)
+    view.resize(row.structure.view.size())
+    view.show()
+    view.set_states(step.structure_at)
+    view.show_step(step.structure, step.explained, step.record)
+    view.set_current_event(index)
+    drawn = view.drawn()
+    view.close()
+    return drawn
+
+
+def test_an_animated_step_plays_every_row_in_lockstep(qtbot, compared):
+    """At a slow speed a step forward plays the longest row's script; at each
+    event every row shows its own event of that index (or its last), and
+    all end on the whole step."""
+    w = compared
+    rows = w.compare.view.shown_rows()
+    t, counts = _uneven_step(w, 140)
+    w.seek(t)
+    longest_events = max((w.model.step(r).record.events for r in range(3)), key=len)
+    w.seek(t - 1)
+    w.player.set_speed(MAX_ANIMATED_SPEED)
+    seen = []
+    w.model.event_changed.connect(lambda i: seen.append((i, [row.map.event_index for row in rows])))
+    qtbot.keyClick(w, Qt.Key_Right)
+    assert w.animator.running and w.model.position == t
+    qtbot.waitUntil(lambda: not w.animator.running, timeout=20000)
+    script = [i for i, _ in plan(longest_events, MAX_ANIMATED_SPEED)]
+    assert [i for i, _ in seen] == script + [None]
+    for i, shown in seen[:-1]:
+        assert shown == [min(i, n - 1) for n in counts]
+    assert seen[-1][1] == [None, None, None]
+    for row in rows:
+        assert drawn_blocks(row) == walk_at(w.trace, row.name.text(), t)
+        assert row.map.request_range() is not None
+
+
+SEVEN_NEWER = ["dlmalloc", "segregated-first-fit", "v7-malloc", "gnu-malloc", "phkmalloc",
+               "first-fit", "splay-best-fit"]
+
+
+def test_seven_rows_each_show_their_strategy(qtbot, loaded):
+    w = loaded
+    w.seek(260)
+    rows = compare(qtbot, w, SEVEN_NEWER)
+    assert [r.name.text() for r in rows] == SEVEN_NEWER
+    for t in (261, 262, 400, 120):
+        if t == w.model.position + 1:
+            w.step_forward()
+            w.animator.finish()
+        else:
+            w.seek(t)
+        for row in rows:
+            assert drawn_blocks(row) == walk_at(w.trace, row.name.text(), t), (row.name.text(), t)
+            if w.trace.kind[t - 1] == ALLOC:
+                assert row.map.request_id == int(w.trace.ids[t - 1])
+    assert len({r.map.layout_ for r in rows}) == 1
+
+
+def test_bump_from_the_command_line_in_compare_mode(qtbot, small_trace_path):
+    """Issue 12's ``--allocator examples/bump.py`` beside a built-in: built in
+    a worker process from its file, drawn at the shared scale."""
+    from heapscope.cli import parse_window_request
+    from heapscope.gui.app import make_window
+    bump = f"{ROOT / 'examples' / 'bump.py'}:Bump"
+    req = parse_window_request(["open", small_trace_path, "--allocator", bump,
+                                "--compare", "bump,tlsf", "--step", "300"])
+    try:
+        assert req.compare == ["bump", "tlsf"]
+        w = make_window(req.trace, req.strategy, req.params, req.strategy_params, req.step, req.compare)
+        qtbot.addWidget(w)
+        w.show()
+        qtbot.waitUntil(lambda: w.compare.active and bool(w.compare.view.shown_rows()), timeout=60000)
+        rows = w.compare.view.shown_rows()
+        assert [r.name.text() for r in rows] == ["bump", "tlsf"] and w.model.position == 300
+        for t in (301, 77, 500):
+            w.seek(t)
+            for row in rows:
+                assert drawn_blocks(row) == walk_at(w.trace, row.name.text(), t)
+        lay = rows[0].map.layout_
+        biggest = max(r.map.blocks.brk for r in rows)
+        assert lay == rows[1].map.layout_ and lay.rows == -(-biggest // lay.row_bytes)
+        # bump never reuses a block: at the end its heap is the bigger one
+        assert rows[0].map.blocks.brk > rows[1].map.blocks.brk
+        assert "bump" in [r["strategy"] for r in w.compare.view.table.shown_rows()]
+        w.compare.loader.cancel()
+        w.loader.cancel()
+        w.loader.wait()
+        w.close()
+    finally:
+        plugins.forget("bump")
