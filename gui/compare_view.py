@@ -34,7 +34,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGridLayout,
                                QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter,
                                QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
@@ -160,10 +160,12 @@ class CompareHeapMap(HeapMapWidget):
     REQUESTS: dict = {}
     #: the map was laid out again for a new size
     relaid = Signal()
-    #: room above the first map row for the request's label (px), at most
-    LABEL_ROOM_PX = 26
-    #: a map at least this tall labels the request with its id; a shorter one with ▼ only
+    #: what this row's strategy did with the shown step's request, in words
+    outcome = ""
+    #: a map at least this tall shows its row addresses and a big request label
     ID_LABEL_MIN_PX = 110
+    #: the request label's font (points) in a tall map and in a short one
+    LABEL_POINTS, SHORT_LABEL_POINTS = 11, 9
 
     def __init__(self, scale: SharedScale, parent=None) -> None:
         super().__init__(parent)
@@ -171,7 +173,10 @@ class CompareHeapMap(HeapMapWidget):
         self.legend.hide()
         self.plot_widget.setMinimumHeight(44)
         self.plot.hideAxis("bottom")
-        self.plot.getAxis("left").showLabel(False)
+        axis = self.plot.getAxis("left")
+        axis.showLabel(False)
+        # no axis title in a row: room for a 32-bit address only
+        axis.setWidth(QFontMetrics(self.font()).horizontalAdvance("0x00000000") + 10)
         #: (address, size) of the current request's block, or None
         self.request: tuple[int, int] | None = None
         self.request_id: int | None = None
@@ -185,7 +190,7 @@ class CompareHeapMap(HeapMapWidget):
         self.request_item.setZValue(18)
         self.plot.addItem(self.request_item)
         self.request_label = pg.TextItem("", color="w", fill=pg.mkBrush(REQUEST_PLACED), anchor=(0, 1))
-        self.request_label.setFont(QFont(self.font().family(), 11, QFont.Bold))
+        self.request_label.setFont(QFont(self.font().family(), self.LABEL_POINTS, QFont.Bold))
         self.request_label.setZValue(22)
         self.request_label.hide()
         self.plot.addItem(self.request_label)
@@ -199,11 +204,21 @@ class CompareHeapMap(HeapMapWidget):
                             heap_end)
 
     def _model_step(self, position: int | None = None) -> None:
-        super()._model_step(position)
         step = self.model.step(self.row) if self.model is not None else None
         self.outcome = outcome(step) if step is not None else ""
-        if not self.plot_widget.underMouse():
-            self.info.setText(self.outcome)
+        super()._model_step(position)
+
+    def _show_info(self) -> None:
+        """The line under the map: the block under the mouse, or else what
+        this strategy did with the request (once the row shows its whole
+        step) and what the search's numbers do not say."""
+        text = " "
+        if self._hover_pos is not None:
+            text = self.describe_address(self.address_at(self._hover_pos))
+        if text == " ":
+            whole = self.shown_heap is self.heap
+            text = "; ".join(t for t in (self.outcome if whole else "", self.search_note) if t) or " "
+        self.info.setText(text)
 
     def _render(self) -> None:
         super()._render()
@@ -233,21 +248,31 @@ class CompareHeapMap(HeapMapWidget):
         x, y = lay.point_of(addr)
         middle = x + min(size, lay.row_bytes - x) / 2
         label = self.request_label
-        if self.vb.sceneBoundingRect().height() < self.ID_LABEL_MIN_PX:
-            # a short map: a pin only (the bar says the id), so it hides little
-            label.setText("▼")
-            label.setAnchor((0.5, 1))
-            label.fill = pg.mkBrush(None)
-            label.setColor(colour)
-        else:
-            # the pointer of the label stands over the block, the text away from the edge
-            left = middle < lay.row_bytes / 2
-            label.setText(f"▼ id {ident}" if left else f"id {ident} ▼")
-            label.setAnchor((0, 1) if left else (1, 1))
-            label.fill = pg.mkBrush(colour)
-            label.setColor("w")
+        # The id in white on the request's colour in every row, smaller in a
+        # short map: the one mark that links the rows must be seen in each.
+        # The pointer of the label stands over the block, the text away from the edge.
+        points = self.LABEL_POINTS if self._tall() else self.SHORT_LABEL_POINTS
+        if label.textItem.font().pointSize() != points:
+            label.setFont(QFont(self.font().family(), points, QFont.Bold))
+        left = middle < lay.row_bytes / 2
+        label.setText(f"▼ id {ident}" if left else f"id {ident} ▼")
+        label.setAnchor((0, 1) if left else (1, 1))
+        label.fill = pg.mkBrush(colour)
+        label.setColor("w")
         label.setPos(middle, y)
         label.show()
+        # the search's numbers make way for it
+        self._place_labels()
+
+    def _tall(self) -> bool:
+        return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX
+
+    def _reserved_rects(self) -> list:
+        label = getattr(self, "request_label", None)     # None while the base class builds the map
+        if label is None or not label.isVisible():
+            return []
+        r = label.mapRectToScene(label.boundingRect())
+        return [(r.left() - 2, r.top() - 2, r.right() + 2, r.bottom() + 2)]
 
     def request_range(self) -> tuple[int, int] | None:
         """(address, size) of the block the request outline is drawn round,
@@ -275,13 +300,10 @@ class CompareHeapMap(HeapMapWidget):
             return
         rows = max(lay.rows + self._extra_rows, 1)
         height = max(self.vb.sceneBoundingRect().height(), 20.0)
-        room_px = min(self.LABEL_ROOM_PX, 0.3 * height)
+        points = self.LABEL_POINTS if self._tall() else self.SHORT_LABEL_POINTS
+        room_px = min(2.2 * points + 4, 0.4 * height)
         room = rows * room_px / (height - room_px)
         self.vb.setRange(xRange=(0, lay.row_bytes), yRange=(-room, rows), padding=0.0)
-
-    def leaveEvent(self, event) -> None:
-        super().leaveEvent(event)
-        self.info.setText(self.outcome)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -368,10 +390,26 @@ class RowStructurePanel(StructurePanel):
                   if signal not in ("selection_changed", "hover_changed")}
     block_selected = Signal(object)
 
+    #: a row's drawing is at least this tall: a shorter row scrolls it
+    MIN_DRAWING_PX = 150
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.selected: int | None = None
         self.facts.hide()
+
+    def _view_for(self, kind: str):
+        view = super()._view_for(kind)
+        # In a row the caption gets the whole width (the buttons beside it
+        # squeezed it into a tall column that hid the drawing); the drawing
+        # follows the step, as it does by default.
+        for button in (getattr(view, "follow_button", None), getattr(view, "fit_button", None)):
+            if button is not None:
+                button.hide()
+        graphics = getattr(view, "graphics", None)
+        if graphics is not None:
+            graphics.setMinimumHeight(self.MIN_DRAWING_PX)
+        return view
 
     def redraw(self) -> None:
         super().redraw()
@@ -493,8 +531,9 @@ class CompareRow(QFrame):
         if visible:
             sizes = self.split.sizes()
             if sizes[1] < 100:
+                # half the row: a structure drawing needs the width more than the map
                 total = max(sum(sizes), 500)
-                self.split.setSizes([total * 3 // 5, total - total * 3 // 5])
+                self.split.setSizes([total // 2, total - total // 2])
         self._sync_button()
         if visible != was:
             self.structure_toggled.emit(visible)

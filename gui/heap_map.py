@@ -944,7 +944,7 @@ class HeapMapWidget(Subscriber, QWidget):
         in :attr:`crowded` (the line under the map says: zoom in)."""
         view = self.vb.sceneBoundingRect()
         vl, vt, vr, vb_ = view.left() + 1, view.top() + 1, view.right() - 1, view.bottom() - 1
-        occupied: list[tuple[float, float, float, float]] = []
+        occupied: list[tuple[float, float, float, float]] = list(self._reserved_rects())
         for item in (self.pointer_item, self.marker_item):
             xs, ys = item.getData()
             for x, y in zip(xs, ys):
@@ -996,6 +996,11 @@ class HeapMapWidget(Subscriber, QWidget):
                 leaders.lineTo(self.vb.mapSceneToView(end))
         self.leader_item.setPath(leaders)
         self._say_search()
+
+    def _reserved_rects(self) -> list[tuple[float, float, float, float]]:
+        """Scene rectangles (x0, y0, x1, y1) the labels keep off (compare
+        mode's rows keep the request's label clear)."""
+        return []
 
     @staticmethod
     def _spots(w: float, h: float) -> list[tuple[float, float]]:

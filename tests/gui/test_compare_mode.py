@@ -87,6 +87,9 @@ def test_each_row_shows_its_own_strategy_at_the_same_step(qtbot, compared):
         for row, name in zip(rows, THREE):
             assert row.map.model.step(row.row).strategy_name == name
             assert drawn_blocks(row) == walk_at(w.trace, name, t), (name, t)
+            # the line under its map says what its strategy did with the request
+            if t:
+                assert row.map.outcome and row.map.info.text().startswith(row.map.outcome)
             # its gauges are its own strategy's measures at that step
             m = row.gauges.model.step(row.row).measures_row
             assert row.gauges.texts()["search"].startswith(f"{m['search']} · mean ")
@@ -530,7 +533,10 @@ def test_micro_steps_move_every_row_one_event_of_its_own_step(qtbot, compared):
             expected = step_marks(step.record, own)
             assert row.map.marks.visits == expected.visits and row.map.marks.cuts == expected.cuts
             assert row.structure.view.drawn() == _drawn_at(qtbot, row, step, own)
-            assert (row.map.request_range() is not None) == (own == n - 1 and step.record.payload is not None)
+            whole = own == n - 1
+            assert (row.map.request_range() is not None) == (whole and step.record.payload is not None)
+            # what the step did is said once the row shows all of it
+            assert row.map.info.text().startswith(row.map.outcome) == whole
     qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)
     w.animator.finish()
     assert (w.model.position, w.model.event_index) == (t + 1, 0)
