@@ -220,14 +220,16 @@ class CompareHeapMap(HeapMapWidget):
             text = "; ".join(t for t in (self.outcome if whole else "", self.search_note) if t) or " "
         self.info.setText(text)
 
-    def _render(self) -> None:
-        super()._render()
+    def _draw_marks_of_step(self) -> None:
+        super()._draw_marks_of_step()
         if hasattr(self, "request_item"):     # not while the base class builds the map
-            self._draw_request()
+            # before the labels are placed (the render places them next)
+            self._draw_request(place=False)
 
-    def _draw_request(self) -> None:
+    def _draw_request(self, place: bool = True) -> None:
         """Outline the request's block, once the row shows its whole step (a
-        micro-step before the end would give away where the search ends)."""
+        micro-step before the end would give away where the search ends);
+        ``place``: put the search's numbers out of its label's way now."""
         step = self.model.step(self.row) if self.model is not None else None
         whole = self.shown_heap is self.heap
         self.request = request_block(step, self.blocks) if step is not None and whole else None
@@ -261,8 +263,8 @@ class CompareHeapMap(HeapMapWidget):
         label.setColor("w")
         label.setPos(middle, y)
         label.show()
-        # the search's numbers make way for it
-        self._place_labels()
+        if place:
+            self._place_labels()      # the search's numbers make way for it
 
     def _tall(self) -> bool:
         return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX
@@ -271,6 +273,8 @@ class CompareHeapMap(HeapMapWidget):
         label = getattr(self, "request_label", None)     # None while the base class builds the map
         if label is None or not label.isVisible():
             return []
+        # its transform follows the view lazily (at its next paint): bring it up to date
+        label.updateTransform()
         r = label.mapRectToScene(label.boundingRect())
         return [(r.left() - 2, r.top() - 2, r.right() + 2, r.bottom() + 2)]
 
@@ -628,9 +632,14 @@ class RankingTable(Subscriber, QWidget):
             tl = model.timeline(r)
             self.summaries[tl.strategy_name] = RunningSummary(tl.series)
         self.table.setRowCount(len(self.summaries))
-        self._model_step()
+        self.redraw()
 
     def _model_step(self, position: int | None = None) -> None:
+        # while playing, at most every PLAY_INTERVAL_MS (a table of 7 x 8
+        # cells set and measured again cost 2 ms a frame)
+        self.redraw_soon()
+
+    def redraw(self) -> None:
         model = self.model
         if model is None:
             return
@@ -703,7 +712,7 @@ class RankingTable(Subscriber, QWidget):
             raise ValueError(f"unknown measure {key!r}")
         self.rank_by = key
         if self.model is not None:
-            self._model_step()
+            self.redraw()
 
     def shown_rows(self) -> list[dict]:
         """What the table shows, top to bottom: {'rank', 'strategy', measure key: text}."""

@@ -639,3 +639,30 @@ def test_bump_from_the_command_line_in_compare_mode(qtbot, small_trace_path):
         w.close()
     finally:
         plugins.forget("bump")
+
+
+def test_the_search_numbers_keep_clear_of_the_request_label(qtbot, compared):
+    """The request's label and a number on the same block (the block a
+    search took is numbered too) do not cover each other: the number moves."""
+    w = compared
+    checked = 0
+    for t in range(300, 420):
+        if w.trace.kind[t - 1] != ALLOC:
+            continue
+        w.seek(t)
+        for row in w.compare.view.shown_rows():
+            m = row.map
+            if not m.request_label.isVisible():
+                continue
+            label = _scene_rect(m.request_label)
+            for number in m._order_labels:
+                if number.isVisible():
+                    checked += 1
+                    rect = _scene_rect(number)
+                    assert not rect.intersects(label), (row.name.text(), t, number.textItem.toPlainText())
+    assert checked > 50
+
+
+def _scene_rect(text_item):
+    text_item.updateTransform()       # as its next paint would
+    return text_item.mapRectToScene(text_item.boundingRect())
