@@ -177,6 +177,7 @@ class BinProbe:
     """dlmalloc: bin ``bin`` looked at; ``last`` is the chunk at its back
     (``last(bin)``, where a scan of it starts), None when the bin is empty.
     One unit of search (``rec.probes``, ``rec.visits``)."""
+    changes_blocks = False
     bin: int
     last: int | None
 
@@ -186,6 +187,7 @@ class BinmapProbe:
     """dlmalloc's bin scan tested bit ``block`` of ``binblocks`` (bins
     ``4*block`` .. ``4*block+3``): ``marked`` says whether the block may hold
     chunks.  One unit of search."""
+    changes_blocks = False
     block: int
     marked: bool
 
@@ -194,6 +196,7 @@ class BinmapProbe:
 class BinmapChange:
     """Bit ``block`` of ``binblocks`` set (``mark_binblock``: a chunk went into
     an empty bin of the block) or cleared (the scan found the block empty)."""
+    changes_blocks = False
     block: int
     marked: bool
 
@@ -202,6 +205,7 @@ class BinmapChange:
 class BinWalkStep:
     """``frontlink`` passed chunk ``addr`` (larger than the one being linked)
     walking bin ``bin`` to its size place; counted in ``rec.walked``."""
+    changes_blocks = False
     addr: int
     size: int
     bin: int
@@ -219,6 +223,8 @@ class Trim:
 class Mapped:
     """``mmap_chunk``: a region of ``size`` bytes at ``addr``, apart from the
     heap, holds one chunk whose payload is ``payload``."""
+    # apart from the heap: the map does not draw it
+    changes_blocks = False
     addr: int
     size: int
     payload: int
@@ -228,6 +234,8 @@ class Mapped:
 @dataclass(frozen=True, slots=True)
 class Unmapped:
     """``munmap_chunk``: the region at ``addr`` of ``size`` bytes was released."""
+    # apart from the heap: the map does not draw it
+    changes_blocks = False
     addr: int
     size: int
 

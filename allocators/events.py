@@ -15,6 +15,14 @@ structure, in order: a view can follow the structure from the events alone
 (:mod:`allocators.structure_replay` does, and the tests check it against
 ``structure()``).  Which event changes what, kind by kind, is in
 ``docs/structure.md`` ("Events a view can rely on").
+
+An event that changes no block of the heap walk -- a look (a visit, a probe,
+a walk), a change to a list, a tree or a pointer, or memory apart from the
+heap -- says so with the class attribute ``changes_blocks = False``.  The
+heap map edits its blocks from the events of each step
+(``gui/heap_tracker.py``) and cannot know what an event of a new kind did:
+a step holding one that does not say so, and that the map has no edit for,
+is drawn from a full walk of the heap instead.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ class Visit:
     ring of all blocks: ``if(!testbusy(p->ptr))``) records each busy block it
     reads with ``busy`` True (and ``fits`` False): they count in the search
     length, which is why that malloc was slow (seed 002)."""
+    changes_blocks = False
     addr: int
     size: int
     fits: bool
@@ -56,6 +65,7 @@ class WalkStep:
     ``rec.walked``, not in ``rec.visits``, so the numbered search of the
     malloc is the search alone.  ``stop`` marks the block after which the new
     memory goes."""
+    changes_blocks = False
     addr: int
     size: int
     stop: bool
@@ -70,6 +80,7 @@ class InsertionPoint:
     follow are ListInsert/ListRemove events: K&R links ``addr`` after
     ``prev`` unless it joins ``prev`` (a Coalesce), and a join with ``next``
     takes ``next`` off the ring."""
+    changes_blocks = False
     addr: int
     size: int
     prev: int | None
@@ -121,6 +132,7 @@ class Grow:
 @dataclass(frozen=True, slots=True)
 class GrowFailed:
     """``sbrk(increment)`` failed (limit reached or fixed pool): ENOMEM."""
+    changes_blocks = False
     increment: int
 
 
@@ -130,6 +142,7 @@ class PointerMove:
     ``freep`` (``name`` 'rover'), Kruse's list head ('head'), Vmbest's
     wilderness ``vd->wild`` ('wilderness').  ``old``/``new`` are block
     addresses, None at K&R's ``base`` sentinel or when nothing is pointed at."""
+    changes_blocks = False
     name: str
     old: int | None
     new: int | None
@@ -168,6 +181,7 @@ class Rotation:
     node, so a view laying the tree out by rank moves nodes only vertically.
     The step is done on the tree as the events before it left it: during a
     removal's join that is the detached right subtree (see :class:`TreeJoin`)."""
+    changes_blocks = False
     kind: str
     key: int
     addr: int
@@ -203,6 +217,7 @@ class BitmapProbe:
     'sl': ``sl_bitmap[fl] & (~0 << sl)``; 'fl': ``fl_bitmap & (~0 << fl)``
     (``fl`` is then the first level the scan starts at, ``sl`` 0).  ``found``
     is the (fl, sl) of the list the find-first-set reached, or None."""
+    changes_blocks = False
     level: str
     fl: int
     sl: int
@@ -226,6 +241,7 @@ class ListInsert:
 class ListRemove:
     """A free block taken off a free list (``where`` as in ListInsert), from
     wherever it was on it."""
+    changes_blocks = False
     addr: int
     size: int
     where: tuple[int, ...]
@@ -243,6 +259,7 @@ class Note:
 class AvailProbe:
     """Buddy system: algorithm R, step R1, looked at ``AVAIL[order]``: ``first`` is the block
     at its head (the one R2 takes), or None when the list was empty."""
+    changes_blocks = False
     order: int
     first: int | None
 
@@ -278,6 +295,7 @@ class TreeRemove:
     it: if it has a size list, its first member ``replaced_by`` takes its place
     ("head of a link list, use next one for root"); otherwise its subtrees are
     joined (the TreeJoin that follows)."""
+    changes_blocks = False
     addr: int
     size: int
     replaced_by: int | None
@@ -292,6 +310,7 @@ class TreeJoin:
     subtree (the Rotation events just before), so it has no left child, and
     ``left`` hangs there as its left child.  ``root`` is the new root of the
     tree: that least node, the one non-empty subtree, or None."""
+    changes_blocks = False
     left: int | None
     right: int | None
     root: int | None
@@ -303,6 +322,7 @@ class MappingSearch:
     word-aligned, at least ``block_size_min``) was rounded up to ``rounded`` so
     that any block of class ``(fl, sl)`` or above fits; the bitmap search
     starts at that cell.  ``request`` is what the program asked for."""
+    changes_blocks = False
     size: int
     rounded: int
     fl: int
@@ -454,6 +474,7 @@ class ChunkPageLinked:
     has one, so it goes back on ``page_dir[shift]``, right after ``after``
     (None: at the head).  The original's walk ("Insert in address order")
     stops one page early, so the list is only nearly in address order."""
+    changes_blocks = False
     page: int
     shift: int
     after: int | None
@@ -465,6 +486,7 @@ class ChunkPageUnlinked:
     was taken (``malloc_bytes``: "If there are no more free, remove from
     free-list") or all its chunks are free and the page goes back to the free
     pages (``free_bytes``: "Find & remove this page in the queue")."""
+    changes_blocks = False
     page: int
     shift: int
 
@@ -472,10 +494,12 @@ class ChunkPageUnlinked:
 @dataclass(frozen=True, slots=True)
 class ChunkPageDissolved:
     """phkmalloc's ``free_bytes``: every chunk of page ``page`` is free, so it
-    is a plain page again (``page_dir[...] = MALLOC_FIRST``), about to be
-    freed with ``free_pages``; an outside ``pginfo`` is freed too."""
+    is a plain page again (``page_dir[...] = MALLOC_FIRST``) of ``pagesize``
+    bytes, about to be freed with ``free_pages``; an outside ``pginfo`` is
+    freed too."""
     page: int
     shift: int
+    pagesize: int
 
 
 class OpRecord:

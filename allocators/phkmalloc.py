@@ -403,7 +403,7 @@ class PhkMalloc(Strategy):
         self._event(ChunkPageUnlinked(info.page, shift))
         self.classes.remove_chunk(info.size, info.total)
         self.page_dir[self._index(info.page)] = MALLOC_FIRST
-        self._event(ChunkPageDissolved(info.page, shift))
+        self._event(ChunkPageDissolved(info.page, shift, self.pagesize))
         if info.info != info.page:
             self._ifree(info.info)      # "Order is important !"
         self._ifree(info.page)

@@ -86,6 +86,7 @@ class ClassProbe:
     of ``2**(cls-1) + 1`` to ``2**cls`` bytes; the last class holds every
     larger block too); ``head`` is its first block, None when it is empty.
     One unit of search (``rec.probes``, ``rec.visits``)."""
+    changes_blocks = False
     cls: int
     head: int | None
 
@@ -94,6 +95,7 @@ class ClassProbe:
 class ListWalkStep:
     """An address-ordered insertion into class ``cls`` passed block ``addr``
     (lower than the block being inserted); counted in ``rec.walked``."""
+    changes_blocks = False
     addr: int
     size: int
     cls: int

@@ -40,7 +40,9 @@ the reference.  In short:
 ``self._event(event)``
     Record an event of :mod:`allocators.events` for the explain panel and the
     animation (``Split``, ``Coalesce``, ``ListInsert``, ``PointerMove``...).
-    ``Placed``, ``Released`` and ``Grow`` are recorded for you.
+    ``Placed``, ``Released`` and ``Grow`` are recorded for you.  A step
+    holding an event class of your own is drawn on the heap map from a full
+    walk, unless the class says ``changes_blocks = False``.
 ``self._copy_payload(src, dst, n)``
     In a ``_realloc`` of your own that moves a block: C's ``memcpy``.
 

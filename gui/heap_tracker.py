@@ -16,33 +16,54 @@ A seek, a jump, or a step whose events do not add up rebuilds from the walk.
 How each event edits the blocks (``put`` makes a byte range one block, and
 trims the blocks it overlaps; the state of a block cut by ``put`` stays):
 
-=====================  ==================================================
-``Placed``             the range becomes a used block (payload, request;
-                       its header bytes from ``strategy.live``)
-``Released``           the range becomes a free block
-``Split``              ``rest`` becomes free; ``taken`` keeps the state of
-                       the block it was cut from (a ``Placed`` follows)
-``Coalesce``           the joined range becomes one free block
-``Grow``               the new bytes are *pending* until the events that
-                       follow name the blocks made of them (``morecore``
-                       frees them, a chunk goes on AVAIL, a page is carved
-                       into a bucket); bytes still pending at the end of
-                       the step are free or allocator meta, whichever makes
-                       the free bytes add up (TLSF's end sentinel and the
-                       BSD first call's pad are meta; Vmbest's new
-                       wilderness is free)
-``BuddySplit``         two free halves of ``2**(order-1)`` bytes
-``BuddyMerge``         one free block of ``2**(order+1)`` bytes
-``BucketRefill``       ``count`` free blocks of ``block_size`` bytes
-``ListInsert``,        the named block is free (a fixed pool's uncarved
-``TreeInsert``         tail shrinks when a chunk is carved from it)
-``PointerMove``        the pointer moves
-``Note`` "carved N     a fixed pool's bytes taken into use
-bytes at A from the    (``Strategy._take_core``): pending, as grown bytes
+=======================  ==================================================
+``Placed``               the range becomes a used block (payload, request;
+                         its header bytes from ``strategy.live``)
+``Released``             the range becomes a free block
+``Split``                ``rest`` becomes free; ``taken`` keeps the state of
+                         the block it was cut from (a ``Placed`` follows)
+``Coalesce``             the joined range becomes one free block
+``Grow``                 the new bytes are *pending* until the events that
+                         follow name the blocks made of them (``morecore``
+                         frees them, a chunk goes on AVAIL, a page is carved
+                         into a bucket); bytes still pending at the end of
+                         the step are free or allocator meta, whichever makes
+                         the free bytes add up (TLSF's end sentinel and the
+                         BSD first call's pad are meta; Vmbest's new
+                         wilderness is free)
+``BuddySplit``           two free halves of ``2**(order-1)`` bytes
+``BuddyMerge``           one free block of ``2**(order+1)`` bytes
+``BucketRefill``         ``count`` free blocks of ``block_size`` bytes
+``ListInsert``,          the named block is free (a fixed pool's uncarved
+``TreeInsert``           tail shrinks when a chunk is carved from it)
+``PointerMove``          the pointer moves
+``Note`` "carved N       a fixed pool's bytes taken into use
+bytes at A from the      (``Strategy._take_core``): pending, as grown bytes
 pool"
-a policy's event with  the heap ends ``extra`` bytes lower (dlmalloc's
-``old_brk``, ``extra`` ``Trim``; a break found lower after the step, too)
-=====================  ==================================================
+a policy's event with    the heap ends ``extra`` bytes lower (dlmalloc's
+``old_brk``, ``extra``   ``Trim``; a break found lower after the step, too)
+``Shrink``               the heap ends ``decrement`` bytes lower (GNU
+                         malloc, phkmalloc); in a fixed pool the bytes join
+                         the free block of the pool not handed out
+``ArenaExtended``        V7: the old top word a free block, then the new
+                         free block and the new top word (meta)
+``BlockFragmented``      GNU: ``count`` fragments of ``2**log`` bytes; the
+                         first is taken (see ``ChunkTaken``), the rest free
+``FragLinked``           GNU: the fragment is free
+``FragBlockEmptied``     GNU: the block's fragments become one free block
+``TableMoved``           GNU: the new ``_heapinfo`` is meta (the old one is
+                         freed by the events that follow)
+``TopExtended``          GNU: the last cluster and the new bytes, one free
+                         block
+``ChunkPageMade``        phkmalloc: ``stolen`` meta chunks (the ``pginfo``),
+                         then ``total`` free chunks of ``size`` bytes
+``ChunkTaken``           phkmalloc: the chunk is used if ``strategy.live``
+                         books its address as a payload, else meta (a
+                         ``pginfo`` or ``pgfree``)
+``ChunkFreed``           phkmalloc: the chunk is free
+``ChunkPageDissolved``   phkmalloc: the page is one meta block until the
+                         events that follow free it
+=======================  ==================================================
 
 A block wholly past the break is memory mapped apart from the heap
 (dlmalloc's mmapped chunks, ``Strategy.mapped_blocks``): the map does not
@@ -58,6 +79,11 @@ live blocks, their bytes (A), their header bytes, the free bytes
 every pointer at the start of a block.  A step that does not (a user
 strategy recording no events; an event a policy left out) is rebuilt from
 the walk and counted in :attr:`HeapTracker.rebuilds_after_bad_steps`.
+So is a step holding an event of a kind the table does not edit and that
+does not say ``changes_blocks = False`` (``allocators/events.py``): a user
+strategy's own event may cut or join blocks and keep every total the same
+(a block cut into fragments keeps its free bytes), which the books above
+would not catch.
 ``tests/gui/test_heap_tracker.py`` compares the edited heap with the walk
 after every step of random programs, for every registered strategy.
 """
@@ -72,8 +98,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..allocators.events import (BucketRefill, BuddyMerge, BuddySplit, Coalesce, FREE, Grow,
-                                 ListInsert, Note, Placed, PointerMove, Released, Split, TreeInsert)
+from ..allocators.events import (ArenaExtended, BlockFragmented, BucketRefill, BuddyMerge, BuddySplit,
+                                 ChunkFreed, ChunkPageDissolved, ChunkPageMade, ChunkTaken, Coalesce,
+                                 FREE, FragBlockEmptied, FragLinked, Grow, ListInsert, Note, Placed,
+                                 PointerMove, Released, Shrink, Split, TableMoved, TopExtended,
+                                 TreeInsert)
 
 from .heap_cells import (STATE_FREE, STATE_META, STATE_USED, BlockArrays, block_arrays, top_of)
 
@@ -321,6 +350,48 @@ class BlockEditor:
         bs = e.block_size
         self.put_rows([[e.addr + i * bs, bs, STATE_FREE, -1, 0, 0] for i in range(e.count)])
 
+    def put_taken(self, addr: int, size: int) -> None:
+        """A block handed out with no ``Placed`` (yet) and no header, its
+        payload at ``addr`` (GNU malloc's first fragment, a phkmalloc chunk):
+        used when the books (or ``after``) have that payload, else the
+        allocator's own (phkmalloc's ``pginfo`` and ``pgfree`` chunks)."""
+        lb = self.live.get(addr)
+        if lb is not None:
+            self.put(addr, size, STATE_USED, addr, lb[2], lb[3])
+            return
+        if self.after is not None:
+            b = self.after.blocks
+            i = b.index_at(addr)
+            if i >= 0 and b.state[i] == STATE_USED and b.payload[i] == addr:
+                self.put(addr, size, STATE_USED, addr, int(b.request[i]), int(b.header[i]))
+                return
+        self.put(addr, size, STATE_META)
+
+    def _fragmented(self, e) -> None:
+        frag = 1 << e.log
+        self.put_taken(e.block, frag)
+        self.put_rows([[e.block + i * frag, frag, STATE_FREE, -1, 0, 0] for i in range(1, e.count)])
+
+    def _chunk_page(self, e) -> None:
+        size = e.size
+        state = [STATE_META] * e.stolen + [STATE_FREE] * e.total
+        self.put_rows([[e.page + i * size, size, st, -1, 0, 0] for i, st in enumerate(state)])
+
+    def _shrink_event(self, e) -> None:
+        new_top = e.old_brk - e.decrement
+        if e.old_brk == self.brk:
+            self.shrink(new_top)
+        elif new_top < self.brk:
+            # a fixed pool: the bytes join the part not handed out, drawn as one free block
+            self.put_free(new_top, self.brk - new_top)
+
+    def _arena_extended(self, e) -> None:
+        rows = [[e.addr, e.size, STATE_FREE, -1, 0, 0], [e.top, e.top_size, STATE_META, -1, 0, 0]]
+        if e.old_top is not None:
+            # the old top word leads into the new memory: a free one-word block
+            rows.insert(0, [e.old_top, e.addr - e.old_top, STATE_FREE, -1, 0, 0])
+        self.put_rows(rows)
+
     def _pointer(self, e) -> None:
         old = self.pointers.get(e.name)
         role = old.role if old is not None else "search"
@@ -421,24 +492,51 @@ _EDITS = {
     BucketRefill: BlockEditor._refill,
     PointerMove: BlockEditor._pointer,
     Note: _note,
+    Shrink: BlockEditor._shrink_event,
+    # V7 malloc
+    ArenaExtended: BlockEditor._arena_extended,
+    # GNU malloc
+    BlockFragmented: BlockEditor._fragmented,
+    FragLinked: lambda ed, e: ed.put_free(e.addr, e.size),
+    FragBlockEmptied: lambda ed, e: ed.put_free(e.block, e.count << e.log),
+    TableMoved: lambda ed, e: ed.put(e.new_addr, e.new_size, STATE_META),
+    TopExtended: lambda ed, e: ed.put_free(e.addr, e.old_size + e.added),
+    # phkmalloc
+    ChunkPageMade: BlockEditor._chunk_page,
+    ChunkTaken: lambda ed, e: ed.put_taken(e.addr, e.size),
+    ChunkFreed: lambda ed, e: ed.put_free(e.addr, e.size),
+    ChunkPageDissolved: lambda ed, e: ed.put(e.page, e.pagesize, STATE_META),
 }
-#: kinds of event that change no block (found so far: the rest are looked up once)
+#: kinds of event that change no block (``changes_blocks = False``; found so
+#: far: the rest are looked up once)
 _IGNORED: set = set()
+
+
+def _cannot_edit(editor: "BlockEditor", e) -> None:
+    """The edit of a kind that may change blocks in a way the map cannot
+    know (a user strategy's own event): the step is refused, so walked."""
+    raise Inconsistent(f"{type(e).__name__} may change blocks and the map has no edit for it "
+                       "(an event that changes none says changes_blocks = False)")
 
 
 def _edit_for(kind):
     """The edit of an event type not in :data:`_EDITS` -- a subclass of one
     of its kinds, or a policy's own event that gives the top of the heap back
-    (fields ``old_brk`` and ``extra``: dlmalloc's ``Trim``) -- or None
-    (remembered in :data:`_IGNORED`)."""
+    (fields ``old_brk`` and ``extra``: dlmalloc's ``Trim``) -- or None for a
+    kind that says it changes no block (remembered in :data:`_IGNORED`).
+    Any other kind gets :func:`_cannot_edit`: totals that still add up (a
+    block cut in fragments of the same free bytes) would not show what it did."""
     for base, edit in _EDITS.items():
-        if issubclass(kind, base):
+        if edit is not _cannot_edit and issubclass(kind, base):
             _EDITS[kind] = edit
             return edit
     names = {f for f in getattr(kind, "__dataclass_fields__", ())}
     if {"old_brk", "extra"} <= names:
         _EDITS[kind] = lambda ed, e: ed.shrink(e.old_brk - e.extra)
         return _EDITS[kind]
+    if getattr(kind, "changes_blocks", True):
+        _EDITS[kind] = _cannot_edit
+        return _cannot_edit
     _IGNORED.add(kind)
     return None
 

@@ -3,15 +3,19 @@ walk gives: after every step of random programs for every registered
 strategy (grown by sbrk, capped, in a fixed pool), after steps back, and
 through the window's model over a long random walk of steps and seeks."""
 
+import pathlib
 import random
 import zlib
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from heapscope import traces
 from heapscope.allocators import make_strategy
-from heapscope.allocators.events import Grow
+from heapscope.allocators import plugins
+from heapscope.allocators import events as ev
+from heapscope.allocators.events import Coalesce, Grow, ListRemove
 from heapscope.allocators.registry import strategy_names
 from heapscope.allocators.replay import Timeline
 from heapscope.gui import heap_cells
@@ -106,6 +110,62 @@ def test_a_step_that_does_not_add_up_is_refused_and_walked():
     assert tracker.walks == 2 and tracker.rebuilds_after_bad_steps == 1
 
 
+@dataclass(frozen=True)
+class Joined:
+    """A user strategy's own word for a join: the map has no edit for it, and
+    it does not say it changes no block."""
+    addr: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Unlinked:
+    """A user strategy's own look: it says it changes no block."""
+    changes_blocks = False
+    addr: int
+
+
+@pytest.fixture
+def segfit():
+    root = pathlib.Path(__file__).resolve().parent.parent.parent
+    cls = plugins.load_file(f"{root / 'examples' / 'segfit.py'}:SegFit")
+    yield cls
+    plugins.forget("segfit")
+
+
+def test_a_step_with_an_event_the_map_cannot_edit_is_refused_and_walked(segfit):
+    # the example's joins said in its own words: two free blocks become one,
+    # the free bytes stay the same, so only the event's kind can tell
+    class OwnWords(segfit):
+        name = "segfit-own-words"
+
+        def _event(self, event):
+            if isinstance(event, Coalesce):
+                event = Joined(event.low_addr, event.size)
+            elif isinstance(event, ListRemove):
+                super()._event(Unlinked(event.addr))
+            super()._event(event)
+
+    s = OwnWords()
+    tracker = HeapTracker()
+    tracker.rebuild(s, 0, s.structure()["pointers"])
+    refused, looked_and_edited = [], 0
+    for t, _ in enumerate(random_program(s, random.Random(11), 600), start=1):
+        kinds = {type(e) for e in s.rec.events}
+        if tracker.forward(s, s.rec, t):
+            assert Joined not in kinds, t
+            looked_and_edited += Unlinked in kinds
+            assert_same_heap(tracker.heap, TrackedHeap.walk(s), f"step {t}")
+        else:
+            assert Joined in kinds and "Joined" in tracker.last_refusal, (t, tracker.last_refusal)
+            refused.append(t)
+            assert tracker.heap is None
+            assert_same_heap(tracker.heap_at(s, t, lambda: s.structure()["pointers"]),
+                             TrackedHeap.walk(s), f"step {t}, walked")
+    assert len(refused) > 20 and looked_and_edited > 20
+    assert tracker.rebuilds_after_bad_steps == len(refused)
+
+
 def test_an_event_outside_the_heap_cannot_be_applied():
     heap = TrackedHeap(heap_cells.block_arrays([(0, 64, "free", None, 0, 0)], 64), ())
     editor = BlockEditor(heap)
@@ -122,6 +182,81 @@ def test_the_events_of_a_step_take_the_heap_before_it_to_the_heap_after_it():
         s.malloc(rng.randint(1, 3000))
         after = TrackedHeap.walk(s)
         assert_same_heap(apply_events(before, s.rec.events, after=after), after)
+
+
+FREE, USED, META = heap_cells.STATE_FREE, heap_cells.STATE_USED, heap_cells.STATE_META
+
+
+def shown_after(e):
+    """The blocks (addr, size, states allowed) a classic's event makes, as the
+    map's micro-step right after it must show them."""
+    if isinstance(e, ev.ArenaExtended):
+        rows = [(e.addr, e.size, {FREE}), (e.top, e.top_size, {META})]
+        return rows + ([(e.old_top, e.addr - e.old_top, {FREE})] if e.old_top is not None else [])
+    if isinstance(e, ev.BlockFragmented):
+        f = 1 << e.log
+        return [(e.block, f, {USED})] + [(e.block + i * f, f, {FREE}) for i in range(1, e.count)]
+    if isinstance(e, (ev.FragLinked, ev.ChunkFreed)):
+        return [(e.addr, e.size, {FREE})]
+    if isinstance(e, ev.FragBlockEmptied):
+        return [(e.block, e.count << e.log, {FREE})]
+    if isinstance(e, ev.TableMoved):
+        return [(e.new_addr, e.new_size, {META})]
+    if isinstance(e, ev.TopExtended):
+        return [(e.addr, e.size, {FREE})]
+    if isinstance(e, ev.ChunkPageMade):
+        return [(e.page + i * e.size, e.size, {META} if i < e.stolen else {FREE})
+                for i in range(e.stolen + e.total)]
+    if isinstance(e, ev.ChunkTaken):
+        return [(e.addr, e.size, {USED, META})]
+    if isinstance(e, ev.ChunkPageDissolved):
+        return [(e.page, e.pagesize, {META})]
+    return None
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=["sbrk", "heap-limit", "pool"])
+@pytest.mark.parametrize("name", ["v7-malloc", "gnu-malloc", "phkmalloc"])
+def test_the_micro_steps_show_the_blocks_each_classic_event_makes(name, params):
+    s = make_strategy(name, **params)
+    before = TrackedHeap.walk(s)
+    seen = set()
+    for t, _ in enumerate(random_program(s, random.Random(zlib.crc32(name.encode())), 600), start=1):
+        after = TrackedHeap.walk(s)
+        events = s.rec.events
+        for i, e in enumerate(events):
+            want = shown_after(e)
+            if want is None and not isinstance(e, ev.Shrink):
+                continue
+            seen.add(type(e).__name__)
+            b = apply_events(before, events[:i + 1], after=after).blocks
+            if isinstance(e, ev.Shrink):     # the break, or the free part of the pool, moves down
+                end = e.old_brk - e.decrement
+                assert b.brk == (s.arena.brk if s.arena.fixed else end), f"step {t} after {e}"
+                want = [(end, b.brk - end, {FREE})] if s.arena.fixed else []
+            for addr, size, states in want:
+                j = b.index_at(addr)
+                assert j >= 0 and (b.addr[j], b.size[j]) == (addr, size) and b.state[j] in states, \
+                    f"step {t} after {e}: {addr:#x} shows {b.addr[j]:#x}+{b.size[j]} state {b.state[j]}"
+        before = after
+    assert len(seen) >= {"v7-malloc": 1, "gnu-malloc": 5, "phkmalloc": 4}[name], seen
+
+
+def test_gnu_malloc_moving_its_table_is_edited_in():
+    s = make_strategy("gnu-malloc")
+    tracker = HeapTracker()
+    tracker.rebuild(s, 0, s.structure()["pointers"])
+    s.malloc(5000)
+    assert tracker.forward(s, s.rec, 1)
+    before = tracker.heap
+    s.malloc(4 << 20)                 # past the 4 MiB the first table describes
+    events = s.rec.events
+    i = next(i for i, e in enumerate(events) if isinstance(e, ev.TableMoved))
+    walked = TrackedHeap.walk(s)
+    assert tracker.forward(s, s.rec, 2)
+    assert_same_heap(tracker.heap, walked, "after the move")
+    b = apply_events(before, events[:i + 1], after=walked).blocks
+    j = b.index_at(events[i].new_addr)
+    assert (b.addr[j], b.size[j], b.state[j]) == (events[i].new_addr, events[i].new_size, META)
 
 
 # ----------------------------------------------------------- via the model
