@@ -14,18 +14,23 @@ of the program, what each policy has made of the heap:
   biggest heap needs, so a heap twice as big is drawn twice as long; zooming
   or panning one map moves them all;
 * the block of the **current request** (the shown step's trace id) is
-  outlined in every row, with its id on a label over it, vermillion for a
-  malloc or realloc (where it went), black for a free (what it went back
-  into);
+  outlined in every row, with its id on a label over it that the search's
+  numbers keep clear of, vermillion for a malloc or realloc (where it
+  went), black for a free (what it went back into); under the map, what the
+  strategy did with it;
 * the :class:`RankingTable` ranks the strategies by what
   :func:`allocators.metrics.summarize` says of the replay up to the shown
   step (:mod:`gui.ranking`): waste, utilisation, search length, work per
-  operation, max heap, failed requests; click a heading to rank by it.
+  operation, failed requests; click a heading to rank by it.
 
-One timeline drives all rows: the window's timeline bar, player and keys
-move the model, and every row follows the model's position.  Clicking a
-block selects it in its own row (map and structure view): addresses mean
-nothing across strategies.
+One timeline drives all rows: the window's timeline bar, player, step
+animator and keys move the model, and every row follows the model's
+position.  Animated steps and micro-steps move the rows in lockstep, each
+through its own step's events (``ShowModel.event_in_row``); a row outlines
+the request and says its outcome once it shows its whole step, so a
+micro-step never gives away where a search will end.  Clicking a block
+selects it in its own row (map and structure view): addresses mean nothing
+across strategies.
 """
 
 from __future__ import annotations
@@ -94,37 +99,38 @@ def short_bytes(n: int) -> str:
 # ------------------------------------------------------------ one scale
 class SharedScale:
     """One address scale for every row: the layout of the biggest heap shown
-    (bytes per cell, bytes per map row, map rows), computed once per
-    position and view shape."""
+    (bytes per cell, bytes per map row, map rows), the same for every row
+    whatever its own map's shape (a row with its structure view open has a
+    narrower, taller map than one without)."""
 
     def __init__(self) -> None:
         self.model = None
+        #: () -> (aspect, height in px) of the maps the layout is made for
+        #: (the view gives the smallest width and height of its rows' maps)
+        self.geometry = None
         self._key = None
         self._layout: heap_cells.HeapLayout | None = None
+        self._typical: tuple | None = None
 
-    def layout(self, aspect: float, max_cells: int, height_px: float = 0.0,
-               at_least: int = 0) -> heap_cells.HeapLayout:
+    def layout(self, max_cells: int, at_least: int = 0) -> heap_cells.HeapLayout:
         """The layout of the biggest heap shown (and of ``at_least`` bytes)
-        in a map ``aspect`` (width / height) wide and ``height_px`` tall:
-        rows at least :data:`MIN_ROW_PX` tall, so that a short row still
-        shows its blocks.  Rows are cut for the trace's typical block
-        (:func:`gui.heap_map.typical_block_bytes`), as the one map does, so
-        the row length changes only when the biggest heap crosses a power
-        of four.  At a micro-step the heaps before the step count too (a
-        heap trimmed by the step is drawn whole until the trim)."""
+        in maps of :attr:`geometry`: rows at least :data:`MIN_ROW_PX` tall,
+        so that a short row still shows its blocks.  Rows are cut for the
+        trace's typical block (:func:`gui.heap_map.typical_block_bytes`), as
+        the one map does, so the row length changes only when the biggest
+        heap crosses a power of four.  At a micro-step the heaps before the
+        step count too (a heap trimmed by the step is drawn whole until the
+        trim)."""
         model = self.model
-        key = (model.position, model.event_index is None, tuple(model.shown), round(aspect, 1),
-               max_cells, int(height_px), int(at_least))
+        steps = [model.step(r) for r in range(len(model.shown))]
+        heap = max([s.blocks.brk for s in steps] + [int(at_least)])
+        if model.event_index is not None:
+            befores = [s.heap_before for s in steps]
+            heap = max([heap] + [b.blocks.brk for b in befores if b is not None])
+        aspect, height_px = self.geometry() if self.geometry is not None else (2.0, 0.0)
+        typical = self._typical_bytes(steps)
+        key = (heap, round(aspect, 1), int(height_px), max_cells, typical)
         if key != self._key:
-            steps = [model.step(r) for r in range(len(model.shown))]
-            heap = max([s.blocks.brk for s in steps] + [int(at_least)])
-            if model.event_index is not None:
-                befores = [s.heap_before for s in steps]
-                heap = max([heap] + [b.blocks.brk for b in befores if b is not None])
-            typical = typical_block_bytes(model.trace)
-            if typical is None:
-                count = sum(len(s.blocks) for s in steps)
-                typical = sum(s.blocks.brk for s in steps) / count if count else None
             layout = heap_cells.choose_layout(heap, aspect, max_cells, typical)
             most_rows = max(1, int(height_px // MIN_ROW_PX)) if height_px else layout.rows
             for _ in range(16):
@@ -135,6 +141,16 @@ class SharedScale:
             self._layout = layout
             self._key = key
         return self._layout
+
+    def _typical_bytes(self, steps) -> float | None:
+        trace = self.model.trace
+        if self._typical is None or self._typical[0] is not trace:
+            self._typical = (trace, typical_block_bytes(trace))
+        typical = self._typical[1]
+        if typical is None:       # a trace without statistics: the heaps' mean block
+            count = sum(len(s.blocks) for s in steps)
+            typical = sum(s.blocks.brk for s in steps) / count if count else None
+        return typical
 
     def heap(self) -> int:
         """The bytes the scale covers (the biggest heap shown)."""
@@ -200,8 +216,7 @@ class CompareHeapMap(HeapMapWidget):
         scale = getattr(self, "scale", None)     # None while the base class builds the map
         if scale is None or scale.model is None:
             return super().layout_for(heap_end)
-        return scale.layout(self.view_aspect(), self.max_cells, self.vb.sceneBoundingRect().height(),
-                            heap_end)
+        return scale.layout(self.max_cells, heap_end)
 
     def _model_step(self, position: int | None = None) -> None:
         step = self.model.step(self.row) if self.model is not None else None
@@ -736,6 +751,7 @@ class CompareView(Subscriber, QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.scale = SharedScale()
+        self.scale.geometry = self._map_geometry
         self._note_timer = QTimer(self)
         self._note_timer.setSingleShot(True)
         self._note_timer.timeout.connect(self._note_scale)
@@ -795,7 +811,7 @@ class CompareView(Subscriber, QWidget):
             row = CompareRow(self.scale)
             row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
             row.structure_toggled.connect(lambda *_: self._share_height())
-            row.map.relaid.connect(self._note_scale_soon)
+            row.map.relaid.connect(self._relayout_rows)
             self.rows.append(row)
             self.rows_split.addWidget(row)
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
@@ -836,6 +852,22 @@ class CompareView(Subscriber, QWidget):
         width = max(self.table.table.width() + 8, 300)
         if self.side.width() != width:
             self.side.setFixedWidth(width)
+
+    def _map_geometry(self) -> tuple[float, float]:
+        """(aspect, height) the shared scale is cut for: the narrowest and the
+        shortest of the rows' maps, so that every row shows all of it."""
+        rects = [r.map.vb.sceneBoundingRect() for r in self.shown_rows()]
+        rects = [r for r in rects if r.width() >= 50 and r.height() >= 20]
+        if not rects:
+            return 2.0, 0.0
+        width, height = min(r.width() for r in rects), min(r.height() for r in rects)
+        return width / height, height
+
+    def _relayout_rows(self) -> None:
+        """A row's map changed shape: the scale may change, for every row."""
+        for row in self.shown_rows():
+            row.map._relayout_if_needed()
+        self._note_scale_soon()
 
     def _note_scale_soon(self, position: int | None = None) -> None:
         # after the rows have drawn the step (they hear of it after this view)

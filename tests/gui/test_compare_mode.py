@@ -315,6 +315,11 @@ def test_structure_views_open_and_close_per_row(qtbot, compared):
     assert view is not None and rows[0].structure.view is None   # closed rows draw nothing
     structure = w.model.step(1).structure
     assert structure["kind"] == "tlsf" and view.drawn()
+    # the open row's map is narrower and taller, yet drawn at the others' scale
+    shapes = {(round(r.map.vb.sceneBoundingRect().width()), round(r.map.vb.sceneBoundingRect().height()))
+              for r in rows}
+    assert len(shapes) > 1
+    assert len({r.map.layout_ for r in rows}) == 1
     qtbot.keyClick(w, Qt.Key_S)                              # S: every row's structure
     assert not any(r.structure_visible() for r in rows)
     qtbot.keyClick(w, Qt.Key_S)
@@ -666,3 +671,15 @@ def test_the_search_numbers_keep_clear_of_the_request_label(qtbot, compared):
 def _scene_rect(text_item):
     text_item.updateTransform()       # as its next paint would
     return text_item.mapRectToScene(text_item.boundingRect())
+
+
+def test_open_compare_with_a_bad_list_says_so_and_exits_2(capsys, small_trace_path):
+    from heapscope.cli import main
+    assert main(["open", small_trace_path, "--compare", "tlsf"]) == 2
+    assert "compare mode shows 2 to 7 strategies, not 1" in capsys.readouterr().err
+    eight = "next-fit,first-fit,rotating-list,splay-best-fit,buddy,tlsf,bsd-buckets,dlmalloc"
+    assert main(["open", small_trace_path, "--compare", eight]) == 2
+    assert "not 8" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["open", small_trace_path, "--compare", "tlsf,nope"])
+    assert stop.value.code == 2 and "nope" in capsys.readouterr().err
