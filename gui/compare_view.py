@@ -306,10 +306,10 @@ class CompareHeapMap(HeapMapWidget):
         return int(self.blocks.addr[i]), int(self.blocks.size[i])
 
     def _scale_text(self) -> str:
-        # the scale is the same in every row (the side panel says it): the heap's own size here
-        if self.blocks.brk == 0:
-            return ""
-        return f"{human_bytes(self.blocks.brk)} · {len(self.blocks):,} blocks"
+        # The scale is the same in every row (the side panel says it) and the
+        # heap's size is in the row's gauges: the line under the map is left
+        # whole to the outcome, which a narrow map (structure open) cut.
+        return ""
 
     def fit(self) -> None:
         """The whole shared scale, with room above the first row for the request's label."""
