@@ -4,7 +4,6 @@ ranking equal to the core's measures; timelines built once, in parallel,
 cancellable with no process left behind; user strategies included."""
 
 import math
-import os
 import pathlib
 import random
 
@@ -21,12 +20,10 @@ from heapscope.allocators.replay import Program, Timeline, replay_ops
 from heapscope.gui import heap_cells
 from heapscope.gui.compare_dialog import CompareDialog
 from heapscope.gui.compare_mode import CompareError, check_names
-from heapscope.gui.compare_view import request_block
 from heapscope.gui.heap_tracker import TrackedHeap
 from heapscope.gui.step_animator import MAX_ANIMATED_SPEED, plan
 from heapscope.gui.step_marks import step_marks
 from heapscope.gui.structure_views import view_for
-from heapscope.gui.parallel_loader import ParallelLoader
 from heapscope.gui.ranking import MEASURES, RunningSummary, ranked
 from heapscope.traces.trace import ALLOC, FREE
 
