@@ -223,10 +223,14 @@ class CompareMode(QObject):
         label = w.model.label or "trace"
         w.setWindowTitle(f"heapscope — {label} — compare: {', '.join(names)}")
         w.trace_label.setText(f"{label} · {w.model.n:,} steps")
-        w.strategy_title.setText(f"comparing {len(names)}: {', '.join(names)}")
+        w.strategy_title.setText(self.title())
         w.statusBar().showMessage(f"{label}: {len(names)} strategies side by side; "
                                   f"C shows one strategy, Shift+C picks others")
         self.changed.emit(True)
+
+    def title(self) -> str:
+        """What the tool bar says while compare mode shows."""
+        return f"comparing {len(self.names)}: {', '.join(self.names)}"
 
     def leave(self) -> None:
         """Back to one strategy (the one picked last) at the same step."""

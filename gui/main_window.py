@@ -546,6 +546,8 @@ class MainWindow(QMainWindow):
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(name))
         extra = ", ".join(f"{k.replace('_', ' ')} {_param_text(v)}" for k, v in self.params_for(name).items())
         self.strategy_title.setText(STRATEGIES[name].title + (f"  [{extra}]" if extra else ""))
+        if self.compare.active and self.compare.view.shown_rows():
+            self.strategy_title.setText(self.compare.title())    # rows still show
         self.strategy_actions[name].setChecked(True)
 
     # ------------------------------------------------------------ recent files

@@ -680,3 +680,21 @@ def test_open_compare_with_a_bad_list_says_so_and_exits_2(capsys, small_trace_pa
     with pytest.raises(SystemExit) as stop:
         main(["open", small_trace_path, "--compare", "tlsf,nope"])
     assert stop.value.code == 2 and "nope" in capsys.readouterr().err
+
+
+def test_a_broken_trace_in_compare_mode_is_reported_and_the_rows_stay(qtbot, compared, tmp_path):
+    w = compared
+    w.seek(140)
+    before = [drawn_blocks(r) for r in w.compare.view.shown_rows()]
+    title = w.strategy_title.text()
+    bad = tmp_path / "broken.rep"
+    bad.write_text("0\n2\n3\n1\na 0 16\nf 0\nf 0\n")        # line 7 frees id 0 again
+    with qtbot.waitSignal(w.load_failed, timeout=10000):
+        w.open_trace(str(bad))
+    box = w.message_box
+    assert box.isVisible() and f"{bad}:7:" in box.text() + "\n" + box.informativeText()
+    assert w.compare.active and not w.busy and w.model.position == 140
+    assert [r.name.text() for r in w.compare.view.shown_rows()] == THREE
+    assert [drawn_blocks(r) for r in w.compare.view.shown_rows()] == before
+    assert w.strategy_title.text() == title          # still says what is compared
+    box.close()
