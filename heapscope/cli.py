@@ -487,6 +487,100 @@ def cmd_strategies(args) -> int:
     return 0
 
 
+# --------------------------------------------------------------- experiment
+def _assignment(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"expected a number of processes in 1..64, got {text!r}")
+    return value
+
+
+def _experiment_options(p: argparse.ArgumentParser) -> None:
+    from .experiments import EXPERIMENTS
+    from .experiments.output import FORMATS
+    p.description = ("Rerun a seed's experiment: its workload with its parameters, over the "
+                     "seed's allocators and ours, printed in the seed's own columns with its "
+                     "published figures beside ours (docs/experiments.md). Times are ours: "
+                     "work units and wall time on this machine.")
+    p.add_argument("name", nargs="?", metavar="NAME",
+                   help=f"one of: {', '.join(EXPERIMENTS)} (none: list them with their settings)")
+    p.add_argument("--strategy", "-s", action="append", metavar="NAME",
+                   help="only this strategy (repeatable; default: the seed's and all of ours)")
+    p.add_argument("--workload", "-W", action="append", type=_assignment, metavar="KEY=VALUE",
+                   help="a parameter of the experiment's workload, e.g. -W steps=2000 (repeatable)")
+    p.add_argument("--set", "-X", action="append", type=_assignment, metavar="NAME=VALUE",
+                   dest="settings", help="one of the experiment's settings, e.g. -X runs=3 "
+                   "(repeatable; 'heapscope experiment' lists them)")
+    p.add_argument("--format", "-f", choices=FORMATS, default="table")
+    p.add_argument("--plot", metavar="FILE.png", help="save the experiment's chart as a PNG image")
+    p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
+                   help="replays at once, each in its own process (default: one per core)")
+    add_allocator_option(p)
+
+
+def experiments_text() -> str:
+    """Every experiment with its seed, its settings and its workload."""
+    from .experiments import EXPERIMENTS
+    lines = []
+    for exp in EXPERIMENTS.values():
+        lines += [f"{exp.name}: {exp.title}", f"  {exp.source}"]
+        if exp.workload:
+            lines.append(f"  workload {exp.workload} (-W KEY=VALUE sets its parameters"
+                         + (f"; the experiment sets {', '.join(exp.workload_fixed)} itself)"
+                            if exp.workload_fixed else ")"))
+        if exp.settings:
+            lines.append("  settings (-X NAME=VALUE):")
+        for param in exp.settings:
+            lines.append(f"    {param.name}: {param.accepts()}; default {param.default_text()}")
+            lines.append(f"      {param.help}")
+        lines.append("")
+    lines.append("Run one: heapscope experiment NAME [--format table|csv|json|markdown] [--plot FILE.png]")
+    return "\n".join(lines)
+
+
+@command("experiment", "rerun a seed's experiment and print its table beside the seed's figures",
+         _experiment_options)
+def cmd_experiment(args) -> int:
+    from .experiments import ExperimentError, run_experiment
+    from .experiments.output import render
+    from .experiments.runner import progress_line
+    if not args.name:
+        print(experiments_text())
+        return 0
+    _loaded_names(args)
+    progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
+    try:
+        result = run_experiment(args.name, args.strategy, dict(args.settings or []),
+                                dict(args.workload or []), args.jobs, progress)
+    except ExperimentError as exc:
+        raise CliError(str(exc)) from None
+    if args.plot:
+        _save_chart(result, args.plot)
+    print(render(result, args.format))
+    return 0
+
+
+def _save_chart(result, path: str) -> None:
+    try:
+        from .gui.experiment_chart import save_chart
+    except ImportError as exc:
+        raise CliError(f"--plot needs PySide6 and pyqtgraph ({exc})") from None
+    try:
+        save_chart(result.chart, path)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 # -------------------------------------------------------------------- grade
 def default_grade_traces() -> list[str]:
     """What ``heapscope grade`` replays when given no trace: the bundled default

@@ -11,7 +11,8 @@ import pytest
 from heapscope.traces import (ALLOC, FREE, REALLOC, WORKLOADS, Trace, TraceError, default_trace_path,
                     load_trace, make_workload, read_rep, write_rep)
 from heapscope.traces.load import parse_spec
-from heapscope.traces.workloads import djgpp1997, korn_vo1985, plotnick1983, vo1989
+from heapscope.traces.workloads import (declared_workload, djgpp1997, dowdeswell1999, korn_vo1985,
+                                        plotnick1983, vo1989)
 from heapscope.values import parse_scalar
 
 
@@ -53,6 +54,7 @@ SMALL = {
     "vo1989": dict(steps=800),
     "korn-vo1985": dict(steps=800),
     "djgpp1997": dict(actions=800, slots=64),
+    "dowdeswell1999": dict(regions=60, min_size=64, max_size=1024),
 }
 
 
@@ -66,13 +68,62 @@ def test_workloads_are_deterministic_per_seed(name):
     assert not np.array_equal(a.sizes, c.sizes) or not np.array_equal(a.ids, c.ids)
 
 
+def test_plotnick1983_takes_a_seed_but_has_no_randomness():
+    assert same_ops(plotnick1983(n=50, seed=1), plotnick1983(n=50, seed=2))
+
+
 def test_registry_names():
-    assert set(WORKLOADS) == {"vo1989", "korn-vo1985", "plotnick1983", "djgpp1997"}
+    assert set(WORKLOADS) == {"vo1989", "korn-vo1985", "plotnick1983", "djgpp1997", "dowdeswell1999"}
     for name, func in WORKLOADS.items():
         doc = func.__doc__
         assert name[-4:] in doc  # the year of the source it cites
         for param in inspect.signature(func).parameters:
             assert f"``{param}``" in doc, (name, param)
+
+
+# --- declared parameters ----------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_every_parameter_is_declared_with_its_default(name):
+    func = WORKLOADS[name]
+    signature = inspect.signature(func).parameters
+    declared = declared_workload(name)
+    assert list(declared) == list(signature)
+    for key, p in declared.items():
+        assert p.default == signature[key].default, key
+        assert p.help, key
+        p.check(p.default, name)     # the default is accepted
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_values_out_of_range_are_refused_naming_the_parameter(name):
+    for key, p in declared_workload(name).items():
+        if p.kind == "bool":
+            bad = [3, "yes"]
+        elif p.choices:
+            bad = [max(p.choices) + 1]
+        else:
+            bad = [p.low - 1, p.high + 1, 1.5]
+        for value in bad:
+            with pytest.raises(TraceError, match=f"workload '{name}': {key} must be"):
+                make_workload(name, **{key: value})
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_presets_are_accepted_parameters(name):
+    func = WORKLOADS[name]
+    assert func.presets, "each workload names at least the seed's own run"
+    for label, params in func.presets.items():
+        declared = declared_workload(name)
+        for key, value in params.items():
+            declared[key].check(value, name)
+
+
+def test_spec_values_are_read_by_their_declaration():
+    t = load_trace("djgpp1997:max_size=8K,actions=300")
+    assert same_ops(t, djgpp1997(actions=300, max_size=8192))
+    with pytest.raises(TraceError, match="max_size must be a size in bytes"):
+        load_trace("djgpp1997:max_size=lots")
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
@@ -178,6 +229,57 @@ def test_djgpp1997_slots_and_sizes():
     assert s["reallocs"] == 0 and REALLOC not in set(t.kind.tolist())
 
 
+def test_djgpp1997_one_op_per_action_each_slot_alternating():
+    t = djgpp1997(actions=3000, slots=16, max_size=50, seed=9)
+    sizes = t.sizes[t.kind == ALLOC]
+    assert sizes.min() == 0 and sizes.max() == 50          # 0..max_size, both reachable
+    # ids are handed out in order; each id is freed exactly once
+    assert list(t.ids[t.kind == ALLOC]) == list(range(t.num_ids))
+    assert_all_freed_once(t)
+    # the first 3000 ops are the actions; what follows frees the slots still full
+    tail = t.kind[3000:]
+    assert (tail == FREE).all() and len(tail) == t.stats()["allocs"] - (3000 - t.stats()["allocs"])
+    live, peak = set(), 0
+    for kind, ident, _ in list(t)[:3000]:
+        live.symmetric_difference_update({ident})
+        peak = max(peak, len(live))
+    assert 12 <= peak <= 16     # never more blocks live than slots, and most of them used
+
+
+def test_korn_vo1985_bounds_are_reached():
+    t = korn_vo1985(steps=20000, seed=5, word=8)
+    sizes = t.sizes[t.kind == ALLOC]
+    assert sizes.min() == 2 * 8 and sizes.max() == 501 * 8
+    born, died, steps = lifetimes(t)
+    lives = {died[i] - born[i] for i in born if died[i] < steps}
+    assert min(lives) == 1 and max(lives) == 1000
+
+
+def test_dowdeswell1999_phases_counts_and_sizes():
+    t = dowdeswell1999(regions=200, min_size=16, max_size=1000, seed=2)
+    classes = [16, 32, 64, 128, 256, 512]          # 1024 > max_size
+    n = 200
+    assert t.num_ids == n * len(classes) and len(t) == 2 * n * len(classes)
+    assert t.stats()["max_live_blocks"] == n
+    assert_all_freed_once(t)
+    for k, s in enumerate(classes):
+        phase = slice(2 * n * k, 2 * n * (k + 1))
+        kind, ids, sizes = t.kind[phase], t.ids[phase], t.sizes[phase]
+        assert (kind[:n] == ALLOC).all() and (kind[n:] == FREE).all()
+        assert list(ids[:n]) == list(range(k * n, (k + 1) * n))
+        assert list(ids[n:]) == list(ids[:n])        # freed in allocation order
+        assert sizes[:n].min() == s // 2 + 1 and sizes[:n].max() == s    # (s/2, s], both ends reached
+
+
+def test_dowdeswell1999_refuses_what_it_cannot_make():
+    with pytest.raises(ValueError, match="min_size <= max_size"):
+        dowdeswell1999(min_size=64, max_size=32)
+    with pytest.raises(TraceError, match="more than 10,000,000 operations"):
+        make_workload("dowdeswell1999", regions=1 << 20, min_size=1, max_size=1 << 20)
+    one = dowdeswell1999(regions=3, min_size=1, max_size=1)
+    assert list(one.sizes[:3]) == [1, 1, 1]
+
+
 # --- registry and specs ------------------------------------------------------------
 
 def test_make_workload_errors():
@@ -231,9 +333,9 @@ def test_bundled_default_trace():
 
 
 @pytest.mark.parametrize("spec, words", [
-    ("vo1989:steps=abc", "steps must be a whole number, got 'abc'"),
-    ("plotnick1983:giant_first=3", "giant_first must be true or false, got 3"),
-    ("vo1989:seed=1.5", "seed must be a whole number, got 1.5"),
+    ("vo1989:steps=abc", "steps must be an integer in 0..5000000, got 'abc'"),
+    ("plotnick1983:giant_first=3", "giant_first must be true or false, got '3'"),
+    ("vo1989:seed=1.5", "seed must be an integer in 0..2147483647, got '1.5'"),
 ])
 def test_a_parameter_of_the_wrong_type_is_named(spec, words):
     with pytest.raises(TraceError) as info:

@@ -21,18 +21,23 @@ from .errors import TraceError
 from .formats import read_trace_file
 from .source import DEFAULT_LIMITS, Cancel, Progress, ReadLimits
 from .trace import Trace
-from .workloads import WORKLOADS, make_workload
+from .workloads import WORKLOADS, make_workload, parse_workload_params
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
-    """Split ``"name:k=v,k=v"`` into the name and a dict of values, each read by
-    :func:`heapscope.values.parse_scalar` (a generator declares no types)."""
+    """Split ``"name:k=v,k=v"`` into the name and a dict of values.  A known
+    workload's values are read by its declared parameters (``max_size=8K``;
+    TraceError naming the parameter for a bad one); other names' by
+    :func:`heapscope.values.parse_scalar`."""
     name, _, rest = spec.partition(":")
+    name = name.strip()
     try:
         raw = parse_assignments(rest)
     except BadValue as exc:
         raise TraceError(f"{exc} in {spec!r}") from None
-    return name.strip(), {key: parse_scalar(value) for key, value in raw.items()}
+    if name in WORKLOADS:
+        return name, parse_workload_params(name, raw)
+    return name, {key: parse_scalar(value) for key, value in raw.items()}
 
 
 def _looks_like_path(spec: str) -> bool:

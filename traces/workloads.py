@@ -6,6 +6,15 @@ given its ``seed`` (numpy's ``default_rng``).  Every malloc gets a fresh id, so
 name is the workload spec that rebuilds it, e.g. ``"vo1989:seed=3"`` (only
 parameters that differ from the defaults are listed), which
 :func:`traces.load_trace` accepts.
+
+Each generator declares its parameters as strategies declare theirs
+(:class:`~allocators.params.Param`: kind, range, default, one line of help),
+with :func:`workload`; the declarations are the single source for checking a
+value (:func:`make_workload`), for reading one from text (a spec such as
+``djgpp1997:max_size=8K``) and for the window's workload dialog.  Ranges keep
+every accepted trace within :data:`traces.limits.MAX_OPS` operations and
+:data:`traces.trace.MAX_SIZE` bytes a request.  ``presets`` name the runs the
+seed itself made (Plotnick's four, Machin's smaller blocks...).
 """
 
 from __future__ import annotations
@@ -15,8 +24,57 @@ from typing import Callable
 
 import numpy as np
 
+from ..allocators.params import BOOL, INT, SIZE, Param, ParamError
 from .errors import TraceError
-from .trace import ALLOC, FREE, Trace
+from .limits import MAX_OPS
+from .trace import ALLOC, FREE, MAX_SIZE, Trace
+
+#: Workload name -> generator, in the order the seeds are numbered.
+WORKLOADS: dict[str, Callable[..., Trace]] = {}
+
+#: every seed is a whole number a spin box can hold
+MAX_SEED = 2**31 - 1
+
+
+def workload(name: str, *params: Param, presets: dict[str, dict] | None = None):
+    """Register a generator as workload ``name`` with its declared parameters
+    (one :class:`Param` per argument, in the signature's order, defaults
+    equal) and the seed's own runs as ``presets`` (label -> parameters)."""
+    def register(func: Callable[..., Trace]) -> Callable[..., Trace]:
+        signature = inspect.signature(func).parameters
+        assert [p.name for p in params] == list(signature), (name, list(signature))
+        assert all(signature[p.name].default == p.default for p in params), name
+        func.workload_name = name
+        func.params = params
+        func.presets = dict(presets or {})
+        WORKLOADS[name] = func
+        return func
+    return register
+
+
+def declared_workload(name: str) -> dict[str, Param]:
+    """The parameters workload ``name`` takes, by name; TraceError if unknown."""
+    func = WORKLOADS.get(name)
+    if func is None:
+        raise TraceError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})")
+    return {p.name: p for p in func.params}
+
+
+def parse_workload_params(name: str, raw: dict[str, str]) -> dict:
+    """``{'steps': '500', 'max_size': '8K'}`` -> values read by each parameter's
+    declaration; TraceError naming the workload and the parameter."""
+    params = declared_workload(name)
+    out = {}
+    for key, text in raw.items():
+        p = params.get(key)
+        if p is None:
+            raise TraceError(f"workload {name!r} has no parameter {key!r} "
+                             f"(it takes: {', '.join(params)})")
+        try:
+            out[key] = p.parse(text, f"workload {name!r}")
+        except ParamError as exc:
+            raise TraceError(str(exc)) from None
+    return out
 
 
 def _spec_name(name: str, func: Callable, params: dict) -> str:
@@ -49,6 +107,16 @@ def _lifetime_trace(sizes: np.ndarray, lifetimes: np.ndarray, name: str) -> Trac
     return Trace(kind, who[order], all_sizes[order], n, name=name)
 
 
+@workload(
+    "vo1989",
+    Param("steps", INT, 10000, "steps, one malloc each", low=0, high=MAX_OPS // 2),
+    Param("min_size", SIZE, 1, "smallest request in bytes", low=0, high=MAX_SIZE),
+    Param("max_size", SIZE, 1000, "largest request in bytes", low=0, high=MAX_SIZE),
+    Param("min_life", INT, 100, "shortest lifetime in steps", low=1, high=MAX_OPS),
+    Param("max_life", INT, 1000, "longest lifetime in steps", low=1, high=MAX_OPS),
+    Param("seed", INT, 1989, "seed of the random numbers", low=0, high=MAX_SEED),
+    presets={"Vo's run (10 000 steps)": {}},
+)
 def vo1989(steps: int = 10000, min_size: int = 1, max_size: int = 1000,
            min_life: int = 100, max_life: int = 1000, seed: int = 1989) -> Trace:
     """Phong Vo's simulation (Usenet, 10 May 1989; seed 000).
@@ -77,6 +145,13 @@ def vo1989(steps: int = 10000, min_size: int = 1, max_size: int = 1000,
     return _lifetime_trace(sizes, lifetimes, name)
 
 
+@workload(
+    "korn-vo1985",
+    Param("steps", INT, 15000, "steps, one malloc each", low=0, high=MAX_OPS // 2),
+    Param("seed", INT, 1985, "seed of the random numbers", low=0, high=MAX_SEED),
+    Param("word", INT, 8, "bytes in a word (sizes are rnd(500)+2 words)", low=1, high=64),
+    presets={"the paper's 15 000 steps, VAX words": {"word": 4}},
+)
 def korn_vo1985(steps: int = 15000, seed: int = 1985, word: int = 8) -> Trace:
     """Korn & Vo, "In Search of a Better Malloc", USENIX Summer 1985.
 
@@ -97,6 +172,16 @@ def korn_vo1985(steps: int = 15000, seed: int = 1985, word: int = 8) -> Trace:
     return _lifetime_trace(sizes, lifetimes, name)
 
 
+@workload(
+    "plotnick1983",
+    Param("n", INT, 20000, "blocks allocated", low=0, high=MAX_OPS // 2 - 1),
+    Param("m", SIZE, 20, "bytes in each block", low=0, high=1 << 30),
+    Param("giant_first", BOOL, False, "first free(malloc(n*m)), to make one large free block"),
+    Param("seed", INT, 0, "unused: the workload has no randomness", low=0, high=MAX_SEED),
+    presets={"20000 x 20": {}, "20000 x 20, giant free(malloc()) first": {"giant_first": True},
+             "20000 x 100": {"m": 100},
+             "20000 x 100, giant free(malloc()) first": {"m": 100, "giant_first": True}},
+)
 def plotnick1983(n: int = 20000, m: int = 20, giant_first: bool = False, seed: int = 0) -> Trace:
     """Mark Plotnick, "In Search Of... fast malloc" (net.unix, 1983; seed 002).
 
@@ -125,6 +210,17 @@ def plotnick1983(n: int = 20000, m: int = 20, giant_first: bool = False, seed: i
     return Trace(kind, all_ids, sizes, first + n, name=name)
 
 
+@workload(
+    "djgpp1997",
+    Param("actions", INT, 10000, "random actions, each a malloc or a free", low=0,
+          high=MAX_OPS // 2),
+    Param("slots", INT, 1024, "slots of the program's array", low=1, high=1 << 20),
+    Param("max_size", SIZE, 128 * 1024, "largest request in bytes (sizes are uniform from 0)",
+          low=0, high=MAX_SIZE),
+    Param("seed", INT, 1997, "seed of the random numbers", low=0, high=MAX_SEED),
+    presets={"Tropea's program (sizes 0-128 KiB)": {},
+             "Machin's smaller blocks (max 8192 bytes)": {"max_size": 8192}},
+)
 def djgpp1997(actions: int = 10000, slots: int = 1024, max_size: int = 128 * 1024,
               seed: int = 1997) -> Trace:
     """Salvador E. Tropea's test on the djgpp list (October 1997; seed 001).
@@ -163,39 +259,83 @@ def djgpp1997(actions: int = 10000, slots: int = 1024, max_size: int = 128 * 102
     return Trace(kinds, ids, op_sizes, next_id, name=name)
 
 
-#: Workload name -> generator.
-WORKLOADS: dict[str, Callable[..., Trace]] = {
-    "vo1989": vo1989,
-    "korn-vo1985": korn_vo1985,
-    "plotnick1983": plotnick1983,
-    "djgpp1997": djgpp1997,
-}
+def _size_classes(min_size: int, max_size: int) -> list[int]:
+    """min_size, 2 min_size, 4 min_size ... up to max_size."""
+    out = []
+    s = min_size
+    while s <= max_size:
+        out.append(s)
+        s *= 2
+    return out
 
 
-def _type_word(t: type) -> str:
-    return {int: "a whole number", float: "a number", bool: "true or false", str: "text"}.get(t, t.__name__)
+@workload(
+    "dowdeswell1999",
+    Param("regions", INT, 4096, "regions malloc'ed in each phase (the seed's column)",
+          low=1, high=1 << 20),
+    Param("min_size", SIZE, 16, "the smallest size class in bytes", low=1, high=1 << 30),
+    Param("max_size", SIZE, 8192, "the largest size class is the largest min_size x 2^k up "
+          "to this", low=1, high=1 << 30),
+    Param("seed", INT, 1999, "seed of the random numbers", low=0, high=MAX_SEED),
+    presets={f"{n} regions": {"regions": n}
+             for n in (512, 1024, 2048, 4096, 8192, 12288, 14336, 16384)},
+)
+def dowdeswell1999(regions: int = 4096, min_size: int = 16, max_size: int = 8192,
+                   seed: int = 1999) -> Trace:
+    """Roland Dowdeswell's test of NetBSD's, FreeBSD's, GNU's and Doug Lea's
+    mallocs (tech-userlevel, 5 February 1999; seed 003).
+
+    The seed gives the program's region counts (its columns: 512 to 16384)
+    and says they are "number of malloc(3)'ed regions of various sizes"; the
+    program itself was an attachment the list did not keep.  This is our
+    re-creation, chosen to fit what the tables show (docs/experiments.md):
+    one phase per size class s = ``min_size``, 2 ``min_size``, 4 ``min_size``
+    ... up to ``max_size`` (16 B to 8 KiB by default: ten phases), each
+    malloc'ing ``regions`` regions of sizes uniform in (s/2, s] and then
+    freeing them all, in allocation order.  An allocator that coalesces
+    serves every phase from the memory the phases before it gave back (its
+    heap is about ``regions`` x 6 KiB); one that keeps a free list per size
+    and never coalesces (the BSD buckets, NetBSD's malloc of 1999) keeps every
+    phase's blocks (about ``regions`` x 16 KiB): it runs out of memory first,
+    as NetBSD's did.  ``seed`` seeds the sizes.
+    """
+    _check(1 <= min_size <= max_size, "need 1 <= min_size <= max_size")
+    _check(regions >= 1, "regions must be >= 1")
+    classes = _size_classes(min_size, max_size)
+    _check(2 * regions * len(classes) <= MAX_OPS,
+           f"{regions} regions x {len(classes)} size classes x 2 ops is more than "
+           f"{MAX_OPS:,} operations")
+    rng = np.random.default_rng(seed)
+    n = regions
+    kinds, ids, sizes = [], [], []
+    for k, s in enumerate(classes):
+        low = s // 2 + 1                       # (s/2, s]: 1 for s = 1
+        first = k * n
+        phase_ids = np.arange(first, first + n, dtype=np.int64)
+        kinds += [np.full(n, ALLOC, np.int8), np.full(n, FREE, np.int8)]
+        ids += [phase_ids, phase_ids]
+        sizes += [rng.integers(low, s, size=n, endpoint=True), np.zeros(n, np.int64)]
+    name = _spec_name("dowdeswell1999", dowdeswell1999,
+                      dict(regions=regions, min_size=min_size, max_size=max_size, seed=seed))
+    return Trace(np.concatenate(kinds), np.concatenate(ids), np.concatenate(sizes),
+                 n * len(classes), name=name)
 
 
 def make_workload(name: str, **params) -> Trace:
     """Run the workload ``name`` with ``params``; TraceError for an unknown
-    name, an unknown parameter or a bad value."""
-    func = WORKLOADS.get(name)
-    if func is None:
-        raise TraceError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})")
-    known = inspect.signature(func).parameters
+    name, an unknown parameter or a value its declaration does not accept
+    (the message names the workload, the parameter and what it accepts)."""
+    declared = declared_workload(name)
     for key, value in params.items():
-        if key not in known:
+        p = declared.get(key)
+        if p is None:
             raise TraceError(f"workload {name!r} has no parameter {key!r} "
-                             f"(it takes: {', '.join(known)})")
-        # Each parameter must have the type of its default (an int where an int
-        # is expected; bool is an int to Python, so it is checked apart).
-        default = known[key].default
-        expected = type(default)
-        if default is not inspect.Parameter.empty and default is not None and not (
-                isinstance(value, expected) and (expected is bool) == isinstance(value, bool)
-                or expected is float and isinstance(value, int) and not isinstance(value, bool)):
-            raise TraceError(f"workload {name!r}: {key} must be {_type_word(expected)}, got {value!r}")
+                             f"(it takes: {', '.join(declared)})")
+        try:
+            p.check(value, f"workload {name!r}")
+        except ParamError as exc:
+            raise TraceError(str(exc)) from None
     try:
-        return func(**params)
+        return WORKLOADS[name](**params)
     except (TypeError, ValueError) as e:
         raise TraceError(f"workload {name!r}: {e}") from None

@@ -160,3 +160,74 @@ def test_it_scrolls_to_what_the_step_did(view):
                  if getattr(getattr(i, "mark", None), "label", None) == "class 30"]
     assert in_sight(heading.y() + 4)
     assert not in_sight(0)
+
+
+# ------------------------------------------------ dlmalloc: bin map, last remainder, top, mmap
+def dl_trace(tmp_path):
+    """Chunks of a dozen sizes, every other one freed (guards keep them
+    apart), one request past the mmap threshold, then malloc(1500), which
+    misses its bin, scans the bin map and leaves a last remainder."""
+    ops, n = [], 0
+    for s in (24, 40, 56, 100, 200, 300, 520, 700, 1100, 3000, 5000, 9000):
+        for j in range(3):
+            ops += [f"a {n} {s + 8 * j}", f"a {n + 1} 16"]
+            n += 2
+    ops.append(f"a {n} 200000")
+    mmap_step = len(ops)
+    n += 1
+    ops += [f"f {i}" for i in range(0, n - 1, 4)]
+    ops += [f"a {n} 60", f"a {n + 1} 1500"]
+    n += 2
+    path = tmp_path / "dl.rep"
+    path.write_text(f"0\n{n}\n{len(ops)}\n1\n" + "\n".join(ops) + "\n")
+    return traces.load_trace(str(path)), mmap_step, len(ops)
+
+
+def dl_step(trace, step):
+    tl = Timeline(trace, "dlmalloc").build()
+    tl.seek(step)
+    return tl.strategy.structure(), explain_step(tl.strategy, tl.last_record), tl.last_record
+
+
+def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_chunks(view, tmp_path):
+    from heapscope.allocators.dlmalloc import BinmapProbe
+    trace, mmap_step, last = dl_trace(tmp_path)
+    structure, explained, record = dl_step(trace, last)
+    view.show_step(structure, explained, record)
+    drawn = view.drawn()
+    scanned = [e.block for e in record.events if isinstance(e, BinmapProbe)]
+    assert len(scanned) >= 2                                   # the scan passed clear bits
+    assert drawn["binmap"] == {"bits": structure["binblocks"], "probed": scanned, "changed": []}
+    assert structure["last_remainder"] is not None
+    assert drawn["kept"] == {"last_remainder": structure["last_remainder"], "top": structure["top"]}
+    [region] = structure["mapped"]
+    assert region["size"] > 200000
+    assert drawn["mapped"] == [(region["addr"], region["size"], False)]
+    # every non-empty bin's bit is drawn set
+    for i in structure["bins"]:
+        assert drawn["binmap"]["bits"] >> (int(i) // 4) & 1
+    # a narrow view wraps the bits and the line naming the last remainder and top
+    view.resize(300, 500)
+    view.show_step(structure, explained, record)
+    width = view.canvas.viewport().width()
+    extras = [i for i in view.canvas.scene().items()
+              if getattr(getattr(i, "mark", None), "role", None) in ("binbit", "kept")]
+    assert len(extras) == 33 and all(i.sceneBoundingRect().right() <= width for i in extras)
+    view.resize(520, 600)
+    # the step that mapped the chunk lights it
+    structure, explained, record = dl_step(trace, mmap_step)
+    view.show_step(structure, explained, record)
+    assert view.drawn()["mapped"] == [(region["addr"], region["size"], True)]
+    assert view.drawn()["binmap"]["probed"] == []
+
+
+def test_dlmalloc_with_nothing_kept_apart_says_so(view):
+    s = Timeline(traces.make_workload("vo1989", steps=5, seed=1), "dlmalloc").build()
+    s.seek(0)
+    structure = s.strategy.structure()
+    view.show_step(structure, [])
+    drawn = view.drawn()
+    assert drawn["kept"] == {"last_remainder": None, "top": structure["top"]}
+    assert "mapped" not in drawn and drawn["binmap"]["bits"] == structure["binblocks"]
+    texts = [i.text() for i in view.canvas.scene().items() if hasattr(i, "text") and callable(i.text)]
+    assert any(t.startswith("last remainder: none") for t in texts)

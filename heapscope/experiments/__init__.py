@@ -1,0 +1,58 @@
+"""``heapscope experiment NAME``: each seed's experiment rerun on heapscope's
+strategies, its published figures beside ours (docs/experiments.md).
+
+    >>> from heapscope.experiments import run_experiment
+    >>> result = run_experiment("vo1989", only=["bsd-buckets"], settings={"runs": "1"},
+    ...                         workload={"steps": "500"}, workers=1)
+    >>> [r["strategy"] for r in result.tables[0].rows]
+    ['bsd-buckets']
+
+One module per seed; this one keeps the registry and runs one.  No Qt: the
+chart is data here (:class:`~heapscope.experiments.model.Chart`), drawn by
+``heapscope.gui.experiment_chart``.
+"""
+
+from __future__ import annotations
+
+from .base import Experiment, ExperimentError
+from .model import Result
+from .runner import ProgressFn, run_jobs
+from .coppa2010 import Coppa2010
+from .djgpp1997 import Djgpp1997
+from .dowdeswell1999 import Dowdeswell1999
+from .plotnick1983 import Plotnick1983
+from .vo1989 import Vo1989
+
+#: experiment name -> experiment, in the seeds' order
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(experiment: Experiment) -> Experiment:
+    EXPERIMENTS[experiment.name] = experiment
+    return experiment
+
+
+for _cls in (Vo1989, Djgpp1997, Plotnick1983, Dowdeswell1999, Coppa2010):
+    register(_cls())
+
+
+def get(name: str) -> Experiment:
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise ExperimentError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}") from None
+
+
+def run_experiment(name: str, only: list[str] | None = None, settings: dict[str, str] | None = None,
+                   workload: dict[str, str] | None = None, workers: int | None = None,
+                   progress: ProgressFn | None = None) -> Result:
+    """Run experiment ``name``: ``only`` these strategies (default: the seed's
+    and all of ours), ``settings`` and ``workload`` overrides as text
+    (``{"runs": "3"}``, ``{"steps": "2000"}``), ``workers`` processes."""
+    experiment = get(name)
+    run = experiment.prepare(only, settings, workload, workers)
+    rows = run_jobs(experiment.jobs(run), run.workers, progress)
+    return experiment.result(run, rows)
+
+
+__all__ = ["EXPERIMENTS", "Experiment", "ExperimentError", "Result", "get", "run_experiment"]

@@ -1,0 +1,129 @@
+"""An experiment's result as text for people (``table``), as CSV, JSON or
+Markdown.  Every format carries the same values; the table and Markdown
+show them formatted, CSV and JSON raw (numbers as numbers, blanks empty or
+null)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+from .model import SEED, Result, Table
+
+FORMATS = ("table", "csv", "json", "markdown")
+
+
+def _raw(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _cells(table: Table) -> list[list[str]]:
+    """Header, then one list of shown cells per row; a row that is not
+    available shows its note across the columns after the seed's."""
+    head = [c.title for c in table.columns]
+    out = [head]
+    for r in table.rows:
+        cells = [c.show(r.get(c.key)) for c in table.columns]
+        if not r.get("available", True) or r.get("error"):
+            why = r.get("error") or r.get("note") or "not available"
+            first_ours = next((i for i, c in enumerate(table.columns)
+                               if c.source != SEED and i > 1), len(cells))
+            cells = cells[:first_ours] + [why] + [""] * (len(cells) - first_ours - 1)
+        out.append(cells)
+    return out
+
+
+def format_table(result: Result) -> str:
+    lines = [f"{result.title}", f"  {result.source}"]
+    lines += [f"  {s}" for s in result.setup]
+    for table in result.tables:
+        lines += ["", table.title]
+        cells = _cells(table)
+        unavailable = {i + 1 for i, r in enumerate(table.rows)
+                       if not r.get("available", True) or r.get("error")}
+        widths = [max(len(row[i]) for j, row in enumerate(cells) if j not in unavailable)
+                  for i in range(len(cells[0]))]
+        for j, row in enumerate(cells):
+            if j in unavailable:     # the note runs on, unaligned
+                parts = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                         enumerate(zip(row, widths)) if c or i < 2]
+                text = "  ".join(parts[:-1] + [row[len(parts) - 1]])
+                lines.append(text.rstrip())
+                continue
+            lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+            if j == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        for note in table.notes:
+            lines.append(f"  {note}")
+    if result.findings:
+        lines += ["", "What reproduces:"]
+        lines += [f"  - {f}" for f in result.findings]
+    return "\n".join(lines)
+
+
+def format_markdown(result: Result, heading: str = "###") -> str:
+    lines = []
+    for table in result.tables:
+        lines += [f"{heading} {table.title}", ""]
+        cells = _cells(table)
+        titles = cells[0]
+        lines.append("| " + " | ".join(titles) + " |")
+        lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(titles))) + "|")
+        for row in cells[1:]:
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+        if table.notes:
+            lines.append("")
+            lines += [f"{note}" for note in table.notes]
+        lines.append("")
+    if result.findings:
+        lines += ["What reproduces:", ""]
+        lines += [f"- {f}" for f in result.findings]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_json(result: Result) -> dict:
+    return {
+        "experiment": result.experiment, "title": result.title, "source": result.source,
+        "setup": result.setup, "params": result.params,
+        "tables": [{"key": t.key, "title": t.title,
+                    "columns": [{"key": c.key, "title": c.title, "source": c.source}
+                                for c in t.columns],
+                    "rows": [{k: _raw(v) for k, v in r.items()} for r in t.rows],
+                    "notes": t.notes} for t in result.tables],
+        "findings": result.findings,
+    }
+
+
+def format_csv(result: Result) -> str:
+    """One CSV for all tables: ``table`` first, then every column any table
+    has (in order of appearance), then ``available`` and ``note``."""
+    keys: list[str] = []
+    for t in result.tables:
+        for c in t.columns:
+            if c.key not in keys:
+                keys.append(c.key)
+    extra = ["available", "note", "error"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["table"] + keys + extra)
+    for t in result.tables:
+        for r in t.rows:
+            values = [_raw(r.get(k)) for k in keys]
+            writer.writerow([t.key] + ["" if v is None else v for v in values]
+                            + [r.get("available", True), r.get("note", ""), r.get("error", "")])
+    return out.getvalue().rstrip("\n")
+
+
+def render(result: Result, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(to_json(result), indent=2)
+    if fmt == "csv":
+        return format_csv(result)
+    if fmt == "markdown":
+        return format_markdown(result)
+    return format_table(result)
