@@ -62,6 +62,7 @@ from .gauges import human_bytes
 from .heap_tracker import Inconsistent, Pointer, TrackedHeap, apply_events
 from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
+from .theme import LIGHT, Presentation, lut as theme_lut, cell_colours as theme_cell_colours
 
 #: separators between blocks are considered up to this many blocks in view
 #: (past it no block is wide enough on screen anyway)
@@ -96,18 +97,35 @@ class AddressAxis(pg.AxisItem):
         # Only whole rows have an address to show.
         return [(max(1.0, spacing), offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size)]
 
+    def tickValues(self, minVal, maxVal, size):
+        # A row's address is written level with the middle of the row: a
+        # label on the row's top edge was cut in half at the top of the map.
+        levels = super().tickValues(minVal - 0.5, maxVal - 0.5, size)
+        return [(spacing, [v + 0.5 for v in values if abs(v - round(v)) < 1e-6])
+                for spacing, values in levels]
+
     def tickStrings(self, values, scale, spacing):
         out = []
         for v in values:
-            r = round(v)
-            out.append(f"0x{r * self.row_bytes:x}" if r >= 0 and abs(v - r) < 1e-6 else "")
+            r = round(v - 0.5)
+            out.append(f"0x{r * self.row_bytes:x}" if r >= 0 and abs(v - 0.5 - r) < 1e-6 else "")
         return out
+
+
+#: the legend's words on a short screen
+SHORT_LEGEND = {"header / footer": "header", "alignment padding": "padding", "top (wilderness)": "top",
+                "allocator meta": "meta", "searched (in order)": "searched", "failed request": "failed",
+                "cut (split)": "cut", "freed, joined": "freed", "heap grew (sbrk)": "grew",
+                "past the break": "beyond", "selected (click)": "selected"}
 
 
 class Legend(QWidget):
     """Colour swatches for the heap kinds and the step highlights, wrapped to
     the map's width like words.  Entries a policy has no use for (the top
-    block, a marker pointer) are hidden: :meth:`set_policy`."""
+    block, a marker pointer) are hidden: :meth:`set_policy`.  The swatches
+    take the theme's colours and grow with the text
+    (:meth:`apply_presentation`); on a short screen the words are cut short
+    (:meth:`set_compact`)."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -115,59 +133,43 @@ class Legend(QWidget):
         flow.setContentsMargins(4, 2, 4, 2)
         self.entries: dict[str, QWidget] = {}
         self.labels: dict[str, QLabel] = {}
+        #: key -> (long words, short words)
+        self._words: dict[str, tuple[str, str]] = {}
+        self.compact = False
         kinds = {palette.TOP: "top", palette.FREE: "free"}
-        fill = [(kinds.get(code, label), label, colour, False) for code, label, colour in palette.CELL_KINDS]
-        outline = [("searched", "searched (in order)", palette.SEARCHED, "number"),
-                   ("cut", "cut (split)", palette.BLACK, "cut"),
-                   ("placed", "placed", palette.PLACED, True),
-                   ("freed", "freed, joined", palette.RELEASED, "dash"),
-                   ("grew", "heap grew (sbrk)", palette.GROWN, "dot"),
-                   ("failed", "failed request", palette.FAILED, "hatch"),
-                   ("search pointer", "search pointer", palette.SEARCHED, "pointer"),
-                   ("marker", "marker", MARKER_COLOUR, "marker"),
-                   ("selected", "selected (click)", palette.SELECTED, "selected")]
-        for key, label, colour, style in fill + outline:
+        # (key, words, cell code or None, style)
+        fill = [(kinds.get(code, label), label, code, False) for code, label, colour in palette.CELL_KINDS]
+        outline = [("searched", "searched (in order)", None, "number"),
+                   ("cut", "cut (split)", None, "cut"),
+                   ("placed", "placed", None, True),
+                   ("freed", "freed, joined", None, "dash"),
+                   ("grew", "heap grew (sbrk)", None, "dot"),
+                   ("failed", "failed request", None, "hatch"),
+                   ("search pointer", "search pointer", None, "pointer"),
+                   ("marker", "marker", None, "marker"),
+                   ("selected", "selected (click)", None, "selected")]
+        self._swatches: list[tuple[QLabel, str, int | None, object]] = []
+        for key, label, code, style in fill + outline:
             entry = QWidget()
             row = QHBoxLayout(entry)
             row.setContentsMargins(0, 0, 0, 0)
             row.setSpacing(5)
             swatch = QLabel()
-            swatch.setFixedSize(22, 16)
             swatch.setAlignment(Qt.AlignCenter)
-            if style is True:
-                swatch.setStyleSheet(f"background: white; border: 3px solid {colour};")
-            elif style == "dash":
-                swatch.setStyleSheet(f"background: white; border: 3px dashed {colour};")
-            elif style == "dot":
-                swatch.setStyleSheet(f"background: white; border: 3px dotted {colour};")
-            elif style == "number":
-                swatch.setText("1")
-                swatch.setStyleSheet(f"background: {colour}; border: 1px solid black; font-weight: bold;")
-            elif style == "cut":
-                swatch.setText("|")
-                swatch.setStyleSheet(f"color: {colour}; font-size: 16px; font-weight: bold;")
-            elif style == "pointer":
-                swatch.setText("▲")
-                swatch.setStyleSheet(f"color: {colour}; font-size: 16px;")
-            elif style == "marker":
-                swatch.setText("◆")
-                swatch.setStyleSheet(f"color: {colour}; font-size: 16px;")
-            elif style == "selected":
-                swatch.setStyleSheet(f"background: white; border: 4px double {colour};")
-            elif style == "hatch":
-                swatch.setStyleSheet(f"background: {colour}; border: 2px dashed white;")
-            else:
-                swatch.setStyleSheet(f"background: {colour}; border: 1px solid #777;")
+            swatch.setText({"number": "1", "cut": "|", "pointer": "▲", "marker": "◆"}.get(style, ""))
+            self._swatches.append((swatch, key, code, style))
             text = QLabel(label)
             row.addWidget(swatch)
             row.addWidget(text)
             flow.addWidget(entry)
             self.entries[key] = entry
             self.labels[key] = text
+            self._words[key] = (label, SHORT_LEGEND.get(label, label))
         policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
         self.set_policy(False, (), ())
+        self.apply_presentation(Presentation())
 
     def set_policy(self, has_top: bool, search_names, marker_names) -> None:
         """Show the top-block swatch only for a policy with a wilderness, and
@@ -177,13 +179,70 @@ class Legend(QWidget):
             return
         self._policy = (has_top, search_names, marker_names)
         self.entries["top"].setVisible(has_top)
-        self.labels["search pointer"].setText(
-            "search pointer" + (f" ({', '.join(search_names)})" if search_names else ""))
+        # short: the pointers' own names ("rover"), which say what they are
+        self._words["search pointer"] = (
+            "search pointer" + (f" ({', '.join(search_names)})" if search_names else ""),
+            ", ".join(search_names) or "pointer")
         self.entries["search pointer"].setVisible(bool(search_names))
-        self.labels["marker"].setText(f"marker ({', '.join(marker_names)})" if marker_names else "marker")
+        self._words["marker"] = (f"marker ({', '.join(marker_names)})" if marker_names else "marker",
+                                 ", ".join(marker_names) or "marker")
         self.entries["marker"].setVisible(bool(marker_names))
+        self._show_words()
+
+    def set_compact(self, compact: bool) -> None:
+        """Short words (a short screen): the legend wraps to fewer lines."""
+        self.compact = bool(compact)
+        self._show_words()
+
+    def _show_words(self) -> None:
+        for key, (long, short) in self._words.items():
+            self.labels[key].setText(short if self.compact else long)
         self.layout().invalidate()
         self.updateGeometry()
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Swatches as big as the text, outlines as thick as the map's, in the
+        theme's colours."""
+        theme, k, lines = pres.theme, pres.text_scale, pres.line_scale
+        colours = theme_cell_colours(theme)
+        outline = {"searched": palette.SEARCHED, "cut": theme.contrast, "placed": palette.PLACED,
+                   "freed": theme.contrast, "grew": theme.grown, "failed": palette.FAILED,
+                   "search pointer": palette.SEARCHED, "marker": MARKER_COLOUR, "selected": theme.contrast}
+        bg = theme.background
+        symbol_px = round(16 * k)
+        for swatch, key, code, style in self._swatches:
+            swatch.setFixedSize(round(22 * k), round(16 * k))
+            colour = colours[code] if code is not None else outline[key]
+            border = round(3 * lines)
+            if style is True:
+                css = f"background: {bg}; border: {border}px solid {colour};"
+            elif style == "dash":
+                css = f"background: {bg}; border: {border}px dashed {colour};"
+            elif style == "dot":
+                css = f"background: {bg}; border: {border}px dotted {colour};"
+            elif style == "number":
+                css = (f"background: {colour}; color: black; border: 1px solid black; font-weight: bold;"
+                       f"font-size: {round(12 * k)}px;")
+            elif style == "cut":
+                css = f"color: {colour}; font-size: {symbol_px}px; font-weight: bold;"
+            elif style in ("pointer", "marker"):
+                css = f"color: {colour}; font-size: {symbol_px}px;"
+            elif style == "selected":
+                css = f"background: {theme.contrast_core}; border: {round(4 * lines)}px double {colour};"
+            elif style == "hatch":
+                css = f"background: {colour}; border: 2px dashed {bg};"
+            else:
+                css = f"background: {colour}; border: 1px solid {theme.axis};"
+            swatch.setStyleSheet(css)
+        self.layout().invalidate()     # the words grew: wrap again
+        self.updateGeometry()
+
+
+def _current_colour(theme) -> QColor:
+    """The ring of the event a micro-step stops at: the theme's contrast, see-through."""
+    colour = QColor(theme.contrast)
+    colour.setAlpha(90)
+    return colour
 
 
 def _path_of(ranges, row_bytes: int) -> QPainterPath:
@@ -328,8 +387,13 @@ class HeapMapWidget(Subscriber, QWidget):
         self.image_item.setZValue(0)
         plot.addItem(self.image_item)
 
+        self.presentation = Presentation()
+        #: (item, width at line scale 1): the outlines presenter mode thickens
+        self._outlines: list[tuple[QGraphicsPathItem, float]] = []
+
         def path_item(colour, width, style=Qt.SolidLine, brush=None, z=10):
             item = QGraphicsPathItem()
+            self._outlines.append((item, width))
             pen = QPen(QColor(colour))
             pen.setWidthF(width)
             pen.setCosmetic(True)          # width in pixels whatever the zoom
@@ -343,11 +407,9 @@ class HeapMapWidget(Subscriber, QWidget):
 
         # Lines between blocks and gaps between rows: the map reads as lines of
         # text, each block a word, where blocks and rows are big enough.
-        self.separator_item = path_item("#ffffff", 1, z=5)
-        self.row_gap_item = path_item("#ffffff", 1, z=6)
-        current = QColor(palette.BLACK)
-        current.setAlpha(90)
-        self.current_item = path_item(current, 10, z=8)     # the event a micro-step stops at
+        self.separator_item = path_item(LIGHT.separator, 1, z=5)
+        self.row_gap_item = path_item(LIGHT.separator, 1, z=6)
+        self.current_item = path_item(_current_colour(LIGHT), 10, z=8)     # the event a micro-step stops at
         self.searched_item = path_item(palette.SEARCHED, 2.5, z=10)
         self.grown_item = path_item(palette.GROWN, 3, Qt.DotLine, z=10.5)
         self.released_item = path_item(palette.RELEASED, 3, Qt.DashLine, z=11)
@@ -375,7 +437,8 @@ class HeapMapWidget(Subscriber, QWidget):
         self._order_labels: list[pg.TextItem] = []
         #: what each visible number label numbers: (first visit index, addr, size)
         self._label_blocks: list[tuple[int, int, int]] = []
-        self.skip_label = self._text_item(palette.BLACK, "#ffffff", NUMBER_POINTS - 1, z=21)
+        self._text_items: list[tuple[pg.TextItem, str, int]] = []     # (label, role, points)
+        self.skip_label = self._text_item("note", NUMBER_POINTS - 1, z=21)
         self._pointer_labels: list[pg.TextItem] = []
         # (label, anchor point in view coordinates, pixel offset) of the
         # labels on screen (kept inside the view by _place_labels)
@@ -421,19 +484,23 @@ class HeapMapWidget(Subscriber, QWidget):
         self._cut_fresh = False       # the newest cut slides in
         #: numbers that overlap others at this zoom for want of room
         self.crowded = 0
+        #: the heap and the pointers only, none of the step's marks (set_quiet)
+        self.quiet = False
 
+        # The hover line has the map's whole width and wraps between words
+        # (two lines kept for it, so the map does not jump): the map's scale
+        # is written under the bottom axis instead of beside it, where it cut
+        # the hover line mid-word.
         self.info = QLabel(" ")
-        # A long hover line must not widen the window past the screen: it may be cut.
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        # A long hover line must not widen the window past the screen: it wraps.
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.info.setWordWrap(True)
+        self.info.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self._hover_pos = None     # scene position of the last hover, if any
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.info.setMinimumHeight(self.info.sizeHint().height())
-        self.scale_label = QLabel("")
-        self.scale_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         footer = QHBoxLayout()
         footer.setContentsMargins(4, 0, 4, 0)
         footer.addWidget(self.info, 1)
-        footer.addWidget(self.scale_label)
 
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
@@ -444,16 +511,101 @@ class HeapMapWidget(Subscriber, QWidget):
 
         self.plot_widget.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot_widget.scene().sigMouseClicked.connect(self._mouse_clicked)
+        self.apply_presentation(self.presentation)
         self.show_heap(None)
 
-    def _text_item(self, text_colour, fill, points: int, z: float = 20) -> pg.TextItem:
-        label = pg.TextItem("", color=text_colour, fill=pg.mkBrush(fill), border=pg.mkPen("k", width=1),
-                            anchor=(0, 0))
-        label.setFont(QFont(self.font().family(), points, QFont.Bold))
+    def _text_item(self, role: str, points: int, z: float = 20) -> pg.TextItem:
+        """A label on the map: a search number ("number", black on orange), a
+        pointer's name ("pointer") or a note ("note"); styled by the
+        presentation (:meth:`_style_text_item`)."""
+        label = pg.TextItem("", anchor=(0, 0))
         label.setZValue(z)
         label.hide()
         self.plot.addItem(label)
+        self._text_items.append((label, role, points))
+        self._style_text_item(label, role, points)
         return label
+
+    def _style_text_item(self, label: pg.TextItem, role: str, points: int) -> None:
+        pres = self.presentation
+        theme = pres.theme
+        if role == "number":
+            # black on orange in both themes: the search's own colour
+            ink, fill, border = palette.BLACK, QColor(palette.SEARCHED), palette.BLACK
+        else:
+            ink, fill, border = theme.ink, QColor(theme.background), theme.contrast
+            if role == "pointer":
+                fill.setAlpha(0xDD)
+        label.setColor(ink)
+        label.fill = pg.mkBrush(fill)
+        label.border = pg.mkPen(border, width=pres.line_scale)
+        label.setFont(QFont(self.font().family(), round(points * pres.text_scale), QFont.Bold))
+        label.update()
+
+    # ------------------------------------------------------------ presentation
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Theme colours, text sizes and outline widths (presenter mode): the
+        axes, the legend, the outlines, the pointers, the search numbers and
+        the notes all scale together."""
+        self.presentation = pres
+        theme, k = pres.theme, pres.text_scale
+        self.legend.apply_presentation(pres)
+        self.plot_widget.setBackground(theme.background)
+        tick_font = QFont(self.font())
+        tick_font.setPointSizeF(pres.pt(0.95))
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setTextPen(theme.ink)
+            axis.setPen(pg.mkPen(theme.axis, width=pres.line_scale))
+            axis.setStyle(tickFont=tick_font)
+            axis.label.setFont(tick_font)
+            axis.labelStyle = {"color": pres.muted, "font-size": f"{pres.pt(0.95):.1f}pt"}
+            axis._updateLabel()
+            axis.resizeEvent()          # centred again at its new size
+            axis.picture = None
+        # A fixed width, room for a 32-bit address in the tick font: an axis
+        # that widened for long addresses and kept its width would make the
+        # same step look different after another one.
+        fm = QFontMetrics(tick_font)
+        self.plot.getAxis("left").setWidth(fm.horizontalAdvance("0x00000000") + 2 * fm.height() + 8)
+        self.image_item.setLookupTable(theme_lut(theme))
+        colours = {self.separator_item: theme.separator, self.row_gap_item: theme.separator,
+                   self.released_item: theme.contrast, self.selected_outer: theme.contrast,
+                   self.selected_item: theme.contrast_core, self.hover_item: theme.contrast,
+                   self.cut_item: theme.contrast, self.leader_item: theme.contrast,
+                   self.grown_item: theme.grown, self.current_item: _current_colour(theme)}
+        for item, width in self._outlines:
+            p = QPen(item.pen())
+            if item in colours:
+                p.setColor(QColor(colours[item]))
+            # the lines between blocks stay thin: thick ones would eat small blocks
+            thin = item in (self.separator_item, self.row_gap_item)
+            p.setWidthF(width * (1.0 if thin else pres.line_scale))
+            item.setPen(p)
+        self._searched_filled = None        # the searched outline's width: again
+        self._style_searched(len(self.marks.visits))
+        symbol_pen = pg.mkPen(theme.contrast, width=1.5 * pres.line_scale)
+        self.pointer_item.setSize(18 * k)
+        self.pointer_item.setPen(symbol_pen)
+        self.marker_item.setSize(16 * k)
+        self.marker_item.setPen(symbol_pen)
+        for label, role, points in self._text_items:
+            self._style_text_item(label, role, points)
+        self.empty_text.setColor(pres.muted)
+        self.empty_text.setFont(QFont(self.font().family(), round(pres.pt(1.45))))
+        self.banner.setStyleSheet(f"background: {palette.FAILED}; color: white; padding: 6px 12px;"
+                                  f"border-radius: 4px; font-weight: bold; font-size: {pres.pt(1.1):.1f}pt;")
+        self.pointer_note.setStyleSheet(
+            f"background: {palette.SEARCHED}; color: black; padding: 3px 8px; border: 1px solid black;"
+            f"border-radius: 3px; font-weight: bold; font-size: {pres.pt():.1f}pt;")
+        self.pointer_note.adjustSize()
+        info_font = QFont(self.info.font())
+        info_font.setPointSizeF(pres.pt())
+        self.info.setFont(info_font)
+        self.info.setFixedHeight(self.info.fontMetrics().lineSpacing() * 2 + 4)
+        self._show_scale()
+        if self.layout_ is not None:
+            self._render()         # numbers per square pixel and label places depend on their size
 
     # ----------------------------------------------------------------- drawing
     def view_aspect(self) -> float:
@@ -529,6 +681,19 @@ class HeapMapWidget(Subscriber, QWidget):
                 self._manual_ms = 0.0          # an exporter moves it on with seek_transition()
             else:
                 self._anim.start()
+
+    def set_quiet(self, quiet: bool) -> None:
+        """Draw the heap and the policy's pointers only, none of the shown
+        step's marks: predict mode asks about the *next* malloc, and the last
+        step's search numbers, outlines or banner would be noise on the map,
+        or read as a hint."""
+        quiet = bool(quiet)
+        if quiet == self.quiet:
+            return
+        self.quiet = quiet
+        if self.layout_ is not None:
+            self._stop_transition()
+            self._render()
 
     def animating(self) -> bool:
         """A micro-step transition is under way."""
@@ -625,7 +790,7 @@ class HeapMapWidget(Subscriber, QWidget):
             axis.update()
         self.empty_text.setVisible(heap_end == 0)
         self.empty_text.setPos(layout.row_bytes / 2, 0.5)
-        self.marks = step_marks(record, index if micro else None)
+        self.marks = StepMarks() if self.quiet else step_marks(record, index if micro else None)
         self._fresh = []
         self._cut_fresh = False
         self._draw_marks_of_step()
@@ -634,7 +799,7 @@ class HeapMapWidget(Subscriber, QWidget):
                                [p.name for p in self.heap.pointers if p.role != MARKER],
                                [p.name for p in self.heap.pointers if p.role == MARKER])
         self._draw_marks()
-        self.scale_label.setText(self._scale_text())
+        self._show_scale()
         if self.follow:
             self.fit()
         self._view_range_changed()
@@ -656,12 +821,44 @@ class HeapMapWidget(Subscriber, QWidget):
             self.full_paints += 1
         self._image_of = None if micro else (shown.serial, layout.row_bytes, layout.bytes_per_cell)
 
-    def _scale_text(self) -> str:
+    def _show_scale(self) -> None:
+        """The scale under the bottom axis: the longest of its forms that fits."""
+        axis = self.plot.getAxis("bottom")
+        # the label is centred under the map's cells, not under the whole
+        # widget (the address axis takes the left of it)
+        width = max(self.vb.sceneBoundingRect().width() - 8, 100)
+        metrics = QFontMetrics(axis.label.font())
+        label = ""
+        for label in self._scale_texts():
+            if metrics.horizontalAdvance(label) + 12 <= width:     # the text item's margins
+                break
+        if axis.labelText != label:
+            axis.setLabel(label)
+            # pyqtgraph centres the label only when the axis is resized: a
+            # longer text set later ran off the right end
+            axis.resizeEvent()
+
+    def _show_row_label(self) -> None:
+        """The left axis's "row address" only where the map is tall enough to
+        hold it whole (a short map in presenter mode cut it to "row addres")."""
+        axis = self.plot.getAxis("left")
+        need = QFontMetrics(axis.label.font()).horizontalAdvance("row address") + 12
+        show = self.vb.sceneBoundingRect().height() >= need
+        if show != axis.label.isVisible():
+            axis.showLabel(show)       # the axis keeps its fixed width: the map does not move
+
+    def _scale_texts(self) -> list[str]:
+        """The scale line, longest first."""
         lay = self.layout_
         if lay is None or self.blocks.brk == 0:
-            return ""
-        return (f"heap {human_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks · "
-                f"1 cell = {lay.bytes_per_cell} B · 1 row = {human_bytes(lay.row_bytes)}")
+            return ["byte offset within the row"]
+        heap = f"heap {human_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks"
+        cell = f"1 cell = {lay.bytes_per_cell} B"
+        row = f"1 row = {human_bytes(lay.row_bytes)}"
+        return [f"byte offset within the row  ·  {heap}  ·  {cell}  ·  {row}",
+                f"offset in the row · {heap} · {cell} · {row}",
+                f"offset in the row · {cell} · {row}",
+                f"{cell} · {row}"]
 
     def _pixels(self) -> tuple[float, float]:
         """(bytes per pixel across, pixels per row down) at the current view."""
@@ -733,7 +930,7 @@ class HeapMapWidget(Subscriber, QWidget):
             return
         self._searched_filled = many
         pen = self.searched_item.pen()
-        pen.setWidthF(1.0 if many else 2.5)
+        pen.setWidthF((1.0 if many else 2.5) * self.presentation.line_scale)
         self.searched_item.setPen(pen)
         fill = QColor(palette.SEARCHED)
         fill.setAlpha(150)
@@ -794,13 +991,15 @@ class HeapMapWidget(Subscriber, QWidget):
         # a number per LABEL_ROOM square pixels of map at most: a small map
         # numbers fewer visits, not the whole map over
         r = self.vb.sceneBoundingRect()
-        marks.renumber(int(r.width() * r.height() / LABEL_ROOM) if r.width() > 50 else 40)
+        # (bigger numbers in presenter mode take more room each)
+        room = LABEL_ROOM * self.presentation.text_scale ** 2
+        marks.renumber(int(r.width() * r.height() / room) if r.width() > 50 else 40)
         by_block: dict[tuple[int, int], list[int]] = {}
         for i in marks.numbered:
             by_block.setdefault(marks.visits[i], []).append(i + 1)
         groups = sorted(by_block.items(), key=lambda kv: kv[1][0])
         while len(self._order_labels) < len(groups):
-            label = self._text_item("k", palette.SEARCHED, NUMBER_POINTS)
+            label = self._text_item("number", NUMBER_POINTS)
             self._order_labels.append(label)
         self._label_blocks = []
         placed = []
@@ -875,7 +1074,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self.marker_item.setData(pos=[(x, y + 1) for x, y in (lay.point_of(p.addr) for p in markers)])
         named = search + markers
         while len(self._pointer_labels) < len(named):
-            self._pointer_labels.append(self._text_item("k", "#ffffffdd", POINTER_POINTS, z=19))
+            self._pointer_labels.append(self._text_item("pointer", POINTER_POINTS, z=19))
         placed = []
         for i, label in enumerate(self._pointer_labels):
             if i < len(named):
@@ -944,6 +1143,8 @@ class HeapMapWidget(Subscriber, QWidget):
         self._draw_separators()
         self._place_labels()
         self._place_notes()
+        self._show_scale()
+        self._show_row_label()
 
     def _place_labels(self) -> None:
         """Put the labels on screen: each number standing on its block, the count of
@@ -956,11 +1157,12 @@ class HeapMapWidget(Subscriber, QWidget):
         view = self.vb.sceneBoundingRect()
         vl, vt, vr, vb_ = view.left() + 1, view.top() + 1, view.right() - 1, view.bottom() - 1
         occupied: list[tuple[float, float, float, float]] = list(self._reserved_rects())
+        half = 9 * self.presentation.text_scale        # half a pointer symbol
         for item in (self.pointer_item, self.marker_item):
             xs, ys = item.getData()
             for x, y in zip(xs, ys):
                 p = self.vb.mapViewToScene(QPointF(x, y))
-                occupied.append((p.x() - 9, p.y() - 9, p.x() + 9, p.y() + 9))
+                occupied.append((p.x() - half, p.y() - half, p.x() + half, p.y() + half))
 
         def free(r) -> bool:
             x0, y0, x1, y1 = r
@@ -982,7 +1184,7 @@ class HeapMapWidget(Subscriber, QWidget):
             elif kind == "below":
                 left, top = p.x() - w / 2, p.y() + 2 * h
             else:                                   # under a pointer's symbol
-                left, top = p.x() - w / 2, p.y() + 10
+                left, top = p.x() - w / 2, p.y() + half + 1
             inside = view.contains(p)
             first = rect = None
             for dx, dy in self._spots(w + 2, h + 2):
@@ -1022,6 +1224,7 @@ class HeapMapWidget(Subscriber, QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._place_notes()
+        self._show_scale()
         # With self as the context the call is dropped if the map is deleted first.
         QTimer.singleShot(0, self, self._relayout_if_needed)
 

@@ -25,6 +25,15 @@ from .subscriber import Subscriber
 NOTHING_LOADED = "No trace loaded: File > Open (Ctrl+O) or File > Workload (Ctrl+N)."
 
 
+def unbreakable_tail(text: str) -> str:
+    """``text`` with the spaces of its trailing ``[file line N]`` made
+    no-break, so a wrapped step line never splits the file from its line."""
+    head, sep, tail = text.rpartition("[")
+    if not sep or not tail.endswith("]"):
+        return text
+    return head + sep + tail.replace(" ", "\u00a0")
+
+
 class TimelineBar(Subscriber, QWidget):
     seek_requested = Signal(int)
     speed_requested = Signal(int)
@@ -46,6 +55,8 @@ class TimelineBar(Subscriber, QWidget):
             b.setFocusPolicy(Qt.NoFocus)
             b.setIconSize(b.iconSize() * 1.5)
             buttons.append(b)
+        self.buttons = buttons
+        self._icon_size = buttons[0].iconSize()
         self.play_button = buttons[2]
 
         self.slider = QSlider(Qt.Horizontal)
@@ -102,6 +113,16 @@ class TimelineBar(Subscriber, QWidget):
         box.addLayout(row)
         box.addWidget(self.description)
 
+    def apply_presentation(self, pres) -> None:
+        """Bigger buttons and step text with the text (presenter mode)."""
+        for b in self.buttons:
+            b.setIconSize(self._icon_size * pres.text_scale)
+        big = QFont(self.description.font())
+        big.setPointSizeF(pres.pt(1.3))
+        self.description.setFont(big)
+        self.description.setMinimumHeight(self.description.fontMetrics().lineSpacing() * 2 + 4)
+        self.set_length(self.n)
+
     def set_length(self, n: int) -> None:
         """A new timeline of n steps (positions 0..n)."""
         self.n = n
@@ -116,8 +137,8 @@ class TimelineBar(Subscriber, QWidget):
         with QSignalBlocker(self.slider), QSignalBlocker(self.step_box):
             self.slider.setValue(position)
             self.step_box.setValue(position)
-        self._step_text = description
-        self.description.setText(description)
+        self._step_text = unbreakable_tail(description)
+        self.description.setText(self._step_text)
 
     def model_bound(self) -> None:
         self._model_shown()

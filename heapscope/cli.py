@@ -5,6 +5,7 @@
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
     heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
+    heapscope render TRACE -s S --step N -o OUT.png   what the window shows, as PNG, SVG, GIF or MP4
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
@@ -319,6 +320,10 @@ def _open_options(p: argparse.ArgumentParser) -> None:
                    help="start in compare mode with these 2 to 7 strategies side by side")
     p.add_argument("--step", "-n", type=_step_number, default=None, metavar="N",
                    help="show the heap after the first N operations (default 0; past the end: the end)")
+    p.add_argument("--presenter", action="store_true", default=None,
+                   help="start in presenter mode: large text, thick outlines (F5 in the window)")
+    p.add_argument("--theme", choices=("light", "dark"), default=None,
+                   help="the colour theme (default: the one used last; D in the window)")
     add_strategy_options(p)
 
 
@@ -341,6 +346,8 @@ class WindowRequest:
     strategy_params: dict[str, dict]  # -P, by strategy
     step: int | None = None           # the step to show first
     compare: list[str] | None = None  # compare mode's strategies (--compare, or -s given twice)
+    presenter: bool | None = None     # presenter mode (None: as last time)
+    theme: str | None = None          # "light" or "dark" (None: as last time)
 
 
 #: compare mode shows this many strategies at least and at most (gui/compare_view.py)
@@ -362,7 +369,9 @@ def window_request(args) -> WindowRequest:
             raise CliError(f"compare mode shows {low} to {high} strategies, not {len(compare)}")
         strategy = strategy if strategy in compare else compare[0]
     request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
-                            getattr(args, "step", None), compare=compare)
+                            getattr(args, "step", None), compare=compare,
+                            presenter=getattr(args, "presenter", None),
+                            theme=getattr(args, "theme", None))
     for name in compare or [request.strategy or "next-fit"]:
         try:   # the strategies shown first must take their parameters: say so here, not in a dialog
             make_strategy(name, **request.params, **request.strategy_params.get(name, {}))
@@ -461,6 +470,97 @@ def cmd_inspect(args) -> int:
     except InspectError as exc:
         raise CliError(str(exc)) from None
     print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
+    return 0
+
+
+def _arg_type(parse: Callable[[str], object], name: str):
+    """An argparse ``type=`` from a parser that raises ValueError with the message."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = name
+    return convert
+
+
+def _render_options(p: argparse.ArgumentParser) -> None:
+    from .render import DEFAULT_SIZE, parse_size, parse_steps
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", action="append", type=_known_strategy, metavar="NAME",
+                   help="repeatable: several are drawn side by side, in this order (default next-fit, "
+                        f"or the one --allocator loaded): {', '.join(strategy_names())}")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--step", "-n", type=_step_number, metavar="N",
+                       help="draw the heap after the first N operations (past the end: the end)")
+    which.add_argument("--steps", type=_arg_type(parse_steps, "steps"), metavar="A:B",
+                       help="draw steps A to B: one frame each in a GIF or MP4, one file each in PNG or SVG")
+    p.add_argument("--output", "-o", required=True, metavar="OUT",
+                   help="the file to write; its suffix picks the format: .png, .svg, .gif or .mp4 "
+                        "(MP4 needs pip install 'heapscope[video]')")
+    p.add_argument("--size", type=_arg_type(parse_size, "size"), default=DEFAULT_SIZE, metavar="WxH",
+                   help="each strategy's window, in pixels (default %dx%d); the text is sized for a "
+                        "screen that high, as in the window" % DEFAULT_SIZE)
+    p.add_argument("--presenter", action="store_true", help="presenter mode: large text, thick outlines")
+    p.add_argument("--theme", choices=("light", "dark"), default="light")
+    p.add_argument("--fps", type=_arg_type(_frame_rate, "fps"), default=None, metavar="N",
+                   help="frames a second of a GIF or MP4 (default 4; 12 with --animate)")
+    p.add_argument("--animate", action="store_true",
+                   help="GIF or MP4: each step plays its events, as the window does at 1 step/s "
+                        "(several frames a step)")
+    p.add_argument("--part", choices=("window", "map", "structure", "gauges", "plots"), default="window",
+                   help="draw only this part of the window (default: the whole window)")
+    add_strategy_options(p)
+
+
+def _frame_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 60:
+        raise ValueError(f"a frame rate is a number of frames a second from 0.1 to 60, got {text!r}")
+    return value
+
+
+@command("render", "draw what the window shows (PNG, SVG, GIF, MP4) without a window on screen",
+         _render_options)
+def cmd_render(args) -> int:
+    """heapscope/render.py does the drawing; here the arguments are checked."""
+    import os
+    from .render import RenderError, RenderRequest, output_format, render
+    strategies = args.strategy
+    if not strategies:
+        loaded = _loaded_names(args)
+        strategies = [loaded[0]] if len(loaded) == 1 else ["next-fit"]
+    try:
+        output_format(args.output)
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+    if args.output.lower().endswith(".mp4"):
+        from .video import video_unavailable
+        reason = video_unavailable()
+        if reason:
+            raise CliError(reason)
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise CliError(f"{args.output}: no folder {folder}")
+    request = RenderRequest(args.trace, strategies, args.output, step=args.step, steps=args.steps,
+                            size=args.size, presenter=args.presenter, theme=args.theme,
+                            fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
+                            animate=args.animate, params=common_params(args),
+                            strategy_params=policy_params(args))
+    spec = args.trace or str(default_trace_path())
+    trace = load_trace(spec)
+    source = spec if os.path.exists(spec) else None
+    progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
+    warn = lambda message: print(f"heapscope: {message}", file=sys.stderr)  # noqa: E731
+    try:
+        written = render(request, trace, source, progress, warn)
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+    for path in written:
+        print(path)
     return 0
 
 

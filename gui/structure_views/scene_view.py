@@ -270,7 +270,9 @@ class SceneStructureView(StructureView):
         vw, vh = self._view_size()
         margin = 24.0
         need_w, need_h = rect.width() + 2 * margin, rect.height() + 2 * margin
-        scale = max(MIN_FOLLOW_SCALE, min(MAX_FOLLOW_SCALE, vw / max(need_w, 1.0), vh / max(need_h, 1.0)))
+        k = self.zoom_factor
+        scale = max(k * MIN_FOLLOW_SCALE, min(k * MAX_FOLLOW_SCALE, vw / max(need_w, 1.0),
+                                              vh / max(need_h, 1.0)))
         w, h = vw / scale, vh / scale
         cx, cy = rect.center().x(), rect.center().y()
         # how far inside the edges the anchor must stay
@@ -292,6 +294,11 @@ class SceneStructureView(StructureView):
         if w < 50 or h < 50:         # not laid out yet: the widget's size will do
             w, h = max(self.width() - 8, 320), max(self.height() - 90, 240)
         return float(w), float(h)
+
+    def set_zoom_factor(self, factor: float) -> None:
+        if factor != self.zoom_factor:
+            super().set_zoom_factor(factor)
+            self._apply_focus()
 
     def scroll_to(self, rect: QRectF) -> None:
         """Pan (keeping the zoom) until ``rect`` is in view."""
