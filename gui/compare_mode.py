@@ -27,10 +27,12 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 
+from ..allocators.predict import GROW
 from ..allocators.registry import STRATEGIES
 
 from .compare_dialog import CompareDialog
 from .compare_view import MAX_ROWS, MIN_ROWS, CompareView
+from .predict_bar import PredictBar
 from .step_words import request_words
 from .parallel_loader import BuildRequest, ParallelLoader
 from .show_model import timeline_key
@@ -69,6 +71,10 @@ class CompareMode(QObject):
         self.loader.succeeded.connect(self._built)
         self.loader.cancelled.connect(self._build_cancelled)
         self.dialog: CompareDialog | None = None
+        # predict mode (gui/predict_mode.py) asks every row: a click in a row
+        # answers for that row, an open question quiets the rows
+        self.view.row_clicked.connect(window.predict_click)
+        window.predict.question_changed.connect(self._question_changed)
         self.act_toggle = self._action("&Compare Mode", self.toggle, "C",
                                        "Show the compared strategies side by side, or one strategy")
         self.act_toggle.setCheckable(True)
@@ -220,6 +226,9 @@ class CompareMode(QObject):
         w.model.show(keys, position)
         if self.view.model is not w.model:
             self.view.bind(w.model)
+        self._predict_bars()
+        if w.predict.active:
+            w.predict.set_active(True)           # every row asks
         label = w.model.label or "trace"
         w.setWindowTitle(f"heapscope — {label} — compare: {', '.join(names)}")
         w.trace_label.setText(f"{label} · {w.model.n:,} steps")
@@ -227,6 +236,24 @@ class CompareMode(QObject):
         w.statusBar().showMessage(f"{label}: {len(names)} strategies side by side; "
                                   f"C shows one strategy, Shift+C picks others")
         self.changed.emit(True)
+
+    def _predict_bars(self) -> None:
+        """A predict band above each row's map, for that row's session."""
+        w = self.window
+        for row in self.view.shown_rows():
+            session = w.predict.session(row.row)
+            if row.predict_bar is None or row.predict_bar.session is not session:
+                bar = PredictBar(session, w.act_predict_grow, w.act_predict_reveal,
+                                 grow=lambda r=row.row: w.predict.answer(r, GROW))
+                bar.apply_presentation(w.presentation)
+                bar.set_compact(True)        # seven bands must leave the maps room
+                row.set_predict_bar(bar)
+                bar.refresh()
+
+    def _question_changed(self, step) -> None:
+        if self.active:
+            for row in self.view.shown_rows():
+                row.set_quiet(step is not None)
 
     def title(self) -> str:
         """What the tool bar says while compare mode shows."""

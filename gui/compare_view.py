@@ -223,6 +223,16 @@ class CompareHeapMap(HeapMapWidget):
         self.outcome = outcome(step) if step is not None else ""
         super()._model_step(position)
 
+    def set_quiet(self, quiet: bool) -> None:
+        super().set_quiet(quiet)
+        self._show_info()
+
+    def _show_row_label(self) -> None:
+        # a row's axis has room for the addresses only (the side panel gives the scale)
+        axis = self.plot.getAxis("left")
+        if axis.label.isVisible():
+            axis.showLabel(False)
+
     def _show_info(self) -> None:
         """The line under the map: the block under the mouse, or else what
         this strategy did with the request (once the row shows its whole
@@ -230,7 +240,7 @@ class CompareHeapMap(HeapMapWidget):
         text = " "
         if self._hover_pos is not None:
             text = self.describe_address(self.address_at(self._hover_pos))
-        if text == " ":
+        if text == " " and not self.quiet:
             whole = self.shown_heap is self.heap
             text = "; ".join(t for t in (self.outcome if whole else "", self.search_note) if t) or " "
         self.info.setText(text)
@@ -246,7 +256,8 @@ class CompareHeapMap(HeapMapWidget):
         micro-step before the end would give away where the search ends);
         ``place``: put the search's numbers out of its label's way now."""
         step = self.model.step(self.row) if self.model is not None else None
-        whole = self.shown_heap is self.heap
+        # (quiet: predict mode asks about the next malloc; the last one's block is no help)
+        whole = self.shown_heap is self.heap and not self.quiet
         self.request = request_block(step, self.blocks) if step is not None and whole else None
         lay = self.layout_
         if self.request is None or lay is None:
@@ -507,11 +518,17 @@ class CompareRow(QFrame):
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 2)
         self.split.splitterMoved.connect(self._split_moved)
+        #: the row's predict band (gui/predict_bar.py), given by compare mode
+        self.predict_bar = None
+        self.right = QVBoxLayout()
+        self.right.setContentsMargins(0, 0, 0, 0)
+        self.right.setSpacing(2)
+        self.right.addWidget(self.split, 1)
         box = QHBoxLayout(self)
         box.setContentsMargins(0, 0, 2, 0)
         box.setSpacing(2)
         box.addWidget(header)
-        box.addWidget(self.split, 1)
+        box.addLayout(self.right, 1)
         self.map.block_clicked.connect(self._select)
         self.structure.block_selected.connect(self._select)
         self.set_structure_visible(False)
@@ -536,6 +553,19 @@ class CompareRow(QFrame):
     @property
     def bound(self) -> bool:
         return self.row >= 0
+
+    def set_predict_bar(self, bar) -> None:
+        """Show ``bar`` (this row's predict band) above the row's map."""
+        if self.predict_bar is not None:
+            self.right.removeWidget(self.predict_bar)
+            self.predict_bar.deleteLater()
+        self.predict_bar = bar
+        self.right.insertWidget(0, bar)
+
+    def set_quiet(self, quiet: bool) -> None:
+        """Predict mode's open question: the heaps and pointers only."""
+        self.map.set_quiet(quiet)
+        self.structure.set_quiet(quiet)
 
     def set_rank(self, rank: int | None) -> None:
         self.rank.setText("" if rank is None else str(rank))
@@ -747,6 +777,9 @@ class CompareView(Subscriber, QWidget):
     """The rows, one per shown strategy, beside the ranking table and the legend."""
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_note_scale_soon"}
+    #: a block was clicked in a row's map or structure view: (row, address)
+    #: (predict mode takes it as that row's answer)
+    row_clicked = Signal(int, object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -812,6 +845,8 @@ class CompareView(Subscriber, QWidget):
             row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
             row.structure_toggled.connect(lambda *_: self._share_height())
             row.map.relaid.connect(self._relayout_rows)
+            row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
+            row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
             self.rows.append(row)
             self.rows_split.addWidget(row)
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None

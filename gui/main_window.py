@@ -977,6 +977,10 @@ class MainWindow(QMainWindow):
 
     def _apply_predict_presentation(self, pres) -> None:
         self.predict_bar.apply_presentation(pres)
+        compare = getattr(self, "compare", None)
+        for row in compare.view.rows if compare is not None else ():
+            if row.predict_bar is not None:
+                row.predict_bar.apply_presentation(pres)
 
     # =============================================================== dialogs
     def show_error(self, title: str, text: str, detail: str = "") -> QMessageBox:

@@ -698,3 +698,50 @@ def test_a_broken_trace_in_compare_mode_is_reported_and_the_rows_stay(qtbot, com
     assert [drawn_blocks(r) for r in w.compare.view.shown_rows()] == before
     assert w.strategy_title.text() == title          # still says what is compared
     box.close()
+
+
+# ------------------------------------------------------------- predict mode
+def test_predict_mode_asks_every_row_and_each_answers_on_its_own_map(qtbot, compared):
+    """Issue 11's predict-the-block in compare mode: every row asks (its own
+    band: "Which block will tlsf take?"), the rows show the heap before the
+    malloc without the last step's marks or request, a click on a row's map
+    answers for that row only, and the step plays once every row has
+    answered, each marked in its own policy's words."""
+    from heapscope.allocators.predict import GROW
+    w = compared
+    rows = w.compare.view.shown_rows()
+    w.seek(150)
+    w.set_predict(True)
+    assert [s.row for s in w.predict.active_sessions()] == [0, 1, 2]
+    w.step_forward()
+    t = w.predict.pending
+    assert t is not None and w.model.position == t - 1
+    for row in rows:
+        bar = row.predict_bar
+        assert bar is not None and bar.isVisible()
+        assert f"Which block will {row.name.text()} take?" in bar.question.full
+        assert row.map.quiet and row.structure.quiet
+        assert row.map.request_range() is None and not row.map.request_label.isVisible()
+    assert not w.predict_bar.isVisible()              # the one-strategy band is not the rows'
+    # each row answers with a free block of its own heap (or that its heap grows)
+    for row in rows[:2]:
+        s = w.predict.session(row.row)
+        free = [b[0] for b in s.before.blocks if b[2] == "free" and b[1] > 8]
+        if free:
+            row.map.block_clicked.emit(free[0])
+        else:
+            row.predict_bar.grow_button.click()
+        assert s.guess is not None
+        assert w.model.position == t - 1                  # still waiting for the last row
+    rows[2].predict_bar.grow_button.click()          # the last answer plays the step
+    w.animator.finish()
+    assert w.predict.session(2).last.guess == GROW
+    assert w.model.position == t and w.predict.pending is None
+    for row in rows:
+        s = w.predict.session(row.row)
+        assert s.last is not None and s.answered == 1
+        assert not row.map.quiet and row.map.request_range() is not None
+        assert row.predict_bar.verdict.full.startswith(("✓", "✗"))
+        assert drawn_blocks(row) == walk_at(w.trace, row.name.text(), t)
+    w.set_predict(False)
+    assert not any(row.predict_bar.isVisible() for row in rows)
