@@ -3,7 +3,8 @@
 :func:`apply_op` applies one operation through the strategy's public calls
 (one :class:`OpRecord` each, with events when the strategy records them).
 :func:`replay_ops` applies many with events off, as fast as the interpreter
-allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly and
+allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly (or
+the fused versions a policy offers in their place, ``Strategy.bulk_ops``) and
 gives the strategy one *bulk* record whose counters run on over all the
 operations (see :func:`bulk_record`), so no record is made per operation.
 
@@ -182,11 +183,23 @@ def _add_counts(total: OpRecord, rec: OpRecord) -> None:
         setattr(total, name, getattr(total, name) + getattr(rec, name))
 
 
-def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list) -> OpRecord:
+def policy_ops(strategy: Strategy, fused: bool = True) -> tuple:
+    """The (malloc, free, realloc) a bulk replay calls, once the bulk record is
+    in place: the policy's :meth:`~Strategy.bulk_ops` (fused versions where
+    the policy has them, e.g. TLSF's), or with ``fused=False`` its readable
+    ``_malloc``, ``_free`` and ``_realloc`` (to time or test the two apart)."""
+    if fused:
+        return strategy.bulk_ops()
+    return strategy._malloc, strategy._free, strategy._realloc
+
+
+def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list,
+               fused: bool = True) -> OpRecord:
     """Apply the operations (parallel lists of kind, id, size) with events
     off: the same as :func:`apply_op` on each, without a record per operation.
     Returns the bulk record, whose counters add up those operations; the
-    strategy is left with a fresh, empty record."""
+    strategy is left with a fresh, empty record.  ``fused=False`` calls the
+    policy's readable methods even where it has fused ones (:func:`policy_ops`)."""
     rec = bulk_record(strategy)
     if not calls_policy_directly(strategy):
         try:
@@ -195,7 +208,7 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
         finally:
             strategy.rec = OpRecord()
         return rec
-    _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
+    _malloc, _free, _realloc = policy_ops(strategy, fused)
     live = program.live
     failed = program.failed_ids
     live_bytes = program.live_bytes
@@ -242,11 +255,11 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
     return rec
 
 
-def replay_bare(trace, strategy: Strategy) -> float:
+def replay_bare(trace, strategy: Strategy, fused: bool = True) -> float:
     """Replay with no measures and no events; return the seconds spent."""
     kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
     t0 = time.perf_counter()
-    replay_ops(strategy, Program(), kinds, ids, sizes)
+    replay_ops(strategy, Program(), kinds, ids, sizes, fused)
     return time.perf_counter() - t0
 
 
@@ -274,7 +287,7 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
     if not calls_policy_directly(strategy):
         return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
     rec = strategy.rec = counted
-    _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
+    _malloc, _free, _realloc = strategy.bulk_ops()
     probe = strategy.fragmentation_probe
     arena = strategy.arena
     fixed = arena.fixed

@@ -365,6 +365,22 @@ class Strategy:
         return ()
 
     # ------------------------------------------------------ for subclasses
+    def bulk_ops(self) -> tuple:
+        """The (malloc, free, realloc) callables bulk replay calls
+        (``allocators/replay.py``: ``replay_ops`` and the timeline's build),
+        taking the arguments of ``_malloc``, ``_free`` and ``_realloc``.
+
+        By default those three methods themselves.  A policy written one verb
+        per function, as its original is, may return *fused* versions instead:
+        the same operations with the verbs inlined into one function each, for
+        speed.  A fused operation must leave the heap, the books and the
+        counters of ``self.rec`` exactly as the readable one does (tests run
+        the two in lockstep); it makes no events, so it is only given while
+        events are off, and it may hold on to the record and the strategy's
+        containers: bulk replay asks for it after putting its bulk record in
+        place and uses it only until the end of that replay."""
+        return self._malloc, self._free, self._realloc
+
     def _malloc(self, size: int) -> int | None:
         raise NotImplementedError
 
