@@ -47,6 +47,8 @@ row_bytes)``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, QVariantAnimation, Signal
@@ -284,6 +286,15 @@ def _many_rects(ranges, row_bytes: int) -> QPainterPath:
     return pg.arrayToQPath(xs, ys, connect=np.tile(_CONNECT, len(r)))
 
 
+@functools.lru_cache(maxsize=512)
+def _label_spots(w: float, h: float) -> tuple[tuple[float, float], ...]:
+    # labels come in a few sizes: sorting 65 offsets for every label of every
+    # frame cost compare mode's seven maps 3 ms a frame
+    spots = [(i * w, j * h) for i in range(-2, 3) for j in range(-6, 7)]
+    spots.sort(key=lambda d: (abs(d[0]) / w) * 2.5 + abs(d[1]) / h)
+    return tuple(spots)
+
+
 def typical_block_bytes(trace) -> float | None:
     """Bytes of a typical live block of ``trace`` (live bytes over live
     blocks at their peaks, plus a header word): the block size the map's
@@ -324,7 +335,7 @@ class HeapMapWidget(Subscriber, QWidget):
     block_hovered = Signal(object)
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
-                  "event_changed": "set_current_event",
+                  "event_changed": "_model_event",
                   "selection_changed": "set_selection", "hover_changed": "_model_hover"}
     REQUESTS = {"block_clicked": "select", "block_hovered": "set_hover"}
 
@@ -769,6 +780,12 @@ class HeapMapWidget(Subscriber, QWidget):
     def _block_bytes(self, arrays) -> float:
         return self.block_bytes or arrays.mean_size()
 
+    def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
+        """How to lay out a heap of ``heap_end`` bytes in this map (compare
+        mode's rows override it to share one address scale)."""
+        return heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
+                                        self._block_bytes(self.heap.blocks))
+
     def _render(self) -> None:
         """Draw the shown step (up to its shown event)."""
         record, index = self.record, self.event_index
@@ -781,8 +798,7 @@ class HeapMapWidget(Subscriber, QWidget):
             before = self._before_heap()
             if before is not None:
                 heap_end = max(heap_end, before.blocks.brk)
-        layout = heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
-                                          self._block_bytes(self.heap.blocks))
+        layout = self.layout_for(heap_end)
         self.layout_ = layout
         self._paint_cells(shown, layout, micro)
         self.image_item.setImage(self.image, autoLevels=False)
@@ -1203,7 +1219,7 @@ class HeapMapWidget(Subscriber, QWidget):
         in :attr:`crowded` (the line under the map says: zoom in)."""
         view = self.vb.sceneBoundingRect()
         vl, vt, vr, vb_ = view.left() + 1, view.top() + 1, view.right() - 1, view.bottom() - 1
-        occupied: list[tuple[float, float, float, float]] = []
+        occupied: list[tuple[float, float, float, float]] = list(self._reserved_rects())
         half = 9 * self.presentation.text_scale        # half a pointer symbol
         for item in (self.pointer_item, self.marker_item):
             xs, ys = item.getData()
@@ -1257,13 +1273,16 @@ class HeapMapWidget(Subscriber, QWidget):
         self.leader_item.setPath(leaders)
         self._say_search()
 
+    def _reserved_rects(self) -> list[tuple[float, float, float, float]]:
+        """Scene rectangles (x0, y0, x1, y1) the labels keep off (compare
+        mode's rows keep the request's label clear)."""
+        return []
+
     @staticmethod
-    def _spots(w: float, h: float) -> list[tuple[float, float]]:
+    def _spots(w: float, h: float) -> tuple[tuple[float, float], ...]:
         """Offsets to try for a label, nearest first: up and down by rows of
         labels, then beside."""
-        spots = [(i * w, j * h) for i in range(-2, 3) for j in range(-6, 7)]
-        spots.sort(key=lambda d: (abs(d[0]) / w) * 2.5 + abs(d[1]) / h)
-        return spots
+        return _label_spots(float(w), float(h))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -1276,8 +1295,7 @@ class HeapMapWidget(Subscriber, QWidget):
         if self.layout_ is None:
             return
         heap_end = max(self.heap.blocks.brk, self.layout_.heap)
-        wanted = heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
-                                          self._block_bytes(self.heap.blocks))
+        wanted = self.layout_for(heap_end)
         if wanted != self.layout_:
             self._render()
         else:
@@ -1400,7 +1418,11 @@ class HeapMapWidget(Subscriber, QWidget):
         heap = step.heap
         self.show_blocks(heap.blocks, step.record, step.ids_source, lambda: step.places,
                          pointers=heap.pointers, before=lambda: step.heap_before,
-                         event_index=self.model.event_index, heap=heap)
+                         event_index=self.model.event_in_row(self.row), heap=heap)
+
+    def _model_event(self, index) -> None:
+        # compare mode: this row's own event (its step may have fewer than the longest)
+        self.set_current_event(None if index is None else self.model.event_in_row(self.row))
 
     def _model_hover(self, addr) -> None:
         self.hover_block = addr
