@@ -43,6 +43,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..allocators import structure as structure_protocol
 from ..allocators.explain import explain_step
+from ..allocators.replay import BACK_CACHE_BYTES
 from ..allocators.step_states import StepStates
 
 from . import heap_cells
@@ -286,6 +287,7 @@ class ShowModel(QObject):
             if k not in self._timelines:
                 raise KeyError(f"no timeline kept for {k!r}")
         self._shown = keys
+        self._share_back_caches()
         self.event_index = None
         self._set_hover(None)
         self._set_selection(None)
@@ -293,6 +295,20 @@ class ShowModel(QObject):
         self._seek_shown()
         self.shown_changed.emit()
         self.step_changed.emit(self.position)
+
+    def _share_back_caches(self) -> None:
+        """The step-back caches' memory bound (``BACK_CACHE_BYTES``) is the
+        model's, not each timeline's: the shown rows share it (compare mode
+        may show seven), and a timeline no longer shown drops its copies."""
+        shown = set(self._shown)
+        share = BACK_CACHE_BYTES // max(1, len(shown))
+        for key, tl in self._timelines.items():
+            cache = getattr(tl, "back_cache", None)
+            if cache is None:
+                continue
+            cache.max_bytes = share
+            if key not in shown or cache.bytes > share:
+                cache.clear()
 
     def timeline(self, row: int = 0):
         """The timeline shown in ``row`` (None when nothing is shown there)."""
