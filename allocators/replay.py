@@ -791,7 +791,10 @@ class Timeline:
         copies = self.copies_taken
         if not self.position <= target:
             self.strategy, self.program, self.position = self._restore(target)
-        elif self.position < self.back_cache.nearest(target):
+        elif self.position + MIN_BACK_SPACING < self.back_cache.nearest(target):
+            # a copy costs about as much as replaying a few dozen steps: only
+            # one well ahead of here (steps forward after steps back pass
+            # the copies above them)
             self._take_copy(self.back_cache.nearest(target))
         elif self.position < self._checkpoint_at(target):
             self.strategy, self.program, self.position = self._restore(target)
