@@ -77,6 +77,8 @@ FIRST_CALL = "first call:"
 class BSDBuckets(Strategy):
     """Kingsley's power-of-two bucket allocator (4.3BSD malloc.c)."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('ov_next', 'ov_index')
     name = "bsd-buckets"
     title = "Power-of-two buckets (Kingsley, 4.3BSD malloc)"
     citation = "C. Kingsley, malloc.c (Caltech 1982), 4.2/4.3BSD libc"

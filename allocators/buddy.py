@@ -66,7 +66,7 @@ from . import structure
 from .events import AvailProbe, BuddyMerge, BuddySplit, Grow, ListInsert, ListRemove, Note, Placed, Released
 from .explain import times as _times
 from .params import INT, Param, ParamError
-from .strategy import FREE_BLOCK, USED, Block, Strategy
+from .strategy import FREE_BLOCK, USED, Block, LiveBlock, Strategy
 
 #: state of an inner node of :meth:`BinaryBuddy.split_tree`: a block split in two
 SPLIT = "split"
@@ -74,6 +74,11 @@ SPLIT = "split"
 LINK_BYTES = 8
 #: default chunk order: 4 KiB chunks
 MAX_ORDER = 12
+
+#: the fused path (:meth:`BinaryBuddy.bulk_ops`) finds the order of requests
+#: below this many bytes in a table, one per (header, min_order)
+FUSED_ORDER_TABLE = 4096
+_order_tables: dict[tuple[int, int], list[int]] = {}
 
 
 class SplitNode(NamedTuple):
@@ -94,6 +99,8 @@ class BinaryBuddy(Strategy):
     """Knuth's binary buddy system (TAOCP 1, 2.5, algorithms R and S) over
     ``sbrk``-grown chunks of ``2**max_order`` bytes."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('kval', 'linkf', 'linkb', 'chunk_order', '_chunk_starts', 'avail_count')
     name = "buddy"
     title = "Binary buddy system (Knuth 2.5, algorithms R and S)"
     citation = ("Knuth, TAOCP vol. 1, 2.5, algorithms R and S; "
@@ -264,6 +271,148 @@ class BinaryBuddy(Strategy):
         self.free_bytes += lb.block_size
         if events is not None:
             events.append(ListInsert(block, 1 << k, (k,)))
+
+    # ------------------------------------------------- the fused bulk path
+    def bulk_ops(self) -> tuple:
+        """Fused malloc, free and realloc for bulk replay (``Strategy.bulk_ops``):
+        algorithms R and S above with ``_avail_remove_first``,
+        ``_avail_insert``, ``_avail_unlink``, ``_note_alloc`` and
+        ``_note_free`` inlined, no events, and the counters added once per
+        operation; every dict is written in the order the readable methods
+        write it (``tests/test_fused_paths.py`` runs both in lockstep).  A
+        malloc that finds every AVAIL list empty probes nothing itself and
+        hands the request to the readable ``_malloc``, which probes, grows the
+        heap by a chunk and goes on."""
+        rec = self.rec
+        if rec.events is not None or type(self) is not BinaryBuddy:
+            # events wanted, or a subclass, which may have changed a method
+            # the fused code stands in for
+            return super().bulk_ops()
+        header = self.header
+        min_order = self.min_order
+        key = (header, min_order)
+        orders = _order_tables.get(key)
+        if orders is None:
+            orders = _order_tables[key] = [max(min_order, (n + header - 1).bit_length())
+                                           for n in range(FUSED_ORDER_TABLE)]
+        table = FUSED_ORDER_TABLE
+        linkf = self.linkf
+        linkb = self.linkb
+        kval = self.kval
+        avail_count = self.avail_count
+        starts = self._chunk_starts
+        chunk_order = self.chunk_order
+        live = self.live
+        new_tuple = tuple.__new__
+        slow_malloc = self._malloc
+
+        def malloc(size: int) -> int | None:
+            """Algorithm R: R1 over the list heads, R2, R3/R4; _note_alloc."""
+            k = orders[size] if size < table else max(min_order, (size + header - 1).bit_length())
+            # R1. [Find block.]
+            j = k
+            top = self.top_order
+            while j <= top:
+                block = linkf[-1 - j]
+                if block >= 0:
+                    break
+                j += 1
+            else:
+                return slow_malloc(size)        # no AVAIL[j] holds a block: grow a chunk
+            probes = j - k + 1
+            rec.visits += probes
+            rec.probes += probes
+            # R2. [Remove from list.]
+            head = -1 - j
+            after = linkf.pop(block)
+            del linkb[block]
+            linkf[head] = after
+            linkb[after] = head
+            avail_count[j] -= 1
+            # R3/R4. [Split required? Split.]
+            if j > k:
+                rec.splits += j - k
+                while j > k:
+                    j -= 1
+                    buddy = block + (1 << j)
+                    kval[buddy] = j
+                    head = -1 - j
+                    first = linkf[head]
+                    linkf[buddy] = first
+                    linkb[first] = buddy
+                    linkb[buddy] = head
+                    linkf[head] = buddy
+                    avail_count[j] += 1
+            kval[block] = k
+            block_size = 1 << k
+            self.free_bytes -= block_size
+            payload = block + header
+            live[payload] = new_tuple(LiveBlock, (block, block_size, size, header))
+            self.in_use += block_size
+            self.header_in_use += header
+            if block < self.touched_low:
+                self.touched_low = block
+            if block + block_size > self.touched_high:
+                self.touched_high = block + block_size
+            return payload
+
+        def free(payload: int) -> None:
+            """_note_free; algorithm S: S1/S2 while the buddy is free and of
+            order k, S3 at the front of AVAIL[k]."""
+            lb = live.pop(payload)
+            block = lb[0]
+            block_size = lb[1]
+            self.in_use -= block_size
+            self.header_in_use -= lb[3]
+            k = kval[block]
+            chunk = starts[bisect_right(starts, block) - 1]
+            m = chunk_order[chunk]
+            merges = 0
+            # S1. [Is buddy available?]
+            while k < m:
+                buddy = chunk + ((block - chunk) ^ (1 << k))
+                if buddy not in linkf or kval[buddy] != k:
+                    break
+                # S2. [Combine with buddy.]
+                after = linkf.pop(buddy)
+                before = linkb.pop(buddy)
+                linkf[before] = after
+                linkb[after] = before
+                avail_count[k] -= 1
+                merges += 1
+                if buddy < block:
+                    del kval[block]
+                    block = buddy
+                else:
+                    del kval[buddy]
+                k += 1
+            if merges:
+                rec.merges += merges
+            # S3. [Put on list.]
+            kval[block] = k
+            head = -1 - k
+            first = linkf[head]
+            linkf[block] = first
+            linkb[first] = block
+            linkb[block] = head
+            linkf[head] = block
+            avail_count[k] += 1
+            self.free_bytes += block_size
+
+        def realloc(payload: int, size: int) -> int | None:
+            """The base class's rule: kept while the block holds ``size``,
+            else malloc, then free."""
+            lb = live[payload]
+            if size <= lb[0] + lb[1] - payload:
+                live[payload] = lb._replace(request=size)
+                return payload
+            new = malloc(size)
+            if new is None:
+                return None
+            free(payload)
+            return new
+
+        return malloc, free, realloc
 
     # -------------------------------------------------------- AVAIL lists
     def _add_orders(self, order: int) -> None:

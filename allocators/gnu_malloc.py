@@ -104,6 +104,8 @@ class GNUMalloc(Strategy):
     fragments with per-size lists, first fit over free clusters from a roving
     index."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('fsize', 'fnext', 'fprev', 'busy_size', 'frag_log', 'nfree', 'first', 'frag_next', 'frag_prev')
     name = "gnu-malloc"
     title = "GNU malloc (Haertel): block table, fragment lists, clusters from a roving index"
     citation = "M. Haertel, GNU malloc.c/free.c/realloc.c (1989-1995), glibc 1.x, Emacs gmalloc.c"

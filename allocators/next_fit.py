@@ -122,6 +122,8 @@ class RingIndex(FreeSizeIndex):
 class NextFit(Strategy):
     """K&R 8.7 malloc/free on a circular address-ordered free list with a rover."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('size', 'next')
     name = "next-fit"
     title = "Next fit, roving pointer (K&R 8.7)"
     citation = "Kernighan & Ritchie, The C Programming Language, 2nd ed., 8.7 (1988)"

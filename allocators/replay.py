@@ -3,7 +3,8 @@
 :func:`apply_op` applies one operation through the strategy's public calls
 (one :class:`OpRecord` each, with events when the strategy records them).
 :func:`replay_ops` applies many with events off, as fast as the interpreter
-allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly and
+allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly (or
+the fused versions a policy offers in their place, ``Strategy.bulk_ops``) and
 gives the strategy one *bulk* record whose counters run on over all the
 operations (see :func:`bulk_record`), so no record is made per operation.
 
@@ -12,7 +13,10 @@ keeping the per-step measures (:mod:`allocators.metrics`) and checkpoints:
 the strategy's pickled state plus which trace ids are live where.  Any step t
 is then reached by restoring the checkpoint at or before t and replaying
 forward with events off, switching them on only for the last operation so a
-view can animate it.  Stepping backwards is such a seek.
+view can animate it.  Stepping backwards is such a seek, from a copy of the
+heap kept a few steps below when the timeline is stepping back
+(:class:`BackCache`: a checkpoint of a big heap costs far more to restore
+than the step's replay).
 
 Checkpoints cost what they must: by default they are spaced by what they were
 measured to cost, so that pickling takes about :data:`CHECKPOINT_SHARE` of the
@@ -38,10 +42,12 @@ build does, and ``fault`` holds the error for the window to show.
 
 from __future__ import annotations
 
+import gc
 import pickle
 import struct
 import time
-from bisect import bisect_right
+from bisect import bisect_right, insort
+from math import isqrt
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -52,6 +58,7 @@ from ..traces.trace import ALLOC, FREE, REALLOC
 from .events import FREE as FREE_KIND, MALLOC as MALLOC_KIND, REALLOC as REALLOC_KIND, OpRecord
 from .metrics import MetricSeries, summarize
 from .registry import make_strategy
+from .state_copy import copy_state
 from .strategy import Strategy
 from .user import UserStrategyError
 
@@ -69,6 +76,19 @@ SEEK_REPLAY_SECONDS = 0.03
 MIN_CHECKPOINT_GAP = 64
 #: the build reports progress and looks at its cancel flag every this many steps
 PROGRESS_EVERY = 4096
+
+#: the step-back cache (:class:`BackCache`) keeps at most this many copies of
+#: the heap ...
+BACK_CACHE_STATES = 8
+#: ... holding at most about this many bytes together (a copy of a 100 000-block
+#: heap holds 16-21 MiB: its containers; their items are shared)
+BACK_CACHE_BYTES = 128 << 20
+#: copies kept on the way back are never closer than this many steps
+MIN_BACK_SPACING = 16
+#: a seek back by at most this many steps is stepping back, and keeps copies
+#: for the next steps back (a jump back does not: it pays for no copies it
+#: may never use)
+BACK_STEP_MOVE = 16
 
 #: the counters of an OpRecord that a bulk record runs on
 COUNTERS = ("visits", "probes", "splits", "merges", "rotations", "grows", "walked")
@@ -182,11 +202,23 @@ def _add_counts(total: OpRecord, rec: OpRecord) -> None:
         setattr(total, name, getattr(total, name) + getattr(rec, name))
 
 
-def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list) -> OpRecord:
+def policy_ops(strategy: Strategy, fused: bool = True) -> tuple:
+    """The (malloc, free, realloc) a bulk replay calls, once the bulk record is
+    in place: the policy's :meth:`~Strategy.bulk_ops` (fused versions where
+    the policy has them, e.g. TLSF's), or with ``fused=False`` its readable
+    ``_malloc``, ``_free`` and ``_realloc`` (to time or test the two apart)."""
+    if fused:
+        return strategy.bulk_ops()
+    return strategy._malloc, strategy._free, strategy._realloc
+
+
+def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list,
+               fused: bool = True) -> OpRecord:
     """Apply the operations (parallel lists of kind, id, size) with events
     off: the same as :func:`apply_op` on each, without a record per operation.
     Returns the bulk record, whose counters add up those operations; the
-    strategy is left with a fresh, empty record."""
+    strategy is left with a fresh, empty record.  ``fused=False`` calls the
+    policy's readable methods even where it has fused ones (:func:`policy_ops`)."""
     rec = bulk_record(strategy)
     if not calls_policy_directly(strategy):
         try:
@@ -195,7 +227,7 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
         finally:
             strategy.rec = OpRecord()
         return rec
-    _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
+    _malloc, _free, _realloc = policy_ops(strategy, fused)
     live = program.live
     failed = program.failed_ids
     live_bytes = program.live_bytes
@@ -242,11 +274,11 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
     return rec
 
 
-def replay_bare(trace, strategy: Strategy) -> float:
+def replay_bare(trace, strategy: Strategy, fused: bool = True) -> float:
     """Replay with no measures and no events; return the seconds spent."""
     kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
     t0 = time.perf_counter()
-    replay_ops(strategy, Program(), kinds, ids, sizes)
+    replay_ops(strategy, Program(), kinds, ids, sizes, fused)
     return time.perf_counter() - t0
 
 
@@ -274,7 +306,7 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
     if not calls_policy_directly(strategy):
         return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
     rec = strategy.rec = counted
-    _malloc, _free, _realloc = strategy._malloc, strategy._free, strategy._realloc
+    _malloc, _free, _realloc = strategy.bulk_ops()
     probe = strategy.fragmentation_probe
     arena = strategy.arena
     fixed = arena.fixed
@@ -418,6 +450,87 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
     series.payload[t] = -1 if rec.payload is None else rec.payload
 
 
+class BackCache:
+    """Copies of the heap at a few positions (:mod:`allocators.state_copy`),
+    for stepping back.
+
+    A checkpoint is a pickle: restoring one of a big heap costs far more than
+    a copy (a 100 000-block heap: 100-250 ms against 10-20 ms), and the steps
+    from it to the position asked may be thousands.  When a seek goes back
+    and must replay a long way to get there, it replays once and keeps a
+    copy every ``spacing`` steps below the position (``spacing`` = the square
+    root of that replay, at least :data:`MIN_BACK_SPACING`); each of the
+    following steps back starts from a copy of the nearest copy and replays
+    at most ``spacing`` steps.  Bounded: at most ``states`` copies of at most
+    ``max_bytes`` together (the copies' own containers, as
+    :func:`~allocators.state_copy.copy_state` counts them); the copies
+    farthest from where the timeline goes are dropped first."""
+
+    def __init__(self, states: int = BACK_CACHE_STATES, max_bytes: int = BACK_CACHE_BYTES) -> None:
+        self.states = states
+        self.max_bytes = max_bytes
+        self.steps: list[int] = []          # the positions kept, ascending
+        self._entries: dict[int, tuple] = {}
+        self.bytes = 0
+        #: the most bytes the copies ever held together, and the last copy's size
+        self.peak_bytes = 0
+        self.last_bytes = 0
+        #: the steps between the copies of the last replay that kept some
+        self.spacing = MIN_BACK_SPACING
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def clear(self) -> None:
+        self.steps.clear()
+        self._entries.clear()
+        self.bytes = 0
+
+    def nearest(self, t: int) -> int:
+        """The last position kept at or before ``t``, or -1."""
+        i = bisect_right(self.steps, t) - 1
+        return self.steps[i] if i >= 0 else -1
+
+    def plan(self, base: int, target: int) -> list[int]:
+        """Where to keep copies on a replay from ``base`` to ``target`` (ascending)."""
+        spacing = self.spacing = max(MIN_BACK_SPACING, isqrt(target - base))
+        room = self.states
+        if self.last_bytes:
+            room = min(room, self.max_bytes // self.last_bytes)
+        return [p for p in (target - j * spacing for j in range(room, 0, -1)) if p > base]
+
+    def take(self, t: int) -> tuple[Strategy, "Program"]:
+        """A copy of the heap kept at ``t``, to replay on (the kept one stays)."""
+        strategy, program, _ = self._entries[t]
+        twin, prog, _ = copy_state(strategy, program)
+        return twin, prog
+
+    def keep(self, t: int, strategy: Strategy, program: "Program", size: int, near: int) -> None:
+        """Keep ``strategy`` and ``program`` (never to be replayed on) as the
+        heap at ``t``; ``near``: where the timeline is going.  Over the
+        bounds, the copies above ``near`` go first (a step forward needs
+        none), then the farthest below."""
+        self.last_bytes = size
+        if t in self._entries:
+            return
+        # Make room first, the new copy a candidate too: the cache never
+        # holds more than its bounds, even for a moment.
+        steps = self.steps + [t]
+        total = self.bytes + size
+        while steps and (len(steps) > self.states or total > self.max_bytes):
+            far = max(steps, key=lambda p: (p > near, abs(p - near)))
+            steps.remove(far)
+            if far == t:            # the new copy is the one to go
+                self.bytes = total - size
+                return
+            total -= self._entries.pop(far)[2]
+            self.steps.remove(far)
+        insort(self.steps, t)
+        self._entries[t] = (strategy, program, size)
+        self.bytes = total
+        self.peak_bytes = max(self.peak_bytes, total)
+
+
 @dataclass
 class BuiltTimeline:
     """What a build leaves for seeking, without the trace: the measures, the
@@ -477,6 +590,15 @@ class Timeline:
         #: the user strategy's mistake that stopped the build, or None
         self.fault: UserStrategyError | None = None
         self._before: HeapState | None = None     # before(), kept while the position stays
+        #: copies of the heap kept on the way back (:class:`BackCache`)
+        self.back_cache = BackCache()
+        #: what seeks and state_at() did, counted (tests read them): operations
+        #: replayed, checkpoints unpickled, copies of the heap taken from the
+        #: step-back cache and put in it
+        self.replayed_ops = 0
+        self.restores = 0
+        self.copies_taken = 0
+        self.copies_kept = 0
 
     # -------------------------------------------------------------- build
     def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> "Timeline":
@@ -497,6 +619,7 @@ class Timeline:
         self.checkpoints, self.checkpoint_steps = [], []
         self.fault = None
         self._before = None
+        self.back_cache.clear()
         # Rows are packed into buf and unpacked into the series a block at a
         # time, at each progress point: never across one.
         buf = bytearray(min(n, PROGRESS_EVERY) * _ROW.size)
@@ -648,29 +771,84 @@ class Timeline:
 
     # --------------------------------------------------------------- seek
     def seek(self, t: int) -> Strategy:
-        """Show the heap after the first t operations (0 <= t <= n)."""
+        """Show the heap after the first t operations (0 <= t <= n).
+
+        The heap is taken from the nearest of: where the timeline stands, a
+        copy in the step-back cache, a checkpoint (at or before ``t - 1``,
+        so that at least the shown step is replayed); the steps from there
+        are replayed in bulk and the shown step with its events.  A seek
+        back by at most :data:`BACK_STEP_MOVE` steps that must replay more
+        than ``2 * MIN_BACK_SPACING`` steps from a checkpoint (or more than
+        twice the cache's spacing from a copy) keeps copies on the way
+        (:class:`BackCache`), so the next steps back replay only a short
+        span each."""
         if not 0 <= t <= self.n:
             raise IndexError(f"step {t} is outside 0..{self.n}")
         if t == self.position:
             return self.strategy
-        # The checkpoint at or before t-1, so that at least the shown step is replayed.
-        k = bisect_right(self.checkpoint_steps, t - 1) - 1 if t else -1
-        start = self.checkpoint_steps[k] if k >= 0 else 0
-        if not start <= self.position < t:
-            self.strategy, self.program, self.position = self._restore(t - 1 if t else 0)
+        back = 0 < self.position - t <= BACK_STEP_MOVE
+        target = t - 1 if t else 0      # the heap before the shown step
+        copies = self.copies_taken
+        if not self.position <= target:
+            self.strategy, self.program, self.position = self._restore(target)
+        elif self.position + MIN_BACK_SPACING < self.back_cache.nearest(target):
+            # a copy costs about as much as replaying a few dozen steps: only
+            # one well ahead of here (steps forward after steps back pass
+            # the copies above them)
+            self._take_copy(self.back_cache.nearest(target))
+        elif self.position < self._checkpoint_at(target):
+            self.strategy, self.program, self.position = self._restore(target)
+        else:
+            back = False                # from here: nothing restored
+        # From a copy, the cache's spacing is the usual replay: refill only
+        # from a copy left far below (an earlier window).
+        spacing = self.back_cache.spacing if self.copies_taken > copies else MIN_BACK_SPACING
+        if back and target - self.position > 2 * spacing:
+            self._replay_keeping_copies(target)
+        self._replay_to(target)
         strategy, program = self.strategy, self.program
         if t:
             shown = t - 1
-            replay_ops(strategy, program, self._kinds[self.position:shown],
-                       self._ids[self.position:shown], self._sizes[self.position:shown])
             strategy.record = True      # only the shown step keeps its events
             self.last_record = apply_op(strategy, program, self._kinds[shown], self._ids[shown],
                                         self._sizes[shown])
+            self.replayed_ops += 1
         else:
             self.last_record = None
         strategy.record = True
         self.position = t
         return strategy
+
+    def _checkpoint_at(self, t: int) -> int:
+        """The position of the last checkpoint at or before ``t`` (0 without one)."""
+        k = bisect_right(self.checkpoint_steps, t) - 1
+        return self.checkpoint_steps[k] if k >= 0 else 0
+
+    def _take_copy(self, at: int) -> None:
+        self.strategy, self.program = self.back_cache.take(at)
+        self.position = at
+        self.copies_taken += 1
+
+    def _replay_to(self, t: int) -> None:
+        """Replay the timeline's own heap forward to position ``t``, events off."""
+        p = self.position
+        if t > p:
+            replay_ops(self.strategy, self.program, self._kinds[p:t], self._ids[p:t], self._sizes[p:t])
+            self.replayed_ops += t - p
+            self.position = t
+
+    def _replay_keeping_copies(self, target: int) -> None:
+        """Replay to ``target`` keeping copies on the way in the step-back cache."""
+        cache = self.back_cache
+        for p in cache.plan(self.position, target):
+            self._replay_to(p)
+            twin, prog, size = copy_state(self.strategy, self.program)
+            # Keep the original, replay on the copy: reading the original's
+            # attributes asked for its __dict__, and CPython 3.11 reads an
+            # instance's attributes slower from then on.
+            cache.keep(p, self.strategy, self.program, size, target)
+            self.strategy, self.program = twin, prog
+            self.copies_kept += 1
 
     # ------------------------------------------------- before and after
     def before(self) -> HeapState | None:
@@ -701,16 +879,34 @@ class Timeline:
             return self.after()
         strategy, program, start = self._restore(t)
         replay_ops(strategy, program, self._kinds[start:t], self._ids[start:t], self._sizes[start:t])
+        self.replayed_ops += t - start
         strategy.record = True
         return HeapState.of(t, strategy, program)
 
     def _restore(self, t: int) -> tuple[Strategy, Program, int]:
-        """A copy of the heap at the last checkpoint at or before position
-        ``t`` (a fresh heap without one), and that checkpoint's position."""
+        """A heap of its own at the last position at or before ``t`` that a
+        checkpoint or the step-back cache holds (a fresh heap without one),
+        and that position.  A copy costs far less than unpickling: at the
+        same position the copy wins."""
         k = bisect_right(self.checkpoint_steps, t) - 1
+        near = self.back_cache.nearest(t)
+        if near >= 0 and (k < 0 or near >= self.checkpoint_steps[k]):
+            strategy, program = self.back_cache.take(near)
+            self.copies_taken += 1
+            return strategy, program, near
         if k < 0:
             return self._factory(), Program(), 0
-        strategy, program = pickle.loads(self.checkpoints[k])
+        self.restores += 1
+        # Unpickling a big heap makes hundreds of thousands of objects, and
+        # the collector's passes over them (which can find no garbage: the
+        # objects are new and referenced) took 60% of it.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            strategy, program = pickle.loads(self.checkpoints[k])
+        finally:
+            if collecting:
+                gc.enable()
         return strategy, program, self.checkpoint_steps[k]
 
     def step_forward(self) -> Strategy:

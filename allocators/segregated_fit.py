@@ -105,6 +105,8 @@ class SegregatedFirstFit(Strategy):
     """Segregated free lists by power-of-two size classes, first fit within a
     class then the larger ones, immediate coalescing with boundary tags."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('_hdr', '_ftr', '_next', '_prev')
     name = "segregated-first-fit"
     search_unit = ("list or block", "lists and blocks")
     search_verb = "looking at"

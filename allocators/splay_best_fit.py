@@ -91,6 +91,8 @@ WILDERNESS_NOTE = "no block in the tree fits: the wilderness is tried"
 class SplayBestFit(WordHeap):
     """Vo's best fit on a splay tree of sizes with a wilderness block (Vmbest)."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = WordHeap.flat_state + ('left', 'right', 'parent', 'link', 'prev')
     name = "splay-best-fit"
     title = "Best fit on a splay tree (Vo, AT&T malloc / Vmbest)"
     citation = ("K.-P. Vo, Vmalloc: A General and Efficient Memory Allocator, SP&E 26(3), 1996 "

@@ -800,6 +800,14 @@ class UserStrategy(Strategy):
             raise fail(f"{what} is in no used block of your walk{after}")
 
     # -------------------------------------------------------- checkpoints
+    def copy_state(self, copier) -> "UserStrategy":
+        """Through pickle, as a checkpoint: a strategy of yours may hold
+        whatever pickles, and a copy must replay exactly as a restored
+        checkpoint does."""
+        twin = pickle.loads(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+        copier.memo[id(self)] = twin
+        return twin
+
     def pickling_error(self, exc: BaseException) -> UserStrategyError:
         """Why pickling failed, in terms of the attribute that holds the culprit."""
         for attr, value in vars(self).items():

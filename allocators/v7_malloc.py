@@ -92,6 +92,8 @@ class V7Malloc(Strategy):
     """Seventh Edition Unix malloc.c: first fit on the ring of all blocks,
     roving ``allocp``, lazy coalescing during the search."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('link',)
     name = "v7-malloc"
     title = "V7/4BSD malloc: first fit on a ring of all blocks, roving allocp"
     citation = "Seventh Edition Unix, /usr/src/libc/gen/malloc.c (1979); 4.1BSD libc"

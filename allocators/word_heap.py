@@ -19,6 +19,8 @@ from .strategy import FREE_BLOCK, META, USED, HeapInvariantError, Strategy, alig
 class WordHeap(Strategy):
     """The layout shared by word-tagged strategies; not a policy itself."""
 
+    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    flat_state = Strategy.flat_state + ('mem',)
     #: header bits that are size (the others are flags)
     size_mask = -2
 

@@ -26,8 +26,14 @@ timeline replays the step with its events, the heap tracker edits the
 blocks it changed: gui/heap_tracker.py), the map's redraw, and rendering
 its view.  Reported as redraws per second and as a ratio to the 30 per
 second budget, for steps forward, steps back (the tracker undoes its
-edits), and, for comparison, steps that walk the whole heap as the map did
-before the tracker (the tracker made to forget its heap before each step).
+edits; the timeline starts from a copy in its step-back cache, replayed
+once from a checkpoint on the first step back: allocators/replay.py,
+``BackCache``), and, for comparison, steps that walk the whole heap as the
+map did before the tracker (the tracker made to forget its heap before each
+step), and steps back after a jump (the tracker has no edit to undo: it
+walks once every few steps, gui/heap_tracker.py).  For the step-back cache: the slowest step back (the one that fills
+it), the copies it holds and their bytes (as the cache counts them, and one
+copy measured by tracemalloc).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import os
 import statistics
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -237,6 +244,13 @@ def stepping_one(app, args, width, height, trace, start, strategy) -> None:
         tracker.invalidate()                  # as before the tracker: walk the heap every step
         walked.append(redraw_to(start + k))
     walked_replay = replay_ms[:]
+    # a jump, then steps back: the tracker has no edit to undo at first
+    redraw_to(start + 3 * args.steps)
+    replay_ms.clear()
+    walks_before = tracker.walks
+    jumped = [redraw_to(start + 3 * args.steps - k) for k in range(1, args.steps // 2 + 1)]
+    jumped_replay = replay_ms[:]
+    jumped_walks = tracker.walks - walks_before
     budget = 1000 / 30
 
     def line(what: str, times: list[float], replays: list[float]) -> str:
@@ -251,11 +265,30 @@ def stepping_one(app, args, width, height, trace, start, strategy) -> None:
     print(line("step forward (events edited in)", forward, forward_replay))
     print(line("step back (edits undone)", back, back_replay))
     print(line("step walking the heap (before)", walked, walked_replay))
+    print(line("step back after a jump", jumped, jumped_replay)
+          + f" [{jumped_walks} walks in {len(jumped)} steps]")
     print(f"  replay of the step by the timeline: median {statistics.median(forward_replay):.1f} ms forward, "
           f"{statistics.median(back_replay):.1f} ms back (from a checkpoint every "
           f"{timeline.every:,} ops)")
     print(f"  the tracker edited {edits} steps in, undid {undos}, walked {tracker.walks} times"
           f" ({tracker.rebuilds_after_bad_steps} steps refused)")
+    cache = timeline.back_cache
+    slowest = max(range(len(back)), key=back.__getitem__)
+    print(f"  step-back cache: the slowest step back was #{slowest + 1}, {back[slowest]:.0f} ms "
+          f"(the timeline's part {back_replay[slowest]:.0f} ms: a checkpoint restored and replayed, "
+          f"copies kept); the others at most {max(back[:slowest] + back[slowest + 1:]):.0f} ms")
+    print(f"    {len(cache)} copies every {cache.spacing} steps, {cache.bytes / 2**20:.0f} MiB "
+          f"(peak {cache.peak_bytes / 2**20:.0f} MiB; bounds {cache.states} copies, "
+          f"{cache.max_bytes / 2**20:.0f} MiB); checkpoints restored {timeline.restores}, "
+          f"copies kept {timeline.copies_kept}, taken {timeline.copies_taken}")
+    from heapscope.allocators.state_copy import copy_state
+    tracemalloc.start()
+    twin = copy_state(timeline.strategy, timeline.program)
+    traced = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    print(f"    one copy: {twin[2] / 2**20:.1f} MiB as the cache counts it, "
+          f"{traced / 2**20:.1f} MiB by tracemalloc")
+    del twin
     view.close()
 
 

@@ -8,7 +8,9 @@ For each trace (Vo 1989 and DJGPP 1997 workloads, every bundled real trace
 * **replay**: each strategy's bare replay (events and measures off) against
   the C library's malloc replaying the same ops: a small replayer compiled
   here with the system compiler (the mean of 50 passes).  Budget: TLSF, buddy
-  and BSD buckets at >= 1/100 of its speed; the others are reported.
+  and BSD buckets at >= 1/100 of its speed; the others are reported.  For a
+  strategy with a fused bulk path (``Strategy.bulk_ops``: TLSF, buddy) the
+  replay through its readable methods is shown beside it (``readable``).
 * **build**: the timeline's build (replay with measures and checkpoints)
   against the same strategy's bare replay.  Budget: >= 1/2 of its speed.
 * **compare**: ``heapscope compare FILE`` (every strategy, a process each)
@@ -52,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from heapscope.allocators.parallel import build_timelines  # noqa: E402
 from heapscope.allocators.registry import make_strategy, strategy_names  # noqa: E402
-from heapscope.allocators.replay import Timeline, replay_bare  # noqa: E402
+from heapscope.allocators.replay import Timeline, bulk_record, policy_ops, replay_bare  # noqa: E402
 from heapscope.traces import load_trace, make_workload, write_rep  # noqa: E402
 
 O1_CLASS = {"tlsf", "buddy", "bsd-buckets"}
@@ -145,7 +147,14 @@ def process_seconds(argv: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def bench_trace(trace, label: str, exe: Path | None, workdir: Path, runs: int) -> dict:
+def has_fused_path(name: str) -> bool:
+    s = make_strategy(name)
+    bulk_record(s)
+    return policy_ops(s, fused=True) != policy_ops(s, fused=False)
+
+
+def bench_trace(trace, label: str, exe: Path | None, workdir: Path, runs: int,
+                names: list[str]) -> dict:
     n = len(trace)
     print(f"\n## {label}: {n} ops")
     c_s = c_malloc_seconds(trace, exe, workdir)
@@ -154,14 +163,19 @@ def bench_trace(trace, label: str, exe: Path | None, workdir: Path, runs: int) -
     else:
         print(f"  C library malloc: {c_s * 1e3:.2f} ms, {c_s / n * 1e9:.1f} ns an op")
     print(f"  {'strategy':15} {'bare us/op':>10} {'to C':>8}  {'budget':14} {'build us/op':>11} "
-          f"{'to bare':>8}  budget")
+          f"{'to bare':>8}  budget      readable us/op, to C")
     rows = {}
-    for name in strategy_names():
-        bare = build = float("inf")
+    for name in names:
+        fused = has_fused_path(name)
+        bare = build = readable = float("inf")
         for _ in range(runs):      # interleaved: the noise falls on both sides
             t0 = time.process_time()
             replay_bare(trace, make_strategy(name))
             bare = min(bare, time.process_time() - t0)
+            if fused:
+                t0 = time.process_time()
+                replay_bare(trace, make_strategy(name), fused=False)
+                readable = min(readable, time.process_time() - t0)
             t0 = time.process_time()
             Timeline(trace, name).build()
             build = min(build, time.process_time() - t0)
@@ -169,8 +183,10 @@ def bench_trace(trace, label: str, exe: Path | None, workdir: Path, runs: int) -
         to_bare = bare / build
         c_verdict = ("ok >= 1/100" if to_c >= 0.01 else "MISSES 1/100") if name in O1_CLASS else "(reported)"
         b_verdict = "ok >= 1/2" if to_bare >= 0.5 else "MISSES 1/2"
+        beside = (f"  {readable / n * 1e6:10.2f} {c_s / readable if c_s else float('nan'):8.4f}"
+                  if fused else "")
         print(f"  {name:15} {bare / n * 1e6:10.2f} {to_c:8.4f}  {c_verdict:14} {build / n * 1e6:11.2f} "
-              f"{to_bare:8.2f}  {b_verdict}")
+              f"{to_bare:8.2f}  {b_verdict:10}{beside}")
         rows[name] = (to_c, to_bare)
     return rows
 
@@ -258,13 +274,15 @@ def main() -> None:
     ap.add_argument("--seek-ops", type=int, default=1_000_000)
     ap.add_argument("--seek-strategies", nargs="*", default=["next-fit", "tlsf"])
     ap.add_argument("--no-compare", action="store_true")
+    ap.add_argument("--strategies", nargs="*", default=None,
+                    help="replay and build only these strategies (all by default)")
     args = ap.parse_args()
     runs = 1 if args.quick else args.runs
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         exe = build_c_replayer(workdir)
         for label, trace in traces_to_run(args.trace, args.quick):
-            bench_trace(trace, label, exe, workdir, runs)
+            bench_trace(trace, label, exe, workdir, runs, args.strategies or strategy_names())
             if not args.no_compare:
                 bench_compare(trace, label, workdir, runs)
                 bench_shipping(trace)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtCore import QCoreApplication
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-#: base font size in points: big enough for a projector
-BASE_FONT_PT = 11
+from .theme import BASE_PT, Presentation
+
+#: base font size in points on a 900-line screen (gui/theme.py scales it with the screen)
+BASE_FONT_PT = BASE_PT
 
 
 def configure_pyqtgraph() -> None:
@@ -22,35 +24,51 @@ def configure_pyqtgraph() -> None:
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
 
 
-def configure_app(app: QApplication) -> QApplication:
-    """Names (for QSettings), the font size and pyqtgraph's colours."""
+def configure_app(app: QApplication, screen_height: int | None = None) -> QApplication:
+    """Names (for QSettings), the font size and pyqtgraph's colours.  The font
+    follows the screen (``screen_height`` logical pixels; default the primary
+    screen's): 11 pt on a 900-line screen, 13.2 pt on 1080 lines
+    (:func:`gui.theme.screen_factor`)."""
     from .main_window import APPLICATION, ORGANIZATION
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("heapscope")
+    if screen_height is None:
+        screen = QGuiApplication.primaryScreen()
+        screen_height = screen.availableGeometry().height() if screen is not None else 900
     font = QFont(app.font())
-    if font.pointSizeF() < BASE_FONT_PT:
-        font.setPointSizeF(BASE_FONT_PT)
-        app.setFont(font)
+    font.setPointSizeF(Presentation(screen_height=screen_height).body_pt)
+    app.setFont(font)
     configure_pyqtgraph()
     return app
 
 
 def make_window(spec: str | None = None, strategy: str | None = None, params: dict | None = None,
-                strategy_params: dict[str, dict] | None = None, step: int | None = None):
+                strategy_params: dict[str, dict] | None = None, step: int | None = None,
+                compare: list[str] | None = None, presenter: bool | None = None,
+                theme: str | None = None):
     """A configured MainWindow loading ``spec`` (None: the bundled default
     trace) through ``strategy`` with the parameters every strategy takes
     (``params``: word, align, heap_limit, pool_size) and each strategy's own
     (``strategy_params``, by strategy name: what -P gave), showing ``step``
-    (clamped to the replay's length) once loaded."""
+    (clamped to the replay's length) once loaded; in presenter mode and the
+    ``theme`` when given (else as the settings remember them).  ``compare``: 2
+    to 7 strategies to show side by side instead (built at once, in worker
+    processes)."""
     from .. import traces
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
     configure_app(app)
     window = MainWindow()
+    if presenter is not None:
+        window.set_presenter(presenter)
+    if theme is not None:
+        window.set_theme(theme)
     window.params = dict(params or {})
     window.strategy_params = {k: dict(v) for k, v in (strategy_params or {}).items()}
-    window.set_strategy(strategy or DEFAULT_STRATEGY)
+    window.set_strategy(strategy or (compare[0] if compare else DEFAULT_STRATEGY))
+    if compare:
+        window.compare.compare(compare)
     window.load_spec(spec if spec else str(traces.default_trace_path()), position=step)
     return window
 
@@ -77,6 +95,7 @@ def main(request) -> int:
         return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
     window = make_window(request.trace, request.strategy, request.params, request.strategy_params,
-                         request.step)
+                         request.step, getattr(request, "compare", None),
+                         getattr(request, "presenter", None), getattr(request, "theme", None))
     window.show()
     return app.exec()

@@ -49,6 +49,7 @@ class EventLines(QAbstractListModel):
         self.current: int | None = None
         self.bold = QFont()
         self.bold.setBold(True)
+        self.tint, self.later = _TINT, _LATER
 
 
     def set_events(self, explained: list) -> None:
@@ -81,9 +82,9 @@ class EventLines(QAbstractListModel):
         if role == _TOOLTIP:
             return e.text
         if role == _BACKGROUND:
-            return _TINT if self.selected is not None and self.selected in e.addrs else None
+            return self.tint if self.selected is not None and self.selected in e.addrs else None
         if role == _FOREGROUND:
-            return _LATER if self.current is not None and e.index > self.current else None
+            return self.later if self.current is not None and e.index > self.current else None
         return self.bold if self.current == e.index else None     # the font
 
     def event_at(self, row: int):
@@ -152,6 +153,18 @@ class ExplainPanel(Subscriber, QWidget):
     def model_bound(self) -> None:
         self.redraw_soon()
 
+    def apply_presentation(self, pres) -> None:
+        """Theme colours of the highlighted and tinted lines."""
+        theme = pres.theme
+        self.lines.tint = QBrush(QColor(theme.tint))
+        self.lines.later = _LATER      # grey on either background
+        bold = QFont(self.list.font())
+        bold.setBold(True)
+        self.lines.bold = bold
+        self.list.setStyleSheet(f"QListView::item:selected {{ background: {theme.highlight}; "
+                                f"color: {theme.highlight_text}; }}")
+        self.lines.refresh()
+
     # ------------------------------------------------------------- drawing
     def redraw(self) -> None:
         model = self.model
@@ -171,7 +184,7 @@ class ExplainPanel(Subscriber, QWidget):
         """List ``explained`` (ExplainedEvent, in order)."""
         lines = self.lines
         lines.selected = self.model.selection if self.model is not None else None
-        lines.current = self.model.event_index if self.model is not None else None
+        lines.current = self.model.event_in_row(self.row) if self.model is not None else None
         lines.set_events(explained)
         self.list.scrollToTop()
         self._show_selected_line()
@@ -203,6 +216,8 @@ class ExplainPanel(Subscriber, QWidget):
         self.list.scrollTo(index)
 
     def _model_event(self, index) -> None:
+        if index is not None and self.model is not None:
+            index = self.model.event_in_row(self.row)
         self.lines.current = index
         self.lines.refresh()
         if index is not None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from . import palette
 from .subscriber import Subscriber
+from .theme import Presentation
 
 NO_VALUE = "–"
 
@@ -39,8 +40,14 @@ class Bar(QWidget):
         super().__init__(parent)
         self.colour = QColor(colour)
         self.fraction = 0.0
+        self.outline = QColor("#999")
+        self.empty = QColor("#eeeeee")
         self.setFixedHeight(14)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+
+    def set_colours(self, fill: str, outline: str, empty: str) -> None:
+        self.colour, self.outline, self.empty = QColor(fill), QColor(outline), QColor(empty)
+        self.update()
 
     def set_fraction(self, f: float) -> None:
         f = 0.0 if f is None or math.isnan(f) else min(max(f, 0.0), 1.0)
@@ -51,8 +58,8 @@ class Bar(QWidget):
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
-        p.setPen(QColor("#999"))
-        p.setBrush(QColor("#eeeeee"))
+        p.setPen(self.outline)
+        p.setBrush(self.empty)
         p.drawRect(r)
         if self.fraction > 0:
             p.setPen(Qt.NoPen)
@@ -62,13 +69,23 @@ class Bar(QWidget):
 
 
 class Gauge(QFrame):
-    """Title, a big number (and optionally a second, smaller one), a bar, a detail line."""
+    """Title, a big number (and optionally a second, smaller one), a bar, a
+    detail line.  Compact (the strip of gauges on a short screen): a short
+    title, a smaller number, and the detail line in the tooltip."""
 
-    def __init__(self, title: str, colour: str, tooltip: str = "", parent=None) -> None:
+    #: the big number's size relative to the body text, full and compact
+    VALUE_SCALE, COMPACT_VALUE_SCALE = 2.3, 1.9
+
+    def __init__(self, title: str, colour: str, tooltip: str = "", short_title: str = "",
+                 parent=None) -> None:
         super().__init__(parent)
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("gauge")
         self.value = float("nan")
+        self.colour = colour
+        self.long_title, self.short_title = title, short_title or title
+        self.tip = tooltip
+        self.compact = False
         self.title = QLabel(title)
         f = self.title.font()
         f.setBold(True)
@@ -79,6 +96,7 @@ class Gauge(QFrame):
         big.setBold(True)
         self.value_label.setFont(big)
         self.value_label.setStyleSheet(f"color: {colour};")
+        self.value_label.setTextFormat(Qt.PlainText)
         self.second_label = QLabel("")
         mid = QFont(self.font())
         mid.setPointSizeF(self.font().pointSizeF() * 1.35)
@@ -88,19 +106,19 @@ class Gauge(QFrame):
         self.detail = QLabel(" ")
         self.detail.setWordWrap(True)
         self.detail.setStyleSheet("color: #333;")
+        self.presentation = Presentation()
         numbers = QHBoxLayout()
         numbers.addWidget(self.value_label)
         numbers.addStretch(1)
         numbers.addWidget(self.second_label)
-        box = QVBoxLayout(self)
+        self.box = box = QVBoxLayout(self)
         box.setContentsMargins(8, 4, 8, 6)
         box.setSpacing(1)
         box.addWidget(self.title)
         box.addLayout(numbers)
         box.addWidget(self.bar)
         box.addWidget(self.detail)
-        if tooltip:
-            self.setToolTip(tooltip)
+        self._tooltip()
 
     def show_value(self, value: float, text: str, fraction: float, detail: str = " ",
                    second: str = "") -> None:
@@ -108,38 +126,124 @@ class Gauge(QFrame):
         self.value_label.setText(text)
         self.second_label.setText(second)
         self.bar.set_fraction(fraction)
-        self.detail.setText(detail)
+        if detail != self.detail.text():
+            self.detail.setText(detail)
+            if self.compact:
+                self._tooltip()
+
+    def _tooltip(self) -> None:
+        parts = [self.long_title] if self.compact else []
+        if self.compact and self.detail.text().strip():
+            parts.append(self.detail.text())
+        if self.tip:
+            parts.append(self.tip)
+        self.setToolTip("\n".join(parts))
+
+    def full_height(self) -> int:
+        """The height of this gauge in its full (column) form: title, number,
+        bar, two lines of detail, margins and frame."""
+        pres = self.presentation
+        big = QFont(self.value_label.font())
+        big.setPointSizeF(pres.pt(self.VALUE_SCALE))
+        mid = QFont(self.second_label.font())
+        mid.setPointSizeF(pres.pt(1.35))
+        number = max(QFontMetrics(big).height(), QFontMetrics(mid).height())
+        detail = 2 * QFontMetrics(self.detail.font()).lineSpacing()
+        m = round(4 * pres.text_scale)
+        frame = 2 * self.frameWidth()
+        return (QFontMetrics(self.title.font()).height() + number + round(14 * pres.text_scale)
+                + detail + 3 * self.box.spacing() + 2 * m + 2 + frame)
+
+    def set_compact(self, compact: bool) -> None:
+        """The strip's form (short title, smaller number, detail as tooltip)
+        or the column's."""
+        if compact == self.compact:
+            return
+        self.compact = compact
+        self.title.setText(self.short_title if compact else self.long_title)
+        self.detail.setVisible(not compact)
+        self._tooltip()
+        self.apply_presentation(self.presentation)
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Number sizes, bar height and colours for ``pres``."""
+        self.presentation = pres
+        theme = pres.theme
+        colour = theme.contrast if self.colour == palette.BLACK else self.colour
+        big = QFont(self.value_label.font())
+        big.setPointSizeF(pres.pt(self.COMPACT_VALUE_SCALE if self.compact else self.VALUE_SCALE))
+        self.value_label.setFont(big)
+        self.value_label.setStyleSheet(f"color: {colour};")
+        mid = QFont(self.second_label.font())
+        mid.setPointSizeF(pres.pt(1.1 if self.compact else 1.35))
+        self.second_label.setFont(mid)
+        self.second_label.setStyleSheet(f"color: {theme.ink};")
+        self.detail.setStyleSheet(f"color: {pres.muted};")
+        self.bar.set_colours(colour, theme.axis, theme.bar_empty)
+        self.bar.setFixedHeight(max(6, round((9 if self.compact else 14) * pres.text_scale)))
+        m = round(4 * pres.text_scale)
+        self.box.setContentsMargins(2 * m, m, 2 * m, m + 2)
 
 
 class GaugePanel(Subscriber, QWidget):
-    """The column of gauges: external and internal fragmentation, search
-    length, utilisation, waste, heap."""
+    """The gauges: external and internal fragmentation, search length,
+    utilisation, waste, heap.  In a column beside the map, or, where the
+    screen is too short for the column (a 1280 x 720 projector), as a compact
+    strip across the window (:meth:`set_arrangement`)."""
+
+    COLUMN, STRIP = "column", "strip"
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step"}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.frag = Gauge("External fragmentation", palette.VERMILLION,
-                          "1 − largest free block / free bytes (0 when nothing is free)")
+                          "1 − largest free block / free bytes (0 when nothing is free)",
+                          "External frag.")
         self.search = Gauge("Search length", palette.BLUISH_GREEN,
                             "blocks (nodes) examined by this step, the one taken included;\n"
-                            "mean over the mallocs so far")
+                            "mean over the mallocs so far", "Search")
         self.internal = Gauge("Internal fragmentation", palette.SKY_BLUE,
                               "(bytes in used blocks − bytes requested) / bytes in used blocks:\n"
-                              "headers, footers and padding")
+                              "headers, footers and padding", "Internal frag.")
         self.util = Gauge("Utilisation", palette.BLUE, "max live bytes so far / heap size now")
         self.waste = Gauge("Waste", palette.REDDISH_PURPLE,
                            "(max heap so far − max live so far) / max live so far (Vo 1989)")
         self.heap = Gauge("Heap", palette.BLACK, "heap size H (break − base; in a fixed pool, the part\n"
                           "of the pool touched so far) and live bytes L")
-        box = QVBoxLayout(self)
+        self.box = box = QBoxLayout(QBoxLayout.TopToBottom, self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(6)
         self.all = (self.frag, self.internal, self.search, self.util, self.waste, self.heap)
         for g in self.all:
             box.addWidget(g)
         box.addStretch(1)
+        self.arrangement = self.COLUMN
         self.search_scale = 1
+
+    def set_arrangement(self, arrangement: str) -> None:
+        """:attr:`COLUMN` (full gauges, one under the other) or :attr:`STRIP`
+        (compact gauges side by side, sharing the width)."""
+        if arrangement == self.arrangement:
+            return
+        self.arrangement = arrangement
+        strip = arrangement == self.STRIP
+        self.box.setDirection(QBoxLayout.LeftToRight if strip else QBoxLayout.TopToBottom)
+        for g in self.all:
+            g.set_compact(strip)
+            self.box.setStretchFactor(g, 1 if strip else 0)
+        self.box.setStretch(len(self.all), 0 if strip else 1)    # the trailing stretch
+
+    def apply_presentation(self, pres) -> None:
+        for g in self.all:
+            g.apply_presentation(pres)
+        self.box.setSpacing(round(6 * pres.text_scale))
+
+    def column_height(self) -> int:
+        """The height the six gauges need in a column (whole, without
+        scrolling) at the current text size, whichever arrangement is shown:
+        worked out from their fonts, so that asking never changes the layout."""
+        return sum(g.full_height() for g in self.all) + self.box.spacing() * (len(self.all) - 1)
 
     def set_scale(self, search_max: int) -> None:
         """The search bar is full at the longest search of the whole replay."""

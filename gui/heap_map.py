@@ -47,9 +47,11 @@ row_bytes)``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, QVariantAnimation, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, QVariantAnimation, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsPathItem, QHBoxLayout, QLabel,
                                QSizePolicy, QToolTip, QVBoxLayout, QWidget)
@@ -60,6 +62,7 @@ from .gauges import human_bytes
 from .heap_tracker import Inconsistent, Pointer, TrackedHeap, apply_events
 from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
+from .theme import LIGHT, Presentation, lut as theme_lut, cell_colours as theme_cell_colours
 
 #: separators between blocks are considered up to this many blocks in view
 #: (past it no block is wide enough on screen anyway)
@@ -78,6 +81,9 @@ LABEL_ROOM = 5000
 NUMBER_POINTS = 12
 POINTER_POINTS = 11
 
+#: the map's least height in pixels, axes included
+PLOT_MIN_HEIGHT = 100
+
 #: pointer roles (docs/structure.md)
 SEARCH, MARKER = "search", "marker"
 MARKER_COLOUR = palette.BLUISH_GREEN
@@ -94,18 +100,35 @@ class AddressAxis(pg.AxisItem):
         # Only whole rows have an address to show.
         return [(max(1.0, spacing), offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size)]
 
+    def tickValues(self, minVal, maxVal, size):
+        # A row's address is written level with the middle of the row: a
+        # label on the row's top edge was cut in half at the top of the map.
+        levels = super().tickValues(minVal - 0.5, maxVal - 0.5, size)
+        return [(spacing, [v + 0.5 for v in values if abs(v - round(v)) < 1e-6])
+                for spacing, values in levels]
+
     def tickStrings(self, values, scale, spacing):
         out = []
         for v in values:
-            r = round(v)
-            out.append(f"0x{r * self.row_bytes:x}" if r >= 0 and abs(v - r) < 1e-6 else "")
+            r = round(v - 0.5)
+            out.append(f"0x{r * self.row_bytes:x}" if r >= 0 and abs(v - 0.5 - r) < 1e-6 else "")
         return out
+
+
+#: the legend's words on a short screen
+SHORT_LEGEND = {"header / footer": "header", "alignment padding": "padding", "top (wilderness)": "top",
+                "allocator meta": "meta", "searched (in order)": "searched", "failed request": "failed",
+                "cut (split)": "cut", "freed, joined": "freed", "heap grew (sbrk)": "grew",
+                "past the break": "beyond", "selected (click)": "selected"}
 
 
 class Legend(QWidget):
     """Colour swatches for the heap kinds and the step highlights, wrapped to
     the map's width like words.  Entries a policy has no use for (the top
-    block, a marker pointer) are hidden: :meth:`set_policy`."""
+    block, a marker pointer) are hidden: :meth:`set_policy`.  The swatches
+    take the theme's colours and grow with the text
+    (:meth:`apply_presentation`); on a short screen the words are cut short
+    (:meth:`set_compact`)."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -113,59 +136,43 @@ class Legend(QWidget):
         flow.setContentsMargins(4, 2, 4, 2)
         self.entries: dict[str, QWidget] = {}
         self.labels: dict[str, QLabel] = {}
+        #: key -> (long words, short words)
+        self._words: dict[str, tuple[str, str]] = {}
+        self.compact = False
         kinds = {palette.TOP: "top", palette.FREE: "free"}
-        fill = [(kinds.get(code, label), label, colour, False) for code, label, colour in palette.CELL_KINDS]
-        outline = [("searched", "searched (in order)", palette.SEARCHED, "number"),
-                   ("cut", "cut (split)", palette.BLACK, "cut"),
-                   ("placed", "placed", palette.PLACED, True),
-                   ("freed", "freed, joined", palette.RELEASED, "dash"),
-                   ("grew", "heap grew (sbrk)", palette.GROWN, "dot"),
-                   ("failed", "failed request", palette.FAILED, "hatch"),
-                   ("search pointer", "search pointer", palette.SEARCHED, "pointer"),
-                   ("marker", "marker", MARKER_COLOUR, "marker"),
-                   ("selected", "selected (click)", palette.SELECTED, "selected")]
-        for key, label, colour, style in fill + outline:
+        # (key, words, cell code or None, style)
+        fill = [(kinds.get(code, label), label, code, False) for code, label, colour in palette.CELL_KINDS]
+        outline = [("searched", "searched (in order)", None, "number"),
+                   ("cut", "cut (split)", None, "cut"),
+                   ("placed", "placed", None, True),
+                   ("freed", "freed, joined", None, "dash"),
+                   ("grew", "heap grew (sbrk)", None, "dot"),
+                   ("failed", "failed request", None, "hatch"),
+                   ("search pointer", "search pointer", None, "pointer"),
+                   ("marker", "marker", None, "marker"),
+                   ("selected", "selected (click)", None, "selected")]
+        self._swatches: list[tuple[QLabel, str, int | None, object]] = []
+        for key, label, code, style in fill + outline:
             entry = QWidget()
             row = QHBoxLayout(entry)
             row.setContentsMargins(0, 0, 0, 0)
             row.setSpacing(5)
             swatch = QLabel()
-            swatch.setFixedSize(22, 16)
             swatch.setAlignment(Qt.AlignCenter)
-            if style is True:
-                swatch.setStyleSheet(f"background: white; border: 3px solid {colour};")
-            elif style == "dash":
-                swatch.setStyleSheet(f"background: white; border: 3px dashed {colour};")
-            elif style == "dot":
-                swatch.setStyleSheet(f"background: white; border: 3px dotted {colour};")
-            elif style == "number":
-                swatch.setText("1")
-                swatch.setStyleSheet(f"background: {colour}; border: 1px solid black; font-weight: bold;")
-            elif style == "cut":
-                swatch.setText("|")
-                swatch.setStyleSheet(f"color: {colour}; font-size: 16px; font-weight: bold;")
-            elif style == "pointer":
-                swatch.setText("▲")
-                swatch.setStyleSheet(f"color: {colour}; font-size: 16px;")
-            elif style == "marker":
-                swatch.setText("◆")
-                swatch.setStyleSheet(f"color: {colour}; font-size: 16px;")
-            elif style == "selected":
-                swatch.setStyleSheet(f"background: white; border: 4px double {colour};")
-            elif style == "hatch":
-                swatch.setStyleSheet(f"background: {colour}; border: 2px dashed white;")
-            else:
-                swatch.setStyleSheet(f"background: {colour}; border: 1px solid #777;")
+            swatch.setText({"number": "1", "cut": "|", "pointer": "▲", "marker": "◆"}.get(style, ""))
+            self._swatches.append((swatch, key, code, style))
             text = QLabel(label)
             row.addWidget(swatch)
             row.addWidget(text)
             flow.addWidget(entry)
             self.entries[key] = entry
             self.labels[key] = text
+            self._words[key] = (label, SHORT_LEGEND.get(label, label))
         policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
         self.set_policy(False, (), ())
+        self.apply_presentation(Presentation())
 
     def set_policy(self, has_top: bool, search_names, marker_names) -> None:
         """Show the top-block swatch only for a policy with a wilderness, and
@@ -175,13 +182,70 @@ class Legend(QWidget):
             return
         self._policy = (has_top, search_names, marker_names)
         self.entries["top"].setVisible(has_top)
-        self.labels["search pointer"].setText(
-            "search pointer" + (f" ({', '.join(search_names)})" if search_names else ""))
+        # short: the pointers' own names ("rover"), which say what they are
+        self._words["search pointer"] = (
+            "search pointer" + (f" ({', '.join(search_names)})" if search_names else ""),
+            ", ".join(search_names) or "pointer")
         self.entries["search pointer"].setVisible(bool(search_names))
-        self.labels["marker"].setText(f"marker ({', '.join(marker_names)})" if marker_names else "marker")
+        self._words["marker"] = (f"marker ({', '.join(marker_names)})" if marker_names else "marker",
+                                 ", ".join(marker_names) or "marker")
         self.entries["marker"].setVisible(bool(marker_names))
+        self._show_words()
+
+    def set_compact(self, compact: bool) -> None:
+        """Short words (a short screen): the legend wraps to fewer lines."""
+        self.compact = bool(compact)
+        self._show_words()
+
+    def _show_words(self) -> None:
+        for key, (long, short) in self._words.items():
+            self.labels[key].setText(short if self.compact else long)
         self.layout().invalidate()
         self.updateGeometry()
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Swatches as big as the text, outlines as thick as the map's, in the
+        theme's colours."""
+        theme, k, lines = pres.theme, pres.text_scale, pres.line_scale
+        colours = theme_cell_colours(theme)
+        outline = {"searched": palette.SEARCHED, "cut": theme.contrast, "placed": palette.PLACED,
+                   "freed": theme.contrast, "grew": theme.grown, "failed": palette.FAILED,
+                   "search pointer": palette.SEARCHED, "marker": MARKER_COLOUR, "selected": theme.contrast}
+        bg = theme.background
+        symbol_px = round(16 * k)
+        for swatch, key, code, style in self._swatches:
+            swatch.setFixedSize(round(22 * k), round(16 * k))
+            colour = colours[code] if code is not None else outline[key]
+            border = round(3 * lines)
+            if style is True:
+                css = f"background: {bg}; border: {border}px solid {colour};"
+            elif style == "dash":
+                css = f"background: {bg}; border: {border}px dashed {colour};"
+            elif style == "dot":
+                css = f"background: {bg}; border: {border}px dotted {colour};"
+            elif style == "number":
+                css = (f"background: {colour}; color: black; border: 1px solid black; font-weight: bold;"
+                       f"font-size: {round(12 * k)}px;")
+            elif style == "cut":
+                css = f"color: {colour}; font-size: {symbol_px}px; font-weight: bold;"
+            elif style in ("pointer", "marker"):
+                css = f"color: {colour}; font-size: {symbol_px}px;"
+            elif style == "selected":
+                css = f"background: {theme.contrast_core}; border: {round(4 * lines)}px double {colour};"
+            elif style == "hatch":
+                css = f"background: {colour}; border: 2px dashed {bg};"
+            else:
+                css = f"background: {colour}; border: 1px solid {theme.axis};"
+            swatch.setStyleSheet(css)
+        self.layout().invalidate()     # the words grew: wrap again
+        self.updateGeometry()
+
+
+def _current_colour(theme) -> QColor:
+    """The ring of the event a micro-step stops at: the theme's contrast, see-through."""
+    colour = QColor(theme.contrast)
+    colour.setAlpha(90)
+    return colour
 
 
 def _path_of(ranges, row_bytes: int) -> QPainterPath:
@@ -222,6 +286,15 @@ def _many_rects(ranges, row_bytes: int) -> QPainterPath:
     return pg.arrayToQPath(xs, ys, connect=np.tile(_CONNECT, len(r)))
 
 
+@functools.lru_cache(maxsize=512)
+def _label_spots(w: float, h: float) -> tuple[tuple[float, float], ...]:
+    # labels come in a few sizes: sorting 65 offsets for every label of every
+    # frame cost compare mode's seven maps 3 ms a frame
+    spots = [(i * w, j * h) for i in range(-2, 3) for j in range(-6, 7)]
+    spots.sort(key=lambda d: (abs(d[0]) / w) * 2.5 + abs(d[1]) / h)
+    return tuple(spots)
+
+
 def typical_block_bytes(trace) -> float | None:
     """Bytes of a typical live block of ``trace`` (live bytes over live
     blocks at their peaks, plus a header word): the block size the map's
@@ -239,6 +312,18 @@ def typical_block_bytes(trace) -> float | None:
     return mean + 16 if mean else None
 
 
+def _fit_width(label: QLabel, width: int) -> None:
+    """Size ``label`` to its text on one line, or, when that is wider than
+    ``width``, to ``width`` with the words wrapped."""
+    if label.isHidden():
+        return
+    label.setWordWrap(False)
+    label.adjustSize()
+    if label.width() > width > 40:
+        label.setWordWrap(True)
+        label.resize(width, label.heightForWidth(width))
+
+
 class HeapMapWidget(Subscriber, QWidget):
     """The heap map with its legend and a line naming the block under the mouse."""
 
@@ -250,7 +335,7 @@ class HeapMapWidget(Subscriber, QWidget):
     block_hovered = Signal(object)
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
-                  "event_changed": "set_current_event",
+                  "event_changed": "_model_event",
                   "selection_changed": "set_selection", "hover_changed": "_model_hover"}
     REQUESTS = {"block_clicked": "select", "block_hovered": "set_hover"}
 
@@ -292,7 +377,11 @@ class HeapMapWidget(Subscriber, QWidget):
         axis = AddressAxis()
         self.plot_widget = pg.PlotWidget(axisItems={"left": axis}, background="w")
         self.plot_widget.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.plot_widget.setMinimumHeight(200)
+        # (a legend wrapped onto four or five lines, this and the line under
+        # it fill the map's share of a 1280 x 720 window, 262 px: a taller
+        # minimum squeezed that line onto the address axis; the layout gives
+        # the map all the height left, 134-155 px there)
+        self.plot_widget.setMinimumHeight(PLOT_MIN_HEIGHT)
         plot = self.plot = self.plot_widget.getPlotItem()
         plot.hideButtons()
         plot.setMenuEnabled(False)
@@ -317,8 +406,13 @@ class HeapMapWidget(Subscriber, QWidget):
         self.image_item.setZValue(0)
         plot.addItem(self.image_item)
 
+        self.presentation = Presentation()
+        #: (item, width at line scale 1): the outlines presenter mode thickens
+        self._outlines: list[tuple[QGraphicsPathItem, float]] = []
+
         def path_item(colour, width, style=Qt.SolidLine, brush=None, z=10):
             item = QGraphicsPathItem()
+            self._outlines.append((item, width))
             pen = QPen(QColor(colour))
             pen.setWidthF(width)
             pen.setCosmetic(True)          # width in pixels whatever the zoom
@@ -332,11 +426,9 @@ class HeapMapWidget(Subscriber, QWidget):
 
         # Lines between blocks and gaps between rows: the map reads as lines of
         # text, each block a word, where blocks and rows are big enough.
-        self.separator_item = path_item("#ffffff", 1, z=5)
-        self.row_gap_item = path_item("#ffffff", 1, z=6)
-        current = QColor(palette.BLACK)
-        current.setAlpha(90)
-        self.current_item = path_item(current, 10, z=8)     # the event a micro-step stops at
+        self.separator_item = path_item(LIGHT.separator, 1, z=5)
+        self.row_gap_item = path_item(LIGHT.separator, 1, z=6)
+        self.current_item = path_item(_current_colour(LIGHT), 10, z=8)     # the event a micro-step stops at
         self.searched_item = path_item(palette.SEARCHED, 2.5, z=10)
         self.grown_item = path_item(palette.GROWN, 3, Qt.DotLine, z=10.5)
         self.released_item = path_item(palette.RELEASED, 3, Qt.DashLine, z=11)
@@ -364,7 +456,8 @@ class HeapMapWidget(Subscriber, QWidget):
         self._order_labels: list[pg.TextItem] = []
         #: what each visible number label numbers: (first visit index, addr, size)
         self._label_blocks: list[tuple[int, int, int]] = []
-        self.skip_label = self._text_item(palette.BLACK, "#ffffff", NUMBER_POINTS - 1, z=21)
+        self._text_items: list[tuple[pg.TextItem, str, int]] = []     # (label, role, points)
+        self.skip_label = self._text_item("note", NUMBER_POINTS - 1, z=21)
         self._pointer_labels: list[pg.TextItem] = []
         # (label, anchor point in view coordinates, pixel offset) of the
         # labels on screen (kept inside the view by _place_labels)
@@ -410,19 +503,24 @@ class HeapMapWidget(Subscriber, QWidget):
         self._cut_fresh = False       # the newest cut slides in
         #: numbers that overlap others at this zoom for want of room
         self.crowded = 0
+        self._numbered_for = -1       # the label budget the shown numbers were chosen for
+        #: the heap and the pointers only, none of the step's marks (set_quiet)
+        self.quiet = False
 
+        # The hover line has the map's whole width and wraps between words
+        # (two lines kept for it, so the map does not jump): the map's scale
+        # is written under the bottom axis instead of beside it, where it cut
+        # the hover line mid-word.
         self.info = QLabel(" ")
-        # A long hover line must not widen the window past the screen: it may be cut.
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        # A long hover line must not widen the window past the screen: it wraps.
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.info.setWordWrap(True)
+        self.info.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self._hover_pos = None     # scene position of the last hover, if any
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.info.setMinimumHeight(self.info.sizeHint().height())
-        self.scale_label = QLabel("")
-        self.scale_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         footer = QHBoxLayout()
         footer.setContentsMargins(4, 0, 4, 0)
         footer.addWidget(self.info, 1)
-        footer.addWidget(self.scale_label)
 
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
@@ -433,16 +531,101 @@ class HeapMapWidget(Subscriber, QWidget):
 
         self.plot_widget.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot_widget.scene().sigMouseClicked.connect(self._mouse_clicked)
+        self.apply_presentation(self.presentation)
         self.show_heap(None)
 
-    def _text_item(self, text_colour, fill, points: int, z: float = 20) -> pg.TextItem:
-        label = pg.TextItem("", color=text_colour, fill=pg.mkBrush(fill), border=pg.mkPen("k", width=1),
-                            anchor=(0, 0))
-        label.setFont(QFont(self.font().family(), points, QFont.Bold))
+    def _text_item(self, role: str, points: int, z: float = 20) -> pg.TextItem:
+        """A label on the map: a search number ("number", black on orange), a
+        pointer's name ("pointer") or a note ("note"); styled by the
+        presentation (:meth:`_style_text_item`)."""
+        label = pg.TextItem("", anchor=(0, 0))
         label.setZValue(z)
         label.hide()
         self.plot.addItem(label)
+        self._text_items.append((label, role, points))
+        self._style_text_item(label, role, points)
         return label
+
+    def _style_text_item(self, label: pg.TextItem, role: str, points: int) -> None:
+        pres = self.presentation
+        theme = pres.theme
+        if role == "number":
+            # black on orange in both themes: the search's own colour
+            ink, fill, border = palette.BLACK, QColor(palette.SEARCHED), palette.BLACK
+        else:
+            ink, fill, border = theme.ink, QColor(theme.background), theme.contrast
+            if role == "pointer":
+                fill.setAlpha(0xDD)
+        label.setColor(ink)
+        label.fill = pg.mkBrush(fill)
+        label.border = pg.mkPen(border, width=pres.line_scale)
+        label.setFont(QFont(self.font().family(), round(points * pres.text_scale), QFont.Bold))
+        label.update()
+
+    # ------------------------------------------------------------ presentation
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Theme colours, text sizes and outline widths (presenter mode): the
+        axes, the legend, the outlines, the pointers, the search numbers and
+        the notes all scale together."""
+        self.presentation = pres
+        theme, k = pres.theme, pres.text_scale
+        self.legend.apply_presentation(pres)
+        self.plot_widget.setBackground(theme.background)
+        tick_font = QFont(self.font())
+        tick_font.setPointSizeF(pres.pt(0.95))
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setTextPen(theme.ink)
+            axis.setPen(pg.mkPen(theme.axis, width=pres.line_scale))
+            axis.setStyle(tickFont=tick_font)
+            axis.label.setFont(tick_font)
+            axis.labelStyle = {"color": pres.muted, "font-size": f"{pres.pt(0.95):.1f}pt"}
+            axis._updateLabel()
+            axis.resizeEvent()          # centred again at its new size
+            axis.picture = None
+        # A fixed width, room for a 32-bit address in the tick font: an axis
+        # that widened for long addresses and kept its width would make the
+        # same step look different after another one.
+        fm = QFontMetrics(tick_font)
+        self.plot.getAxis("left").setWidth(fm.horizontalAdvance("0x00000000") + 2 * fm.height() + 8)
+        self.image_item.setLookupTable(theme_lut(theme))
+        colours = {self.separator_item: theme.separator, self.row_gap_item: theme.separator,
+                   self.released_item: theme.contrast, self.selected_outer: theme.contrast,
+                   self.selected_item: theme.contrast_core, self.hover_item: theme.contrast,
+                   self.cut_item: theme.contrast, self.leader_item: theme.contrast,
+                   self.grown_item: theme.grown, self.current_item: _current_colour(theme)}
+        for item, width in self._outlines:
+            p = QPen(item.pen())
+            if item in colours:
+                p.setColor(QColor(colours[item]))
+            # the lines between blocks stay thin: thick ones would eat small blocks
+            thin = item in (self.separator_item, self.row_gap_item)
+            p.setWidthF(width * (1.0 if thin else pres.line_scale))
+            item.setPen(p)
+        self._searched_filled = None        # the searched outline's width: again
+        self._style_searched(len(self.marks.visits))
+        symbol_pen = pg.mkPen(theme.contrast, width=1.5 * pres.line_scale)
+        self.pointer_item.setSize(18 * k)
+        self.pointer_item.setPen(symbol_pen)
+        self.marker_item.setSize(16 * k)
+        self.marker_item.setPen(symbol_pen)
+        for label, role, points in self._text_items:
+            self._style_text_item(label, role, points)
+        self.empty_text.setColor(pres.muted)
+        self.empty_text.setFont(QFont(self.font().family(), round(pres.pt(1.45))))
+        self.banner.setStyleSheet(f"background: {palette.FAILED}; color: white; padding: 6px 12px;"
+                                  f"border-radius: 4px; font-weight: bold; font-size: {pres.pt(1.1):.1f}pt;")
+        self.pointer_note.setStyleSheet(
+            f"background: {palette.SEARCHED}; color: black; padding: 3px 8px; border: 1px solid black;"
+            f"border-radius: 3px; font-weight: bold; font-size: {pres.pt():.1f}pt;")
+        self.pointer_note.adjustSize()
+        info_font = QFont(self.info.font())
+        info_font.setPointSizeF(pres.pt())
+        self.info.setFont(info_font)
+        self.info.setFixedHeight(self.info.fontMetrics().lineSpacing() * 2 + 4)
+        self._show_scale()
+        if self.layout_ is not None:
+            self._render()         # numbers per square pixel and label places depend on their size
 
     # ----------------------------------------------------------------- drawing
     def view_aspect(self) -> float:
@@ -519,6 +702,19 @@ class HeapMapWidget(Subscriber, QWidget):
             else:
                 self._anim.start()
 
+    def set_quiet(self, quiet: bool) -> None:
+        """Draw the heap and the policy's pointers only, none of the shown
+        step's marks: predict mode asks about the *next* malloc, and the last
+        step's search numbers, outlines or banner would be noise on the map,
+        or read as a hint."""
+        quiet = bool(quiet)
+        if quiet == self.quiet:
+            return
+        self.quiet = quiet
+        if self.layout_ is not None:
+            self._stop_transition()
+            self._render()
+
     def animating(self) -> bool:
         """A micro-step transition is under way."""
         return self._anim.state() == QVariantAnimation.Running or self._manual_ms is not None
@@ -584,6 +780,12 @@ class HeapMapWidget(Subscriber, QWidget):
     def _block_bytes(self, arrays) -> float:
         return self.block_bytes or arrays.mean_size()
 
+    def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
+        """How to lay out a heap of ``heap_end`` bytes in this map (compare
+        mode's rows override it to share one address scale)."""
+        return heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
+                                        self._block_bytes(self.heap.blocks))
+
     def _render(self) -> None:
         """Draw the shown step (up to its shown event)."""
         record, index = self.record, self.event_index
@@ -596,8 +798,7 @@ class HeapMapWidget(Subscriber, QWidget):
             before = self._before_heap()
             if before is not None:
                 heap_end = max(heap_end, before.blocks.brk)
-        layout = heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
-                                          self._block_bytes(self.heap.blocks))
+        layout = self.layout_for(heap_end)
         self.layout_ = layout
         self._paint_cells(shown, layout, micro)
         self.image_item.setImage(self.image, autoLevels=False)
@@ -609,7 +810,7 @@ class HeapMapWidget(Subscriber, QWidget):
             axis.update()
         self.empty_text.setVisible(heap_end == 0)
         self.empty_text.setPos(layout.row_bytes / 2, 0.5)
-        self.marks = step_marks(record, index if micro else None)
+        self.marks = StepMarks() if self.quiet else step_marks(record, index if micro else None)
         self._fresh = []
         self._cut_fresh = False
         self._draw_marks_of_step()
@@ -618,7 +819,7 @@ class HeapMapWidget(Subscriber, QWidget):
                                [p.name for p in self.heap.pointers if p.role != MARKER],
                                [p.name for p in self.heap.pointers if p.role == MARKER])
         self._draw_marks()
-        self.scale_label.setText(self._scale_text())
+        self._show_scale()
         if self.follow:
             self.fit()
         self._view_range_changed()
@@ -640,12 +841,44 @@ class HeapMapWidget(Subscriber, QWidget):
             self.full_paints += 1
         self._image_of = None if micro else (shown.serial, layout.row_bytes, layout.bytes_per_cell)
 
-    def _scale_text(self) -> str:
+    def _show_scale(self) -> None:
+        """The scale under the bottom axis: the longest of its forms that fits."""
+        axis = self.plot.getAxis("bottom")
+        # the label is centred under the map's cells, not under the whole
+        # widget (the address axis takes the left of it)
+        width = max(self.vb.sceneBoundingRect().width() - 8, 100)
+        metrics = QFontMetrics(axis.label.font())
+        label = ""
+        for label in self._scale_texts():
+            if metrics.horizontalAdvance(label) + 12 <= width:     # the text item's margins
+                break
+        if axis.labelText != label:
+            axis.setLabel(label)
+            # pyqtgraph centres the label only when the axis is resized: a
+            # longer text set later ran off the right end
+            axis.resizeEvent()
+
+    def _show_row_label(self) -> None:
+        """The left axis's "row address" only where the map is tall enough to
+        hold it whole (a short map in presenter mode cut it to "row addres")."""
+        axis = self.plot.getAxis("left")
+        need = QFontMetrics(axis.label.font()).horizontalAdvance("row address") + 12
+        show = self.vb.sceneBoundingRect().height() >= need
+        if show != axis.label.isVisible():
+            axis.showLabel(show)       # the axis keeps its fixed width: the map does not move
+
+    def _scale_texts(self) -> list[str]:
+        """The scale line, longest first."""
         lay = self.layout_
         if lay is None or self.blocks.brk == 0:
-            return ""
-        return (f"heap {human_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks · "
-                f"1 cell = {lay.bytes_per_cell} B · 1 row = {human_bytes(lay.row_bytes)}")
+            return ["byte offset within the row"]
+        heap = f"heap {human_bytes(self.blocks.brk)} in {len(self.blocks):,} blocks"
+        cell = f"1 cell = {lay.bytes_per_cell} B"
+        row = f"1 row = {human_bytes(lay.row_bytes)}"
+        return [f"byte offset within the row  ·  {heap}  ·  {cell}  ·  {row}",
+                f"offset in the row · {heap} · {cell} · {row}",
+                f"offset in the row · {cell} · {row}",
+                f"{cell} · {row}"]
 
     def _pixels(self) -> tuple[float, float]:
         """(bytes per pixel across, pixels per row down) at the current view."""
@@ -717,7 +950,7 @@ class HeapMapWidget(Subscriber, QWidget):
             return
         self._searched_filled = many
         pen = self.searched_item.pen()
-        pen.setWidthF(1.0 if many else 2.5)
+        pen.setWidthF((1.0 if many else 2.5) * self.presentation.line_scale)
         self.searched_item.setPen(pen)
         fill = QColor(palette.SEARCHED)
         fill.setAlpha(150)
@@ -777,14 +1010,14 @@ class HeapMapWidget(Subscriber, QWidget):
         marks = self.marks
         # a number per LABEL_ROOM square pixels of map at most: a small map
         # numbers fewer visits, not the whole map over
-        r = self.vb.sceneBoundingRect()
-        marks.renumber(int(r.width() * r.height() / LABEL_ROOM) if r.width() > 50 else 40)
+        self._numbered_for = self._label_budget()
+        marks.renumber(self._numbered_for)
         by_block: dict[tuple[int, int], list[int]] = {}
         for i in marks.numbered:
             by_block.setdefault(marks.visits[i], []).append(i + 1)
         groups = sorted(by_block.items(), key=lambda kv: kv[1][0])
         while len(self._order_labels) < len(groups):
-            label = self._text_item("k", palette.SEARCHED, NUMBER_POINTS)
+            label = self._text_item("number", NUMBER_POINTS)
             self._order_labels.append(label)
         self._label_blocks = []
         placed = []
@@ -809,6 +1042,13 @@ class HeapMapWidget(Subscriber, QWidget):
         last = len(marks.visits)
         placed.sort(key=lambda q: str(last) not in q[0].textItem.toPlainText().split("·"))
         self._number_places = placed
+
+    def _label_budget(self) -> int:
+        """How many search numbers the map has room for at its size on screen
+        (bigger numbers in presenter mode take more room each)."""
+        r = self.vb.sceneBoundingRect()
+        room = LABEL_ROOM * self.presentation.text_scale ** 2
+        return int(r.width() * r.height() / room) if r.width() > 50 else 40
 
     def _say_search(self) -> None:
         """The search in words under the map when its numbers do not say it all."""
@@ -859,7 +1099,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self.marker_item.setData(pos=[(x, y + 1) for x, y in (lay.point_of(p.addr) for p in markers)])
         named = search + markers
         while len(self._pointer_labels) < len(named):
-            self._pointer_labels.append(self._text_item("k", "#ffffffdd", POINTER_POINTS, z=19))
+            self._pointer_labels.append(self._text_item("pointer", POINTER_POINTS, z=19))
         placed = []
         for i, label in enumerate(self._pointer_labels):
             if i < len(named):
@@ -872,11 +1112,14 @@ class HeapMapWidget(Subscriber, QWidget):
                 label.hide()
         self._pointer_places = placed
         if at_sentinel:
+            # (a pointer at nothing says the list is empty only when it is:
+            # dlmalloc's last_remainder is at no block beside full bins)
+            empty = not np.any(self.shown_heap.blocks.state == heap_cells.STATE_FREE)
             self.pointer_note.setText(" · ".join(
                 f"{p.name} = &base (K&R's list sentinel, outside the heap): the next search "
                 f"starts at the lowest free block" if p.name == "rover" else
-                f"{p.name}: at no block (the free list is empty)" for p in at_sentinel))
-            self.pointer_note.adjustSize()
+                f"{p.name}: at no block" + (" (the free list is empty)" if empty else "")
+                for p in at_sentinel))
             self.pointer_note.show()
         else:
             self.pointer_note.hide()
@@ -895,12 +1138,11 @@ class HeapMapWidget(Subscriber, QWidget):
             kind = getattr(record, "kind", "malloc")
             self.banner.setText(f"✗ {kind}({record.request}) failed: no block fits "
                                 f"and the heap cannot grow by {failed:,} bytes")
-            self.banner.adjustSize()
-            self._place_notes()
             if not self.banner.isVisible():
                 self.banner.show()
                 self._flash_left = 6
                 self._flash.start()
+            self._place_notes()
         else:
             self.failed_item.setPath(QPainterPath())
             self.failed_item.setVisible(True)
@@ -915,19 +1157,57 @@ class HeapMapWidget(Subscriber, QWidget):
             self._flash.stop()
 
     def _place_notes(self) -> None:
+        """The failure banner at the top of the map, the note on a pointer at
+        no block at its bottom left: each in the map's width, its words
+        wrapped onto more lines rather than cut off at the map's edge."""
         w = self.plot_widget.width()
-        self.banner.move(max(0, (w - self.banner.width()) // 2), 8)
         r = self.plot_widget.mapFromScene(self.vb.sceneBoundingRect()).boundingRect()
-        self.pointer_note.move(r.left() + 6, r.bottom() - self.pointer_note.height() - 6)
+        _fit_width(self.banner, w - 16)
+        self.banner.move(max(0, (w - self.banner.width()) // 2), 8)
+        note = self.pointer_note
+        _fit_width(note, r.width() - 12)
+        # bottom left, unless it would hide a pointer drawn there (dlmalloc's
+        # top, the wilderness: the end of the heap, the bottom row); then the
+        # other corners
+        w_, h_ = note.width(), note.height()
+        corners = [(r.left() + 6, r.bottom() - h_ - 6), (r.right() - w_ - 6, r.bottom() - h_ - 6),
+                   (r.left() + 6, r.top() + 6), (r.right() - w_ - 6, r.top() + 6)]
+        symbols = self._pointer_rects() if not note.isHidden() else []
+        for x, y in corners:
+            if not any(QRect(x, y, w_, h_).intersects(q) for q in symbols):
+                break
+        else:
+            x, y = corners[0]
+        note.move(x, y)
 
+    def _pointer_rects(self) -> list:
+        """The pointers' symbols and names, in the plot widget's pixels."""
+        rects = []
+        for item in (self.pointer_item, self.marker_item):
+            xs, ys = item.getData()
+            for x, y in zip(xs, ys):
+                p = self.plot_widget.mapFromScene(self.vb.mapViewToScene(QPointF(x, y)))
+                rects.append(QRect(p.x() - 10, p.y() - 10, 20, 20))
+        for label in self._pointer_labels:
+            if label.isVisible():
+                rects.append(self.plot_widget.mapFromScene(label.sceneBoundingRect()).boundingRect())
+        return rects
 
     def _view_range_changed(self, *_) -> None:
         """The view moved or resized: separators and label places depend on its scale."""
         if self.layout_ is None:
             return
+        if self.marks.visits and self._label_budget() != self._numbered_for:
+            # The map was resized: number as many visits as a map of this size
+            # numbers when a step is drawn on it (one picture per step, whether
+            # the window was resized before the step or after it).
+            self._stop_transition()
+            self._number_visits()
         self._draw_separators()
         self._place_labels()
         self._place_notes()
+        self._show_scale()
+        self._show_row_label()
 
     def _place_labels(self) -> None:
         """Put the labels on screen: each number standing on its block, the count of
@@ -939,12 +1219,13 @@ class HeapMapWidget(Subscriber, QWidget):
         in :attr:`crowded` (the line under the map says: zoom in)."""
         view = self.vb.sceneBoundingRect()
         vl, vt, vr, vb_ = view.left() + 1, view.top() + 1, view.right() - 1, view.bottom() - 1
-        occupied: list[tuple[float, float, float, float]] = []
+        occupied: list[tuple[float, float, float, float]] = list(self._reserved_rects())
+        half = 9 * self.presentation.text_scale        # half a pointer symbol
         for item in (self.pointer_item, self.marker_item):
             xs, ys = item.getData()
             for x, y in zip(xs, ys):
                 p = self.vb.mapViewToScene(QPointF(x, y))
-                occupied.append((p.x() - 9, p.y() - 9, p.x() + 9, p.y() + 9))
+                occupied.append((p.x() - half, p.y() - half, p.x() + half, p.y() + half))
 
         def free(r) -> bool:
             x0, y0, x1, y1 = r
@@ -966,7 +1247,7 @@ class HeapMapWidget(Subscriber, QWidget):
             elif kind == "below":
                 left, top = p.x() - w / 2, p.y() + 2 * h
             else:                                   # under a pointer's symbol
-                left, top = p.x() - w / 2, p.y() + 10
+                left, top = p.x() - w / 2, p.y() + half + 1
             inside = view.contains(p)
             first = rect = None
             for dx, dy in self._spots(w + 2, h + 2):
@@ -992,17 +1273,21 @@ class HeapMapWidget(Subscriber, QWidget):
         self.leader_item.setPath(leaders)
         self._say_search()
 
+    def _reserved_rects(self) -> list[tuple[float, float, float, float]]:
+        """Scene rectangles (x0, y0, x1, y1) the labels keep off (compare
+        mode's rows keep the request's label clear)."""
+        return []
+
     @staticmethod
-    def _spots(w: float, h: float) -> list[tuple[float, float]]:
+    def _spots(w: float, h: float) -> tuple[tuple[float, float], ...]:
         """Offsets to try for a label, nearest first: up and down by rows of
         labels, then beside."""
-        spots = [(i * w, j * h) for i in range(-2, 3) for j in range(-6, 7)]
-        spots.sort(key=lambda d: (abs(d[0]) / w) * 2.5 + abs(d[1]) / h)
-        return spots
+        return _label_spots(float(w), float(h))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._place_notes()
+        self._show_scale()
         # With self as the context the call is dropped if the map is deleted first.
         QTimer.singleShot(0, self, self._relayout_if_needed)
 
@@ -1010,8 +1295,7 @@ class HeapMapWidget(Subscriber, QWidget):
         if self.layout_ is None:
             return
         heap_end = max(self.heap.blocks.brk, self.layout_.heap)
-        wanted = heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
-                                          self._block_bytes(self.heap.blocks))
+        wanted = self.layout_for(heap_end)
         if wanted != self.layout_:
             self._render()
         else:
@@ -1134,7 +1418,11 @@ class HeapMapWidget(Subscriber, QWidget):
         heap = step.heap
         self.show_blocks(heap.blocks, step.record, step.ids_source, lambda: step.places,
                          pointers=heap.pointers, before=lambda: step.heap_before,
-                         event_index=self.model.event_index, heap=heap)
+                         event_index=self.model.event_in_row(self.row), heap=heap)
+
+    def _model_event(self, index) -> None:
+        # compare mode: this row's own event (its step may have fewer than the longest)
+        self.set_current_event(None if index is None else self.model.event_in_row(self.row))
 
     def _model_hover(self, addr) -> None:
         self.hover_block = addr

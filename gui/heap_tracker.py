@@ -11,7 +11,10 @@ size.  So :class:`HeapTracker` keeps the blocks as
 :class:`~gui.heap_cells.BlockArrays` and, for a step forward, edits only the
 rows the events name (:class:`BlockEditor`: work in the number of events,
 plus one copy of the columns in numpy); a step back undoes the last edit.
-A seek, a jump, or a step whose events do not add up rebuilds from the walk.
+A seek, a jump, or a step whose events do not add up rebuilds from the walk;
+a step back with no edit to undo (after a jump) walks a few steps further
+back and edits the steps from there in (:func:`seek_tracked`), so only one
+step back in :data:`BACK_WALK_AHEAD` walks.
 
 How each event edits the blocks (``put`` makes a byte range one block, and
 trims the blocks it overlaps; the state of a block cut by ``put`` stays):
@@ -104,6 +107,8 @@ from ..allocators.events import (ArenaExtended, BlockFragmented, BucketRefill, B
                                  PointerMove, Released, Shrink, Split, TableMoved, TopExtended,
                                  TreeInsert)
 
+from ..allocators.replay import BACK_STEP_MOVE
+
 from .heap_cells import (STATE_FREE, STATE_META, STATE_USED, BlockArrays, block_arrays, top_of)
 
 #: the state of bytes the heap grew by, until an event says what they are
@@ -115,6 +120,12 @@ COLUMNS = ("addr", "size", "state", "payload", "request", "header")
 STEPWISE_MAX = 64
 #: steps back that can be undone without a walk
 UNDO_STEPS = 4096
+#: a step back the tracker cannot undo (after a jump) walks the heap this many
+#: steps further back and edits the steps up to the shown one in, so that
+#: the next steps back are undone (one walk per this many steps, not one
+#: each); the timeline's seek back there is still short enough to count as
+#: stepping back, and keeps copies for the steps back that follow
+BACK_WALK_AHEAD = BACK_STEP_MOVE - 1
 
 
 _SERIALS = itertools.count()
@@ -757,21 +768,38 @@ def seek_tracked(timeline, tracker: HeapTracker, position: int) -> None:
     """Move ``timeline`` to ``position`` and keep ``tracker`` there: a short
     move forward one step at a time (each step replayed with its events and
     edited in), one step back by undoing the last edit, anything else by a
-    plain seek (the tracker then rebuilds from the walk when asked)."""
+    plain seek (the tracker then rebuilds from the walk when asked).
+
+    A step back that cannot be undone (the tracker walked the heap after a
+    jump) walks the heap :data:`BACK_WALK_AHEAD` steps further back and edits
+    the steps from there in, one at a time, as a short move forward: the
+    next steps back are then undone, where each would have walked."""
     start = timeline.position
     if tracker.position == start and tracker.heap is not None:
         if 0 < position - start <= STEPWISE_MAX:
-            for t in range(start + 1, position + 1):
-                timeline.seek(t)
-                rec = timeline.last_record
-                if not tracker.forward(timeline.strategy, rec, t):
-                    timeline.seek(position)
-                    return
+            _edit_forward(timeline, tracker, start, position)
             return
-        if position == start - 1 and tracker.can_undo(position):
-            timeline.seek(position)
-            tracker.back(position)
-            return
+        if position == start - 1:
+            if tracker.can_undo(position):
+                timeline.seek(position)
+                tracker.back(position)
+                return
+            if position > 0:
+                low = max(0, position - BACK_WALK_AHEAD)
+                timeline.seek(low)
+                tracker.rebuild(timeline.strategy, low, timeline.strategy.structure()["pointers"])
+                _edit_forward(timeline, tracker, low, position)
+                return
     if position != start:
         tracker.invalidate()
     timeline.seek(position)
+
+
+def _edit_forward(timeline, tracker: HeapTracker, start: int, position: int) -> None:
+    """Replay the steps after ``start`` up to ``position`` one at a time, each
+    with its events, and edit them in (a plain seek if one does not fit)."""
+    for t in range(start + 1, position + 1):
+        timeline.seek(t)
+        if not tracker.forward(timeline.strategy, timeline.last_record, t):
+            timeline.seek(position)
+            return

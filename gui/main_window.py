@@ -17,7 +17,13 @@ Every command is a QAction with its shortcut, in a menu: File (Open, Open
 Recent, Open Example, Workload, Save Screenshot, Quit), View (Fit Heap,
 Structure View S, Explain Panel E), Playback (Play/Pause Space, Step Back Left,
 Step Forward Right, Previous / Next Event Shift+Left / Shift+Right, Start
-Home, End End, Go to Step Ctrl+G, Faster +, Slower -), Strategy (one per strategy, Ctrl+1...), Help (Keys F1, About).
+Home, End End, Go to Step Ctrl+G, Faster +, Slower -), Strategy (one per
+strategy, Ctrl+1..., Compare Mode C, Compare Strategies Shift+C), Help (Keys
+F1, About).
+
+Compare mode (:mod:`gui.compare_mode`) shows 2 to 7 strategies side by side,
+one row each, in a second page of the window's stack; the timeline bar, the
+player, the step animator and the keys drive both pages.
 
 Loading a trace and changing the strategy replay the trace in the background
 (:mod:`gui.loader`); a strategy already replayed for this trace shows at once.
@@ -28,13 +34,16 @@ line, and the window keeps what it showed.
 from __future__ import annotations
 
 import dataclasses
+import html
 import os
+import re
 
 from PySide6.QtCore import QSettings, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QInputDialog, QLabel,
-                               QMainWindow, QMessageBox, QScrollArea, QSplitter, QStyle, QToolBar,
-                               QVBoxLayout, QWidget)
+from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFrame, QHBoxLayout,
+                               QInputDialog, QLabel,
+                               QMainWindow, QMessageBox, QScrollArea, QSplitter, QStackedWidget,
+                               QStyle, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from .. import traces
 from ..allocators.params import ParamError
@@ -42,17 +51,26 @@ from ..allocators.user import UserStrategyError
 from ..traces.bundled import examples as bundled_examples
 from ..allocators.registry import STRATEGIES, strategy_names
 
+from .compare_mode import CompareMode
 from .explain_panel import ExplainPanel
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .loader import LoadRequest, Loader, ReadTrace
 from .player import Player
 from .plots import PlotPanel
+from .predict_bar import PredictBar
+from .predict_mode import PredictMode
 from .show_model import ShowModel, timeline_key
 from .step_animator import StepAnimator
 from .structure_panel import StructurePanel
+from .theme import FontScaler, Presentation, THEMES, qt_palette, tinted_icon
 from .timeline_bar import TimelineBar
 from .workload_dialog import WorkloadDialog
+
+#: the gauge column's width and the plots' least height at text scale 1
+GAUGE_COLUMN_WIDTH = 316
+PLOTS_MIN_HEIGHT = 64
+MAP_MIN_HEIGHT = 120
 
 ORGANIZATION = "heapscope"
 APPLICATION = "heapscope"
@@ -88,12 +106,23 @@ class MainWindow(QMainWindow):
         self.message_box: QMessageBox | None = None
         self.setWindowTitle("heapscope")
         self.resize(1400, 900)
+        #: presenter mode, theme and text size (gui/theme.py)
+        self.presentation = Presentation(
+            presenter=_setting_bool(self.settings.value("presenter", False)),
+            theme_name=str(self.settings.value("theme", "light")) if str(
+                self.settings.value("theme", "light")) in THEMES else "light",
+            screen_height=_screen_height(self))
+        self.font_scaler = FontScaler()
 
         self.model = ShowModel(self)
         self.player = Player(self)
         self.animator = StepAnimator(self.model, self)
         self.loader = Loader(self)
+        #: predict-the-block, per row (gui/predict_mode.py)
+        self.predict = PredictMode(self.model, self)
+        self.predict.play = self.animator.step_to      # an answered step plays its events
         self._make_actions()
+        self.compare = CompareMode(self)
         self.heap_map = HeapMapWidget()
         self.structure_panel = StructurePanel()
         self.explain_panel = ExplainPanel()
@@ -101,13 +130,21 @@ class MainWindow(QMainWindow):
         self.gauges = GaugePanel()
         self.bar = TimelineBar({"start": self.act_start, "back": self.act_back, "play": self.act_play,
                                 "forward": self.act_forward, "end": self.act_end})
+        self.predict_bar = PredictBar(self.predict.session(0), self.act_predict_grow,
+                                      self.act_predict_reveal)
         self._make_menus()
         self._make_toolbar()
         self._make_layout()
 
+        self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():
             view.bind(self.model)
+        self._single_bound = True
         self.model.step_changed.connect(self.position_changed)
+        self.heap_map.block_clicked.connect(lambda addr: self.predict_click(0, addr))
+        self.structure_panel.block_clicked.connect(lambda addr: self.predict_click(0, addr))
+        self.predict.active_changed.connect(self.act_predict.setChecked)
+        self.predict.question_changed.connect(self._question_changed)
         self.player.advance.connect(self._advance)
         self.player.playing_changed.connect(self._playing_changed)
         self.player.speed_changed.connect(self.bar.show_speed)
@@ -123,11 +160,26 @@ class MainWindow(QMainWindow):
         self.loader.cancelled.connect(self._load_cancelled)
         self.bar.show_speed(self.player.speed)
         self._sync_strategy_widgets()
+        self.apply_presentation(self.presentation)
 
     def views(self) -> list:
         """Every view subscribed to the model."""
         return [self.heap_map, self.structure_panel, self.explain_panel, self.gauges, self.plots,
                 self.bar]
+
+    def single_views(self) -> list:
+        """The views of the one-strategy page (compare mode unbinds them)."""
+        return [v for v in self.views() if v is not self.bar]
+
+    def _bind_single_views(self, bound: bool) -> None:
+        if bound == self._single_bound:
+            return
+        self._single_bound = bound
+        for view in self.single_views():
+            if bound:
+                view.bind(self.model)
+            else:
+                view.unbind()
 
     # What is shown, read from the model.
     @property
@@ -154,7 +206,8 @@ class MainWindow(QMainWindow):
             act.setShortcuts([QKeySequence(k) for k in keys])
         if icon is not None:
             act.setIcon(self.style().standardIcon(icon))
-        tip = tip or text.replace("&", "").rstrip("…")
+            act.setProperty("standard_icon", int(icon))
+        tip = tip or _plain(text).rstrip("…")
         if keys:
             tip += f" ({QKeySequence(keys[0]).toString(QKeySequence.NativeText)})"
         act.setToolTip(tip)
@@ -168,9 +221,12 @@ class MainWindow(QMainWindow):
                                      S.SP_DialogOpenButton)
         self.act_workload = self._action("&Workload…", self.ask_workload, ["Ctrl+N"],
                                          S.SP_FileDialogNewFolder, "Generate a workload from the seeds")
+        self.act_export = self._action("&Export…", self.ask_export, ["Ctrl+E"],
+                                       tip="Save the map, a view, the gauges or the window as PNG or "
+                                           "SVG, the measures as CSV or JSON, steps as GIF or MP4")
         self.act_screenshot = self._action("Save &Screenshot…", self.ask_screenshot, ["Ctrl+S"])
-        self.act_quit = self._action("&Quit", self.close, [QKeySequence.Quit])
-        self.act_clear_recent = self._action("Clear Recent", self.clear_recent)
+        self.act_quit = self._action("&Quit", self.close, ["Ctrl+Q"])
+        self.act_clear_recent = self._action("Clear Recent", self.clear_recent, ["Ctrl+Shift+Del"])
         self.act_fit = self._action("&Fit Heap to Window", self.heap_map_fit, ["0"])
         self.act_structure = self._action("&Structure View", self.toggle_structure, ["S"],
                                           tip="Show or hide the strategy's free structure")
@@ -179,6 +235,18 @@ class MainWindow(QMainWindow):
         for act in (self.act_structure, self.act_explain):
             act.setCheckable(True)
             act.setChecked(True)
+        self.act_plots = self._action("P&lots", self.toggle_plots, ["L"],
+                                      tip="Show or hide the plots over time")
+        self.act_plots.setCheckable(True)
+        self.act_plots.setChecked(True)
+        self.act_presenter = self._action("&Presenter Mode", self.toggle_presenter, ["F5"],
+                                          tip="Large text, thick outlines, high contrast: for a projector")
+        self.act_dark = self._action("&Dark Theme", self.toggle_dark, ["D"],
+                                     tip="White on black (the heap keeps its colour-blind-safe colours)")
+        for act, on in ((self.act_presenter, self.presentation.presenter),
+                        (self.act_dark, self.presentation.theme_name == "dark")):
+            act.setCheckable(True)
+            act.setChecked(on)
         self.act_play = self._action("&Play", self.toggle_play, ["Space"], S.SP_MediaPlay,
                                      "Play / pause")
         self.act_back = self._action("Step &Back", self.step_back, ["Left"], S.SP_MediaSeekBackward)
@@ -193,18 +261,29 @@ class MainWindow(QMainWindow):
         self.act_goto = self._action("&Go to Step…", self.ask_go_to_step, ["Ctrl+G"])
         self.act_faster = self._action("Fas&ter", self.faster, ["+", "="])
         self.act_slower = self._action("Slo&wer", self.slower, ["-"])
+        self._make_predict_actions()
         self.act_keys = self._action("&Keyboard Shortcuts", self.show_keys, ["F1"])
-        self.act_about = self._action("&About heapscope", self.show_about)
+        self.act_about = self._action("&About heapscope", self.show_about, ["Shift+F1"])
         self.strategy_group = QActionGroup(self)
         self.strategy_actions: dict[str, QAction] = {}
         for i, name in enumerate(strategy_names()):
-            keys = [f"Ctrl+{i + 1}"] if i < 9 else []
-            act = self._action(f"{name} — {STRATEGIES[name].title}",
-                               lambda name=name: self.set_strategy(name), keys)
+            # '&&' shows one '&' (K&R, AT&T); a lone one would be a mnemonic
+            act = self._action(f"{name} — {STRATEGIES[name].title}".replace("&", "&&"),
+                               lambda name=name: self.set_strategy(name), _strategy_keys(i))
             act.setCheckable(True)
             act.setChecked(name == self.strategy_name)
             self.strategy_group.addAction(act)
             self.strategy_actions[name] = act
+
+    def _make_predict_actions(self) -> None:
+        self.act_predict = self._action("&Predict Mode", self.toggle_predict, ["P"],
+                                        tip="Stop before each malloc: click the block the policy will take")
+        self.act_predict.setCheckable(True)
+        self.act_predict_grow = self._action("The Heap Will &Grow", self.answer_grow, ["G"],
+                                             tip="Predict mode: answer that no free block fits")
+        self.act_predict_reveal = self._action("Show the &Answer", self.reveal_answer, ["A"],
+                                               tip="Predict mode: play the step without an answer")
+        self.act_predict_reset = self._action("&Reset Score", self.reset_predict_score, ["Shift+P"])
 
     def _make_menus(self) -> None:
         mb = self.menuBar()
@@ -216,6 +295,7 @@ class MainWindow(QMainWindow):
         self.examples_menu = self._make_examples_menu(file_menu)
         file_menu.addAction(self.act_workload)
         file_menu.addSeparator()
+        file_menu.addAction(self.act_export)
         file_menu.addAction(self.act_screenshot)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
@@ -224,6 +304,10 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         view_menu.addAction(self.act_structure)
         view_menu.addAction(self.act_explain)
+        view_menu.addAction(self.act_plots)
+        view_menu.addSeparator()
+        view_menu.addAction(self.act_presenter)
+        view_menu.addAction(self.act_dark)
         play_menu = mb.addMenu("&Playback")
         for act in (self.act_play, self.act_back, self.act_forward, self.act_start, self.act_end,
                     self.act_goto):
@@ -234,14 +318,21 @@ class MainWindow(QMainWindow):
         play_menu.addSeparator()
         play_menu.addAction(self.act_faster)
         play_menu.addAction(self.act_slower)
+        predict_menu = mb.addMenu("P&redict")
+        for act in (self.act_predict, self.act_predict_grow, self.act_predict_reveal,
+                    self.act_predict_reset):
+            predict_menu.addAction(act)
         strategy_menu = mb.addMenu("&Strategy")
         for act in self.strategy_actions.values():
             strategy_menu.addAction(act)
+        strategy_menu.addSeparator()
+        strategy_menu.addAction(self.compare.act_toggle)
+        strategy_menu.addAction(self.compare.act_pick)
         help_menu = mb.addMenu("&Help")
         help_menu.addAction(self.act_keys)
         help_menu.addAction(self.act_about)
         self.menus = {"file": file_menu, "view": view_menu, "playback": play_menu,
-                      "strategy": strategy_menu, "help": help_menu}
+                      "predict": predict_menu, "strategy": strategy_menu, "help": help_menu}
 
     def _make_examples_menu(self, file_menu):
         """File > Open Example: the bundled traces, real programs among them."""
@@ -272,6 +363,16 @@ class MainWindow(QMainWindow):
         self.strategy_box.activated.connect(
             lambda i: self.set_strategy(self.strategy_box.itemData(i)))
         tb.addWidget(self.strategy_box)
+        self.compare_button = QToolButton()
+        self.compare_button.setDefaultAction(self.compare.act_toggle)
+        self.compare_button.setText("Compare")
+        self.compare_button.setFocusPolicy(Qt.NoFocus)
+        tb.addWidget(self.compare_button)
+        pick = QToolButton()
+        pick.setDefaultAction(self.compare.act_pick)
+        pick.setText("…")
+        pick.setFocusPolicy(Qt.NoFocus)
+        tb.addWidget(pick)
         self.strategy_title = QLabel()
         self.strategy_title.setStyleSheet("color: #333; padding-left: 8px;")
         tb.addWidget(self.strategy_title)
@@ -313,28 +414,181 @@ class MainWindow(QMainWindow):
         split.setStretchFactor(1, 1)
         split.setSizes([600, 180])
         split.setChildrenCollapsible(False)
-        self.plots.setMinimumHeight(170)
-        # On a short screen the six gauges scroll rather than squeeze their text.
-        gauge_scroll = QScrollArea()
+        self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+        self.main_split = split
+        # The gauges: a column beside the map where the screen is tall
+        # enough for all six, else a compact strip across the window above
+        # the timeline (_adapt_layout); the column scrolls only while a
+        # resize is under way.
+        self.gauge_scroll = gauge_scroll = QScrollArea()
         gauge_scroll.setWidget(self.gauges)
         gauge_scroll.setWidgetResizable(True)
         gauge_scroll.setFrameShape(QFrame.NoFrame)
         gauge_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        gauge_scroll.setFixedWidth(316)
+        gauge_scroll.setFixedWidth(GAUGE_COLUMN_WIDTH)
+        self.gauge_strip = QWidget()
+        strip_box = QHBoxLayout(self.gauge_strip)
+        strip_box.setContentsMargins(4, 2, 4, 0)
+        self.gauge_strip.hide()
         middle = QHBoxLayout()
         middle.setContentsMargins(4, 4, 4, 0)
         middle.addWidget(split, 1)
         middle.addWidget(gauge_scroll)
+        # one page for one strategy (its predict band and gauge strip too),
+        # one for compare mode (a band per row); the timeline bar serves both
+        single = QWidget()
+        single_box = QVBoxLayout(single)
+        single_box.setContentsMargins(0, 0, 0, 0)
+        single_box.setSpacing(0)
+        single_box.addWidget(self.predict_bar)
+        single_box.addLayout(middle, 1)
+        single_box.addWidget(self.gauge_strip)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(single)
+        self.pages.addWidget(self.compare.view)
         central = QWidget()
         box = QVBoxLayout(central)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(0)
-        box.addLayout(middle, 1)
+        box.addWidget(self.pages, 1)
         box.addWidget(self.bar)
         self.setCentralWidget(central)
         # Keys go to the window's actions: keep focus off the spin boxes.
         self.heap_map.plot_widget.setFocusPolicy(Qt.StrongFocus)
         self.heap_map.plot_widget.setFocus()
+
+    # =========================================================== presentation
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Show the window as ``pres`` says: the application's font and
+        palette, every view's text sizes, outlines and colours, and the
+        layout that fits (gauges in a column or a strip)."""
+        from PySide6.QtWidgets import QApplication
+        self.presentation = pres
+        app = QApplication.instance()
+        font = QFont(app.font())
+        font.setPointSizeF(pres.body_pt)
+        app.setFont(font)
+        app.setPalette(qt_palette(pres.theme))
+        self.font_scaler.apply(self, pres.text_scale)
+        for view in (self.heap_map, self.plots, self.gauges, self.bar, self.explain_panel,
+                     self.structure_panel):
+            view.apply_presentation(pres)
+        self._apply_predict_presentation(pres)
+        k = pres.text_scale
+        self.gauge_scroll.setFixedWidth(round(GAUGE_COLUMN_WIDTH * k))
+        self.toolbar.setIconSize(QSize(round(22 * k), round(22 * k)))
+        self.strategy_title.setStyleSheet(f"color: {pres.muted}; padding-left: 8px;")
+        for act, on in ((self.act_presenter, pres.presenter), (self.act_dark, pres.theme_name == "dark")):
+            act.setChecked(on)
+        self._theme_icons()
+        self._adapt_layout()
+
+    def _theme_icons(self) -> None:
+        """The standard icons, in white on the dark theme."""
+        for act in self.actions():
+            which = act.property("standard_icon")
+            if which is None:
+                continue
+            icon = self.style().standardIcon(QStyle.StandardPixmap(which))
+            if self.presentation.theme_name == "dark":
+                icon = tinted_icon(icon, self.presentation.theme.ink)
+            act.setIcon(icon)
+
+    def set_presenter(self, on: bool) -> None:
+        """Presenter mode on or off (F5), remembered in the settings."""
+        self.settings.setValue("presenter", bool(on))
+        self.apply_presentation(self.presentation.with_(presenter=bool(on)))
+
+    def set_theme(self, name: str) -> None:
+        """The light or the dark theme (D), remembered in the settings."""
+        if name not in THEMES:
+            raise ValueError(f"unknown theme {name!r}; known: {', '.join(THEMES)}")
+        self.settings.setValue("theme", name)
+        self.apply_presentation(self.presentation.with_(theme_name=name))
+
+    def toggle_presenter(self) -> None:
+        self.set_presenter(not self.presentation.presenter)
+
+    def toggle_dark(self) -> None:
+        self.set_theme("light" if self.presentation.theme_name == "dark" else "dark")
+
+    def _screen_changed(self, *_) -> None:
+        height = _screen_height(self)
+        if height != self.presentation.screen_height:
+            self.apply_presentation(self.presentation.with_(screen_height=height))
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        handle = self.windowHandle()
+        if handle is not None and not getattr(self, "_screen_hooked", False):
+            handle.screenChanged.connect(self._screen_changed)
+            self._screen_hooked = True
+            self._screen_changed()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._adapt_layout()
+
+    def set_window_size(self, width: int, height: int) -> None:
+        """Resize to ``width`` x ``height``, arranging the gauges for that
+        height first (a resize cannot go below the minimum of the
+        arrangement shown; ``heapscope render`` and the tests use this)."""
+        chrome = self.height() - self.centralWidget().height()
+        self._adapt_layout(height - chrome)
+        self.resize(width, height)
+        self._adapt_layout()
+
+    def _adapt_layout(self, central_height: int | None = None) -> None:
+        """Gauges in a column when the window is tall enough for all six,
+        else in a strip above the timeline (a 1280 x 720 projector)."""
+        central = self.centralWidget()
+        if central is None:
+            return
+        if central_height is None:
+            central_height = central.height()
+        available = central_height - self.bar.sizeHint().height() - 8
+        strip = self.gauges.column_height() > available
+        self._compact(strip)
+        if strip == (self.gauges.arrangement == self.gauges.STRIP):
+            return
+        # the map and the structure view first: the plots and the explain
+        # panel get what is left (a splitter drag gives them more)
+        total = sum(self.main_split.sizes())
+        self.main_split.setSizes([round(total * (0.8 if strip else 0.75)), round(total * (0.2 if strip else 0.25))])
+        if strip:
+            self.gauge_scroll.takeWidget()
+            self.gauges.set_arrangement(self.gauges.STRIP)
+            self.gauge_strip.layout().addWidget(self.gauges)
+            self.gauge_scroll.hide()
+            self.gauge_strip.show()
+        else:
+            self.gauge_strip.layout().removeWidget(self.gauges)
+            self.gauges.set_arrangement(self.gauges.COLUMN)
+            self.gauge_scroll.setWidget(self.gauges)
+            self.gauge_strip.hide()
+            self.gauge_scroll.show()
+        self.gauges.show()
+
+    def _compact(self, compact: bool) -> None:
+        """On a short screen (gauges in a strip) the structure view's hover
+        line goes (the map's hover line says the same) and, in presenter
+        mode, the status bar.  The plots and the map keep small minimums in
+        every arrangement, so that a window dragged shorter reaches the
+        height where the gauges become a strip."""
+        self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+        self.heap_map.plot_widget.setMinimumHeight(MAP_MIN_HEIGHT)
+        self.structure_panel.facts.setVisible(not compact)
+        self.plots.set_compact(compact)
+        self.heap_map.legend.set_compact(compact)
+        # Presenter mode on a short screen has no room for readable plots:
+        # they give way to the map (L shows them again).
+        crowded = compact and self.presentation.presenter
+        self.predict_bar.set_compact(crowded)
+        self.structure_panel.set_compact(crowded)
+        if crowded != getattr(self, "_crowded", False):
+            self._crowded = crowded
+            self.set_plots_visible(not crowded)
+        self.statusBar().setVisible(not (compact and self.presentation.presenter))
 
     # ================================================================ loading
     def ask_open(self) -> None:
@@ -376,10 +630,27 @@ class MainWindow(QMainWindow):
         self._start(LoadRequest(label or trace.name or "trace", lambda: trace,
                                 self.strategy_name, self.params_for(self.strategy_name)))
 
+    def show_built(self, trace, timeline, source: str | None = None, position: int = 0,
+                   label: str | None = None) -> None:
+        """Show a timeline already built (``heapscope render`` builds it in its
+        own thread of control, no loader): the trace, then its step
+        ``position``."""
+        if self.model.trace is not trace:
+            self.model.set_trace(trace, source, label or "")
+        key = self.model.add_timeline(timeline)
+        self._show(timeline.strategy_name, key, position)
+
     def set_strategy(self, name: str) -> None:
-        """Replay the same trace through another strategy, keeping the step."""
+        """Replay the same trace through another strategy, keeping the step
+        (in compare mode: leave it for that strategy)."""
         if name not in STRATEGIES:
             raise ValueError(f"unknown strategy {name!r}")
+        if self.compare.active:
+            self.strategy_name = name
+            if self.trace is not None and not self.loader.busy:
+                self.compare.leave()
+                return
+            self.compare.deactivate()    # nothing compared shows yet: just this one
         if self.loader.busy:
             # a load is under way: redo it with this strategy
             self._start(dataclasses.replace(self.loader.request, strategy=name,
@@ -410,15 +681,24 @@ class MainWindow(QMainWindow):
     @property
     def busy(self) -> bool:
         """A trace is being read or replayed."""
-        return self.loader.busy
+        return self.loader.busy or self.compare.busy
 
     def _start(self, request: LoadRequest) -> None:
         self.player.pause()
-        self.statusBar().showMessage(f"Replaying {request.label} through {request.strategy}…")
+        if self.compare.active:
+            # compare mode: read the trace here, then build its strategies at once
+            self.compare.loader.cancel()
+            request = dataclasses.replace(request, strategy=None)
+            self.statusBar().showMessage(f"Reading {request.label}…")
+        else:
+            self.statusBar().showMessage(f"Replaying {request.label} through {request.strategy}…")
         self.loader.start(request)
 
     def _loaded(self, result) -> None:
         req = result.request
+        if result.timeline is None:
+            self.compare.build_trace(result)
+            return
         model = self.model
         if result.trace is not model.trace or req.source != model.source:
             model.set_trace(result.trace, req.source)
@@ -432,19 +712,28 @@ class MainWindow(QMainWindow):
         """Show the kept timeline ``key`` at ``position``: the views follow the model."""
         self.strategy_name = strategy
         self.model.show([key], position)
+        self._shown_single()
+
+    def _shown_single(self) -> None:
+        """Titles, status and signals once one strategy shows."""
         self._sync_strategy_widgets()
         timeline = self.timeline
         self.setWindowTitle(f"heapscope — {self._trace_label()} — {self.strategy_name}")
         self.trace_label.setText(f"{self._trace_label()} · {timeline.n:,} steps")
-        s = timeline.summary()
-        self.statusBar().showMessage(
-            f"{self._trace_label()} through {self.strategy_name}: waste {_pct(s.get('waste'))}, "
-            f"utilisation at the end {_pct(s.get('utilisation'))}, mean search "
-            f"{s.get('search_mean', 0):.2f}, {s.get('failed', 0)} failed; replayed in "
-            f"{timeline.wall_seconds:.2f} s")
+        self.statusBar().showMessage(self.summary_text())
         self.timeline_changed.emit()
         if self.timeline.fault is not None:
             self._show_fault(self.timeline.fault)
+
+    def summary_text(self, timed: bool = True) -> str:
+        """The status bar's line: the whole replay's measures (and, when
+        ``timed``, how long the replay took, which differs run to run)."""
+        timeline = self.timeline
+        s = timeline.summary()
+        text = (f"{self._trace_label()} through {self.strategy_name}: waste {_pct(s.get('waste'))}, "
+                f"utilisation at the end {_pct(s.get('utilisation'))}, mean search "
+                f"{s.get('search_mean', 0):.2f}, {s.get('failed', 0)} failed")
+        return text + (f"; replayed in {timeline.wall_seconds:.2f} s" if timed else "")
 
     def _show_fault(self, fault) -> None:
         """A user strategy broke during the replay: the timeline stops before
@@ -485,6 +774,8 @@ class MainWindow(QMainWindow):
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(name))
         extra = ", ".join(f"{k.replace('_', ' ')} {_param_text(v)}" for k, v in self.params_for(name).items())
         self.strategy_title.setText(STRATEGIES[name].title + (f"  [{extra}]" if extra else ""))
+        if self.compare.active and self.compare.view.shown_rows():
+            self.strategy_title.setText(self.compare.title())    # rows still show
         self.strategy_actions[name].setChecked(True)
 
     # ------------------------------------------------------------ recent files
@@ -525,8 +816,16 @@ class MainWindow(QMainWindow):
         self.model.seek(position)
 
     def step_forward(self) -> None:
-        """The next step: it plays its events at slow speeds (gui/step_animator.py)."""
-        self.animator.step_to(self.model.position + 1)
+        """The next step: it plays its events at slow speeds (gui/step_animator.py).
+        In predict mode a malloc asks first, and → on an open question shows
+        the answer."""
+        if self.predict.pending is not None:
+            self.predict.reveal()
+            return
+        position = self.model.position
+        target = self.predict.stop_before(position, position + 1)
+        if target != position:
+            self.animator.step_to(target)
 
     def step_back(self) -> None:
         """The step before, as it stands: nothing plays backwards."""
@@ -561,6 +860,9 @@ class MainWindow(QMainWindow):
     def toggle_play(self) -> None:
         if self.timeline is None:
             return
+        if self.predict.pending is not None:
+            self.predict.reveal()         # Space on an open question: show the answer
+            return
         if not self.player.playing and self.model.position >= self.model.n:
             self.seek(0)      # play again from the start
         self.player.toggle()
@@ -572,9 +874,23 @@ class MainWindow(QMainWindow):
         self.player.slower()
 
     def heap_map_fit(self) -> None:
-        self.heap_map.fit()
+        if self.compare.active:
+            self.compare.view.fit_all()
+        else:
+            self.heap_map.fit()
+
+    def toggle_plots(self) -> None:
+        self.set_plots_visible(self.act_plots.isChecked())
+
+    def set_plots_visible(self, visible: bool) -> None:
+        """Show or hide the plots over time (L)."""
+        self.plots.setVisible(visible)
+        self.act_plots.setChecked(visible)
 
     def toggle_structure(self) -> None:
+        if self.compare.active:
+            self.compare.view.set_structures_visible(self.act_structure.isChecked())
+            return
         self._show_panel(self.structure_panel, self.act_structure.isChecked())
 
     def toggle_explain(self) -> None:
@@ -596,10 +912,15 @@ class MainWindow(QMainWindow):
             act.setChecked(panel.isVisibleTo(self) and size > 0)
 
     def _advance(self, steps: int) -> None:
-        if self.timeline is None:
+        if self.timeline is None or self.predict.pending is not None:
             self.player.pause()
             return
-        self.animator.step_to(self.model.position + steps)
+        position = self.model.position
+        target = self.predict.stop_before(position, position + steps)
+        if target < position + steps:
+            self.player.pause()           # a question: wait for the answer
+            return
+        self.animator.step_to(target)
         if self.model.position >= self.model.n:
             self.player.pause()
 
@@ -610,8 +931,56 @@ class MainWindow(QMainWindow):
     def _playing_changed(self, playing: bool) -> None:
         self.model.playing = playing
         self.act_play.setText("&Pause" if playing else "&Play")
-        self.act_play.setIcon(self.style().standardIcon(
-            QStyle.SP_MediaPause if playing else QStyle.SP_MediaPlay))
+        self.act_play.setProperty("standard_icon",
+                                  int(QStyle.SP_MediaPause if playing else QStyle.SP_MediaPlay))
+        self._theme_icons()
+
+    # ================================================================ predict
+    def set_predict(self, on: bool, rows=None) -> None:
+        """Predict mode on or off for ``rows`` of the window (default: every
+        shown row; one today, several in compare mode)."""
+        self.predict.set_active(on, rows)
+        if on:
+            self.player.pause()
+            self.statusBar().showMessage("Predict mode: → or Space plays on to the next malloc, "
+                                         "then click the block the policy will take", 8000)
+
+    def toggle_predict(self) -> None:
+        self.set_predict(not self.predict.active)
+
+    def answer_grow(self) -> None:
+        """Predict mode: the heap will grow (G)."""
+        for s in self.predict.active_sessions():
+            if s.pending is not None and s.guess is None:
+                self.predict.answer(s.row, "grow")
+
+    def reveal_answer(self) -> None:
+        self.predict.reveal()
+
+    def reset_predict_score(self) -> None:
+        for s in self.predict.sessions.values():
+            s.reset()
+
+    def predict_click(self, row: int, addr) -> None:
+        """A click on a block of row ``row`` (its heap map or structure view):
+        an answer while a question is open.  Compare mode connects each
+        row's views here with the row's number."""
+        if self.predict.pending is not None and addr is not None and addr >= 0:
+            self.predict.answer(row, addr)
+
+    def _question_changed(self, step) -> None:
+        """While a question is open the map and the structure view show the
+        heap before the malloc without the last step's marks (its search
+        numbers would be noise, or a hint); the policy's pointers stay."""
+        for view in (self.heap_map, self.structure_panel):
+            view.set_quiet(step is not None)
+
+    def _apply_predict_presentation(self, pres) -> None:
+        self.predict_bar.apply_presentation(pres)
+        compare = getattr(self, "compare", None)
+        for row in compare.view.rows if compare is not None else ():
+            if row.predict_bar is not None:
+                row.predict_bar.apply_presentation(pres)
 
     # =============================================================== dialogs
     def show_error(self, title: str, text: str, detail: str = "") -> QMessageBox:
@@ -641,27 +1010,133 @@ class MainWindow(QMainWindow):
             name, params = dialog.choice()
             self.load_workload(name, params)
 
+    def ask_export(self) -> None:
+        """File > Export: the dialog, then the export with its progress."""
+        from .export_dialog import ExportDialog
+        if self.timeline is None:
+            self.show_error("Nothing to export", "Open a trace first.")
+            return
+        self.player.pause()
+        folder = str(self.settings.value("export_folder", "") or "")
+        dialog = ExportDialog(self.model.n, self.model.position, folder, self)
+        if dialog.exec():
+            request = dialog.request()
+            self.settings.setValue("export_folder", os.path.dirname(os.path.abspath(request.path)))
+            self.run_export(request)
+
+    def run_export(self, request) -> str | None:
+        """Do an :class:`~gui.export.ExportRequest`, with a progress dialog
+        (shown after half a second) that can cancel it; the line saying what
+        was written, or None when it failed or was cancelled (a message box
+        says why)."""
+        from PySide6.QtWidgets import QProgressDialog
+        from . import export
+        position = self.model.position
+        progress = QProgressDialog("Exporting…", "Cancel", 0, 100, self)
+        progress.setWindowTitle("Export")
+        progress.setWindowModality(Qt.WindowModal)
+        progress.setMinimumDuration(500)
+        progress.setAutoClose(False)
+
+        def report(done, total):
+            progress.setMaximum(total)
+            progress.setValue(done)
+            progress.setLabelText(f"Exporting step {done:,} of {total:,}…")
+
+        try:
+            text = export.export(self, request, report, progress.wasCanceled)
+        except export.ExportCancelled as exc:
+            self.statusBar().showMessage(f"Export cancelled: {exc}", 8000)
+            return None
+        except (export.ExportError, OSError) as exc:
+            self.show_error("Cannot export", f"heapscope could not export to {request.path}.", str(exc))
+            return None
+        finally:
+            progress.close()
+            progress.deleteLater()
+            if request.steps is not None and self.model.position != position:
+                self.seek(position)          # back where the teacher was
+        self.statusBar().showMessage(text[0].upper() + text[1:], 8000)
+        return text
+
     def ask_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save a screenshot", "heapscope.png",
                                               "PNG images (*.png)")
         if path:
-            self.grab().save(path)
+            from . import export
+            export.save_png(self, path)
             self.statusBar().showMessage(f"Saved {path}", 5000)
 
+    def key_rows(self) -> list[tuple[str, str, list[str]]]:
+        """(menu, command, keys) for every command with a key, read from the
+        menus' actions (their shortcuts as shown in the menus), so the F1
+        list cannot fall out of date; then the window's actions that are in
+        no menu."""
+        rows, seen = [], set()
+
+        def walk(menu, title):
+            for act in menu.actions():
+                if act.menu() is not None:
+                    walk(act.menu(), title)
+                elif act.shortcuts() and id(act) not in seen:
+                    seen.add(id(act))
+                    # a strategy by its name alone: its original is in the menu
+                    rows.append((title, _plain(act.text()).rstrip("…").split(" — ")[0], _key_texts(act)))
+
+        for menu in self.menus.values():
+            walk(menu, _plain(menu.title()))
+        for act in self.actions():
+            if act.shortcuts() and id(act) not in seen:
+                seen.add(id(act))
+                rows.append(("", _plain(act.text()), _key_texts(act)))
+        return rows
+
+    #: what the mouse does, for the F1 list
+    MOUSE_ROWS = (("wheel / drag", "zoom / pan the heap map"),
+                  ("click a plot", "go to that step"),
+                  ("click a block", "select it (map and structure view)"),
+                  ("… in predict mode", "your answer"),
+                  ("click an event", "select the block it names"))
+
+    def keys_html(self, columns: int = 3) -> str:
+        """The F1 list: every command with its keys, by menu, then the mouse,
+        the menus in ``columns`` columns (a single long column would not fit
+        a projector's screen)."""
+        sections, last = [], None
+        for menu, text, keys in self.key_rows():
+            if menu != last:
+                sections.append((menu or "Other", []))
+                last = menu
+            sections[-1][1].append((", ".join(keys), text))
+        sections.append(("Mouse", list(self.MOUSE_ROWS)))
+
+        def table(title, rows):
+            cells = "".join(f"<tr><td><b>{html.escape(k)}</b></td>"
+                            f"<td>&nbsp;&nbsp;{html.escape(t)}</td></tr>" for k, t in rows)
+            return (f"<p><b><u>{html.escape(title)}</u></b></p>"
+                    f"<table cellspacing=0 cellpadding=1>{cells}</table>")
+
+        # fill the columns in order, each about as long as the others
+        total = sum(len(rows) + 2 for _, rows in sections)
+        cols, height = [[]], 0
+        for title, rows in sections:
+            if height and height + len(rows) / 2 > total / columns and len(cols) < columns:
+                cols.append([])
+                height = 0
+            cols[-1].append(table(title, rows))
+            height += len(rows) + 2
+        tds = "".join(f"<td valign=top style='padding-right: 24px'>{''.join(c)}</td>" for c in cols)
+        return f"<table><tr>{tds}</tr></table>"
+
     def show_keys(self) -> None:
-        rows = []
-        for act in (self.act_play, self.act_back, self.act_forward, self.act_event_back,
-                    self.act_event_forward, self.act_start, self.act_end, self.act_goto, self.act_faster, self.act_slower, self.act_fit,
-                    self.act_structure, self.act_explain, self.act_open, self.act_workload):
-            keys = ", ".join(k.toString(QKeySequence.NativeText) for k in act.shortcuts())
-            rows.append(f"<tr><td><b>{keys}</b></td><td>&nbsp;&nbsp;{act.text().replace('&', '')}</td></tr>")
-        rows.append("<tr><td><b>wheel / drag</b></td><td>&nbsp;&nbsp;zoom / pan the heap map</td></tr>")
-        rows.append("<tr><td><b>click a plot</b></td><td>&nbsp;&nbsp;go to that step</td></tr>")
-        rows.append("<tr><td><b>click a block</b></td><td>&nbsp;&nbsp;select it on the map and in "
-                    "the structure view</td></tr>")
-        rows.append("<tr><td><b>click an event</b></td><td>&nbsp;&nbsp;select the block it names</td></tr>")
-        self._message(QMessageBox.Information, "Keyboard shortcuts",
-                      "<table>" + "".join(rows) + "</table>")
+        """F1: the list of keys in a window of its own, as wide as its columns
+        (a message box squeezes them), scrolling on a small screen."""
+        if self.message_box is not None:
+            self.message_box.close()
+        dialog = KeysDialog(self.keys_html(), self)
+        dialog.finished.connect(lambda _=0, d=dialog: self._message_closed(d))
+        self.message_box = dialog
+        dialog.open()
 
     def show_about(self) -> None:
         self._message(QMessageBox.Information, "About heapscope",
@@ -677,7 +1152,70 @@ class MainWindow(QMainWindow):
         self.player.pause()
         self.loader.cancel()
         self.loader.wait()
+        self.compare.loader.cancel()
         super().closeEvent(event)
+
+
+class KeysDialog(QDialog):
+    """The F1 list: the keys' table (rich text, never wrapped) in a scroll
+    area, and a Close button.  ``text()`` is the table, as a message box's."""
+
+    def __init__(self, table_html: str, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.setAttribute(Qt.WA_DeleteOnClose)
+        self._html = table_html
+        label = QLabel(table_html)
+        label.setTextFormat(Qt.RichText)
+        label.setWordWrap(False)
+        label.setContentsMargins(12, 8, 12, 8)
+        scroll = QScrollArea()
+        scroll.setWidget(label)
+        scroll.setFrameShape(QFrame.NoFrame)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        box = QVBoxLayout(self)
+        box.addWidget(scroll, 1)
+        box.addWidget(buttons)
+        bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent)
+        want = label.sizeHint() + QSize(40 + bar, 80 + bar)
+        room = parent.size() * 0.92 if parent is not None else want
+        self.resize(min(want.width(), room.width()), min(want.height(), room.height()))
+
+    def text(self) -> str:
+        return self._html
+
+
+def _plain(text: str) -> str:
+    """A menu text without its mnemonic: 'Fas&ter' -> 'Faster', 'K&&R' -> 'K&R'."""
+    return re.sub(r"&(.)", r"\1", text)
+
+
+def _key_texts(act: QAction) -> list[str]:
+    return [k.toString(QKeySequence.NativeText) for k in act.shortcuts()]
+
+
+def _strategy_keys(i: int) -> list[str]:
+    """The keys of the i-th strategy (0-based): Ctrl+1 ... Ctrl+9, then
+    Alt+1 ... Alt+9 for the strategies of your own past the ninth."""
+    if i < 9:
+        return [f"Ctrl+{i + 1}"]
+    if i < 18:
+        return [f"Alt+{i - 8}"]
+    return []
+
+
+def _setting_bool(value) -> bool:
+    """A QSettings value read back from the INI file (booleans come back as text)."""
+    return value is True or str(value).lower() in ("true", "1", "yes")
+
+
+def _screen_height(widget) -> int:
+    """Logical height of the screen ``widget`` is on (or the primary one)."""
+    from PySide6.QtGui import QGuiApplication
+    screen = widget.screen() if widget is not None else None
+    screen = screen or QGuiApplication.primaryScreen()
+    return screen.availableGeometry().height() if screen is not None else 900
 
 
 def _pct(x) -> str:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from . import palette
 from .subscriber import Subscriber
+from .theme import Presentation
 
 
 class PlotPanel(Subscriber, QWidget):
@@ -32,24 +33,27 @@ class PlotPanel(Subscriber, QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.n = 0
+        self.presentation = Presentation()
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("w")
         self.view.ci.setContentsMargins(2, 2, 2, 2)
         # The titles name the curves in their colours: a legend box would hide them.
-        self.heap_plot = self._plot(_title(("heap H", palette.CURVE_HEAP),
-                                           ("live L", palette.CURVE_LIVE)), "KiB", 0)
-        self.frag_plot = self._plot("ext. frag. " + _title(
-            ("with top", palette.CURVE_FRAG), ("without", palette.CURVE_FRAG_NO_TOP)), "%", 1)
-        self.search_plot = self._plot("search " + _title(
-            ("per malloc", palette.CURVE_SEARCH), ("mean", palette.CURVE_SEARCH_MEAN)), "blocks", 2)
+        self.heap_plot = self._plot("", "KiB", 0)
+        self.frag_plot = self._plot("", "%", 1)
+        self.search_plot = self._plot("", "blocks", 2)
         for col in range(3):
             self.view.ci.layout.setColumnStretchFactor(col, 1)
         self.plots = [self.heap_plot, self.frag_plot, self.search_plot]
         for p in self.plots[1:]:
             p.setXLink(self.heap_plot)
 
+        #: (curve, colour, width at line scale 1)
+        self._curves: list = []
+
         def curve(plot, colour, name, width=2):
-            return plot.plot([], [], pen=pg.mkPen(colour, width=width), name=name)
+            c = plot.plot([], [], pen=pg.mkPen(colour, width=width), name=name)
+            self._curves.append((c, colour, width))
+            return c
 
         self.heap_curve = curve(self.heap_plot, palette.CURVE_HEAP, "heap H")
         self.live_curve = curve(self.heap_plot, palette.CURVE_LIVE, "live L")
@@ -77,6 +81,46 @@ class PlotPanel(Subscriber, QWidget):
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.view)
+        self.apply_presentation(self.presentation)
+
+    def titles(self, theme) -> list[str]:
+        """The plots' titles: the curves' names in their colours."""
+        heap = theme.contrast     # the heap curve is black on white, white on black
+        return [_title(("heap H", heap), ("live L", palette.CURVE_LIVE)),
+                "ext. frag. " + _title(("with top", palette.CURVE_FRAG),
+                                       ("without", palette.CURVE_FRAG_NO_TOP)),
+                "search " + _title(("per malloc", palette.CURVE_SEARCH),
+                                   ("mean", palette.CURVE_SEARCH_MEAN))]
+
+    def set_compact(self, compact: bool) -> None:
+        """On a short screen: no "step" under the x axes (the cursor says it)."""
+        for p in self.plots:
+            p.getAxis("bottom").showLabel(not compact)
+
+    def apply_presentation(self, pres) -> None:
+        """Theme colours, text sizes and curve widths (presenter mode)."""
+        self.presentation = pres
+        theme = pres.theme
+        self.view.setBackground(theme.background)
+        tick_font = QFont(self.font())
+        tick_font.setPointSizeF(pres.pt(0.95))
+        for p, title in zip(self.plots, self.titles(theme)):
+            p.setTitle(title, color=theme.ink, size=f"{pres.pt(1.15):.1f}pt")
+            for name in ("left", "bottom"):
+                ax = p.getAxis(name)
+                ax.setTextPen(theme.ink)
+                ax.setPen(pg.mkPen(theme.axis, width=pres.line_scale))
+                ax.setStyle(tickFont=tick_font)
+                ax.labelStyle = {"color": pres.muted, "font-size": f"{pres.pt(0.95):.1f}pt"}
+                ax._updateLabel()
+                ax.picture = None
+            p.showGrid(x=True, y=True, alpha=0.35 if theme.name == "dark" else 0.25)
+        for c, colour, width in self._curves:
+            if colour == palette.CURVE_HEAP:
+                colour = theme.contrast
+            c.setPen(pg.mkPen(colour, width=width * pres.line_scale))
+        for line in self.cursors:
+            line.setPen(pg.mkPen(palette.CURSOR, width=2 * pres.line_scale, style=Qt.DashLine))
 
     def _plot(self, title: str, unit: str, col: int) -> pg.PlotItem:
         p = self.view.addPlot(row=0, col=col)

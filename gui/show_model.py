@@ -43,6 +43,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..allocators import structure as structure_protocol
 from ..allocators.explain import explain_step
+from ..allocators.replay import BACK_CACHE_BYTES
 from ..allocators.step_states import StepStates
 
 from . import heap_cells
@@ -286,6 +287,7 @@ class ShowModel(QObject):
             if k not in self._timelines:
                 raise KeyError(f"no timeline kept for {k!r}")
         self._shown = keys
+        self._share_back_caches()
         self.event_index = None
         self._set_hover(None)
         self._set_selection(None)
@@ -293,6 +295,20 @@ class ShowModel(QObject):
         self._seek_shown()
         self.shown_changed.emit()
         self.step_changed.emit(self.position)
+
+    def _share_back_caches(self) -> None:
+        """The step-back caches' memory bound (``BACK_CACHE_BYTES``) is the
+        model's, not each timeline's: the shown rows share it (compare mode
+        may show seven), and a timeline no longer shown drops its copies."""
+        shown = set(self._shown)
+        share = BACK_CACHE_BYTES // max(1, len(shown))
+        for key, tl in self._timelines.items():
+            cache = getattr(tl, "back_cache", None)
+            if cache is None:
+                continue
+            cache.max_bytes = share
+            if key not in shown or cache.bytes > share:
+                cache.clear()
 
     def timeline(self, row: int = 0):
         """The timeline shown in ``row`` (None when nothing is shown there)."""
@@ -365,11 +381,37 @@ class ShowModel(QObject):
                 tl.seek(self.position - 1)
                 tl.seek(self.position)
 
+    @property
+    def event_count(self) -> int:
+        """How many events the shown step has: in compare mode, the most any
+        row's step has (the rows move through their events in lockstep, and
+        a row whose step has fewer shows its whole step once past them)."""
+        return max((self.step(r).event_count for r in range(len(self._shown))), default=0)
+
+    def script_events(self) -> list:
+        """The events an animated step plays: those of the row whose step has
+        the most (one strategy: its step's)."""
+        best = None
+        for r in range(len(self._shown)):
+            step = self.step(r)
+            if step.event_count and (best is None or step.event_count > best.event_count):
+                best = step
+        return list(best.record.events) if best is not None else []
+
+    def event_in_row(self, row: int) -> int | None:
+        """The event ``row`` shows: the model's event, clamped to that row's
+        step (None: the whole step, or a step without events)."""
+        index = self.event_index
+        step = self.step(row) if index is not None else None
+        n = step.event_count if step is not None else 0
+        if not n:
+            return None
+        return min(index, n - 1)
+
     def _event_in_step(self, index: int | None) -> int | None:
         if index is None:
             return None
-        step = self.step()
-        n = step.event_count if step is not None else 0
+        n = self.event_count
         if n == 0:
             return None
         index = int(index)

@@ -21,7 +21,7 @@ panel is hidden or collapsed.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from .structure_views import view_for
@@ -30,6 +30,9 @@ from .subscriber import Subscriber
 
 class StructurePanel(Subscriber, QWidget):
     """The structure view of one shown strategy (row), with its title and hover line."""
+
+    #: the user clicked a block in the view (its address): predict mode takes it as an answer
+    block_clicked = Signal(int)
 
     SUBSCRIBES = {"shown_changed": "redraw_soon", "step_changed": "redraw_soon",
                   "selection_changed": "_model_selection", "event_changed": "_model_event",
@@ -42,6 +45,14 @@ class StructurePanel(Subscriber, QWidget):
         super().__init__(parent)
         self.view = None
         self.kind: str | None = None
+        #: text size and zoom (presenter mode), given to every view made
+        self.presentation = None
+        #: brings a new view's own fonts to the window's text size (set by the window)
+        self.font_scaler = None
+        #: the structure only, no step marks (predict mode's open question)
+        self.quiet = False
+        #: a crowded screen: views with a canvas let it shrink further
+        self.compact = False
         self.facts = QLabel(" ")
         self.facts.setWordWrap(True)
         self.facts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
@@ -59,6 +70,25 @@ class StructurePanel(Subscriber, QWidget):
     def model_bound(self) -> None:
         self.redraw_soon()
 
+    def set_compact(self, compact: bool) -> None:
+        """A crowded screen (presenter mode at 720 lines): passed on to every view made."""
+        self.compact = bool(compact)
+        if self.view is not None and hasattr(self.view, "set_compact"):
+            self.view.set_compact(self.compact)
+
+    def set_quiet(self, quiet: bool) -> None:
+        """Draw the structure only, none of the shown step's marks (predict
+        mode's open question: see HeapMapWidget.set_quiet)."""
+        if bool(quiet) != self.quiet:
+            self.quiet = bool(quiet)
+            self.redraw_soon()
+
+    def apply_presentation(self, pres) -> None:
+        """Zoom the drawing with the text (presenter mode, a big screen)."""
+        self.presentation = pres
+        if self.view is not None:
+            self.view.set_zoom_factor(pres.drawing_scale)
+
     # ------------------------------------------------------------- drawing
     def redraw(self) -> None:
         model = self.model
@@ -74,9 +104,13 @@ class StructurePanel(Subscriber, QWidget):
         # the structure after each event, for micro-steps and animated steps
         # (rebuilt from the step before only when an event is asked for)
         view.set_states(step.structure_at)
-        view.show_step(structure, step.explained, step.record)    # the whole step
-        if model.event_index is not None:
-            view.set_current_event(model.event_index)
+        if self.quiet:
+            view.show_step(structure, [], None)        # the structure only, no step drawn on it
+        else:
+            view.show_step(structure, step.explained, step.record)    # the whole step
+        index = model.event_in_row(self.row)
+        if index is not None and not self.quiet:
+            view.set_current_event(index)
         view.set_selection(model.selection)
         self._model_hover(model.hover)
 
@@ -87,6 +121,12 @@ class StructurePanel(Subscriber, QWidget):
         if self.view is None or type(self.view) is not cls:
             old = self.view
             self.view = cls()
+            if self.font_scaler is not None:
+                self.font_scaler.adopt(self.view)
+            if self.presentation is not None:
+                self.view.set_zoom_factor(self.presentation.drawing_scale)
+            if hasattr(self.view, "set_compact"):
+                self.view.set_compact(self.compact)
             self.view.block_clicked.connect(self._view_clicked)
             self.view.block_hovered.connect(self._view_hovered)
             self._box.replaceWidget(old if old is not None else self._placeholder, self.view)
@@ -109,6 +149,9 @@ class StructurePanel(Subscriber, QWidget):
 
     def _model_event(self, index) -> None:
         if self.view is not None and not self.__dict__.get("_redraw_pending"):
+            if self.model is not None:
+                # compare mode: this row's own event (its step may have fewer than the longest)
+                index = None if index is None else self.model.event_in_row(self.row)
             self.view.set_current_event(index, self.model.transition_ms if self.model is not None else 0)
 
     def _model_hover(self, addr) -> None:
@@ -128,6 +171,7 @@ class StructurePanel(Subscriber, QWidget):
     def _view_clicked(self, addr: int) -> None:
         if self.model is not None:
             self.model.select(addr)
+        self.block_clicked.emit(addr)
 
     def _view_hovered(self, addr: int) -> None:
         if self.model is not None:

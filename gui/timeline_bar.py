@@ -18,10 +18,20 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox
                                QVBoxLayout, QWidget)
 
 from .player import SPEEDS
+from .step_words import request_words
 from .subscriber import Subscriber
 
 #: what the step line says when no trace is shown
 NOTHING_LOADED = "No trace loaded: File > Open (Ctrl+O) or File > Workload (Ctrl+N)."
+
+
+def unbreakable_tail(text: str) -> str:
+    """``text`` with the spaces of its trailing ``[file line N]`` made
+    no-break, so a wrapped step line never splits the file from its line."""
+    head, sep, tail = text.rpartition("[")
+    if not sep or not tail.endswith("]"):
+        return text
+    return head + sep + tail.replace(" ", "\u00a0")
 
 
 class TimelineBar(Subscriber, QWidget):
@@ -45,6 +55,8 @@ class TimelineBar(Subscriber, QWidget):
             b.setFocusPolicy(Qt.NoFocus)
             b.setIconSize(b.iconSize() * 1.5)
             buttons.append(b)
+        self.buttons = buttons
+        self._icon_size = buttons[0].iconSize()
         self.play_button = buttons[2]
 
         self.slider = QSlider(Qt.Horizontal)
@@ -101,6 +113,16 @@ class TimelineBar(Subscriber, QWidget):
         box.addLayout(row)
         box.addWidget(self.description)
 
+    def apply_presentation(self, pres) -> None:
+        """Bigger buttons and step text with the text (presenter mode)."""
+        for b in self.buttons:
+            b.setIconSize(self._icon_size * pres.text_scale)
+        big = QFont(self.description.font())
+        big.setPointSizeF(pres.pt(1.3))
+        self.description.setFont(big)
+        self.description.setMinimumHeight(self.description.fontMetrics().lineSpacing() * 2 + 4)
+        self.set_length(self.n)
+
     def set_length(self, n: int) -> None:
         """A new timeline of n steps (positions 0..n)."""
         self.n = n
@@ -115,8 +137,8 @@ class TimelineBar(Subscriber, QWidget):
         with QSignalBlocker(self.slider), QSignalBlocker(self.step_box):
             self.slider.setValue(position)
             self.step_box.setValue(position)
-        self._step_text = description
-        self.description.setText(description)
+        self._step_text = unbreakable_tail(description)
+        self.description.setText(self._step_text)
 
     def model_bound(self) -> None:
         self._model_shown()
@@ -129,6 +151,9 @@ class TimelineBar(Subscriber, QWidget):
         step = self.model.step(self.row)
         if step is None:
             self.show_position(0, NOTHING_LOADED)
+        elif len(self.model.shown) > 1:
+            # compare mode: the request, the same for every row (each row says what its strategy did)
+            self.show_position(step.position, request_words(self.model))
         else:
             self.show_position(step.position, step.describe())
         self._model_event(self.model.event_index)
@@ -136,8 +161,13 @@ class TimelineBar(Subscriber, QWidget):
     def _model_event(self, index=None) -> None:
         """Say which event of the step is shown, and what it did."""
         step = self.model.step(self.row) if self.model is not None else None
-        if step is None or index is None or not step.event_count:
+        if step is None or index is None or not self.model.event_count:
             text, line = "", self._step_text
+        elif len(self.model.shown) > 1:
+            # compare mode: the rows move in lockstep, each through its own events
+            text = f"event {index + 1} of {self.model.event_count}"
+            line = (f"{self._step_text}\n\u25b6 {text}: each row at its own event {index + 1} "
+                    f"(a row whose step has fewer shows its last)")
         else:
             n = step.event_count
             text = f"event {index + 1} of {n}"

@@ -5,6 +5,7 @@
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
     heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
+    heapscope render TRACE -s S --step N -o OUT.png   what the window shows, as PNG, SVG, GIF or MP4
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
@@ -290,13 +291,39 @@ def command(name: str, help: str, options: Callable[[argparse.ArgumentParser], N
     return register
 
 
+class _StrategiesAction(argparse.Action):
+    """``--strategy`` of ``open``: the first one given is the strategy to
+    start with (``args.strategy``); all of them, in order, go to
+    ``args.strategies`` (given twice or more, compare mode shows them)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        if getattr(namespace, "strategies", None) is None:
+            namespace.strategies = []
+            namespace.strategy = value
+        namespace.strategies.append(value)
+
+
+def _strategy_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for name in names:
+        _known_strategy(name)
+    return names
+
+
 def _open_options(p: argparse.ArgumentParser) -> None:
     _trace_argument(p, "default: the bundled trace")
     p.add_argument("--strategy", "-s", type=_known_strategy, default=None, metavar="NAME",
+                   action=_StrategiesAction,
                    help=f"the strategy to start with (default next-fit, or the one --allocator "
-                   f"loaded): {', '.join(strategy_names())}")
+                   f"loaded); given twice or more, compare mode shows them: {', '.join(strategy_names())}")
+    p.add_argument("--compare", "-c", type=_strategy_list, default=None, metavar="S1,S2,...",
+                   help="start in compare mode with these 2 to 7 strategies side by side")
     p.add_argument("--step", "-n", type=_step_number, default=None, metavar="N",
                    help="show the heap after the first N operations (default 0; past the end: the end)")
+    p.add_argument("--presenter", action="store_true", default=None,
+                   help="start in presenter mode: large text, thick outlines (F5 in the window)")
+    p.add_argument("--theme", choices=("light", "dark"), default=None,
+                   help="the colour theme (default: the one used last; D in the window)")
     add_strategy_options(p)
 
 
@@ -318,27 +345,57 @@ class WindowRequest:
     params: dict                      # the common parameters given
     strategy_params: dict[str, dict]  # -P, by strategy
     step: int | None = None           # the step to show first
+    compare: list[str] | None = None  # compare mode's strategies (--compare, or -s given twice)
+    presenter: bool | None = None     # presenter mode (None: as last time)
+    theme: str | None = None          # "light" or "dark" (None: as last time)
 
 
-@command("open", "open the window (the default)", _open_options)
-def cmd_open(args) -> int:
+#: compare mode shows this many strategies at least and at most (gui/compare_view.py)
+COMPARE_ROWS = (2, 7)
+
+
+def window_request(args) -> WindowRequest:
+    """``heapscope open``'s arguments as a checked :class:`WindowRequest`."""
     strategy = args.strategy
     loaded = _loaded_names(args)
     if strategy is None and len(loaded) == 1:
         strategy = loaded[0]          # --allocator mine.py:Mine opens on it
+    strategies = getattr(args, "strategies", None) or []
+    compare = getattr(args, "compare", None) or (strategies if len(strategies) > 1 else None)
+    if compare is not None:
+        compare = list(dict.fromkeys(compare))
+        low, high = COMPARE_ROWS
+        if not low <= len(compare) <= high:
+            raise CliError(f"compare mode shows {low} to {high} strategies, not {len(compare)}")
+        strategy = strategy if strategy in compare else compare[0]
     request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
-                            getattr(args, "step", None))
-    first = request.strategy or "next-fit"
-    try:   # the strategy shown first must take its parameters: say so here, not in a dialog
-        make_strategy(first, **request.params, **request.strategy_params.get(first, {}))
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+                            getattr(args, "step", None), compare=compare,
+                            presenter=getattr(args, "presenter", None),
+                            theme=getattr(args, "theme", None))
+    for name in compare or [request.strategy or "next-fit"]:
+        try:   # the strategies shown first must take their parameters: say so here, not in a dialog
+            make_strategy(name, **request.params, **request.strategy_params.get(name, {}))
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    return request
+
+
+def parse_window_request(argv: list[str]) -> WindowRequest:
+    """The window request of a ``heapscope open ...`` command line, without
+    opening the window (tests)."""
+    load_allocators(argv)
+    return window_request(build_parser().parse_args(argv))
+
+
+@command("open", "open the window (the default)", _open_options)
+def cmd_open(args) -> int:
+    request = window_request(args)
     try:
         from .gui.app import main as gui_main
     except ImportError as exc:   # no Qt on this machine: say so and fall back to the table
         print(f"heapscope: the window needs PySide6 and pyqtgraph ({exc}); "
               "showing the comparison table instead", file=sys.stderr)
-        args.strategy = None
+        args.strategy = request.compare
         args.format = "table"
         return cmd_compare(args)
     return gui_main(request)
@@ -413,6 +470,97 @@ def cmd_inspect(args) -> int:
     except InspectError as exc:
         raise CliError(str(exc)) from None
     print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
+    return 0
+
+
+def _arg_type(parse: Callable[[str], object], name: str):
+    """An argparse ``type=`` from a parser that raises ValueError with the message."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = name
+    return convert
+
+
+def _render_options(p: argparse.ArgumentParser) -> None:
+    from .render import DEFAULT_SIZE, parse_size, parse_steps
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", action="append", type=_known_strategy, metavar="NAME",
+                   help="repeatable: several are drawn side by side, in this order (default next-fit, "
+                        f"or the one --allocator loaded): {', '.join(strategy_names())}")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--step", "-n", type=_step_number, metavar="N",
+                       help="draw the heap after the first N operations (past the end: the end)")
+    which.add_argument("--steps", type=_arg_type(parse_steps, "steps"), metavar="A:B",
+                       help="draw steps A to B: one frame each in a GIF or MP4, one file each in PNG or SVG")
+    p.add_argument("--output", "-o", required=True, metavar="OUT",
+                   help="the file to write; its suffix picks the format: .png, .svg, .gif or .mp4 "
+                        "(MP4 needs pip install 'heapscope[video]')")
+    p.add_argument("--size", type=_arg_type(parse_size, "size"), default=DEFAULT_SIZE, metavar="WxH",
+                   help="each strategy's window, in pixels (default %dx%d); the text is sized for a "
+                        "screen that high, as in the window" % DEFAULT_SIZE)
+    p.add_argument("--presenter", action="store_true", help="presenter mode: large text, thick outlines")
+    p.add_argument("--theme", choices=("light", "dark"), default="light")
+    p.add_argument("--fps", type=_arg_type(_frame_rate, "fps"), default=None, metavar="N",
+                   help="frames a second of a GIF or MP4 (default 4; 12 with --animate)")
+    p.add_argument("--animate", action="store_true",
+                   help="GIF or MP4: each step plays its events, as the window does at 1 step/s "
+                        "(several frames a step)")
+    p.add_argument("--part", choices=("window", "map", "structure", "gauges", "plots"), default="window",
+                   help="draw only this part of the window (default: the whole window)")
+    add_strategy_options(p)
+
+
+def _frame_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 60:
+        raise ValueError(f"a frame rate is a number of frames a second from 0.1 to 60, got {text!r}")
+    return value
+
+
+@command("render", "draw what the window shows (PNG, SVG, GIF, MP4) without a window on screen",
+         _render_options)
+def cmd_render(args) -> int:
+    """heapscope/render.py does the drawing; here the arguments are checked."""
+    import os
+    from .render import RenderError, RenderRequest, output_format, render
+    strategies = args.strategy
+    if not strategies:
+        loaded = _loaded_names(args)
+        strategies = [loaded[0]] if len(loaded) == 1 else ["next-fit"]
+    try:
+        output_format(args.output)
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+    if args.output.lower().endswith(".mp4"):
+        from .video import video_unavailable
+        reason = video_unavailable()
+        if reason:
+            raise CliError(reason)
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise CliError(f"{args.output}: no folder {folder}")
+    request = RenderRequest(args.trace, strategies, args.output, step=args.step, steps=args.steps,
+                            size=args.size, presenter=args.presenter, theme=args.theme,
+                            fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
+                            animate=args.animate, params=common_params(args),
+                            strategy_params=policy_params(args))
+    spec = args.trace or str(default_trace_path())
+    trace = load_trace(spec)
+    source = spec if os.path.exists(spec) else None
+    progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
+    warn = lambda message: print(f"heapscope: {message}", file=sys.stderr)  # noqa: E731
+    try:
+        written = render(request, trace, source, progress, warn)
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+    for path in written:
+        print(path)
     return 0
 
 

@@ -36,6 +36,8 @@ class StructureView(QWidget):
         super().__init__(parent)
         #: one line saying what the view summarised, or "" when it drew everything
         self.summary = ""
+        #: how much larger than designed the drawing is shown (presenter mode)
+        self.zoom_factor = 1.0
 
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
         """Draw ``structure`` (None: nothing loaded) after the shown step, and
@@ -96,6 +98,12 @@ class StructureView(QWidget):
         tr = Transition(morph, duration_ms, self)
         self.transition = tr
         tr.start(clock=not self.manual_transitions)
+
+    def set_zoom_factor(self, factor: float) -> None:
+        """Draw ``factor`` times larger than designed: labels, boxes and
+        outlines together (presenter mode, a big screen).  The drawing keeps
+        its layout; views that wrap to their width lay out again."""
+        self.zoom_factor = factor
 
     def drawn(self) -> dict:
         """What the view has drawn, read back from its graphics items (not

@@ -37,6 +37,15 @@ def int_keys(d: dict) -> dict:
     return {int(k): v for k, v in d.items()}
 
 
+#: the canvas's least height, and on a crowded screen (presenter mode at 720
+#: lines with predict mode's band): Qt's minimum sizes leave out the wrapped
+#: title's extra lines, so a canvas that cannot shrink is overlapped by them.
+#: The plain window at 1280 x 720 leaves it 95-135 px under a title of three
+#: or four lines and the legend (GNU malloc's block table: 98), so 160 was
+#: overlapped there too: 80 for both.
+CANVAS_MIN_HEIGHT, COMPACT_CANVAS_MIN_HEIGHT = 80, 80
+
+
 class CardView(StructureView):
     """Base of the card-drawn views; subclasses implement :meth:`_render`
     and :meth:`drawn`."""
@@ -52,7 +61,7 @@ class CardView(StructureView):
         self.legend = Legend(legend)
         self.canvas = StructureCanvas()
         self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.canvas.setMinimumSize(200, 160)
+        self.canvas.setMinimumSize(200, CANVAS_MIN_HEIGHT)
         self.info = QLabel(" ")
         self.info.setWordWrap(True)
         inf = self.info.font()
@@ -84,6 +93,11 @@ class CardView(StructureView):
         self._collect: list | None = None          # items leaving while a transition is made
 
     # ------------------------------------------------------------ contract
+
+    def set_compact(self, compact: bool) -> None:
+        """A crowded screen: the canvas may shrink further (it scrolls)."""
+        self.canvas.setMinimumHeight(COMPACT_CANVAS_MIN_HEIGHT if compact else CANVAS_MIN_HEIGHT)
+
     def export_item(self):
         """The item pyqtgraph's exporters save: the whole drawing."""
         return self.canvas.root
@@ -162,6 +176,12 @@ class CardView(StructureView):
             c.set_selected(addr is not None and key == addr)
         if card is not None:
             self.canvas.ensureVisible(card.sceneBoundingRect(), 40, 60)
+
+    def set_zoom_factor(self, factor: float) -> None:
+        if factor != self.zoom_factor:
+            super().set_zoom_factor(factor)
+            self.canvas.set_zoom(factor)
+            self._width_changed()
 
     def _width_changed(self) -> None:
         # Notes wrap to the new width, and what the step did is brought back into view.

@@ -485,8 +485,16 @@ class ListsView(StructureView):
     def _holds(self, addr: int) -> bool:
         return self.structure is not None and addr in self.structure.get("sizes", {})
 
+    def set_zoom_factor(self, factor: float) -> None:
+        if factor != self.zoom_factor:
+            super().set_zoom_factor(factor)
+            self.canvas.resetTransform()
+            self.canvas.scale(factor, factor)
+            if self.structure is not None:
+                self._layout()
+
     def _width_changed(self) -> None:
-        w = self.canvas.viewport().width()
+        w = self.canvas.viewport().width() / self.zoom_factor
         if self.structure is not None and abs(w - self._laid_width) > 24:
             self._layout()
 
@@ -496,7 +504,7 @@ class ListsView(StructureView):
             scene.removeItem(item)
         self._others = []
         self._order = 0
-        self._laid_width = width = max(self.canvas.viewport().width(), 240)
+        self._laid_width = width = max(self.canvas.viewport().width() / self.zoom_factor, 240)
         old_boxes, self._boxes = self._boxes, {}
         s = self.structure
         if s is None:

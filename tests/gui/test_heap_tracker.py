@@ -304,3 +304,62 @@ def test_a_short_move_forward_is_replayed_step_by_step(trace):
     assert tracker.heap is None
     assert_same_heap(tracker.heap_at(tl.strategy, 2000, lambda: tl.strategy.structure()["pointers"]),
                      TrackedHeap.walk(tl.strategy))
+
+
+@pytest.mark.parametrize("name", ["next-fit", "tlsf"])
+def test_steps_back_in_the_window_undo_and_replay_a_short_span(qtbot, trace, name):
+    """Holding the left arrow on the map: each step back undoes the
+    tracker's last edit (the heap is never walked, the map repaints only the
+    cells that changed) and the timeline starts from a copy of its step-back
+    cache (a short replay, no checkpoint unpickled), and shows the walked heap."""
+    from math import isqrt
+    from heapscope.gui.heap_map import HeapMapWidget
+    tl = Timeline(trace, name, checkpoint_every=2000).build()
+    model = ShowModel()
+    model.set_trace(trace)
+    key = model.add_timeline(tl)
+    view = HeapMapWidget()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.bind(model)
+    model.show([key], 3500)
+    for t in range(3501, 3541):
+        model.seek(t)
+    tracker = model._trackers[key]
+    walks, full, restores = tracker.walks, view.full_paints, tl.restores
+    counts = []
+    for t in range(3539, 3499, -1):
+        before = tl.replayed_ops
+        model.seek(t)
+        counts.append(tl.replayed_ops - before)
+        assert_same_heap(view.heap, TrackedHeap.walk(tl.strategy), f"{name} back at {t}")
+    assert tracker.walks == walks and tracker.undos == 40
+    assert view.full_paints == full
+    # the first step back replays from the checkpoint at 2000 and keeps copies
+    assert counts[0] == 3539 - 2000 and tl.restores == restores + 1
+    assert max(counts[1:]) <= isqrt(3538 - 2000) + 1
+
+
+def test_steps_back_after_a_jump_walk_once_in_a_while(qtbot, trace):
+    """After a jump the tracker has no edit to undo: the first step back
+    walks the heap BACK_WALK_AHEAD steps further back and edits the steps
+    up to the shown one in, so the next steps back are undone."""
+    from heapscope.gui.heap_map import HeapMapWidget
+    from heapscope.gui.heap_tracker import BACK_WALK_AHEAD
+    tl = Timeline(trace, "tlsf", checkpoint_every=2000).build()
+    model = ShowModel()
+    model.set_trace(trace)
+    key = model.add_timeline(tl)
+    view = HeapMapWidget()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.bind(model)
+    model.show([key], 100)
+    model.seek(3540)                        # a jump: the map walks the heap
+    tracker = model._trackers[key]
+    walks = tracker.walks
+    for t in range(3539, 3539 - 3 * BACK_WALK_AHEAD, -1):
+        model.seek(t)
+        assert_same_heap(view.heap, TrackedHeap.walk(tl.strategy), f"back at {t}")
+    assert tracker.walks - walks == 3          # not 45
+    assert tracker.undos == 3 * BACK_WALK_AHEAD - 3

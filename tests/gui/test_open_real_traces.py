@@ -43,7 +43,7 @@ def test_file_open_reads_ltrace_output(qtbot, window, tmp_path, monkeypatch):
     assert window.timeline.n == 6
     assert window.trace_source == str(path)
     window.seek(3)
-    assert "line 4" in window.bar.description.text()     # the free, where it was called
+    assert "line 4" in window.bar.description.text().replace("\xa0", " ")     # the free, where it was called
 
 
 def test_a_bad_ltrace_line_is_reported_with_file_and_line(qtbot, window, tmp_path):

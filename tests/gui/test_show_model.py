@@ -266,3 +266,24 @@ def test_several_rows_share_the_position(qtbot, two_timelines):
     model.seek(124)
     assert nf.position == tl.position == 124
     assert model.step(2) is None
+
+
+def test_the_shown_timelines_share_one_step_back_memory_bound():
+    """Each timeline keeps copies of its heap for stepping back (a step-back
+    cache, bounded in bytes): the model divides one bound between the rows
+    it shows, and a timeline it stops showing drops its copies."""
+    from heapscope.allocators.replay import BACK_CACHE_BYTES
+    trace = traces.make_workload("vo1989", steps=1500, seed=2)
+    model = ShowModel()
+    model.set_trace(trace)
+    keys = [model.add_timeline(Timeline(trace, name, checkpoint_every=1000).build())
+            for name in ("next-fit", "tlsf", "buddy")]
+    model.show(keys[:2], 1900)
+    for t in range(1899, 1880, -1):
+        model.seek(t)
+    caches = [model._timelines[k].back_cache for k in keys]
+    assert [c.max_bytes for c in caches[:2]] == [BACK_CACHE_BYTES // 2] * 2
+    assert len(caches[0]) and len(caches[1]) and not len(caches[2])
+    model.show([keys[2]])
+    assert caches[2].max_bytes == BACK_CACHE_BYTES
+    assert not len(caches[0]) and not len(caches[1])

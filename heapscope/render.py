@@ -1,0 +1,309 @@
+"""``heapscope render``: what the window would show, drawn without a window
+on screen, for scripts, documentation and slides.
+
+    heapscope render TRACE --strategy S [--strategy S2 ...] (--step N | --steps A:B) -o OUT
+
+Each strategy is replayed and shown in a window of ``--size`` (default
+1280x720) that is never put on a screen: Qt draws it offscreen (the command
+sets ``QT_QPA_PLATFORM=offscreen`` unless another platform was asked for),
+with the text size a screen of that height gets, in ``--theme`` and, with
+``--presenter``, in presenter mode.  Several strategies are drawn side by
+side, one window each, in the order given.  ``OUT``'s suffix picks the
+format: PNG or SVG (one step; with ``--steps``, one file per step, the step
+number added to the name), GIF or MP4 (one frame per step of the range, at
+``--fps``).  ``--part`` draws one part of the window only (the heap map, the
+structure view, the gauges, the plots).
+
+The pictures are the window's own (:mod:`gui.export` writes them): what a
+teacher sees when opening the trace at that step is what the slide shows.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from .allocators.registry import make_strategy
+from .allocators.replay import Timeline
+from .allocators.user import UserStrategyError
+
+#: the window's size when --size is not given
+DEFAULT_SIZE = (1280, 720)
+FORMATS = ("png", "svg", "gif", "mp4")
+
+
+class RenderError(ValueError):
+    """A request that cannot be drawn (exit status 2, one line)."""
+
+
+@dataclass
+class RenderRequest:
+    trace: str | None                 # a file, a bundled trace or a workload spec (None: the default)
+    strategies: list[str]
+    output: str
+    step: int | None = None
+    steps: tuple[int, int] | None = None
+    size: tuple[int, int] = DEFAULT_SIZE
+    presenter: bool = False
+    theme: str = "light"
+    fps: float = 4.0
+    part: str = "window"
+    animate: bool = False             # each step plays its events (several frames a step)
+    params: dict = field(default_factory=dict)            # every strategy's
+    strategy_params: dict = field(default_factory=dict)   # -P, by strategy
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``WxH`` (e.g. 1280x720) to a pair of ints, each 320..8192."""
+    w, sep, h = text.lower().partition("x")
+    try:
+        size = (int(w), int(h))
+    except ValueError:
+        size = None
+    if not sep or size is None or not all(320 <= v <= 8192 for v in size):
+        raise ValueError(f"a size is WxH with each between 320 and 8192 pixels, e.g. 1280x720; got {text!r}")
+    return size
+
+
+def parse_steps(text: str) -> tuple[int, int]:
+    """``A:B`` (whole numbers, 0 <= A <= B)."""
+    a, sep, b = text.partition(":")
+    try:
+        first, last = int(a), int(b)
+    except ValueError:
+        first = last = -1
+    if not sep or first < 0 or last < first:
+        raise ValueError(f"steps are A:B with 0 <= A <= B, e.g. 100:140; got {text!r}")
+    return first, last
+
+
+def output_format(path: str) -> str:
+    fmt = os.path.splitext(path)[1].lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise RenderError(f"{path}: the output's suffix picks the format: "
+                          f"{', '.join('.' + f for f in FORMATS)}")
+    return fmt
+
+
+def replay_all(trace, request: RenderRequest, warn=None, progress=None) -> list[Timeline]:
+    """Replay the trace through each strategy: several at once in worker
+    processes (allocators/parallel.py), one in this process.  A strategy that
+    refuses its parameters or a user strategy that breaks is left out with a
+    warning, as ``heapscope compare`` leaves out its row; when none is left,
+    RenderError."""
+    from .allocators.parallel import BuildFailed, BuildSpec, build_timelines
+    specs, errors = [], {}
+    for name in dict.fromkeys(request.strategies):
+        params = dict(request.params, **request.strategy_params.get(name, {}))
+        try:
+            make_strategy(name, **params)
+        except (ValueError, UserStrategyError) as exc:
+            errors[name] = f"{name}: {exc}" if name not in str(exc) else str(exc)
+            continue
+        specs.append(BuildSpec(name, params))
+    built: dict = {}
+    if len(specs) == 1:
+        spec = specs[0]
+        timeline = Timeline(trace, spec.name, spec.params).build(
+            progress=(lambda d, n: progress(spec.name, d, n)) if progress else None)
+        built[spec.name] = timeline if timeline.fault is None else BuildFailed(spec.name, str(timeline.fault))
+    elif specs:
+        built = build_timelines(trace, specs, progress=progress)
+    for name, result in built.items():
+        if isinstance(result, BuildFailed):
+            errors[name] = result.error
+    timelines = [built[name] for name in request.strategies
+                 if name in built and not isinstance(built[name], BuildFailed)]
+    if not timelines:
+        raise RenderError("; ".join(errors.values()) or "no strategy to draw")
+    for e in errors.values():
+        if warn is not None:
+            warn(f"left out: {e}")
+    return timelines
+
+
+def ensure_application():
+    """The QApplication (made here, offscreen unless a platform was asked for)."""
+    if not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtCore import qInstallMessageHandler
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance()
+    if app is None:
+        qInstallMessageHandler(_quiet_offscreen)
+        app = QApplication(sys.argv[:1])
+    return app
+
+
+def _quiet_offscreen(kind, context, message: str) -> None:
+    """Qt's messages on stderr, but for the offscreen platform's note that a
+    window it never shows cannot be sized by its contents."""
+    if "propagateSizeHints" not in message:
+        print(f"qt: {message}", file=sys.stderr)
+
+
+def make_windows(trace, timelines, request: RenderRequest, source: str | None, first_position: int):
+    """One window per timeline, laid out at ``request.size``, showing
+    ``first_position``."""
+    from PySide6.QtCore import QSettings
+    from .gui.app import configure_app
+    from .gui.main_window import MainWindow
+    app = ensure_application()
+    width, height = request.size
+    configure_app(app, screen_height=height)
+    windows = []
+    settings_dir = tempfile.mkdtemp(prefix="heapscope-render-")
+    for i, timeline in enumerate(timelines):
+        # never the user's settings: a render is the same for everyone
+        settings = QSettings(os.path.join(settings_dir, f"window{i}.ini"), QSettings.IniFormat)
+        w = MainWindow(settings)
+        w.apply_presentation(w.presentation.with_(presenter=request.presenter, theme_name=request.theme,
+                                                  screen_height=height))
+        w.show()
+        w.set_window_size(width, height)
+        label = os.path.basename(source) if source else (request.trace or trace.name or "trace")
+        w.show_built(trace, timeline, source, first_position, label)
+        w.statusBar().showMessage(w.summary_text(timed=False))     # the same picture every run
+        windows.append(w)
+    from .gui.export import settle
+    settle()
+    for w in windows:
+        w.set_window_size(width, height)     # the loaded views may ask for another arrangement
+    settle()
+    small = [w for w in windows if (w.width(), w.height()) != (width, height)]
+    if small:
+        hint = small[0].minimumSizeHint()
+        close_windows(windows)
+        raise RenderError(f"--size {width}x{height} is smaller than the window can be drawn at this "
+                          f"text size (at least {hint.width()}x{hint.height()})")
+    return windows
+
+
+def close_windows(windows) -> None:
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+    for w in windows:
+        w.close()
+        w.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+
+
+def side_by_side(images):
+    """QImages in a row, tops aligned, on the first image's background."""
+    from PySide6.QtGui import QImage, QPainter
+    if len(images) == 1:
+        return images[0]
+    width = sum(im.width() for im in images)
+    height = max(im.height() for im in images)
+    out = QImage(width, height, QImage.Format_RGB32)
+    out.fill(images[0].pixelColor(0, images[0].height() - 1))
+    p = QPainter(out)
+    x = 0
+    for im in images:
+        p.drawImage(x, 0, im)
+        x += im.width()
+    p.end()
+    return out
+
+
+def render(request: RenderRequest, trace, source: str | None = None, progress=None, warn=None) -> list[str]:
+    """Draw ``request``; the files written.  ``progress(what, done, total)``
+    hears of the replays and of the frames drawn."""
+    from .gui import export
+    fmt = output_format(request.output)
+    timelines = replay_all(trace, request, warn,
+                           (lambda key, d, n: progress(f"replay {key}", d, n)) if progress else None)
+    n = min(t.n for t in timelines)
+    if request.steps is not None:
+        first, last = request.steps
+        if first > n:
+            raise RenderError(f"steps {first}:{last}: the replay has {n} steps")
+        positions = list(range(first, min(last, n) + 1))
+    else:
+        positions = [min(request.step or 0, n)]
+    if request.part not in export.PARTS:
+        raise RenderError(f"unknown part {request.part!r}; known: {', '.join(export.PARTS)}")
+    windows = make_windows(trace, timelines, request, source, positions[0])
+    try:
+        widgets = [export.part_widget(w, request.part) for w in windows]
+        if fmt in ("gif", "mp4"):
+            images = _frames(windows, widgets, positions, request,
+                             (lambda d, n: progress("draw", d, n)) if progress else None)
+            writer = export.write_gif if fmt == "gif" else export.write_mp4
+            writer(images, request.output, request.fps)
+            return [request.output]
+        written = []
+        for position in positions:
+            path = request.output
+            if len(positions) > 1:
+                stem, suffix = os.path.splitext(request.output)
+                path = f"{stem}-{position}{suffix}"
+            for w in windows:
+                w.model.seek(position)
+            export.settle()
+            if fmt == "png":
+                image = side_by_side([export.grab_image(x) for x in widgets])
+                if not image.save(path, "PNG"):
+                    raise RenderError(f"{path}: cannot write the PNG file")
+            else:
+                _svg(widgets, path, f"heapscope: {', '.join(request.strategies)} at step {position}")
+            written.append(path)
+            if progress is not None:
+                progress("draw", len(written), len(positions))
+        return written
+    finally:
+        close_windows(windows)
+
+
+def _frames(windows, widgets, positions, request, progress):
+    """The side-by-side pictures of every step (of every frame of each step's
+    events, with ``request.animate``: a window whose step has fewer events
+    holds its last frame until the others are done)."""
+    from .gui import export
+    for i, position in enumerate(positions):
+        players = [export.frames_of_step(w, position, request.fps, request.animate) for w in windows]
+        last = [None] * len(windows)
+        while True:
+            moved = False
+            for k, (player, widget) in enumerate(zip(players, widgets)):
+                if next(player, StopIteration) is not StopIteration:
+                    last[k] = widget.grab().toImage()
+                    moved = True
+            if not moved:
+                break
+            yield side_by_side(last)
+        if progress is not None:
+            progress(i + 1, len(positions))
+
+
+def _svg(widgets, path: str, title: str) -> None:
+    """The widgets side by side in one SVG, through QSvgGenerator."""
+    import contextlib
+    from PySide6.QtCore import QPoint, QRect, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+    from .gui import export
+    if len(widgets) == 1:
+        export.save_svg(widgets[0], path, title)
+        return
+    width = sum(x.width() for x in widgets)
+    height = max(x.height() for x in widgets)
+    generator = QSvgGenerator()
+    generator.setFileName(path)
+    generator.setSize(QSize(width, height))
+    generator.setViewBox(QRect(0, 0, width, height))
+    generator.setTitle(title)
+    with contextlib.ExitStack() as stack:
+        for x in widgets:
+            stack.enter_context(export.vector_heap_maps(x))
+        painter = QPainter(generator)
+        offset = 0
+        for x in widgets:
+            painter.save()
+            painter.translate(offset, 0)
+            x.render(painter, QPoint(0, 0))
+            painter.restore()
+            offset += x.width()
+        painter.end()

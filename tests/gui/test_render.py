@@ -1,0 +1,177 @@
+"""``heapscope render`` (heapscope/render.py): for each strategy, and for
+three side by side, files that decode and show the window; one frame per
+step; the formats by suffix; bad requests as one-line errors (exit 2)."""
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from heapscope import traces
+from heapscope.allocators import plugins, strategy_names
+from heapscope.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SIZE = (1000, 640)
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("render") / "gen.rep"
+    traces.write_rep(traces.make_workload("vo1989", steps=150, seed=4), path)
+    return str(path)
+
+
+def render(*args) -> int:
+    return main(["render", *map(str, args), "--size", f"{SIZE[0]}x{SIZE[1]}"])
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_each_strategy_renders_a_png_of_the_window(qtbot, trace_path, tmp_path, capsys, name):
+    out = tmp_path / f"{name}.png"
+    assert render(trace_path, "-s", name, "--step", 120, "-o", out) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    image = Image.open(out)
+    assert image.size == SIZE
+    pixels = np.asarray(image.convert("RGB"))
+    # the heap's colours are there: blue payload and yellow free cells
+    assert (np.abs(pixels - (0, 114, 178)).sum(axis=2) == 0).sum() > 1000
+    assert (np.abs(pixels - (240, 228, 66)).sum(axis=2) == 0).sum() > 20
+
+
+def test_three_strategies_side_by_side(qtbot, trace_path, tmp_path):
+    out = tmp_path / "three.png"
+    assert render(trace_path, "-s", "next-fit", "-s", "tlsf", "-s", "buddy", "--step", 100, "-o", out) == 0
+    image = Image.open(out)
+    assert image.size == (3 * SIZE[0], SIZE[1])
+    one = tmp_path / "tlsf.png"
+    assert render(trace_path, "-s", "tlsf", "--step", 100, "-o", one) == 0
+    # the middle third is the TLSF window alone
+    both = np.asarray(image.convert("RGB"))[:, SIZE[0]:2 * SIZE[0]]
+    assert np.array_equal(both, np.asarray(Image.open(one).convert("RGB")))
+
+
+def test_three_side_by_side_as_gif_with_a_frame_per_step(qtbot, trace_path, tmp_path):
+    out = tmp_path / "three.gif"
+    assert render(trace_path, "-s", "first-fit", "-s", "splay-best-fit", "-s", "bsd-buckets",
+                  "--steps", "60:67", "--fps", 2, "-o", out) == 0
+    gif = Image.open(out)
+    assert gif.n_frames == 8 and gif.size == (3 * SIZE[0], SIZE[1])
+    assert gif.info["duration"] == 500
+
+
+def test_svg_and_one_png_per_step(qtbot, trace_path, tmp_path, capsys):
+    svg = tmp_path / "map.svg"
+    assert main(["render", trace_path, "-s", "tlsf", "--step", "90", "--part", "map", "--presenter",
+                 "--theme", "dark", "-o", str(svg)]) == 0
+    root = ET.parse(svg).getroot()
+    assert sum(1 for _ in root.iter("{http://www.w3.org/2000/svg}rect")) > 50
+    capsys.readouterr()
+    out = tmp_path / "s.png"
+    assert render(trace_path, "-s", "buddy", "--steps", "10:12", "--part", "gauges", "-o", out) == 0
+    written = capsys.readouterr().out.split()
+    assert written == [str(tmp_path / f"s-{t}.png") for t in (10, 11, 12)]
+    assert all(Image.open(p).size[0] > 100 for p in written)
+
+
+def test_mp4(qtbot, trace_path, tmp_path):
+    from heapscope.video import video_unavailable
+    if video_unavailable():
+        pytest.skip("imageio-ffmpeg is not installed")
+    import imageio_ffmpeg
+    out = tmp_path / "v.mp4"
+    assert render(trace_path, "-s", "next-fit", "--steps", "1:6", "-o", out) == 0
+    reader = imageio_ffmpeg.read_frames(str(out))
+    next(reader)
+    assert sum(1 for _ in reader) == 6
+
+
+def test_a_users_strategy_renders_and_a_broken_one_is_an_error(qtbot, trace_path, tmp_path, capsys):
+    try:
+        out = tmp_path / "mine.png"
+        assert main(["render", trace_path, "--allocator", f"{ROOT / 'examples' / 'segfit.py'}:SegFit",
+                     "--step", "50", "-o", str(out)]) == 0
+        assert Image.open(out).size == (1280, 720)
+        capsys.readouterr()
+        broken = ROOT / "examples" / "broken.py"
+        assert main(["render", "default", "--allocator", f"{broken}:Broken", "-s", "broken",
+                     "--step", "200", "-o", str(tmp_path / "b.png")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("heapscope: error: step 124, malloc(65): your _malloc returned")
+        assert not (tmp_path / "b.png").exists()
+    finally:
+        plugins.forget("segfit")
+        plugins.forget("broken")
+
+
+def near(pixels: np.ndarray, colour, tolerance: int = 24) -> np.ndarray:
+    """Where ``pixels`` are within ``tolerance`` of ``colour`` (a GIF frame's
+    palette may move a colour a little)."""
+    return np.abs(pixels.astype(int) - colour).sum(axis=2) <= tolerance
+
+
+def test_a_users_strategy_renders_beside_the_built_ins_as_a_gif(qtbot, trace_path, tmp_path):
+    """Issue 12: a strategy loaded with --allocator is drawn by render like a
+    built-in, here the tutorial's bump allocator beside next fit and TLSF."""
+    out = tmp_path / "bump.gif"
+    try:
+        assert render(trace_path, "--allocator", f"{ROOT / 'examples' / 'bump.py'}:Bump",
+                      "-s", "bump", "-s", "next-fit", "-s", "tlsf", "--steps", "60:64", "-o", out) == 0
+    finally:
+        plugins.forget("bump")
+    gif = Image.open(out)
+    assert gif.n_frames == 5 and gif.size == (3 * SIZE[0], SIZE[1])
+    gif.seek(4)
+    pixels = np.asarray(gif.convert("RGB"))
+    bump, next_fit = pixels[:, :SIZE[0]], pixels[:, SIZE[0]:2 * SIZE[0]]
+    # the bump row shows a heap: payload (blue) and the blocks it freed and never reuses (yellow)
+    assert near(bump, (0, 114, 178)).sum() > 1000
+    assert near(bump, (240, 228, 66)).sum() > 200
+    # and it is its own heap, not next fit's
+    assert not np.array_equal(bump, next_fit)
+
+
+def status_of(argv) -> int:
+    """main's exit status, argparse's own errors included."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-s", "tlsf", "--step", "3", "-o", "x.bmp"], "suffix picks the format"),
+    (["-s", "nope", "--step", "3", "-o", "x.png"], "unknown strategy 'nope'"),
+    (["-s", "tlsf", "--step", "3", "--steps", "1:2", "-o", "x.png"], "not allowed with argument"),
+    (["-s", "tlsf", "-o", "x.png"], "--steps is required"),
+    (["-s", "tlsf", "--steps", "9:3", "-o", "x.gif"], "0 <= A <= B"),
+    (["-s", "tlsf", "--step", "3", "--size", "100x100", "-o", "x.png"], "between 320 and 8192"),
+    (["-s", "tlsf", "--step", "3", "--size", "400x400", "-o", "x.png"], "smaller than the window"),
+    (["-s", "tlsf", "--steps", "900:950", "-o", "x.gif"], "the replay has 300 steps"),
+    (["-s", "tlsf", "--step", "3", "-o", "no/such/folder/x.png"], "no folder"),
+])
+def test_bad_requests_are_one_line_errors(qtbot, trace_path, tmp_path, capsys, args, message, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert status_of(["render", trace_path, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not any(f.endswith((".png", ".gif")) for f in os.listdir(tmp_path))
+
+
+def test_without_an_encoder_mp4_is_refused_with_the_way_to_get_one(qtbot, trace_path, tmp_path, capsys, monkeypatch):
+    from heapscope import video
+    monkeypatch.setattr(video, "video_unavailable", lambda: video.VIDEO_MISSING)
+    assert main(["render", trace_path, "-s", "tlsf", "--steps", "1:3", "-o", str(tmp_path / "v.mp4")]) == 2
+    assert "pip install 'heapscope[video]'" in capsys.readouterr().err
+
+
+def test_animate_gives_the_events_of_each_step(qtbot, trace_path, tmp_path):
+    plain, animated = tmp_path / "p.gif", tmp_path / "a.gif"
+    assert render(trace_path, "-s", "splay-best-fit", "--steps", "100:101", "-o", plain) == 0
+    assert render(trace_path, "-s", "splay-best-fit", "--steps", "100:101", "--animate", "-o", animated) == 0
+    assert Image.open(plain).n_frames == 2
+    gif = Image.open(animated)
+    assert gif.n_frames > 2 and gif.info["duration"] <= 1000 / 12 * 8     # 12 frames a second

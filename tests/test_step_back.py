@@ -1,0 +1,325 @@
+"""Stepping back through a timeline: the step-back cache (``BackCache`` in
+allocators/replay.py, copies from allocators/state_copy.py) gives exactly the
+heap a plain seek gives, and consecutive steps back replay a short span each.
+
+"Exactly" is checked on the whole state: every attribute of strategy and
+program (dict order included: :func:`canonical`), the walk, the structure,
+the measures the build records, and the shown step's record with its events;
+a plain seek is a timeline whose cache keeps nothing (each seek back
+restores a checkpoint and replays, as before the cache)."""
+
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+
+from heapscope import traces
+from heapscope.allocators import plugins
+from heapscope.allocators.free_index import FreeSizeIndex
+from heapscope.allocators.registry import strategy_names
+from heapscope.allocators.replay import COUNTERS, BackCache, Timeline
+from heapscope.allocators.state_copy import copy_state
+from heapscope.traces import default_trace_path, read_rep
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def random_trace(seed: int, n: int = 420):
+    """Mallocs of small and large sizes, frees and reallocs of live ids."""
+    rng = random.Random(seed)
+    ops, live, nid = [], [], 0
+    for _ in range(n):
+        r = rng.random()
+        if live and r < 0.4:
+            ops.append(("f", live.pop(rng.randrange(len(live)))))
+        elif live and r < 0.5:
+            ops.append(("r", rng.choice(live), rng.choice([rng.randint(1, 64), rng.randint(1, 3000)])))
+        else:
+            ops.append(("a", nid, rng.choice([rng.randint(0, 64), rng.randint(1, 3000), rng.randint(1, 40000)])))
+            live.append(nid)
+            nid += 1
+    return traces.Trace.from_ops(ops)
+
+
+def record_facts(rec):
+    if rec is None:
+        return None
+    return (rec.kind, rec.request, rec.payload, rec.old_payload, rec.failed,
+            tuple(getattr(rec, c) for c in COUNTERS), tuple(rec.events or ()))
+
+
+#: attributes left out: the record of the last operation (checkpoints leave it
+#: out too), and what a strategy keeps for the measures' probe (buddy's block
+#: at the break), which, like the FreeSizeIndex's heap below, depends on
+#: whether the probe ran (the build probes after every step, a seek's replay
+#: does not)
+PROBE_CACHES = {"rec", "_last_block"}
+
+
+def canonical(value, seen=None):
+    """Every attribute, in order, of an object graph (the record of the last
+    operation left out, as checkpoints leave it out).
+
+    One part is compared by what it holds: a :class:`FreeSizeIndex` by its
+    blocks (``by_end``) and total, not its lazy max-heap, whose stale entries
+    are popped by the measures' probe; the build probes after every step and
+    a seek's replay does not, so even plain seeks reach one position with
+    different stale entries in it, depending on where they started."""
+    seen = {} if seen is None else seen
+    if isinstance(value, (int, float, str, bytes, type(None))):
+        return value
+    if id(value) in seen:
+        return ("seen", seen[id(value)])
+    seen[id(value)] = len(seen)
+    if isinstance(value, FreeSizeIndex):
+        extra = tuple((n, canonical(getattr(value, n), seen)) for n in ("addrs", "bytes") if hasattr(value, n))
+        return (type(value).__name__, value.total, tuple(value.by_end.items()), extra)
+    if isinstance(value, dict):
+        return ("dict", tuple((canonical(k, seen), canonical(v, seen)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(canonical(v, seen) for v in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted(map(repr, value))))
+    attrs = [(n, v) for n, v in getattr(value, "__dict__", {}).items() if n not in PROBE_CACHES]
+    for c in type(value).__mro__:
+        for n in c.__dict__.get("__slots__", ()):
+            if n not in ("__dict__", "__weakref__") and hasattr(value, n):
+                attrs.append((n, getattr(value, n)))
+    return (type(value).__name__, tuple((n, canonical(v, seen)) for n, v in attrs))
+
+
+def state_of(tl: Timeline) -> dict:
+    s = tl.strategy
+    return {
+        "position": tl.position,
+        "state": canonical((s, tl.program)),
+        "walk": s.walk_tuples(),
+        "structure": s.structure(),
+        "measures": (s.arena.brk, s.in_use, s.header_in_use, s.fragmentation_probe(), len(s.live),
+                     tl.program.live_bytes, sorted(tl.program.failed_ids)),
+        "record": record_facts(tl.last_record),
+        "describe": tl.describe(),
+    }
+
+
+def plain(trace, name, params=None, every=None) -> Timeline:
+    """A timeline whose seeks restore a checkpoint every time (no copies kept)."""
+    tl = Timeline(trace, name, params, checkpoint_every=every).build()
+    tl.back_cache = BackCache(states=0)
+    return tl
+
+
+def walk_back(tl: Timeline, ref: Timeline, start: int, moves: int, rng: random.Random) -> None:
+    """Mostly single steps back, now and then a step forward, a longer move
+    back or a jump; after each, the heap equals the plain seek's."""
+    tl.seek(start)
+    for i in range(moves):
+        r = rng.random()
+        if r < 0.75:
+            t = tl.position - 1
+        elif r < 0.85:
+            t = tl.position + 1
+        elif r < 0.95:
+            t = tl.position - rng.randint(2, 60)
+        else:
+            t = rng.randint(0, tl.n)
+        t = min(max(t, 0), tl.n)
+        tl.seek(t)
+        ref.seek(t)
+        got, want = state_of(tl), state_of(ref)
+        for part in want:
+            assert got[part] == want[part], f"{tl.strategy_name} at {t} (move {i}): {part} differs"
+
+
+PARAMS = [{}, {"word": 4}, {"pool_size": 60_000}, {"heap_limit": 50_000}]
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()) or "default")
+@pytest.mark.parametrize("name", strategy_names())
+def test_steps_back_give_the_heap_a_plain_seek_gives(name, params):
+    for seed in (1, 2):
+        trace = random_trace(seed)
+        tl = Timeline(trace, name, params, checkpoint_every=150).build()
+        walk_back(tl, plain(trace, name, params, 150), len(trace), 140, random.Random(seed))
+        assert tl.copies_taken >= 30, "the steps back did not start from the cache's copies"
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_a_small_cache_still_gives_the_same_heaps(name):
+    """Two copies at most: the cache is refilled often, never wrong."""
+    trace = random_trace(5)
+    tl = Timeline(trace, name, checkpoint_every=200).build()
+    tl.back_cache = BackCache(states=2)
+    walk_back(tl, plain(trace, name, every=200), len(trace), 120, random.Random(5))
+    assert len(tl.back_cache) <= 2
+
+
+@pytest.fixture(scope="module")
+def default_trace():
+    return read_rep(default_trace_path())
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_steps_back_on_the_bundled_trace(default_trace, name):
+    tl = Timeline(default_trace, name, checkpoint_every=1500).build()
+    ref = plain(default_trace, name, every=1500)
+    walk_back(tl, ref, 9_000, 80, random.Random(3))
+
+
+def test_a_user_strategy_steps_back_as_it_seeks():
+    """A strategy of one's own is copied through pickle (its state may be anything that pickles)."""
+    plugins.load_file(f"{EXAMPLES / 'segfit.py'}:SegFit")
+    try:
+        trace = random_trace(7)
+        tl = Timeline(trace, "segfit", checkpoint_every=150).build()
+        walk_back(tl, plain(trace, "segfit", every=150), len(trace), 100, random.Random(7))
+        assert tl.copies_taken > 30
+    finally:
+        plugins.forget("segfit")
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_a_copy_is_the_heap_itself(name):
+    """copy_state: the same pickle (every attribute, dict order, sharing), a
+    fresh record, and replaying on the copy leaves the original as it was."""
+    trace = random_trace(11)
+    tl = Timeline(trace, name, checkpoints=False).build()
+    blob = pickle.dumps((tl.strategy, tl.program), protocol=pickle.HIGHEST_PROTOCOL)
+    twin, prog, size = copy_state(tl.strategy, tl.program)
+    assert pickle.dumps((twin, prog), protocol=pickle.HIGHEST_PROTOCOL) == blob
+    assert twin.rec is not tl.strategy.rec and twin.rec.events is None
+    assert size > 0
+    for addr in list(prog.live.values())[:5]:
+        twin.free(addr[0])
+    twin.malloc(100)
+    assert pickle.dumps((tl.strategy, tl.program), protocol=pickle.HIGHEST_PROTOCOL) == blob
+
+
+# ------------------------------------------------------------ replay counts
+def back_steps(tl: Timeline, start: int, steps: int) -> list[int]:
+    """Operations each of ``steps`` steps back from ``start`` replayed."""
+    tl.seek(start)
+    counts = []
+    for _ in range(steps):
+        before = tl.replayed_ops
+        tl.step_back()
+        counts.append(tl.replayed_ops - before)
+    return counts
+
+
+def test_consecutive_steps_back_replay_a_short_span_each(default_trace):
+    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    counts = back_steps(tl, 11_900, 200)
+    # the jump back from the end keeps no copies; the first step back
+    # replays from the checkpoint at 8000 to 11 898 and the shown step, and
+    # keeps copies every isqrt(3898) = 62 steps below 11 898 ...
+    assert counts[0] == 11_899 - 8000
+    assert tl.copies_kept == 8
+    # ... and each next step back starts from the nearest copy: at most 62
+    # steps and the shown one (plain seeks: 3700-3900 each, below)
+    assert max(counts[1:]) <= 63
+    assert sum(counts[1:]) <= 199 * 34       # half the spacing on average, and the step shown
+    assert tl.restores == 2                   # the jump and the first step back
+    plain_tl = plain(default_trace, "tlsf", every=4000)
+    plain_counts = back_steps(plain_tl, 11_900, 200)
+    assert min(plain_counts) > 3000 and plain_tl.restores == 201
+
+
+def test_a_jump_back_keeps_no_copies(default_trace):
+    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    for t in (15_000, 11_900, 9000, 8500):
+        tl.seek(t)
+    assert tl.copies_kept == 0 and len(tl.back_cache) == 0
+    tl.seek(8500 - 16)          # a short move back: stepping back
+    assert tl.copies_kept > 0
+
+
+def test_the_cache_is_refilled_below_its_lowest_copy(default_trace):
+    """Past the copies' window (8 x 62 steps), one more long replay keeps
+    the next window; steps back stay short on both sides of it."""
+    tl = Timeline(default_trace, "next-fit", checkpoint_every=4000).build()
+    counts = back_steps(tl, 11_900, 700)
+    long = [i for i, c in enumerate(counts) if c > 63]
+    # the first step back, and one past 8 x 62 steps below it
+    assert long == [0, 497], long
+    assert tl.restores <= 3
+    assert len(tl.back_cache) <= 8
+
+
+def test_the_cache_holds_at_most_its_states_and_bytes(default_trace):
+    tl = Timeline(default_trace, "splay-best-fit", checkpoint_every=4000).build()
+    tl.seek(11_700)
+    one = copy_state(tl.strategy, tl.program)[2]      # what one copy holds about there
+    tl.seek(tl.n)
+    tl.back_cache = BackCache(states=8, max_bytes=int(3.5 * one))
+    back_steps(tl, 11_900, 150)
+    cache = tl.back_cache
+    assert 1 <= len(cache) <= 3
+    assert cache.bytes <= cache.max_bytes and cache.peak_bytes <= cache.max_bytes
+    tl.back_cache = BackCache(states=3)
+    back_steps(tl, 11_900, 150)
+    assert len(tl.back_cache) == 3
+
+
+def test_forward_seeks_keep_no_copies(default_trace):
+    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    for t in (0, 100, 5000, 5001, 9000, 12_000, tl.n):     # 0: back from the end, replaying nothing
+        tl.seek(t)
+    assert tl.copies_kept == 0 and len(tl.back_cache) == 0
+
+
+def test_a_rebuild_forgets_the_copies(default_trace):
+    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    back_steps(tl, 11_900, 3)
+    assert len(tl.back_cache)
+    tl.build()
+    assert len(tl.back_cache) == 0
+
+
+def test_before_uses_the_copies(default_trace):
+    """The heap before the shown step (micro-steps, animations) starts from
+    a copy when one is nearer than the checkpoint, and is the same heap."""
+    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    back_steps(tl, 11_900, 5)
+    restores, replayed = tl.restores, tl.replayed_ops
+    before = tl.before()
+    assert tl.restores == restores and tl.replayed_ops - replayed <= 63
+    ref = plain(default_trace, "tlsf", every=4000)
+    ref.seek(tl.position)
+    want = ref.before()
+    assert (before.blocks, before.structure, before.ids) == (want.blocks, want.structure, want.ids)
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_flat_state_holds_immutable_items(default_trace, name):
+    """What a strategy declares ``flat_state`` (copied without looking at
+    the items) holds ints, None and tuples of them only, along the trace."""
+    tl = Timeline(default_trace, name, checkpoint_every=2000).build()
+    cls = type(tl.strategy)
+    for t in range(0, tl.n + 1, 2500):
+        s = tl.seek(t)
+        containers = [(attr, getattr(s, attr)) for attr in cls.flat_state]
+        for attr in cls.flat_lists:
+            assert type(getattr(s, attr)) is list
+            containers += [(attr, c) for c in getattr(s, attr)]
+        for attr, value in containers:
+            assert type(value) in (dict, list, set), f"{name}.{attr} is a {type(value).__name__}"
+            items = list(value.items()) if isinstance(value, dict) else list(value)
+            flat_items = [x for item in items for x in (item if isinstance(item, tuple) else (item,))]
+            nested = [x for item in flat_items if isinstance(item, tuple) for x in item]
+            assert all(isinstance(x, (int, type(None))) for x in
+                       [x for x in flat_items if not isinstance(x, tuple)] + nested), f"{name}.{attr} at {t}"
+
+
+def test_short_moves_forward_after_steps_back_take_no_copy(default_trace):
+    """Moving forward again by a few steps passes the copies kept above:
+    replaying a few steps costs less than copying the heap."""
+    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    back_steps(tl, 11_900, 150)
+    taken = tl.copies_taken
+    for _ in range(30):
+        before = tl.replayed_ops
+        tl.seek(tl.position + 5)
+        assert tl.replayed_ops - before == 5
+    assert tl.copies_taken == taken
