@@ -80,6 +80,9 @@ class BSDBuckets(Strategy):
     name = "bsd-buckets"
     title = "Power-of-two buckets (Kingsley, 4.3BSD malloc)"
     citation = "C. Kingsley, malloc.c (Caltech 1982), 4.2/4.3BSD libc"
+    #: its state is dicts and lists of ints, with no reference back to the heap:
+    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    plain_state = True
 
     params = (
         # morecore carves a page into pagesize/8 blocks, each a Python dict

@@ -106,6 +106,9 @@ class BinaryBuddy(Strategy):
     search_counts_splits = True   # DESIGN.md: "buddy: orders probed + splits"
     search_unit = ("AVAIL list", "AVAIL lists")
     search_verb = "looking at"
+    #: its state is dicts and lists of ints, with no reference back to the heap:
+    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    plain_state = True
 
     params = (
         # 2**40 bytes: the largest request a trace may hold, and within the

@@ -136,6 +136,9 @@ class TLSF(Strategy):
                 "for real-time systems, ECRTS 2004; reference code mattconte/tlsf")
     search_unit = ("bitmap probe", "bitmap probes")
     search_verb = ""
+    #: its state is dicts and lists of ints, with no reference back to the heap:
+    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    plain_state = True
 
     params = (
         Param("align", INT, None, "payload alignment in bytes: TLSF aligns every block to the word "
