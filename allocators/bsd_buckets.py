@@ -57,6 +57,7 @@ View: one column per bucket (:meth:`BSDBuckets.bucket_sizes`,
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left
 from typing import Iterator
 
@@ -72,6 +73,11 @@ NBUCKETS = 30
 FIRST_BUCKET_SHIFT = 3
 #: how the Note of 4.3BSD's first-call padding begins
 FIRST_CALL = "first call:"
+#: the build's row of measures (BSDBuckets.measure_row): the policy only
+#: ever adds to the visits and grows of its record
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
+              "largest_below_top", "visits", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class BSDBuckets(Strategy):
@@ -352,6 +358,49 @@ class BSDBuckets(Strategy):
                 below = self.block_sizes[k]
                 break
         return self.free_bytes + reserve, top if top > below else below, top, below
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` worked out in place on containers bound
+        once, and of the record's counters only visits and grows, the ones
+        this policy adds to.  The same values as the default row (tested
+        after every op); a subclass gets the default."""
+        if type(self) is not BSDBuckets:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        ov_next = self.ov_next
+        ov_index = self.ov_index
+        counts = self.free_count
+        sizes = self.block_sizes
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            brk = arena.brk
+            reserve = brk - s.core_top
+            top_bucket = -1
+            if reserve:
+                top = reserve
+            else:
+                last = s.last_block
+                if last in ov_next:      # the last carved block is free
+                    top_bucket = ov_index[last]
+                    top = sizes[top_bucket]
+                else:
+                    top = 0
+            below = 0
+            k = s.top_carved             # buckets above it were never carved
+            while k >= 0:
+                n = counts[k]
+                if n and (n > 1 or k != top_bucket):
+                    below = sizes[k]
+                    break
+                k -= 1
+            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
+                 s.header_in_use, s.free_bytes + reserve, top if top > below else below, top, below,
+                 rec.visits, rec.grows, payload)
+        return ROW_FIELDS, row
 
     def _blocks(self):
         base = self.arena.base

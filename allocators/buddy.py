@@ -59,6 +59,7 @@ cascade and the merge cascade with the XOR
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_right
 from typing import Iterator, NamedTuple
 
@@ -79,6 +80,11 @@ MAX_ORDER = 12
 #: below this many bytes in a table, one per (header, min_order)
 FUSED_ORDER_TABLE = 4096
 _order_tables: dict[tuple[int, int], list[int]] = {}
+#: the build's row of measures (BinaryBuddy.measure_row): the policy never
+#: adds to the rotations and walked of its record
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
+              "largest_below_top", "visits", "splits", "merges", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class SplitNode(NamedTuple):
@@ -629,6 +635,56 @@ class BinaryBuddy(Strategy):
                 below = 1 << k
                 break
         return total, top if top > below else below, top, below
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` worked out in place on containers bound
+        once, without the rotations and walked counters this policy never
+        adds to.  The same values as the default row (tested after every
+        op); a subclass gets the default."""
+        if type(self) is not BinaryBuddy:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        kval = self.kval
+        linkf = self.linkf
+        chunks = self._chunks
+        counts = self.avail_count
+        min_order = self.min_order
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            brk = arena.brk
+            end = s.core_top
+            reserve = brk - end
+            top = 0
+            top_order = -1
+            if reserve:
+                top = reserve
+            elif chunks:
+                # the block touching the break, kept until it changes
+                cached_end, block, k = s._last_block
+                if cached_end != end or kval.get(block) != k:
+                    for k in range(min_order, s.top_order + 1):
+                        block = end - (1 << k)
+                        if kval.get(block) == k:
+                            break
+                    s._last_block = (end, block, k)
+                if block in linkf:
+                    top, top_order = 1 << k, k
+            below = 0
+            k = s.top_order
+            while k >= min_order:
+                n = counts[k]
+                if n and (n > 1 or k != top_order):
+                    below = 1 << k
+                    break
+                k -= 1
+            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
+                 s.header_in_use, s.free_bytes + reserve, top if top > below else below, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, payload)
+        return ROW_FIELDS, row
 
     def _blocks(self):
         kval = self.kval
