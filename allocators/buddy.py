@@ -80,10 +80,10 @@ MAX_ORDER = 12
 #: below this many bytes in a table, one per (header, min_order)
 FUSED_ORDER_TABLE = 4096
 _order_tables: dict[tuple[int, int], list[int]] = {}
-#: the build's row of measures (BinaryBuddy.measure_row): the policy never
-#: adds to the rotations and walked of its record
-ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
-              "largest_below_top", "visits", "splits", "merges", "grows", "payload")
+#: the build's row of measures (BinaryBuddy.measure_row): no largest_free (the
+#: max of the two after it) nor the rotations and walked it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
 _ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
@@ -682,7 +682,7 @@ class BinaryBuddy(Strategy):
                     break
                 k -= 1
             pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
-                 s.header_in_use, s.free_bytes + reserve, top if top > below else below, top, below,
+                 s.header_in_use, s.free_bytes + reserve, top, below,
                  rec.visits, rec.splits, rec.merges, rec.grows, payload)
         return ROW_FIELDS, row
 

@@ -397,9 +397,13 @@ class _SeriesWriter:
         at = slice(start, start + rows)
         heap = cols["heap"]
         s.heap[at] = np.maximum(heap, 0) if self.fixed else heap - self.base
-        for name in ("live", "in_use", "headers", "free", "largest_free", "top_free",
-                     "largest_below_top", "payload"):
+        for name in ("live", "in_use", "headers", "free", "top_free", "largest_below_top", "payload"):
             getattr(s, name)[at] = cols[name]
+        # The largest free block is the top one or the largest below it: a
+        # row may leave it out (every fragmentation probe gives that max).
+        largest = cols.get("largest_free")
+        s.largest_free[at] = (np.maximum(cols["top_free"], cols["largest_below_top"])
+                              if largest is None else largest)
         running = table[:, self.counter_at]
         own = np.diff(running, axis=0, prepend=self.counted[None, :])
         self.counted = running[-1].copy()

@@ -336,9 +336,10 @@ class Strategy:
         keeps (:attr:`footprint`'s, ``in_use``, ``header_in_use``), the
         policy's :meth:`fragmentation_probe` and the counters of ``rec`` (the
         bulk record).  A policy may pack a cheaper row: the probe worked out
-        in place, its containers bound once, and only the counters it ever
-        adds to (the build checks after each block of steps that the others
-        did not move).  Its values must be exactly this default's (tests
+        in place, its containers bound once, ``largest_free`` left out (it is
+        the max of ``top_free`` and ``largest_below_top``, as every probe
+        gives it), and only the counters it ever adds to (the build checks
+        after each block of steps that the others did not move).  Its values must be exactly this default's (tests
         compare every column with :func:`~allocators.replay.record_row`)."""
         probe = self.fragmentation_probe
         pack = _FULL_ROW.pack_into

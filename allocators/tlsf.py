@@ -118,10 +118,10 @@ FUSED_FREE_TABLE = 1 << 16
 _fused_tables: dict[tuple[int, bool], tuple[list[tuple[int, int]], list[int]]] = {}
 
 
-#: the build's row of measures (TLSF.measure_row): the policy never adds to
-#: the rotations and walked of its record
-ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
-              "largest_below_top", "visits", "splits", "merges", "grows", "payload")
+#: the build's row of measures (TLSF.measure_row): no largest_free (the max of
+#: the two after it) nor the rotations and walked TLSF never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
 _ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
@@ -1007,20 +1007,25 @@ class TLSF(Strategy):
                 # the largest blocks other than the top one are in the
                 # highest non-empty list that holds one: fls of both bitmaps
                 fl_map = s.fl_bitmap
-                while fl_map and not below:
+                while fl_map:
                     fl = fl_map.bit_length() - 1
                     row_map = sl_bitmap[fl]
-                    while row_map and not below:
+                    while row_map:
                         sl = row_map.bit_length() - 1
                         for block in lists[(fl << 5) + sl]:
                             if block != top_block:
-                                size = W + (size_word[block] & -4)
+                                size = size_word[block] & -4
                                 if size > below:
                                     below = size
-                        row_map &= ~(1 << sl)
-                    fl_map &= ~(1 << fl)
+                        if below:
+                            break
+                        row_map ^= 1 << sl
+                    if below:
+                        below += W
+                        break
+                    fl_map ^= 1 << fl
             pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, s.header_in_use, total, top if top > below else below, top, below,
+                 s.in_use, s.header_in_use, total, top, below,
                  rec.visits, rec.splits, rec.merges, rec.grows, payload)
         return ROW_FIELDS, row
 
