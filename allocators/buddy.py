@@ -160,6 +160,10 @@ class BinaryBuddy(Strategy):
         self.linkb: dict[int, int] = {}
         self.avail_count: list[int] = []
         self.top_order = -1            # highest k with an AVAIL[k] head
+        #: at or above the highest non-empty AVAIL[k] (not in Knuth): where
+        #: the measures' probe starts looking for the largest free block,
+        #: raised when a block goes on a higher list, lowered by the probe
+        self.avail_high = -1
         self._add_orders(max_order)
         self._chunks: list[tuple[int, int]] = []
         self.chunk_order: dict[int, int] = {}
@@ -404,6 +408,8 @@ class BinaryBuddy(Strategy):
             linkb[block] = head
             linkf[head] = block
             avail_count[k] += 1
+            if k > self.avail_high:
+                self.avail_high = k
             self.free_bytes += block_size
 
         def realloc(payload: int, size: int) -> int | None:
@@ -440,6 +446,8 @@ class BinaryBuddy(Strategy):
         self.linkb[block] = head
         linkf[head] = block
         self.avail_count[k] += 1
+        if k > self.avail_high:
+            self.avail_high = k
 
     def _avail_remove_first(self, k: int) -> int:
         """Take the first block off ``AVAIL[k]`` (step R2)."""
@@ -628,13 +636,24 @@ class BinaryBuddy(Strategy):
                 self._last_block = (end, block, k)
             if block in self.linkf:
                 top, top_order = 1 << k, k
-        below = 0
-        counts = self.avail_count
-        for k in range(self.top_order, self.min_order - 1, -1):
-            if counts[k] - (k == top_order) > 0:
-                below = 1 << k
-                break
+        below = self._largest_order(top_order)
         return total, top if top > below else below, top, below
+
+    def _largest_order(self, top_order: int) -> int:
+        """Bytes of the largest block on the AVAIL lists other than the top
+        one (of order ``top_order``, -1 for none), 0 if there is none; the
+        highest non-empty list found becomes ``avail_high``."""
+        counts = self.avail_count
+        min_order = self.min_order
+        k = self.avail_high
+        while k >= min_order and not counts[k]:
+            k -= 1
+        self.avail_high = k
+        if k == top_order and counts[k] == 1:
+            k -= 1
+            while k >= min_order and not counts[k]:
+                k -= 1
+        return 1 << k if k >= min_order else 0
 
     def measure_row(self, rec) -> tuple:
         """The timeline build's row after each step (``Strategy.measure_row``):
@@ -673,14 +692,16 @@ class BinaryBuddy(Strategy):
                     s._last_block = (end, block, k)
                 if block in linkf:
                     top, top_order = 1 << k, k
-            below = 0
-            k = s.top_order
-            while k >= min_order:
-                n = counts[k]
-                if n and (n > 1 or k != top_order):
-                    below = 1 << k
-                    break
+            # _largest_order, inline
+            k = s.avail_high
+            while k >= min_order and not counts[k]:
                 k -= 1
+            s.avail_high = k
+            if k == top_order and counts[k] == 1:
+                k -= 1
+                while k >= min_order and not counts[k]:
+                    k -= 1
+            below = 1 << k if k >= min_order else 0
             pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
                  s.header_in_use, s.free_bytes + reserve, top, below,
                  rec.visits, rec.splits, rec.merges, rec.grows, payload)
@@ -788,6 +809,9 @@ class BinaryBuddy(Strategy):
              f"listed {sorted(on_lists - free_in_heap)[:5]} are not free blocks")
         fail(len(linkf) == len(on_lists) + self.top_order + 1 and len(linkb) == len(linkf),
              "LINKF/LINKB hold entries for blocks that are on no AVAIL list")
+        high = max((k for k in range(self.top_order + 1) if self.avail_count[k]), default=-1)
+        fail(self.avail_high >= high, f"avail_high is {self.avail_high}, below AVAIL[{high}], "
+                                      "which holds a block")
 
         # Algorithm S leaves no free buddies of the same order unmerged.
         for p in on_lists:
