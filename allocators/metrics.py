@@ -58,6 +58,17 @@ class MetricSeries:
             setattr(self, col, getattr(self, col)[:n])
         self.n = n
 
+    def prefix(self, n: int) -> "MetricSeries":
+        """The first ``n`` rows (views of these columns, no copy): the replay
+        up to step ``n``, which :func:`summarize` sums up as if the trace had
+        ended there (compare mode's table ranks strategies by it)."""
+        n = max(0, min(int(n), self.n))
+        out = MetricSeries.__new__(MetricSeries)
+        out.n = n
+        for col in SERIES_COLUMNS + ("is_malloc", "failed", "payload"):
+            setattr(out, col, getattr(self, col)[:n])
+        return out
+
     # ---------------------------------------------------------- derived
     @property
     def internal(self) -> np.ndarray:

@@ -45,13 +45,16 @@ def configure_app(app: QApplication, screen_height: int | None = None) -> QAppli
 
 def make_window(spec: str | None = None, strategy: str | None = None, params: dict | None = None,
                 strategy_params: dict[str, dict] | None = None, step: int | None = None,
-                presenter: bool | None = None, theme: str | None = None):
+                compare: list[str] | None = None, presenter: bool | None = None,
+                theme: str | None = None):
     """A configured MainWindow loading ``spec`` (None: the bundled default
     trace) through ``strategy`` with the parameters every strategy takes
     (``params``: word, align, heap_limit, pool_size) and each strategy's own
     (``strategy_params``, by strategy name: what -P gave), showing ``step``
     (clamped to the replay's length) once loaded; in presenter mode and the
-    ``theme`` when given (else as the settings remember them)."""
+    ``theme`` when given (else as the settings remember them).  ``compare``: 2
+    to 7 strategies to show side by side instead (built at once, in worker
+    processes)."""
     from .. import traces
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
@@ -63,7 +66,9 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
         window.set_theme(theme)
     window.params = dict(params or {})
     window.strategy_params = {k: dict(v) for k, v in (strategy_params or {}).items()}
-    window.set_strategy(strategy or DEFAULT_STRATEGY)
+    window.set_strategy(strategy or (compare[0] if compare else DEFAULT_STRATEGY))
+    if compare:
+        window.compare.compare(compare)
     window.load_spec(spec if spec else str(traces.default_trace_path()), position=step)
     return window
 
@@ -90,6 +95,7 @@ def main(request) -> int:
         return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
     window = make_window(request.trace, request.strategy, request.params, request.strategy_params,
-                         request.step, getattr(request, "presenter", None), getattr(request, "theme", None))
+                         request.step, getattr(request, "compare", None),
+                         getattr(request, "presenter", None), getattr(request, "theme", None))
     window.show()
     return app.exec()

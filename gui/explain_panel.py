@@ -184,7 +184,7 @@ class ExplainPanel(Subscriber, QWidget):
         """List ``explained`` (ExplainedEvent, in order)."""
         lines = self.lines
         lines.selected = self.model.selection if self.model is not None else None
-        lines.current = self.model.event_index if self.model is not None else None
+        lines.current = self.model.event_in_row(self.row) if self.model is not None else None
         lines.set_events(explained)
         self.list.scrollToTop()
         self._show_selected_line()
@@ -216,6 +216,8 @@ class ExplainPanel(Subscriber, QWidget):
         self.list.scrollTo(index)
 
     def _model_event(self, index) -> None:
+        if index is not None and self.model is not None:
+            index = self.model.event_in_row(self.row)
         self.lines.current = index
         self.lines.refresh()
         if index is not None:

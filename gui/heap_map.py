@@ -47,9 +47,11 @@ row_bytes)``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, QVariantAnimation, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, QVariantAnimation, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsPathItem, QHBoxLayout, QLabel,
                                QSizePolicy, QToolTip, QVBoxLayout, QWidget)
@@ -78,6 +80,9 @@ LABEL_ROOM = 5000
 #: from the back of a lecture room
 NUMBER_POINTS = 12
 POINTER_POINTS = 11
+
+#: the map's least height in pixels, axes included
+PLOT_MIN_HEIGHT = 100
 
 #: pointer roles (docs/structure.md)
 SEARCH, MARKER = "search", "marker"
@@ -281,6 +286,15 @@ def _many_rects(ranges, row_bytes: int) -> QPainterPath:
     return pg.arrayToQPath(xs, ys, connect=np.tile(_CONNECT, len(r)))
 
 
+@functools.lru_cache(maxsize=512)
+def _label_spots(w: float, h: float) -> tuple[tuple[float, float], ...]:
+    # labels come in a few sizes: sorting 65 offsets for every label of every
+    # frame cost compare mode's seven maps 3 ms a frame
+    spots = [(i * w, j * h) for i in range(-2, 3) for j in range(-6, 7)]
+    spots.sort(key=lambda d: (abs(d[0]) / w) * 2.5 + abs(d[1]) / h)
+    return tuple(spots)
+
+
 def typical_block_bytes(trace) -> float | None:
     """Bytes of a typical live block of ``trace`` (live bytes over live
     blocks at their peaks, plus a header word): the block size the map's
@@ -298,6 +312,18 @@ def typical_block_bytes(trace) -> float | None:
     return mean + 16 if mean else None
 
 
+def _fit_width(label: QLabel, width: int) -> None:
+    """Size ``label`` to its text on one line, or, when that is wider than
+    ``width``, to ``width`` with the words wrapped."""
+    if label.isHidden():
+        return
+    label.setWordWrap(False)
+    label.adjustSize()
+    if label.width() > width > 40:
+        label.setWordWrap(True)
+        label.resize(width, label.heightForWidth(width))
+
+
 class HeapMapWidget(Subscriber, QWidget):
     """The heap map with its legend and a line naming the block under the mouse."""
 
@@ -309,7 +335,7 @@ class HeapMapWidget(Subscriber, QWidget):
     block_hovered = Signal(object)
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
-                  "event_changed": "set_current_event",
+                  "event_changed": "_model_event",
                   "selection_changed": "set_selection", "hover_changed": "_model_hover"}
     REQUESTS = {"block_clicked": "select", "block_hovered": "set_hover"}
 
@@ -351,7 +377,11 @@ class HeapMapWidget(Subscriber, QWidget):
         axis = AddressAxis()
         self.plot_widget = pg.PlotWidget(axisItems={"left": axis}, background="w")
         self.plot_widget.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.plot_widget.setMinimumHeight(200)
+        # (a legend wrapped onto four or five lines, this and the line under
+        # it fill the map's share of a 1280 x 720 window, 262 px: a taller
+        # minimum squeezed that line onto the address axis; the layout gives
+        # the map all the height left, 134-155 px there)
+        self.plot_widget.setMinimumHeight(PLOT_MIN_HEIGHT)
         plot = self.plot = self.plot_widget.getPlotItem()
         plot.hideButtons()
         plot.setMenuEnabled(False)
@@ -473,6 +503,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self._cut_fresh = False       # the newest cut slides in
         #: numbers that overlap others at this zoom for want of room
         self.crowded = 0
+        self._numbered_for = -1       # the label budget the shown numbers were chosen for
         #: the heap and the pointers only, none of the step's marks (set_quiet)
         self.quiet = False
 
@@ -749,6 +780,12 @@ class HeapMapWidget(Subscriber, QWidget):
     def _block_bytes(self, arrays) -> float:
         return self.block_bytes or arrays.mean_size()
 
+    def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
+        """How to lay out a heap of ``heap_end`` bytes in this map (compare
+        mode's rows override it to share one address scale)."""
+        return heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
+                                        self._block_bytes(self.heap.blocks))
+
     def _render(self) -> None:
         """Draw the shown step (up to its shown event)."""
         record, index = self.record, self.event_index
@@ -761,8 +798,7 @@ class HeapMapWidget(Subscriber, QWidget):
             before = self._before_heap()
             if before is not None:
                 heap_end = max(heap_end, before.blocks.brk)
-        layout = heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
-                                          self._block_bytes(self.heap.blocks))
+        layout = self.layout_for(heap_end)
         self.layout_ = layout
         self._paint_cells(shown, layout, micro)
         self.image_item.setImage(self.image, autoLevels=False)
@@ -974,10 +1010,8 @@ class HeapMapWidget(Subscriber, QWidget):
         marks = self.marks
         # a number per LABEL_ROOM square pixels of map at most: a small map
         # numbers fewer visits, not the whole map over
-        r = self.vb.sceneBoundingRect()
-        # (bigger numbers in presenter mode take more room each)
-        room = LABEL_ROOM * self.presentation.text_scale ** 2
-        marks.renumber(int(r.width() * r.height() / room) if r.width() > 50 else 40)
+        self._numbered_for = self._label_budget()
+        marks.renumber(self._numbered_for)
         by_block: dict[tuple[int, int], list[int]] = {}
         for i in marks.numbered:
             by_block.setdefault(marks.visits[i], []).append(i + 1)
@@ -1008,6 +1042,13 @@ class HeapMapWidget(Subscriber, QWidget):
         last = len(marks.visits)
         placed.sort(key=lambda q: str(last) not in q[0].textItem.toPlainText().split("·"))
         self._number_places = placed
+
+    def _label_budget(self) -> int:
+        """How many search numbers the map has room for at its size on screen
+        (bigger numbers in presenter mode take more room each)."""
+        r = self.vb.sceneBoundingRect()
+        room = LABEL_ROOM * self.presentation.text_scale ** 2
+        return int(r.width() * r.height() / room) if r.width() > 50 else 40
 
     def _say_search(self) -> None:
         """The search in words under the map when its numbers do not say it all."""
@@ -1071,11 +1112,14 @@ class HeapMapWidget(Subscriber, QWidget):
                 label.hide()
         self._pointer_places = placed
         if at_sentinel:
+            # (a pointer at nothing says the list is empty only when it is:
+            # dlmalloc's last_remainder is at no block beside full bins)
+            empty = not np.any(self.shown_heap.blocks.state == heap_cells.STATE_FREE)
             self.pointer_note.setText(" · ".join(
                 f"{p.name} = &base (K&R's list sentinel, outside the heap): the next search "
                 f"starts at the lowest free block" if p.name == "rover" else
-                f"{p.name}: at no block (the free list is empty)" for p in at_sentinel))
-            self.pointer_note.adjustSize()
+                f"{p.name}: at no block" + (" (the free list is empty)" if empty else "")
+                for p in at_sentinel))
             self.pointer_note.show()
         else:
             self.pointer_note.hide()
@@ -1094,12 +1138,11 @@ class HeapMapWidget(Subscriber, QWidget):
             kind = getattr(record, "kind", "malloc")
             self.banner.setText(f"✗ {kind}({record.request}) failed: no block fits "
                                 f"and the heap cannot grow by {failed:,} bytes")
-            self.banner.adjustSize()
-            self._place_notes()
             if not self.banner.isVisible():
                 self.banner.show()
                 self._flash_left = 6
                 self._flash.start()
+            self._place_notes()
         else:
             self.failed_item.setPath(QPainterPath())
             self.failed_item.setVisible(True)
@@ -1114,16 +1157,52 @@ class HeapMapWidget(Subscriber, QWidget):
             self._flash.stop()
 
     def _place_notes(self) -> None:
+        """The failure banner at the top of the map, the note on a pointer at
+        no block at its bottom left: each in the map's width, its words
+        wrapped onto more lines rather than cut off at the map's edge."""
         w = self.plot_widget.width()
-        self.banner.move(max(0, (w - self.banner.width()) // 2), 8)
         r = self.plot_widget.mapFromScene(self.vb.sceneBoundingRect()).boundingRect()
-        self.pointer_note.move(r.left() + 6, r.bottom() - self.pointer_note.height() - 6)
+        _fit_width(self.banner, w - 16)
+        self.banner.move(max(0, (w - self.banner.width()) // 2), 8)
+        note = self.pointer_note
+        _fit_width(note, r.width() - 12)
+        # bottom left, unless it would hide a pointer drawn there (dlmalloc's
+        # top, the wilderness: the end of the heap, the bottom row); then the
+        # other corners
+        w_, h_ = note.width(), note.height()
+        corners = [(r.left() + 6, r.bottom() - h_ - 6), (r.right() - w_ - 6, r.bottom() - h_ - 6),
+                   (r.left() + 6, r.top() + 6), (r.right() - w_ - 6, r.top() + 6)]
+        symbols = self._pointer_rects() if not note.isHidden() else []
+        for x, y in corners:
+            if not any(QRect(x, y, w_, h_).intersects(q) for q in symbols):
+                break
+        else:
+            x, y = corners[0]
+        note.move(x, y)
 
+    def _pointer_rects(self) -> list:
+        """The pointers' symbols and names, in the plot widget's pixels."""
+        rects = []
+        for item in (self.pointer_item, self.marker_item):
+            xs, ys = item.getData()
+            for x, y in zip(xs, ys):
+                p = self.plot_widget.mapFromScene(self.vb.mapViewToScene(QPointF(x, y)))
+                rects.append(QRect(p.x() - 10, p.y() - 10, 20, 20))
+        for label in self._pointer_labels:
+            if label.isVisible():
+                rects.append(self.plot_widget.mapFromScene(label.sceneBoundingRect()).boundingRect())
+        return rects
 
     def _view_range_changed(self, *_) -> None:
         """The view moved or resized: separators and label places depend on its scale."""
         if self.layout_ is None:
             return
+        if self.marks.visits and self._label_budget() != self._numbered_for:
+            # The map was resized: number as many visits as a map of this size
+            # numbers when a step is drawn on it (one picture per step, whether
+            # the window was resized before the step or after it).
+            self._stop_transition()
+            self._number_visits()
         self._draw_separators()
         self._place_labels()
         self._place_notes()
@@ -1140,7 +1219,7 @@ class HeapMapWidget(Subscriber, QWidget):
         in :attr:`crowded` (the line under the map says: zoom in)."""
         view = self.vb.sceneBoundingRect()
         vl, vt, vr, vb_ = view.left() + 1, view.top() + 1, view.right() - 1, view.bottom() - 1
-        occupied: list[tuple[float, float, float, float]] = []
+        occupied: list[tuple[float, float, float, float]] = list(self._reserved_rects())
         half = 9 * self.presentation.text_scale        # half a pointer symbol
         for item in (self.pointer_item, self.marker_item):
             xs, ys = item.getData()
@@ -1194,13 +1273,16 @@ class HeapMapWidget(Subscriber, QWidget):
         self.leader_item.setPath(leaders)
         self._say_search()
 
+    def _reserved_rects(self) -> list[tuple[float, float, float, float]]:
+        """Scene rectangles (x0, y0, x1, y1) the labels keep off (compare
+        mode's rows keep the request's label clear)."""
+        return []
+
     @staticmethod
-    def _spots(w: float, h: float) -> list[tuple[float, float]]:
+    def _spots(w: float, h: float) -> tuple[tuple[float, float], ...]:
         """Offsets to try for a label, nearest first: up and down by rows of
         labels, then beside."""
-        spots = [(i * w, j * h) for i in range(-2, 3) for j in range(-6, 7)]
-        spots.sort(key=lambda d: (abs(d[0]) / w) * 2.5 + abs(d[1]) / h)
-        return spots
+        return _label_spots(float(w), float(h))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -1213,8 +1295,7 @@ class HeapMapWidget(Subscriber, QWidget):
         if self.layout_ is None:
             return
         heap_end = max(self.heap.blocks.brk, self.layout_.heap)
-        wanted = heap_cells.choose_layout(heap_end, self.view_aspect(), self.max_cells,
-                                          self._block_bytes(self.heap.blocks))
+        wanted = self.layout_for(heap_end)
         if wanted != self.layout_:
             self._render()
         else:
@@ -1337,7 +1418,11 @@ class HeapMapWidget(Subscriber, QWidget):
         heap = step.heap
         self.show_blocks(heap.blocks, step.record, step.ids_source, lambda: step.places,
                          pointers=heap.pointers, before=lambda: step.heap_before,
-                         event_index=self.model.event_index, heap=heap)
+                         event_index=self.model.event_in_row(self.row), heap=heap)
+
+    def _model_event(self, index) -> None:
+        # compare mode: this row's own event (its step may have fewer than the longest)
+        self.set_current_event(None if index is None else self.model.event_in_row(self.row))
 
     def _model_hover(self, addr) -> None:
         self.hover_block = addr

@@ -77,7 +77,9 @@ class ReadTrace:
 @dataclass
 class LoadRequest:
     """What to load: ``make_trace()`` runs in the worker; ``source`` is the file
-    (for the recent list) or None; ``keep_position`` the step to show after."""
+    (for the recent list) or None; ``keep_position`` the step to show after.
+    ``strategy`` None: the trace only (compare mode builds its strategies
+    next, all at once: gui/compare_mode.py)."""
     label: str
     make_trace: Callable
     strategy: str
@@ -90,7 +92,7 @@ class LoadRequest:
 class LoadResult:
     request: LoadRequest
     trace: object
-    timeline: Timeline
+    timeline: Timeline | None     # None when the request asked for the trace only
 
 
 class ReplayJob(QObject):
@@ -122,9 +124,11 @@ class ReplayJob(QObject):
                 trace = req.make_trace()
             if self._cancel.is_set():
                 raise ReplayCancelled(0)
-            timeline = Timeline(trace, req.strategy, req.params)
-            self.progress.emit(req, 0, max(timeline.n, 1))
-            timeline.build(progress=self._report, cancel=self._cancel.is_set)
+            timeline = None
+            if req.strategy is not None:
+                timeline = Timeline(trace, req.strategy, req.params)
+                self.progress.emit(req, 0, max(timeline.n, 1))
+                timeline.build(progress=self._report, cancel=self._cancel.is_set)
         except (ReplayCancelled, ReadCancelled):
             self.cancelled.emit(req)
         except Exception as exc:       # shown to the user; the window keeps its trace
@@ -191,6 +195,7 @@ class Loader(QObject):
         self.job.cancelled.connect(self._cancelled)
         self.job.done.connect(self._done)
         doing = (f"Reading {request.label}…" if isinstance(request.make_trace, ReadTrace)
+                 else f"Preparing {request.label}…" if request.strategy is None
                  else f"Replaying {request.label} through {request.strategy}…")
         self.dialog = QProgressDialog(doing, "Cancel", 0, 0, self.window)
         self.dialog.setWindowTitle("heapscope")

@@ -17,7 +17,13 @@ Every command is a QAction with its shortcut, in a menu: File (Open, Open
 Recent, Open Example, Workload, Save Screenshot, Quit), View (Fit Heap,
 Structure View S, Explain Panel E), Playback (Play/Pause Space, Step Back Left,
 Step Forward Right, Previous / Next Event Shift+Left / Shift+Right, Start
-Home, End End, Go to Step Ctrl+G, Faster +, Slower -), Strategy (one per strategy, Ctrl+1...), Help (Keys F1, About).
+Home, End End, Go to Step Ctrl+G, Faster +, Slower -), Strategy (one per
+strategy, Ctrl+1..., Compare Mode C, Compare Strategies Shift+C), Help (Keys
+F1, About).
+
+Compare mode (:mod:`gui.compare_mode`) shows 2 to 7 strategies side by side,
+one row each, in a second page of the window's stack; the timeline bar, the
+player, the step animator and the keys drive both pages.
 
 Loading a trace and changing the strategy replay the trace in the background
 (:mod:`gui.loader`); a strategy already replayed for this trace shows at once.
@@ -36,8 +42,8 @@ from PySide6.QtCore import QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFrame, QHBoxLayout,
                                QInputDialog, QLabel,
-                               QMainWindow, QMessageBox, QScrollArea, QSplitter, QStyle, QToolBar,
-                               QVBoxLayout, QWidget)
+                               QMainWindow, QMessageBox, QScrollArea, QSplitter, QStackedWidget,
+                               QStyle, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from .. import traces
 from ..allocators.params import ParamError
@@ -45,6 +51,7 @@ from ..allocators.user import UserStrategyError
 from ..traces.bundled import examples as bundled_examples
 from ..allocators.registry import STRATEGIES, strategy_names
 
+from .compare_mode import CompareMode
 from .explain_panel import ExplainPanel
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
@@ -115,6 +122,7 @@ class MainWindow(QMainWindow):
         self.predict = PredictMode(self.model, self)
         self.predict.play = self.animator.step_to      # an answered step plays its events
         self._make_actions()
+        self.compare = CompareMode(self)
         self.heap_map = HeapMapWidget()
         self.structure_panel = StructurePanel()
         self.explain_panel = ExplainPanel()
@@ -131,6 +139,7 @@ class MainWindow(QMainWindow):
         self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():
             view.bind(self.model)
+        self._single_bound = True
         self.model.step_changed.connect(self.position_changed)
         self.heap_map.block_clicked.connect(lambda addr: self.predict_click(0, addr))
         self.structure_panel.block_clicked.connect(lambda addr: self.predict_click(0, addr))
@@ -157,6 +166,20 @@ class MainWindow(QMainWindow):
         """Every view subscribed to the model."""
         return [self.heap_map, self.structure_panel, self.explain_panel, self.gauges, self.plots,
                 self.bar]
+
+    def single_views(self) -> list:
+        """The views of the one-strategy page (compare mode unbinds them)."""
+        return [v for v in self.views() if v is not self.bar]
+
+    def _bind_single_views(self, bound: bool) -> None:
+        if bound == self._single_bound:
+            return
+        self._single_bound = bound
+        for view in self.single_views():
+            if bound:
+                view.bind(self.model)
+            else:
+                view.unbind()
 
     # What is shown, read from the model.
     @property
@@ -302,6 +325,9 @@ class MainWindow(QMainWindow):
         strategy_menu = mb.addMenu("&Strategy")
         for act in self.strategy_actions.values():
             strategy_menu.addAction(act)
+        strategy_menu.addSeparator()
+        strategy_menu.addAction(self.compare.act_toggle)
+        strategy_menu.addAction(self.compare.act_pick)
         help_menu = mb.addMenu("&Help")
         help_menu.addAction(self.act_keys)
         help_menu.addAction(self.act_about)
@@ -337,6 +363,16 @@ class MainWindow(QMainWindow):
         self.strategy_box.activated.connect(
             lambda i: self.set_strategy(self.strategy_box.itemData(i)))
         tb.addWidget(self.strategy_box)
+        self.compare_button = QToolButton()
+        self.compare_button.setDefaultAction(self.compare.act_toggle)
+        self.compare_button.setText("Compare")
+        self.compare_button.setFocusPolicy(Qt.NoFocus)
+        tb.addWidget(self.compare_button)
+        pick = QToolButton()
+        pick.setDefaultAction(self.compare.act_pick)
+        pick.setText("…")
+        pick.setFocusPolicy(Qt.NoFocus)
+        tb.addWidget(pick)
         self.strategy_title = QLabel()
         self.strategy_title.setStyleSheet("color: #333; padding-left: 8px;")
         tb.addWidget(self.strategy_title)
@@ -398,13 +434,23 @@ class MainWindow(QMainWindow):
         middle.setContentsMargins(4, 4, 4, 0)
         middle.addWidget(split, 1)
         middle.addWidget(gauge_scroll)
+        # one page for one strategy (its predict band and gauge strip too),
+        # one for compare mode (a band per row); the timeline bar serves both
+        single = QWidget()
+        single_box = QVBoxLayout(single)
+        single_box.setContentsMargins(0, 0, 0, 0)
+        single_box.setSpacing(0)
+        single_box.addWidget(self.predict_bar)
+        single_box.addLayout(middle, 1)
+        single_box.addWidget(self.gauge_strip)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(single)
+        self.pages.addWidget(self.compare.view)
         central = QWidget()
         box = QVBoxLayout(central)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(0)
-        box.addWidget(self.predict_bar)
-        box.addLayout(middle, 1)
-        box.addWidget(self.gauge_strip)
+        box.addWidget(self.pages, 1)
         box.addWidget(self.bar)
         self.setCentralWidget(central)
         # Keys go to the window's actions: keep focus off the spin boxes.
@@ -595,9 +641,16 @@ class MainWindow(QMainWindow):
         self._show(timeline.strategy_name, key, position)
 
     def set_strategy(self, name: str) -> None:
-        """Replay the same trace through another strategy, keeping the step."""
+        """Replay the same trace through another strategy, keeping the step
+        (in compare mode: leave it for that strategy)."""
         if name not in STRATEGIES:
             raise ValueError(f"unknown strategy {name!r}")
+        if self.compare.active:
+            self.strategy_name = name
+            if self.trace is not None and not self.loader.busy:
+                self.compare.leave()
+                return
+            self.compare.deactivate()    # nothing compared shows yet: just this one
         if self.loader.busy:
             # a load is under way: redo it with this strategy
             self._start(dataclasses.replace(self.loader.request, strategy=name,
@@ -628,15 +681,24 @@ class MainWindow(QMainWindow):
     @property
     def busy(self) -> bool:
         """A trace is being read or replayed."""
-        return self.loader.busy
+        return self.loader.busy or self.compare.busy
 
     def _start(self, request: LoadRequest) -> None:
         self.player.pause()
-        self.statusBar().showMessage(f"Replaying {request.label} through {request.strategy}…")
+        if self.compare.active:
+            # compare mode: read the trace here, then build its strategies at once
+            self.compare.loader.cancel()
+            request = dataclasses.replace(request, strategy=None)
+            self.statusBar().showMessage(f"Reading {request.label}…")
+        else:
+            self.statusBar().showMessage(f"Replaying {request.label} through {request.strategy}…")
         self.loader.start(request)
 
     def _loaded(self, result) -> None:
         req = result.request
+        if result.timeline is None:
+            self.compare.build_trace(result)
+            return
         model = self.model
         if result.trace is not model.trace or req.source != model.source:
             model.set_trace(result.trace, req.source)
@@ -650,6 +712,10 @@ class MainWindow(QMainWindow):
         """Show the kept timeline ``key`` at ``position``: the views follow the model."""
         self.strategy_name = strategy
         self.model.show([key], position)
+        self._shown_single()
+
+    def _shown_single(self) -> None:
+        """Titles, status and signals once one strategy shows."""
         self._sync_strategy_widgets()
         timeline = self.timeline
         self.setWindowTitle(f"heapscope — {self._trace_label()} — {self.strategy_name}")
@@ -708,6 +774,8 @@ class MainWindow(QMainWindow):
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(name))
         extra = ", ".join(f"{k.replace('_', ' ')} {_param_text(v)}" for k, v in self.params_for(name).items())
         self.strategy_title.setText(STRATEGIES[name].title + (f"  [{extra}]" if extra else ""))
+        if self.compare.active and self.compare.view.shown_rows():
+            self.strategy_title.setText(self.compare.title())    # rows still show
         self.strategy_actions[name].setChecked(True)
 
     # ------------------------------------------------------------ recent files
@@ -806,7 +874,10 @@ class MainWindow(QMainWindow):
         self.player.slower()
 
     def heap_map_fit(self) -> None:
-        self.heap_map.fit()
+        if self.compare.active:
+            self.compare.view.fit_all()
+        else:
+            self.heap_map.fit()
 
     def toggle_plots(self) -> None:
         self.set_plots_visible(self.act_plots.isChecked())
@@ -817,6 +888,9 @@ class MainWindow(QMainWindow):
         self.act_plots.setChecked(visible)
 
     def toggle_structure(self) -> None:
+        if self.compare.active:
+            self.compare.view.set_structures_visible(self.act_structure.isChecked())
+            return
         self._show_panel(self.structure_panel, self.act_structure.isChecked())
 
     def toggle_explain(self) -> None:
@@ -903,6 +977,10 @@ class MainWindow(QMainWindow):
 
     def _apply_predict_presentation(self, pres) -> None:
         self.predict_bar.apply_presentation(pres)
+        compare = getattr(self, "compare", None)
+        for row in compare.view.rows if compare is not None else ():
+            if row.predict_bar is not None:
+                row.predict_bar.apply_presentation(pres)
 
     # =============================================================== dialogs
     def show_error(self, title: str, text: str, detail: str = "") -> QMessageBox:
@@ -1074,6 +1152,7 @@ class MainWindow(QMainWindow):
         self.player.pause()
         self.loader.cancel()
         self.loader.wait()
+        self.compare.loader.cancel()
         super().closeEvent(event)
 
 

@@ -365,11 +365,37 @@ class ShowModel(QObject):
                 tl.seek(self.position - 1)
                 tl.seek(self.position)
 
+    @property
+    def event_count(self) -> int:
+        """How many events the shown step has: in compare mode, the most any
+        row's step has (the rows move through their events in lockstep, and
+        a row whose step has fewer shows its whole step once past them)."""
+        return max((self.step(r).event_count for r in range(len(self._shown))), default=0)
+
+    def script_events(self) -> list:
+        """The events an animated step plays: those of the row whose step has
+        the most (one strategy: its step's)."""
+        best = None
+        for r in range(len(self._shown)):
+            step = self.step(r)
+            if step.event_count and (best is None or step.event_count > best.event_count):
+                best = step
+        return list(best.record.events) if best is not None else []
+
+    def event_in_row(self, row: int) -> int | None:
+        """The event ``row`` shows: the model's event, clamped to that row's
+        step (None: the whole step, or a step without events)."""
+        index = self.event_index
+        step = self.step(row) if index is not None else None
+        n = step.event_count if step is not None else 0
+        if not n:
+            return None
+        return min(index, n - 1)
+
     def _event_in_step(self, index: int | None) -> int | None:
         if index is None:
             return None
-        step = self.step()
-        n = step.event_count if step is not None else 0
+        n = self.event_count
         if n == 0:
             return None
         index = int(index)

@@ -108,8 +108,9 @@ class StructurePanel(Subscriber, QWidget):
             view.show_step(structure, [], None)        # the structure only, no step drawn on it
         else:
             view.show_step(structure, step.explained, step.record)    # the whole step
-        if model.event_index is not None and not self.quiet:
-            view.set_current_event(model.event_index)
+        index = model.event_in_row(self.row)
+        if index is not None and not self.quiet:
+            view.set_current_event(index)
         view.set_selection(model.selection)
         self._model_hover(model.hover)
 
@@ -148,6 +149,9 @@ class StructurePanel(Subscriber, QWidget):
 
     def _model_event(self, index) -> None:
         if self.view is not None and not self.__dict__.get("_redraw_pending"):
+            if self.model is not None:
+                # compare mode: this row's own event (its step may have fewer than the longest)
+                index = None if index is None else self.model.event_in_row(self.row)
             self.view.set_current_event(index, self.model.transition_ms if self.model is not None else 0)
 
     def _model_hover(self, addr) -> None:

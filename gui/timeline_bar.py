@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox
                                QVBoxLayout, QWidget)
 
 from .player import SPEEDS
+from .step_words import request_words
 from .subscriber import Subscriber
 
 #: what the step line says when no trace is shown
@@ -150,6 +151,9 @@ class TimelineBar(Subscriber, QWidget):
         step = self.model.step(self.row)
         if step is None:
             self.show_position(0, NOTHING_LOADED)
+        elif len(self.model.shown) > 1:
+            # compare mode: the request, the same for every row (each row says what its strategy did)
+            self.show_position(step.position, request_words(self.model))
         else:
             self.show_position(step.position, step.describe())
         self._model_event(self.model.event_index)
@@ -157,8 +161,13 @@ class TimelineBar(Subscriber, QWidget):
     def _model_event(self, index=None) -> None:
         """Say which event of the step is shown, and what it did."""
         step = self.model.step(self.row) if self.model is not None else None
-        if step is None or index is None or not step.event_count:
+        if step is None or index is None or not self.model.event_count:
             text, line = "", self._step_text
+        elif len(self.model.shown) > 1:
+            # compare mode: the rows move in lockstep, each through its own events
+            text = f"event {index + 1} of {self.model.event_count}"
+            line = (f"{self._step_text}\n\u25b6 {text}: each row at its own event {index + 1} "
+                    f"(a row whose step has fewer shows its last)")
         else:
             n = step.event_count
             text = f"event {index + 1} of {n}"

@@ -291,11 +291,33 @@ def command(name: str, help: str, options: Callable[[argparse.ArgumentParser], N
     return register
 
 
+class _StrategiesAction(argparse.Action):
+    """``--strategy`` of ``open``: the first one given is the strategy to
+    start with (``args.strategy``); all of them, in order, go to
+    ``args.strategies`` (given twice or more, compare mode shows them)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        if getattr(namespace, "strategies", None) is None:
+            namespace.strategies = []
+            namespace.strategy = value
+        namespace.strategies.append(value)
+
+
+def _strategy_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for name in names:
+        _known_strategy(name)
+    return names
+
+
 def _open_options(p: argparse.ArgumentParser) -> None:
     _trace_argument(p, "default: the bundled trace")
     p.add_argument("--strategy", "-s", type=_known_strategy, default=None, metavar="NAME",
+                   action=_StrategiesAction,
                    help=f"the strategy to start with (default next-fit, or the one --allocator "
-                   f"loaded): {', '.join(strategy_names())}")
+                   f"loaded); given twice or more, compare mode shows them: {', '.join(strategy_names())}")
+    p.add_argument("--compare", "-c", type=_strategy_list, default=None, metavar="S1,S2,...",
+                   help="start in compare mode with these 2 to 7 strategies side by side")
     p.add_argument("--step", "-n", type=_step_number, default=None, metavar="N",
                    help="show the heap after the first N operations (default 0; past the end: the end)")
     p.add_argument("--presenter", action="store_true", default=None,
@@ -323,30 +345,57 @@ class WindowRequest:
     params: dict                      # the common parameters given
     strategy_params: dict[str, dict]  # -P, by strategy
     step: int | None = None           # the step to show first
+    compare: list[str] | None = None  # compare mode's strategies (--compare, or -s given twice)
     presenter: bool | None = None     # presenter mode (None: as last time)
     theme: str | None = None          # "light" or "dark" (None: as last time)
 
 
-@command("open", "open the window (the default)", _open_options)
-def cmd_open(args) -> int:
+#: compare mode shows this many strategies at least and at most (gui/compare_view.py)
+COMPARE_ROWS = (2, 7)
+
+
+def window_request(args) -> WindowRequest:
+    """``heapscope open``'s arguments as a checked :class:`WindowRequest`."""
     strategy = args.strategy
     loaded = _loaded_names(args)
     if strategy is None and len(loaded) == 1:
         strategy = loaded[0]          # --allocator mine.py:Mine opens on it
+    strategies = getattr(args, "strategies", None) or []
+    compare = getattr(args, "compare", None) or (strategies if len(strategies) > 1 else None)
+    if compare is not None:
+        compare = list(dict.fromkeys(compare))
+        low, high = COMPARE_ROWS
+        if not low <= len(compare) <= high:
+            raise CliError(f"compare mode shows {low} to {high} strategies, not {len(compare)}")
+        strategy = strategy if strategy in compare else compare[0]
     request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
-                            getattr(args, "step", None), getattr(args, "presenter", None),
-                            getattr(args, "theme", None))
-    first = request.strategy or "next-fit"
-    try:   # the strategy shown first must take its parameters: say so here, not in a dialog
-        make_strategy(first, **request.params, **request.strategy_params.get(first, {}))
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+                            getattr(args, "step", None), compare=compare,
+                            presenter=getattr(args, "presenter", None),
+                            theme=getattr(args, "theme", None))
+    for name in compare or [request.strategy or "next-fit"]:
+        try:   # the strategies shown first must take their parameters: say so here, not in a dialog
+            make_strategy(name, **request.params, **request.strategy_params.get(name, {}))
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    return request
+
+
+def parse_window_request(argv: list[str]) -> WindowRequest:
+    """The window request of a ``heapscope open ...`` command line, without
+    opening the window (tests)."""
+    load_allocators(argv)
+    return window_request(build_parser().parse_args(argv))
+
+
+@command("open", "open the window (the default)", _open_options)
+def cmd_open(args) -> int:
+    request = window_request(args)
     try:
         from .gui.app import main as gui_main
     except ImportError as exc:   # no Qt on this machine: say so and fall back to the table
         print(f"heapscope: the window needs PySide6 and pyqtgraph ({exc}); "
               "showing the comparison table instead", file=sys.stderr)
-        args.strategy = None
+        args.strategy = request.compare
         args.format = "table"
         return cmd_compare(args)
     return gui_main(request)

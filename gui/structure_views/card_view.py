@@ -39,8 +39,11 @@ def int_keys(d: dict) -> dict:
 
 #: the canvas's least height, and on a crowded screen (presenter mode at 720
 #: lines with predict mode's band): Qt's minimum sizes leave out the wrapped
-#: title's extra lines, so a canvas that cannot shrink is overlapped by them
-CANVAS_MIN_HEIGHT, COMPACT_CANVAS_MIN_HEIGHT = 160, 100
+#: title's extra lines, so a canvas that cannot shrink is overlapped by them.
+#: The plain window at 1280 x 720 leaves it 95-135 px under a title of three
+#: or four lines and the legend (GNU malloc's block table: 98), so 160 was
+#: overlapped there too: 80 for both.
+CANVAS_MIN_HEIGHT, COMPACT_CANVAS_MIN_HEIGHT = 80, 80
 
 
 class CardView(StructureView):

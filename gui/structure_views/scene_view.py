@@ -25,10 +25,10 @@ geometry.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import (QGraphicsObject, QHBoxLayout, QLabel, QPushButton,
-                               QSizePolicy, QVBoxLayout)
+                               QSizePolicy, QVBoxLayout, QWidget)
 
 from .. import palette
 from .base import StructureView
@@ -184,7 +184,6 @@ class SceneStructureView(StructureView):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(2, 2, 2, 2)
         outer.setSpacing(2)
-        top = QHBoxLayout()
         self.caption = QLabel()
         self.caption.setTextFormat(Qt.RichText)
         self.caption.setWordWrap(True)
@@ -192,7 +191,7 @@ class SceneStructureView(StructureView):
         caption_font.setPointSizeF(max(caption_font.pointSizeF(), 10) * 1.15)
         self.caption.setFont(caption_font)
         self.caption.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-        top.addWidget(self.caption, 1)
+        outer.addWidget(self.caption)
         self.follow_button = QPushButton("Follow step")
         self.follow_button.setCheckable(True)
         self.follow_button.setChecked(True)
@@ -201,14 +200,22 @@ class SceneStructureView(StructureView):
         self.fit_button = QPushButton("Fit all")
         self.fit_button.setToolTip("Zoom out to the whole drawing (labels may get small)")
         self.fit_button.clicked.connect(self.fit_all)
-        for b in (self.follow_button, self.fit_button):
-            b.setFocusPolicy(Qt.NoFocus)
-            top.addWidget(b, 0, Qt.AlignTop)
-        outer.addLayout(top)
         self.graphics = pg.GraphicsView(background="w")
         self.box = ScrollZoomBox(invertY=True, lockAspect=True, enableMenu=False)
         self.graphics.setCentralItem(self.box)
         outer.addWidget(self.graphics, 1)
+        # The two buttons float at the drawing's top right corner, so the
+        # caption has the panel's whole width: beside it they squeezed it
+        # into a column, and the drawing to 68 px at 1280 x 720.
+        self.buttons = QWidget(self.graphics)
+        row = QHBoxLayout(self.buttons)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
+        for b in (self.follow_button, self.fit_button):
+            b.setFocusPolicy(Qt.NoFocus)
+            row.addWidget(b)
+        self.buttons.adjustSize()
+        self.graphics.installEventFilter(self)
         self.status = QLabel()
         self.status.setTextFormat(Qt.PlainText)
         self.status.setFont(caption_font)
@@ -333,6 +340,11 @@ class SceneStructureView(StructureView):
         super().resizeEvent(event)
         if self.following:
             self._apply_focus()
+
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self.graphics and event.type() == QEvent.Resize:
+            self.buttons.move(max(0, self.graphics.width() - self.buttons.width() - 4), 4)
+        return super().eventFilter(obj, event)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

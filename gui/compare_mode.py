@@ -1,0 +1,338 @@
+"""Compare mode in the window: what it shows, how it gets there, and back.
+
+:class:`CompareMode` belongs to the :class:`~gui.main_window.MainWindow`.  It
+keeps the strategies to compare (2 to 7, user strategies included), owns the
+actions (Strategy > Compare Mode ``C``, Compare Strategies… ``Shift+C``), the
+:class:`~gui.compare_view.CompareView` (one page of the window's stack) and
+a :class:`~gui.parallel_loader.ParallelLoader`.
+
+Timelines are built once: the model keeps every timeline built for the open
+trace, per (strategy, parameters), so entering compare mode builds only the
+strategies not built yet -- all of them at once, one worker process each --
+and switching strategies or leaving and entering compare mode afterwards
+replays nothing.  Entering and leaving keep the position.  While compare mode
+shows, the single-strategy views are unbound from the model (they cost
+nothing), and the compare rows are unbound when it leaves.
+
+A new trace opened in compare mode is read on the loader's thread, then its
+strategies are built in parallel; only when they are built does the window
+switch to it (cancelling keeps the trace shown before).
+
+:func:`build_compare_window` makes a window in compare mode with no event
+loop needed (``heapscope render`` and the benchmarks use it).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QKeySequence
+
+from ..allocators.predict import GROW
+from ..allocators.registry import STRATEGIES
+
+from .compare_dialog import CompareDialog
+from .compare_view import MAX_ROWS, MIN_ROWS, CompareView
+from .predict_bar import PredictBar
+from .step_words import request_words
+from .parallel_loader import BuildRequest, ParallelLoader
+from .show_model import timeline_key
+
+
+class CompareError(ValueError):
+    """Strategies compare mode cannot show (too few, too many, unknown)."""
+
+
+def check_names(names) -> list[str]:
+    """``names`` without repeats, checked: 2 to 7 known strategies."""
+    names = list(dict.fromkeys(names))
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown:
+        raise CompareError(f"unknown strateg{'y' if len(unknown) == 1 else 'ies'} "
+                           f"{', '.join(map(repr, unknown))}; known: {', '.join(STRATEGIES)}")
+    if not MIN_ROWS <= len(names) <= MAX_ROWS:
+        raise CompareError(f"compare mode shows {MIN_ROWS} to {MAX_ROWS} strategies, "
+                           f"not {len(names)}")
+    return names
+
+
+class CompareMode(QObject):
+    #: compare mode showed new rows, or left (argument: whether it is on)
+    changed = Signal(bool)
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        #: the strategies compared, in row order
+        self.names: list[str] = []
+        #: compare mode is on (its page shows, or will once the trace is built)
+        self.active = False
+        self.view = CompareView()
+        self.loader = ParallelLoader(window)
+        self.loader.succeeded.connect(self._built)
+        self.loader.cancelled.connect(self._build_cancelled)
+        self.dialog: CompareDialog | None = None
+        # predict mode (gui/predict_mode.py) asks every row: a click in a row
+        # answers for that row, an open question quiets the rows
+        self.view.row_clicked.connect(window.predict_click)
+        window.predict.question_changed.connect(self._question_changed)
+        self.act_toggle = self._action("&Compare Mode", self.toggle, "C",
+                                       "Show the compared strategies side by side, or one strategy")
+        self.act_toggle.setCheckable(True)
+        self.act_pick = self._action("Compare &Strategies…", self.ask_names, "Shift+C",
+                                     "Choose the strategies to compare (2 to 7)")
+
+    def _action(self, text: str, slot, key: str, tip: str) -> QAction:
+        act = QAction(text, self.window)
+        act.setShortcut(QKeySequence(key))
+        act.setToolTip(f"{tip} ({key})")
+        act.triggered.connect(lambda checked=False: slot())
+        self.window.addAction(act)
+        return act
+
+    @property
+    def busy(self) -> bool:
+        return self.loader.busy
+
+    # ------------------------------------------------------------ choosing
+    def ask_names(self) -> None:
+        """Open the dialog; on OK compare what was ticked."""
+        w = self.window
+        built = [name for name in STRATEGIES if w.trace is not None
+                 and w.model.timeline_for(name, w.params_for(name)) is not None]
+        ticked = self.names or [w.strategy_name]
+        dialog = self.dialog = CompareDialog(ticked, built, w)
+        dialog.accepted.connect(lambda: self.compare(dialog.chosen()))
+        dialog.finished.connect(lambda _=0: setattr(self, "dialog", None))
+        dialog.open()
+
+    def toggle(self) -> None:
+        """C: compare mode on (with the strategies chosen last) or off."""
+        if self.active:
+            self.leave()
+        elif self.names:
+            self.compare(self.names)
+        else:
+            self.ask_names()
+        self._sync_action()
+
+    def compare(self, names) -> None:
+        """Show ``names`` side by side at the current step, building (all at
+        once) those not built yet for this trace and these parameters."""
+        names = check_names(names)
+        w = self.window
+        self.names = names
+        if w.loader.busy:
+            # a trace is being read: read it for compare mode instead
+            self._activate_page()
+            w._start(w.loader.request)
+            return
+        if w.trace is None:
+            # nothing to show yet: the trace loaded next is built for these
+            self._activate_page()
+            return
+        missing = [n for n in names if w.model.timeline_for(n, w.params_for(n)) is None]
+        if missing:
+            w.player.pause()
+            w.statusBar().showMessage(f"Replaying {w.model.label} through {', '.join(missing)}…")
+            self.loader.start(BuildRequest(w.trace, [(n, w.params_for(n)) for n in missing],
+                                           w.model.label, {"names": names,
+                                                           "position": w.model.position}))
+            return
+        self._show(names, w.model.position)
+
+    def _sync_action(self) -> None:
+        self.act_toggle.setChecked(self.active)
+
+    # -------------------------------------------------------------- building
+    def build_trace(self, result) -> None:
+        """The loader has read a new trace for compare mode: build its
+        strategies at once; the window switches to it when they are built."""
+        w = self.window
+        req = result.request
+        self.loader.start(BuildRequest(result.trace, [(n, w.params_for(n)) for n in self.names],
+                                       req.label, {"names": list(self.names), "new_trace": True,
+                                                   "source": req.source,
+                                                   "position": req.keep_position or 0}))
+
+    def _built(self, result) -> None:
+        w = self.window
+        ctx = result.request.context
+        model = w.model
+        if ctx.get("new_trace"):
+            if not result.timelines:
+                self._say_failures(result.failures, none_left=True)
+                return
+            model.set_trace(result.request.trace, ctx.get("source"), result.request.label)
+            if ctx.get("source"):
+                w._remember_recent(ctx["source"])
+        for timeline in result.timelines.values():
+            model.add_timeline(timeline)
+        names = [n for n in ctx["names"] if model.timeline_for(n, w.params_for(n)) is not None]
+        if result.failures:
+            self._say_failures(result.failures, none_left=len(names) < MIN_ROWS)
+        if len(names) >= MIN_ROWS:
+            self._show(names, ctx.get("position", 0))
+        elif ctx.get("new_trace") and names:
+            self._leave_to(names[0], ctx.get("position", 0))
+
+    def _say_failures(self, failures: dict, none_left: bool) -> None:
+        text = "\n".join(f"{name}: {error}" for name, error in failures.items())
+        more = (" Compare mode needs at least two strategies." if none_left else
+                " The others are shown.")
+        self.window.show_error("Some strategies could not replay this trace",
+                               f"{', '.join(failures)} could not replay it.{more}", text)
+
+    def _build_cancelled(self, request) -> None:
+        w = self.window
+        w.statusBar().showMessage(f"Cancelled: still showing {w.model.label or 'nothing'}", 8000)
+        if request.context.get("new_trace") and w.trace is None:
+            return
+        if not self.view.shown_rows():
+            # compare mode was waiting for these: back to the one strategy
+            self._deactivate_page()
+
+    # --------------------------------------------------------------- showing
+    def _activate_page(self) -> None:
+        w = self.window
+        if not self.active:
+            self.active = True
+            w._bind_single_views(False)
+            w.pages.setCurrentWidget(self.view)
+        self._sync_action()
+
+    def deactivate(self) -> None:
+        """Compare mode off, before anything is compared (a strategy picked
+        while the trace is still being read)."""
+        self.loader.cancel()
+        self._deactivate_page()
+        self.changed.emit(False)
+
+    def _deactivate_page(self) -> None:
+        w = self.window
+        if self.active:
+            self.active = False
+            self.view.unbind()
+            w.pages.setCurrentIndex(0)
+            w._bind_single_views(True)
+        self._sync_action()
+
+    def _show(self, names: list[str], position: int, keys=None) -> None:
+        w = self.window
+        w.player.pause()
+        self.names = names
+        if keys is None:
+            keys = [timeline_key(n, w.params_for(n)) for n in names]
+        self._activate_page()
+        w.model.show(keys, position)
+        if self.view.model is not w.model:
+            self.view.bind(w.model)
+        self._predict_bars()
+        if w.predict.active:
+            w.predict.set_active(True)           # every row asks
+        label = w.model.label or "trace"
+        w.setWindowTitle(f"heapscope — {label} — compare: {', '.join(names)}")
+        w.trace_label.setText(f"{label} · {w.model.n:,} steps")
+        w.strategy_title.setText(self.title())
+        w.statusBar().showMessage(f"{label}: {len(names)} strategies side by side; "
+                                  f"C shows one strategy, Shift+C picks others")
+        self.changed.emit(True)
+
+    def _predict_bars(self) -> None:
+        """A predict band above each row's map, for that row's session."""
+        w = self.window
+        for row in self.view.shown_rows():
+            session = w.predict.session(row.row)
+            if row.predict_bar is None or row.predict_bar.session is not session:
+                bar = PredictBar(session, w.act_predict_grow, w.act_predict_reveal,
+                                 grow=lambda r=row.row: w.predict.answer(r, GROW))
+                bar.apply_presentation(w.presentation)
+                bar.set_compact(True)        # seven bands must leave the maps room
+                row.set_predict_bar(bar)
+                bar.refresh()
+
+    def _question_changed(self, step) -> None:
+        if self.active:
+            for row in self.view.shown_rows():
+                row.set_quiet(step is not None)
+
+    def title(self) -> str:
+        """What the tool bar says while compare mode shows."""
+        return f"comparing {len(self.names)}: {', '.join(self.names)}"
+
+    def leave(self) -> None:
+        """Back to one strategy (the one picked last) at the same step."""
+        if not self.active:
+            return
+        w = self.window
+        name = w.strategy_name
+        if w.model.timeline_for(name, w.params_for(name)) is None:
+            name = self.names[0] if self.names else name
+        self._leave_to(name, w.model.position)
+
+    def _leave_to(self, name: str, position: int) -> None:
+        w = self.window
+        w.player.pause()
+        self.loader.cancel()
+        key = timeline_key(name, w.params_for(name))
+        if w.model.timeline_for(name, w.params_for(name)) is None:
+            # not built with the window's parameters: build it, as picking it would
+            self._deactivate_page()
+            self.changed.emit(False)
+            w.set_strategy(name)
+            return
+        self.view.unbind()
+        self.active = False
+        w.strategy_name = name
+        w.model.show([key], position)
+        w.pages.setCurrentIndex(0)
+        w._bind_single_views(True)
+        w._shown_single()
+        self._sync_action()
+        self.changed.emit(False)
+
+    def step_words(self) -> str:
+        """The shown step's request, the same for every row."""
+        return request_words(self.window.model)
+
+    # ------------------------------------------------------------- offscreen
+    def show_timelines(self, trace, timelines, position: int = 0, source: str | None = None,
+                       label: str = "") -> None:
+        """Show timelines already built for ``trace`` (2 to 7 of them, e.g.
+        from :func:`allocators.parallel.build_timelines`) side by side at
+        ``position``: no build, no event loop needed."""
+        timelines = list(timelines)
+        names = check_names([tl.strategy_name for tl in timelines])
+        w = self.window
+        if w.model.trace is not trace:
+            w.model.set_trace(trace, source, label)
+        keys = [w.model.add_timeline(tl) for tl in timelines]
+        self._show(names, position, keys)
+
+
+def build_compare_window(trace, names, position: int = 0, params: dict | None = None,
+                         strategy_params: dict | None = None, size=(1920, 1080)):
+    """A :class:`~gui.main_window.MainWindow` in compare mode showing ``trace``
+    (a Trace, or a spec :func:`traces.load_trace` reads) through ``names``
+    at ``position``, ``size`` pixels big; the timelines are built first, all
+    at once in worker processes.  Needs a QApplication; returns the window
+    (not shown: ``window.grab()`` renders it offscreen)."""
+    from .. import traces
+    from ..allocators.parallel import BuildFailed, BuildSpec, build_timelines
+    from .main_window import MainWindow
+    names = check_names(names)
+    if isinstance(trace, str):
+        trace = traces.load_trace(trace)
+    params = dict(params or {})
+    own = {k: dict(v) for k, v in (strategy_params or {}).items()}
+    specs = [BuildSpec(n, {**params, **own.get(n, {})}) for n in names]
+    built = build_timelines(trace, specs)
+    failed = [r for r in built.values() if isinstance(r, BuildFailed)]
+    if failed:
+        raise CompareError("; ".join(str(f) for f in failed))
+    window = MainWindow()
+    window.params = params
+    window.strategy_params = own
+    window.strategy_name = names[0]
+    window.resize(*size)
+    window.compare.show_timelines(trace, [built[n] for n in names], position)
+    return window

@@ -1,0 +1,940 @@
+"""Compare mode's view: one row per strategy at one step, and a live ranking.
+
+The model (:class:`~gui.show_model.ShowModel`) shows several timelines of one
+trace at one position, one *row* each (``model.show([key, ...])``); this view
+draws them one above the other so that a class can see, at the same moment
+of the program, what each policy has made of the heap:
+
+* each :class:`CompareRow` has the strategy's name and its rank, compact
+  gauges (heap size, external fragmentation, search length of this step and
+  the mean so far), its heap map and its structure view (collapsible per
+  row), all bound to the model's row (:meth:`Subscriber.bind` with ``row=i``);
+* every row's map is drawn at **one address scale** (:class:`SharedScale`):
+  the same bytes per cell and per map row, and as many map rows as the
+  biggest heap needs, so a heap twice as big is drawn twice as long; zooming
+  or panning one map moves them all;
+* the block of the **current request** (the shown step's trace id) is
+  outlined in every row, with its id on a label over it that the search's
+  numbers keep clear of, vermillion for a malloc or realloc (where it
+  went), black for a free (what it went back into); under the map, what the
+  strategy did with it;
+* the :class:`RankingTable` ranks the strategies by what
+  :func:`allocators.metrics.summarize` says of the replay up to the shown
+  step (:mod:`gui.ranking`): waste, utilisation, search length, work per
+  operation, failed requests; click a heading to rank by it.
+
+One timeline drives all rows: the window's timeline bar, player, step
+animator and keys move the model, and every row follows the model's
+position.  Animated steps and micro-steps move the rows in lockstep, each
+through its own step's events (``ShowModel.event_in_row``); a row outlines
+the request and says its outcome once it shows its whole step, so a
+micro-step never gives away where a search will end.  Clicking a block
+selects it in its own row (map and structure view): addresses mean nothing
+across strategies.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGridLayout,
+                               QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter,
+                               QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
+
+from ..allocators.registry import STRATEGIES
+from ..traces.trace import FREE
+
+from . import heap_cells, palette
+from .gauges import NO_VALUE, human_bytes, percent
+from .heap_map import HeapMapWidget, Legend, typical_block_bytes
+from .ranking import MEASURE_BY_KEY, MEASURES, RunningSummary, ranked
+from .step_words import outcome
+from .structure_panel import StructurePanel
+from .subscriber import Subscriber
+
+#: compare mode shows this many strategies at least and at most
+MIN_ROWS, MAX_ROWS = 2, 7
+#: up to this many rows, each row's structure view starts open
+OPEN_STRUCTURES_UP_TO = 2
+#: a row with its structure view open gets this many times the height of one without
+OPEN_ROW_WEIGHT = 3
+#: the width of a row's name and gauges (px)
+HEADER_WIDTH = 250
+#: a map row is at least this tall on screen (px)
+MIN_ROW_PX = 4
+#: the colour of the current request's block: where a malloc put it, what a free gave it back to
+REQUEST_PLACED = palette.VERMILLION
+REQUEST_FREED = palette.BLACK
+
+
+def request_block(step, blocks: heap_cells.BlockArrays) -> tuple[int, int] | None:
+    """(address, size) of the block holding the shown step's request in
+    ``blocks`` (the heap after the step): the block a malloc or realloc
+    handed out, the free block a free gave its bytes back to.  None at step
+    0 and for a request that failed."""
+    t = step.position
+    if t == 0:
+        return None
+    payload = int(step.timeline.series.payload[t - 1])
+    if payload < 0:
+        return None
+    i = blocks.index_at(payload)
+    if i < 0:
+        return None
+    return int(blocks.addr[i]), int(blocks.size[i])
+
+
+def short_bytes(n: int) -> str:
+    """A size in at most four digits: '352 KiB', '1.4 MiB', '96 B'."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            v = n / size
+            return f"{v:.1f} {unit}" if v < 10 else f"{v:,.0f} {unit}"
+    return f"{n} B"
+
+
+# ------------------------------------------------------------ one scale
+class SharedScale:
+    """One address scale for every row: the layout of the biggest heap shown
+    (bytes per cell, bytes per map row, map rows), the same for every row
+    whatever its own map's shape (a row with its structure view open has a
+    narrower, taller map than one without)."""
+
+    def __init__(self) -> None:
+        self.model = None
+        #: () -> (aspect, height in px) of the maps the layout is made for
+        #: (the view gives the smallest width and height of its rows' maps)
+        self.geometry = None
+        self._key = None
+        self._layout: heap_cells.HeapLayout | None = None
+        self._typical: tuple | None = None
+
+    def layout(self, max_cells: int, at_least: int = 0) -> heap_cells.HeapLayout:
+        """The layout of the biggest heap shown (and of ``at_least`` bytes)
+        in maps of :attr:`geometry`: rows at least :data:`MIN_ROW_PX` tall,
+        so that a short row still shows its blocks.  Rows are cut for the
+        trace's typical block (:func:`gui.heap_map.typical_block_bytes`), as
+        the one map does, so the row length changes only when the biggest
+        heap crosses a power of four.  At a micro-step the heaps before the
+        step count too (a heap trimmed by the step is drawn whole until the
+        trim)."""
+        model = self.model
+        steps = [model.step(r) for r in range(len(model.shown))]
+        heap = max([s.blocks.brk for s in steps] + [int(at_least)])
+        if model.event_index is not None:
+            befores = [s.heap_before for s in steps]
+            heap = max([heap] + [b.blocks.brk for b in befores if b is not None])
+        aspect, height_px = self.geometry() if self.geometry is not None else (2.0, 0.0)
+        typical = self._typical_bytes(steps)
+        key = (heap, round(aspect, 1), int(height_px), max_cells, typical)
+        if key != self._key:
+            layout = heap_cells.choose_layout(heap, aspect, max_cells, typical)
+            most_rows = max(1, int(height_px // MIN_ROW_PX)) if height_px else layout.rows
+            for _ in range(16):
+                if layout.rows <= most_rows:
+                    break
+                aspect *= 4           # half as many rows, twice as long
+                layout = heap_cells.choose_layout(heap, aspect, max_cells, typical)
+            self._layout = layout
+            self._key = key
+        return self._layout
+
+    def _typical_bytes(self, steps) -> float | None:
+        trace = self.model.trace
+        if self._typical is None or self._typical[0] is not trace:
+            self._typical = (trace, typical_block_bytes(trace))
+        typical = self._typical[1]
+        if typical is None:       # a trace without statistics: the heaps' mean block
+            count = sum(len(s.blocks) for s in steps)
+            typical = sum(s.blocks.brk for s in steps) / count if count else None
+        return typical
+
+    def heap(self) -> int:
+        """The bytes the scale covers (the biggest heap shown)."""
+        return self._layout.heap if self._layout is not None else 0
+
+
+def _range_path(addr: int, size: int, row_bytes: int) -> QPainterPath:
+    path = QPainterPath()
+    for x, y, w, h in heap_cells.range_rects(addr, size, row_bytes):
+        path.addRect(QRectF(x, y, w, h))
+    return path
+
+
+# ------------------------------------------------------------------ a row
+class CompareHeapMap(HeapMapWidget):
+    """A row's heap map: the shared address scale, no legend of its own, the
+    current request outlined and labelled with its trace id, and the
+    strategy's outcome on its footer line.  Selection and hover stay in the
+    row (an address names different bytes in each strategy's heap)."""
+
+    SUBSCRIBES = {signal: method for signal, method in HeapMapWidget.SUBSCRIBES.items()
+                  if signal not in ("selection_changed", "hover_changed")}
+    REQUESTS: dict = {}
+    #: the map was laid out again for a new size
+    relaid = Signal()
+    #: what this row's strategy did with the shown step's request, in words
+    outcome = ""
+    #: a map at least this tall shows its row addresses and a big request label
+    ID_LABEL_MIN_PX = 110
+    #: the request label's font (points) in a tall map and in a short one
+    LABEL_POINTS, SHORT_LABEL_POINTS = 11, 9
+
+    def __init__(self, scale: SharedScale, parent=None) -> None:
+        super().__init__(parent)
+        self.scale = scale
+        self.legend.hide()
+        self.plot_widget.setMinimumHeight(44)
+        self.plot.hideAxis("bottom")
+        axis = self.plot.getAxis("left")
+        axis.showLabel(False)
+        # no axis title in a row: room for a 32-bit address only
+        axis.setWidth(QFontMetrics(self.font()).horizontalAdvance("0x00000000") + 10)
+        #: (address, size) of the current request's block, or None
+        self.request: tuple[int, int] | None = None
+        self.request_id: int | None = None
+        self.request_item = QGraphicsPathItem()
+        pen = QPen(QColor(REQUEST_PLACED))
+        pen.setWidthF(3.5)
+        pen.setCosmetic(True)
+        pen.setJoinStyle(Qt.MiterJoin)
+        self.request_item.setPen(pen)
+        self.request_item.setBrush(QBrush(Qt.NoBrush))
+        self.request_item.setZValue(18)
+        self.plot.addItem(self.request_item)
+        self.request_label = pg.TextItem("", color="w", fill=pg.mkBrush(REQUEST_PLACED), anchor=(0, 1))
+        self.request_label.setFont(QFont(self.font().family(), self.LABEL_POINTS, QFont.Bold))
+        self.request_label.setZValue(22)
+        self.request_label.hide()
+        self.plot.addItem(self.request_label)
+        self.outcome = ""
+
+    def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
+        scale = getattr(self, "scale", None)     # None while the base class builds the map
+        if scale is None or scale.model is None:
+            return super().layout_for(heap_end)
+        return scale.layout(self.max_cells, heap_end)
+
+    def _model_step(self, position: int | None = None) -> None:
+        step = self.model.step(self.row) if self.model is not None else None
+        self.outcome = outcome(step) if step is not None else ""
+        super()._model_step(position)
+
+    def set_quiet(self, quiet: bool) -> None:
+        super().set_quiet(quiet)
+        self._show_info()
+
+    def _show_row_label(self) -> None:
+        # a row's axis has room for the addresses only (the side panel gives the scale)
+        axis = self.plot.getAxis("left")
+        if axis.label.isVisible():
+            axis.showLabel(False)
+
+    def _show_info(self) -> None:
+        """The line under the map: the block under the mouse, or else what
+        this strategy did with the request (once the row shows its whole
+        step) and what the search's numbers do not say."""
+        text = " "
+        if self._hover_pos is not None:
+            text = self.describe_address(self.address_at(self._hover_pos))
+        if text == " " and not self.quiet:
+            whole = self.shown_heap is self.heap
+            text = "; ".join(t for t in (self.outcome if whole else "", self.search_note) if t) or " "
+        self.info.setText(text)
+
+    def _draw_marks_of_step(self) -> None:
+        super()._draw_marks_of_step()
+        if hasattr(self, "request_item"):     # not while the base class builds the map
+            # before the labels are placed (the render places them next)
+            self._draw_request(place=False)
+
+    def _draw_request(self, place: bool = True) -> None:
+        """Outline the request's block, once the row shows its whole step (a
+        micro-step before the end would give away where the search ends);
+        ``place``: put the search's numbers out of its label's way now."""
+        step = self.model.step(self.row) if self.model is not None else None
+        # (quiet: predict mode asks about the next malloc; the last one's block is no help)
+        whole = self.shown_heap is self.heap and not self.quiet
+        self.request = request_block(step, self.blocks) if step is not None and whole else None
+        lay = self.layout_
+        if self.request is None or lay is None:
+            self.request_id = None
+            self.request_item.setPath(QPainterPath())
+            self.request_label.hide()
+            return
+        kind, ident, _ = step.timeline.op(step.position)
+        self.request_id = ident
+        colour = QColor(REQUEST_FREED if kind == FREE else REQUEST_PLACED)
+        pen = self.request_item.pen()
+        pen.setColor(colour)
+        self.request_item.setPen(pen)
+        addr, size = self.request
+        self.request_item.setPath(_range_path(addr, size, lay.row_bytes))
+        x, y = lay.point_of(addr)
+        middle = x + min(size, lay.row_bytes - x) / 2
+        label = self.request_label
+        # The id in white on the request's colour in every row, smaller in a
+        # short map: the one mark that links the rows must be seen in each.
+        # The pointer of the label stands over the block, the text away from the edge.
+        points = self.LABEL_POINTS if self._tall() else self.SHORT_LABEL_POINTS
+        if label.textItem.font().pointSize() != points:
+            label.setFont(QFont(self.font().family(), points, QFont.Bold))
+        left = middle < lay.row_bytes / 2
+        label.setText(f"▼ id {ident}" if left else f"id {ident} ▼")
+        label.setAnchor((0, 1) if left else (1, 1))
+        label.fill = pg.mkBrush(colour)
+        label.setColor("w")
+        label.setPos(middle, y)
+        label.show()
+        if place:
+            self._place_labels()      # the search's numbers make way for it
+
+    def _tall(self) -> bool:
+        return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX
+
+    def _reserved_rects(self) -> list:
+        label = getattr(self, "request_label", None)     # None while the base class builds the map
+        if label is None or not label.isVisible():
+            return []
+        # its transform follows the view lazily (at its next paint): bring it up to date
+        label.updateTransform()
+        r = label.mapRectToScene(label.boundingRect())
+        return [(r.left() - 2, r.top() - 2, r.right() + 2, r.bottom() + 2)]
+
+    def request_range(self) -> tuple[int, int] | None:
+        """(address, size) of the block the request outline is drawn round,
+        read back from the outline (None when nothing is outlined)."""
+        path = self.request_item.path()
+        if path.isEmpty():
+            return None
+        lay = self.layout_
+        first = path.toSubpathPolygons()[0].boundingRect()
+        start = int(round(first.top())) * lay.row_bytes + int(round(first.left()))
+        i = self.blocks.index_at(start)
+        return int(self.blocks.addr[i]), int(self.blocks.size[i])
+
+    def _scale_text(self) -> str:
+        # The scale is the same in every row (the side panel says it) and the
+        # heap's size is in the row's gauges: the line under the map is left
+        # whole to the outcome, which a narrow map (structure open) cut.
+        return ""
+
+    def fit(self) -> None:
+        """The whole shared scale, with room above the first row for the request's label."""
+        self.follow = True
+        lay = self.layout_
+        if lay is None:
+            return
+        rows = max(lay.rows + self._extra_rows, 1)
+        height = max(self.vb.sceneBoundingRect().height(), 20.0)
+        points = self.LABEL_POINTS if self._tall() else self.SHORT_LABEL_POINTS
+        room_px = min(2.2 * points + 4, 0.4 * height)
+        room = rows * room_px / (height - room_px)
+        self.vb.setRange(xRange=(0, lay.row_bytes), yRange=(-room, rows), padding=0.0)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        timer = self.__dict__.get("_resize_timer")
+        if timer is None:      # owned by the map: it dies with it
+            timer = self._resize_timer = QTimer(self)
+            timer.setSingleShot(True)
+            timer.timeout.connect(self._resized)
+        timer.start(0)
+
+    def _resized(self) -> None:
+        # the label room and the label's form depend on the map's height
+        if self.layout_ is None:
+            return
+        # row addresses where there is room for them (the side panel gives the scale)
+        self.plot.showAxis("left", self.plot_widget.height() >= self.ID_LABEL_MIN_PX)
+        if self.follow:
+            self.fit()
+        if self.model is not None:
+            self._draw_request()
+        self.relaid.emit()
+
+
+class CompactGauges(Subscriber, QWidget):
+    """A row's gauges in two lines: heap size and external fragmentation now,
+    search length of this step and the mean so far."""
+
+    SUBSCRIBES = {"step_changed": "_model_step", "shown_changed": "_model_step"}
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(5)
+        grid.setVerticalSpacing(0)
+        big = QFont(self.font())
+        big.setPointSizeF(self.font().pointSizeF() * 1.08)
+        big.setBold(True)
+        self.values: dict[str, QLabel] = {}
+        gauges = (("heap", "heap", palette.BLACK, 0, 0, 1,
+                   "heap size H now (break − base; in a pool, the part touched so far)"),
+                  ("frag", "frag.", palette.VERMILLION, 0, 2, 1,
+                   "external fragmentation now: 1 − largest free block / free bytes"),
+                  ("search", "search", palette.BLUISH_GREEN, 1, 0, 3,
+                   "blocks (nodes) this step examined, and the mean over the mallocs so far"))
+        for key, title, colour, line, col, span, tip in gauges:
+            name = QLabel(title)
+            name.setStyleSheet("color: #444;")
+            value = QLabel(NO_VALUE)
+            value.setFont(big)
+            value.setStyleSheet(f"color: {colour};")
+            value.setToolTip(tip)
+            name.setToolTip(tip)
+            grid.addWidget(name, line, col)
+            grid.addWidget(value, line, col + 1, 1, span)
+            self.values[key] = value
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+
+    def model_bound(self) -> None:
+        self._model_step()
+
+    def _model_step(self, position: int | None = None) -> None:
+        step = self.model.step(self.row) if self.model is not None else None
+        m = step.measures_row if step is not None else None
+        if m is None:
+            for v in self.values.values():
+                v.setText(NO_VALUE)
+            return
+        self.values["heap"].setText(short_bytes(m["heap"]))
+        self.values["frag"].setText(percent(m["external"]))
+        mean = m["search_mean"]
+        self.values["search"].setText(f"{m['search']}" + ("" if math.isnan(mean) else f" · mean {mean:.2f}"))
+
+    def texts(self) -> dict[str, str]:
+        return {k: v.text() for k, v in self.values.items()}
+
+
+class RowStructurePanel(StructurePanel):
+    """A row's structure view: the model's row, but its selection and hover
+    stay in the row (see :class:`CompareRow`)."""
+
+    SUBSCRIBES = {signal: method for signal, method in StructurePanel.SUBSCRIBES.items()
+                  if signal not in ("selection_changed", "hover_changed")}
+    block_selected = Signal(object)
+
+    #: a row's drawing is at least this tall: a shorter row scrolls it
+    MIN_DRAWING_PX = 150
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.selected: int | None = None
+        self.facts.hide()
+
+    def _view_for(self, kind: str):
+        view = super()._view_for(kind)
+        # In a row the caption gets the whole width (the buttons beside it
+        # squeezed it into a tall column that hid the drawing); the drawing
+        # follows the step, as it does by default.
+        for button in (getattr(view, "follow_button", None), getattr(view, "fit_button", None)):
+            if button is not None:
+                button.hide()
+        graphics = getattr(view, "graphics", None)
+        if graphics is not None:
+            graphics.setMinimumHeight(self.MIN_DRAWING_PX)
+        return view
+
+    def redraw(self) -> None:
+        super().redraw()
+        if self.view is not None:
+            self.view.set_selection(self.selected)
+
+    def select(self, addr) -> None:
+        self.selected = addr
+        if self.view is not None and not self.__dict__.get("_redraw_pending"):
+            self.view.set_selection(addr)
+
+    def _view_clicked(self, addr: int) -> None:
+        self.block_selected.emit(None if addr is None or addr < 0 else addr)
+
+    def _view_hovered(self, addr: int) -> None:
+        pass
+
+    def _model_hover(self, addr) -> None:
+        pass
+
+
+class CompareRow(QFrame):
+    """One strategy in compare mode: name, rank and gauges; heap map; structure view."""
+
+    #: the row's structure view was opened or closed (argument: open)
+    structure_toggled = Signal(bool)
+
+    def __init__(self, scale: SharedScale, parent=None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setObjectName("compareRow")
+        self.row = -1
+        self.name = QLabel("")
+        title_font = QFont(self.font())
+        title_font.setPointSizeF(self.font().pointSizeF() * 1.3)
+        title_font.setBold(True)
+        self.name.setFont(title_font)
+        self.rank = QLabel("")
+        self.rank.setStyleSheet(f"color: white; background: {palette.BLUE}; border-radius: 3px;"
+                                "padding: 0px 5px; font-weight: bold;")
+        self.rank.setToolTip("rank in the table (by its ranking measure)")
+        self.structure_button = QToolButton()
+        self.structure_button.setCheckable(True)
+        self.structure_button.setFocusPolicy(Qt.NoFocus)
+        self.structure_button.setAutoRaise(True)
+        self.structure_button.toggled.connect(self.set_structure_visible)
+        self.gauges = CompactGauges()
+        head_line = QHBoxLayout()
+        head_line.setContentsMargins(0, 0, 0, 0)
+        head_line.setSpacing(4)
+        head_line.addWidget(self.rank)
+        head_line.addWidget(self.name, 1)
+        head_line.addWidget(self.structure_button)
+        header = QWidget()
+        header.setFixedWidth(HEADER_WIDTH)
+        head = QVBoxLayout(header)
+        head.setContentsMargins(6, 1, 2, 1)
+        head.setSpacing(0)
+        head.addLayout(head_line)
+        head.addWidget(self.gauges)
+        head.addStretch(1)
+        self.map = CompareHeapMap(scale)
+        self.structure = RowStructurePanel()
+        # A short row scrolls its structure view rather than squeeze its
+        # title, drawing and notes on top of each other.
+        self.structure_scroll = QScrollArea()
+        self.structure_scroll.setWidget(self.structure)
+        self.structure_scroll.setWidgetResizable(True)
+        self.structure_scroll.setFrameShape(QFrame.NoFrame)
+        self.structure_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.structure_scroll.setMinimumWidth(self.structure.minimumWidth() + 20)
+        self.split = QSplitter(Qt.Horizontal)
+        self.split.addWidget(self.map)
+        self.split.addWidget(self.structure_scroll)
+        self.split.setCollapsible(0, False)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.split.splitterMoved.connect(self._split_moved)
+        #: the row's predict band (gui/predict_bar.py), given by compare mode
+        self.predict_bar = None
+        self.right = QVBoxLayout()
+        self.right.setContentsMargins(0, 0, 0, 0)
+        self.right.setSpacing(2)
+        self.right.addWidget(self.split, 1)
+        box = QHBoxLayout(self)
+        box.setContentsMargins(0, 0, 2, 0)
+        box.setSpacing(2)
+        box.addWidget(header)
+        box.addLayout(self.right, 1)
+        self.map.block_clicked.connect(self._select)
+        self.structure.block_selected.connect(self._select)
+        self.set_structure_visible(False)
+
+    def bind(self, model, row: int) -> None:
+        self.row = row
+        self.map.bind(model, row)
+        self.gauges.bind(model, row)
+        self.structure.bind(model, row)
+        step = model.step(row)
+        name = step.strategy_name if step is not None else ""
+        self.name.setText(name)
+        cls = STRATEGIES.get(name)
+        self.name.setToolTip(cls.title if cls is not None else name)
+        self._select(None)
+
+    def unbind(self) -> None:
+        for view in (self.map, self.gauges, self.structure):
+            view.unbind()
+        self.row = -1
+
+    @property
+    def bound(self) -> bool:
+        return self.row >= 0
+
+    def set_predict_bar(self, bar) -> None:
+        """Show ``bar`` (this row's predict band) above the row's map."""
+        if self.predict_bar is not None:
+            self.right.removeWidget(self.predict_bar)
+            self.predict_bar.deleteLater()
+        self.predict_bar = bar
+        self.right.insertWidget(0, bar)
+
+    def set_quiet(self, quiet: bool) -> None:
+        """Predict mode's open question: the heaps and pointers only."""
+        self.map.set_quiet(quiet)
+        self.structure.set_quiet(quiet)
+
+    def set_rank(self, rank: int | None) -> None:
+        self.rank.setText("" if rank is None else str(rank))
+        self.rank.setVisible(rank is not None)
+
+    def structure_visible(self) -> bool:
+        return self.structure_scroll.isVisibleTo(self)
+
+    def set_structure_visible(self, visible: bool) -> None:
+        was = self.structure_visible()
+        self.structure_scroll.setVisible(visible)
+        if visible:
+            sizes = self.split.sizes()
+            if sizes[1] < 100:
+                # half the row: a structure drawing needs the width more than the map
+                total = max(sum(sizes), 500)
+                self.split.setSizes([total // 2, total - total // 2])
+        self._sync_button()
+        if visible != was:
+            self.structure_toggled.emit(visible)
+
+    def _split_moved(self, *_) -> None:
+        if self.split.sizes()[1] == 0:
+            self.structure_scroll.hide()
+            self.structure_toggled.emit(False)
+        self._sync_button()
+
+    def _sync_button(self) -> None:
+        shown = self.structure_visible()
+        with _blocked(self.structure_button):
+            self.structure_button.setChecked(shown)
+        self.structure_button.setText("◂" if shown else "▸")
+        self.structure_button.setToolTip(("Hide" if shown else "Show") + " this strategy's free structure")
+
+    def _select(self, addr) -> None:
+        addr = None if addr is None or addr < 0 else addr
+        self.map.set_selection(addr)
+        self.structure.select(addr)
+
+
+class _blocked:
+    def __init__(self, widget) -> None:
+        self.widget = widget
+
+    def __enter__(self):
+        self.was = self.widget.blockSignals(True)
+
+    def __exit__(self, *exc):
+        self.widget.blockSignals(self.was)
+
+
+# ---------------------------------------------------------------- ranking
+class RankingTable(Subscriber, QWidget):
+    """The strategies ranked by the replay up to the shown step, a row each,
+    best first; the best value of each measure in bold.  Click a measure's
+    heading to rank by it."""
+
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step"}
+    #: the table ranked again (argument: {strategy: rank, 1 = best})
+    ranks_changed = Signal(object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rank_by = MEASURES[0].key
+        self.summaries: dict[str, RunningSummary] = {}
+        self.rows: dict[str, dict] = {}
+        self.order: list[str] = []
+        self.title = QLabel("")
+        self.title.setWordWrap(True)
+        f = QFont(self.font())
+        f.setBold(True)
+        self.title.setFont(f)
+        self.table = QTableWidget(0, 2 + len(MEASURES))
+        self.table.setHorizontalHeaderLabels(["#", "strategy"] + [m.heading for m in MEASURES])
+        for i, m in enumerate(MEASURES):
+            self.table.horizontalHeaderItem(2 + i).setToolTip(m.tip + "\nclick to rank by it")
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.NoSelection)
+        self.table.setFocusPolicy(Qt.NoFocus)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        tf = QFont(self.font())
+        tf.setPointSizeF(self.font().pointSizeF() * 1.1)
+        self.table.setFont(tf)
+        header = self.table.horizontalHeader()
+        # sized once per redraw by _fit_size: ResizeToContents measured every
+        # column again at each cell's setText (12 ms a step at 7 rows)
+        header.setSectionResizeMode(QHeaderView.Fixed)
+        header.setSectionsClickable(True)
+        header.sectionClicked.connect(self._heading_clicked)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
+        self.note = QLabel("Measured up to the shown step, as heapscope compare measures a "
+                           "whole trace. Click a heading to rank by it.")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #444;")
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(4)
+        box.addWidget(self.title)
+        box.addWidget(self.table)
+        box.addWidget(self.note)
+
+    def model_bound(self) -> None:
+        self._model_shown()
+
+    def _model_shown(self) -> None:
+        model = self.model
+        self.summaries = {}
+        for r in range(len(model.shown)):
+            tl = model.timeline(r)
+            self.summaries[tl.strategy_name] = RunningSummary(tl.series)
+        self.table.setRowCount(len(self.summaries))
+        self.redraw()
+
+    def _model_step(self, position: int | None = None) -> None:
+        # while playing, at most every PLAY_INTERVAL_MS (a table of 7 x 8
+        # cells set and measured again cost 2 ms a frame)
+        self.redraw_soon()
+
+    def redraw(self) -> None:
+        model = self.model
+        if model is None:
+            return
+        t = model.position
+        self.rows = {name: s.at(t) for name, s in self.summaries.items()}
+        self.order = ranked(self.rows, self.rank_by)
+        measure = MEASURE_BY_KEY[self.rank_by]
+        better = "lower" if measure.smaller_is_better else "higher"
+        self.title.setText(f"Ranked by {measure.heading} ({better} is better), up to step {t:,}")
+        best = {m.key: self._best(m) for m in MEASURES}
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        plain = QFont(self.table.font())
+        for i, name in enumerate(self.order):
+            row = self.rows[name]
+            self._set(i, 0, str(i + 1), plain, Qt.AlignCenter)
+            self._set(i, 1, name, bold if i == 0 else plain, Qt.AlignLeft | Qt.AlignVCenter)
+            for j, m in enumerate(MEASURES):
+                v = row.get(m.key)
+                is_best = v is not None and best[m.key] is not None and v == best[m.key]
+                self._set(i, 2 + j, m.text(v), bold if is_best else plain, Qt.AlignRight | Qt.AlignVCenter,
+                          "#dff0e4" if is_best else None)
+        for j, m in enumerate(MEASURES):
+            item = self.table.horizontalHeaderItem(2 + j)
+            item.setText(m.heading + (" ▲" if m.key == self.rank_by and m.smaller_is_better else
+                                      " ▼" if m.key == self.rank_by else ""))
+        self._fit_size()
+        self.ranks_changed.emit({name: i + 1 for i, name in enumerate(self.order)})
+
+    def _best(self, measure):
+        """The best value of ``measure`` in the table; None when all are equal
+        (nothing stands out) or there is none."""
+        values = [r.get(measure.key) for r in self.rows.values()]
+        values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if len(set(values)) < 2:
+            return None
+        return min(values) if measure.smaller_is_better else max(values)
+
+    def _set(self, row: int, col: int, text: str, font, align, background=None) -> None:
+        item = self.table.item(row, col)
+        if item is None:
+            item = QTableWidgetItem()
+            self.table.setItem(row, col, item)
+        if item.text() != text:
+            item.setText(text)
+        item.setFont(font)
+        item.setTextAlignment(align)
+        item.setBackground(QBrush(QColor(background)) if background else QBrush())
+
+    def _fit_size(self) -> None:
+        """The table as big as its cells: no scroll bar, nothing cut."""
+        t = self.table
+        failed = MEASURES.index(MEASURE_BY_KEY["failed"]) + 2
+        # the failed column only when a request failed somewhere
+        t.setColumnHidden(failed, not any(r.get("failed") for r in self.rows.values()))
+        t.resizeColumnsToContents()
+        t.resizeRowsToContents()
+        w = 2 * t.frameWidth() + sum(t.columnWidth(c) for c in range(t.columnCount())
+                                     if not t.isColumnHidden(c))
+        h = t.horizontalHeader().height() + 2 * t.frameWidth()
+        h += sum(t.rowHeight(r) for r in range(t.rowCount()))
+        t.setFixedSize(w, h)
+
+    def _heading_clicked(self, section: int) -> None:
+        if section >= 2:
+            self.set_rank_by(MEASURES[section - 2].key)
+
+    def set_rank_by(self, key: str) -> None:
+        if key not in MEASURE_BY_KEY:
+            raise ValueError(f"unknown measure {key!r}")
+        self.rank_by = key
+        if self.model is not None:
+            self.redraw()
+
+    def shown_rows(self) -> list[dict]:
+        """What the table shows, top to bottom: {'rank', 'strategy', measure key: text}."""
+        out = []
+        for i in range(self.table.rowCount()):
+            cells = {"rank": self.table.item(i, 0).text(), "strategy": self.table.item(i, 1).text()}
+            for j, m in enumerate(MEASURES):
+                cells[m.key] = self.table.item(i, 2 + j).text()
+            out.append(cells)
+        return out
+
+
+# ------------------------------------------------------------ the view
+class CompareView(Subscriber, QWidget):
+    """The rows, one per shown strategy, beside the ranking table and the legend."""
+
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_note_scale_soon"}
+    #: a block was clicked in a row's map or structure view: (row, address)
+    #: (predict mode takes it as that row's answer)
+    row_clicked = Signal(int, object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.scale = SharedScale()
+        self.scale.geometry = self._map_geometry
+        self._note_timer = QTimer(self)
+        self._note_timer.setSingleShot(True)
+        self._note_timer.timeout.connect(self._note_scale)
+        self.rows: list[CompareRow] = []
+        self._structures_open: bool | None = None
+        self.rows_split = QSplitter(Qt.Vertical)
+        self.rows_split.setChildrenCollapsible(False)
+        self.rows_split.setHandleWidth(4)
+        self.table = RankingTable()
+        self.table.ranks_changed.connect(self._show_ranks)
+        self.legend = Legend()
+        self.request_key = QLabel("▼ id: the block of the shown step's request in each heap "
+                                  "(vermillion: where malloc put it; black: what free gave it back to)")
+        self.request_key.setWordWrap(True)
+        self.scale_note = QLabel("")
+        self.scale_note.setWordWrap(True)
+        self.scale_note.setStyleSheet("color: #444;")
+        side = QWidget()
+        side_box = QVBoxLayout(side)
+        side_box.setContentsMargins(4, 0, 0, 0)
+        side_box.addWidget(self.table)
+        side_box.addSpacing(8)
+        side_box.addWidget(self.scale_note)
+        side_box.addWidget(self.request_key)
+        side_box.addWidget(self.legend)
+        side_box.addStretch(1)
+        self.side = side
+        box = QHBoxLayout(self)
+        box.setContentsMargins(4, 4, 4, 0)
+        box.setSpacing(4)
+        box.addWidget(self.rows_split, 1)
+        box.addWidget(side)
+
+    # --------------------------------------------------------- binding
+    def bind(self, model, row: int = 0) -> None:
+        self.unbind()
+        self.scale.model = model
+        self.table.bind(model)
+        super().bind(model, row)
+
+    def unbind(self) -> None:
+        if self.model is None:
+            return
+        super().unbind()
+        self.table.unbind()
+        for r in self.rows:
+            r.unbind()
+        self.scale.model = None
+
+    def model_bound(self) -> None:
+        self._model_shown()
+
+    def _model_shown(self) -> None:
+        model = self.model
+        n = len(model.shown)
+        while len(self.rows) < n:
+            row = CompareRow(self.scale)
+            row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
+            row.structure_toggled.connect(lambda *_: self._share_height())
+            row.map.relaid.connect(self._relayout_rows)
+            row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
+            row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
+            self.rows.append(row)
+            self.rows_split.addWidget(row)
+        open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
+                           else self._structures_open)
+        for i, row in enumerate(self.rows):
+            if i < n:
+                if row.row != i or row.map.model is not model:
+                    row.unbind()
+                    row.show()
+                    row.set_structure_visible(open_structures)
+                    row.bind(model, i)
+                else:
+                    row.show()
+            else:
+                row.unbind()
+                row.hide()
+        self._share_height()
+        self._show_ranks({name: i + 1 for i, name in enumerate(self.table.order)})
+        self._note_scale_soon()
+
+    def _share_height(self) -> None:
+        """Rows with their structure view open get :data:`OPEN_ROW_WEIGHT`
+        times the height of the others."""
+        weights = [(OPEN_ROW_WEIGHT if r.structure_visible() else 1) if r.bound else 0
+                   for r in self.rows]
+        total = max(self.rows_split.height(), 100 * len(self.rows))
+        unit = total / max(sum(weights), 1)
+        self.rows_split.setSizes([int(w * unit) for w in weights])
+
+    def shown_rows(self) -> list[CompareRow]:
+        """The rows showing a strategy, top to bottom."""
+        return [r for r in self.rows if r.bound]
+
+    def _show_ranks(self, ranks: dict) -> None:
+        for row in self.shown_rows():
+            row.set_rank(ranks.get(row.name.text()))
+        # the side column is as wide as the table; its notes wrap to it
+        width = max(self.table.table.width() + 8, 300)
+        if self.side.width() != width:
+            self.side.setFixedWidth(width)
+
+    def _map_geometry(self) -> tuple[float, float]:
+        """(aspect, height) the shared scale is cut for: the narrowest and the
+        shortest of the rows' maps, so that every row shows all of it."""
+        rects = [r.map.vb.sceneBoundingRect() for r in self.shown_rows()]
+        rects = [r for r in rects if r.width() >= 50 and r.height() >= 20]
+        if not rects:
+            return 2.0, 0.0
+        width, height = min(r.width() for r in rects), min(r.height() for r in rects)
+        return width / height, height
+
+    def _relayout_rows(self) -> None:
+        """A row's map changed shape: the scale may change, for every row."""
+        for row in self.shown_rows():
+            row.map._relayout_if_needed()
+        self._note_scale_soon()
+
+    def _note_scale_soon(self, position: int | None = None) -> None:
+        # after the rows have drawn the step (they hear of it after this view)
+        self._note_timer.start(0)
+
+    def _note_scale(self) -> None:
+        rows = self.shown_rows()
+        lay = rows[0].map.layout_ if rows and self.model is not None else None
+        if lay is None:
+            self.scale_note.setText("")
+            return
+        self.scale_note.setText(
+            f"Every map is drawn at one scale: 1 map row = {human_bytes(lay.row_bytes)}, "
+            f"{lay.rows} row{'s' if lay.rows != 1 else ''} = the biggest heap "
+            f"({human_bytes(lay.heap)}), so a bigger heap looks bigger.")
+
+    # ------------------------------------------------------------ zoom
+    def _zoom_from(self, source: CompareRow) -> None:
+        """A user's zoom or pan in one map moves every map the same way."""
+        x_range, y_range = source.map.vb.viewRange()
+        for row in self.shown_rows():
+            row.map.follow = False
+            if row is not source:
+                row.map.vb.setRange(xRange=x_range, yRange=y_range, padding=0.0)
+
+    def fit_all(self) -> None:
+        for row in self.shown_rows():
+            row.map.fit()
+
+    # ------------------------------------------------------- structures
+    def set_structures_visible(self, visible: bool) -> None:
+        """Open or close every row's structure view."""
+        self._structures_open = visible
+        for row in self.shown_rows():
+            row.set_structure_visible(visible)
