@@ -57,6 +57,7 @@ View: one column per bucket (:meth:`BSDBuckets.bucket_sizes`,
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left
 from typing import Iterator
 
@@ -72,6 +73,12 @@ NBUCKETS = 30
 FIRST_BUCKET_SHIFT = 3
 #: how the Note of 4.3BSD's first-call padding begins
 FIRST_CALL = "first call:"
+#: the build's row of measures (BSDBuckets.measure_row): no largest_free (the
+#: max of the two after it), and of the counters only the visits and grows
+#: the policy ever adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class BSDBuckets(Strategy):
@@ -82,6 +89,9 @@ class BSDBuckets(Strategy):
     name = "bsd-buckets"
     title = "Power-of-two buckets (Kingsley, 4.3BSD malloc)"
     citation = "C. Kingsley, malloc.c (Caltech 1982), 4.2/4.3BSD libc"
+    #: its state is dicts and lists of ints, with no reference back to the heap:
+    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    plain_state = True
 
     params = (
         # morecore carves a page into pagesize/8 blocks, each a Python dict
@@ -116,7 +126,9 @@ class BSDBuckets(Strategy):
         self.free_count = [0] * NBUCKETS
         self.free_bytes = 0                        # bytes on the bucket lists
         self.regions: list[tuple[int, int, int]] = []  # (addr, bucket, blocks) per morecore
-        self.top_carved = -1        # the highest bucket morecore has carved, for the measures
+        #: the highest bucket holding a free block, -1 if none: the measures'
+        #: largest free block (not in 4.3BSD, which never needs it)
+        self.free_high = -1
         self.pad = 0                # META bytes the first call sbrk'd to page-align payloads
         self.started = False        # 4.3BSD's "pagesz != 0": the first call has run
         self.last_block: int | None = None
@@ -148,6 +160,8 @@ class BSDBuckets(Strategy):
         # Remove from the linked list.
         self.nextf[bucket] = self.ov_next.pop(op)
         self.free_count[bucket] -= 1
+        if self.nextf[bucket] is None and bucket == self.free_high:
+            self._lower_free_high()
         size = self.block_sizes[bucket]
         self.free_bytes -= size
         rec = self.rec
@@ -191,7 +205,6 @@ class BSDBuckets(Strategy):
         if op is None:
             return
         self.regions.append((op, bucket, nblks))
-        self.top_carved = max(self.top_carved, bucket)
         ov_next = self.ov_next
         ov_index = self.ov_index
         # The list was empty: the carved blocks become the whole list, in address order.
@@ -204,6 +217,8 @@ class BSDBuckets(Strategy):
         ov_index[last] = bucket
         self.last_block = last
         self.free_count[bucket] += nblks
+        if bucket > self.free_high:
+            self.free_high = bucket
         self.free_bytes += amt
         self._event(BucketRefill(bucket, op, sz, nblks))
 
@@ -215,6 +230,8 @@ class BSDBuckets(Strategy):
         self.ov_next[op] = self.nextf[bucket]
         self.nextf[bucket] = op
         self.free_count[bucket] += 1
+        if bucket > self.free_high:
+            self.free_high = bucket
         self.free_bytes += lb.block_size
         events = self.rec.events
         if events is not None:
@@ -236,6 +253,14 @@ class BSDBuckets(Strategy):
             self._take_back(lb, payload)
         return new
 
+    def _lower_free_high(self) -> None:
+        """The highest bucket's list just emptied: the next non-empty one down."""
+        k = self.free_high - 1
+        counts = self.free_count
+        while k >= 0 and not counts[k]:
+            k -= 1
+        self.free_high = k
+
     def _take_back(self, lb, payload: int) -> None:
         """Undo the free of a realloc whose malloc failed: the block is still
         at the head of its list, since nothing was pushed there since."""
@@ -243,6 +268,8 @@ class BSDBuckets(Strategy):
         bucket = self.ov_index[op]
         self.nextf[bucket] = self.ov_next.pop(op)
         self.free_count[bucket] -= 1
+        if self.nextf[bucket] is None and bucket == self.free_high:
+            self._lower_free_high()
         self.free_bytes -= lb.block_size
         self._event(ListRemove(op, lb.block_size, (bucket,)))
         self._note_alloc(payload, op, lb.block_size, lb.request, lb.header)
@@ -345,12 +372,55 @@ class BSDBuckets(Strategy):
             top = 0
         below = 0
         counts = self.free_count
-        # Buckets above the highest one ever carved are empty: start there.
-        for k in range(self.top_carved, -1, -1):
+        # Buckets above free_high are empty: start there.
+        for k in range(self.free_high, -1, -1):
             if counts[k] - (k == top_bucket) > 0:
                 below = self.block_sizes[k]
                 break
         return self.free_bytes + reserve, top if top > below else below, top, below
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` worked out in place on containers bound
+        once, and of the record's counters only visits and grows, the ones
+        this policy adds to.  The same values as the default row (tested
+        after every op); a subclass gets the default."""
+        if type(self) is not BSDBuckets:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        ov_next = self.ov_next
+        ov_index = self.ov_index
+        counts = self.free_count
+        sizes = self.block_sizes
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            brk = arena.brk
+            reserve = brk - s.core_top
+            top_bucket = -1
+            if reserve:
+                top = reserve
+            else:
+                last = s.last_block
+                if last in ov_next:      # the last carved block is free
+                    top_bucket = ov_index[last]
+                    top = sizes[top_bucket]
+                else:
+                    top = 0
+            below = 0
+            k = s.free_high              # buckets above it are empty
+            while k >= 0:
+                n = counts[k]
+                if n and (n > 1 or k != top_bucket):
+                    below = sizes[k]
+                    break
+                k -= 1
+            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
+                 s.header_in_use, s.free_bytes + reserve, top, below,
+                 rec.visits, rec.grows, payload)
+        return ROW_FIELDS, row
 
     def _blocks(self):
         base = self.arena.base
@@ -454,3 +524,6 @@ class BSDBuckets(Strategy):
              f"free blocks {sorted(free_in_heap - on_lists)[:5]} are on no list; "
              f"listed {sorted(on_lists - free_in_heap)[:5]} are not free blocks")
         fail(len(ov_next) == len(on_lists), "ov_next holds blocks that are on no bucket list")
+        high = max((k for k in range(NBUCKETS) if self.nextf[k] is not None), default=-1)
+        fail(self.free_high == high, f"free_high is {self.free_high} but the highest non-empty "
+                                     f"bucket is {high}")

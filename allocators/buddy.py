@@ -59,6 +59,7 @@ cascade and the merge cascade with the XOR
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_right
 from typing import Iterator, NamedTuple
 
@@ -79,6 +80,11 @@ MAX_ORDER = 12
 #: below this many bytes in a table, one per (header, min_order)
 FUSED_ORDER_TABLE = 4096
 _order_tables: dict[tuple[int, int], list[int]] = {}
+#: the build's row of measures (BinaryBuddy.measure_row): no largest_free (the
+#: max of the two after it) nor the rotations and walked it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class SplitNode(NamedTuple):
@@ -108,6 +114,9 @@ class BinaryBuddy(Strategy):
     search_counts_splits = True   # DESIGN.md: "buddy: orders probed + splits"
     search_unit = ("AVAIL list", "AVAIL lists")
     search_verb = "looking at"
+    #: its state is dicts and lists of ints, with no reference back to the heap:
+    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    plain_state = True
 
     params = (
         # 2**40 bytes: the largest request a trace may hold, and within the
@@ -153,6 +162,10 @@ class BinaryBuddy(Strategy):
         self.linkb: dict[int, int] = {}
         self.avail_count: list[int] = []
         self.top_order = -1            # highest k with an AVAIL[k] head
+        #: at or above the highest non-empty AVAIL[k] (not in Knuth): where
+        #: the measures' probe starts looking for the largest free block,
+        #: raised when a block goes on a higher list, lowered by the probe
+        self.avail_high = -1
         self._add_orders(max_order)
         self._chunks: list[tuple[int, int]] = []
         self.chunk_order: dict[int, int] = {}
@@ -397,6 +410,8 @@ class BinaryBuddy(Strategy):
             linkb[block] = head
             linkf[head] = block
             avail_count[k] += 1
+            if k > self.avail_high:
+                self.avail_high = k
             self.free_bytes += block_size
 
         def realloc(payload: int, size: int) -> int | None:
@@ -433,6 +448,8 @@ class BinaryBuddy(Strategy):
         self.linkb[block] = head
         linkf[head] = block
         self.avail_count[k] += 1
+        if k > self.avail_high:
+            self.avail_high = k
 
     def _avail_remove_first(self, k: int) -> int:
         """Take the first block off ``AVAIL[k]`` (step R2)."""
@@ -621,13 +638,76 @@ class BinaryBuddy(Strategy):
                 self._last_block = (end, block, k)
             if block in self.linkf:
                 top, top_order = 1 << k, k
-        below = 0
-        counts = self.avail_count
-        for k in range(self.top_order, self.min_order - 1, -1):
-            if counts[k] - (k == top_order) > 0:
-                below = 1 << k
-                break
+        below = self._largest_order(top_order)
         return total, top if top > below else below, top, below
+
+    def _largest_order(self, top_order: int) -> int:
+        """Bytes of the largest block on the AVAIL lists other than the top
+        one (of order ``top_order``, -1 for none), 0 if there is none; the
+        highest non-empty list found becomes ``avail_high``."""
+        counts = self.avail_count
+        min_order = self.min_order
+        k = self.avail_high
+        while k >= min_order and not counts[k]:
+            k -= 1
+        self.avail_high = k
+        if k == top_order and counts[k] == 1:
+            k -= 1
+            while k >= min_order and not counts[k]:
+                k -= 1
+        return 1 << k if k >= min_order else 0
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` worked out in place on containers bound
+        once, without the rotations and walked counters this policy never
+        adds to.  The same values as the default row (tested after every
+        op); a subclass gets the default."""
+        if type(self) is not BinaryBuddy:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        kval = self.kval
+        linkf = self.linkf
+        chunks = self._chunks
+        counts = self.avail_count
+        min_order = self.min_order
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            brk = arena.brk
+            end = s.core_top
+            reserve = brk - end
+            top = 0
+            top_order = -1
+            if reserve:
+                top = reserve
+            elif chunks:
+                # the block touching the break, kept until it changes
+                cached_end, block, k = s._last_block
+                if cached_end != end or kval.get(block) != k:
+                    for k in range(min_order, s.top_order + 1):
+                        block = end - (1 << k)
+                        if kval.get(block) == k:
+                            break
+                    s._last_block = (end, block, k)
+                if block in linkf:
+                    top, top_order = 1 << k, k
+            # _largest_order, inline
+            k = s.avail_high
+            while k >= min_order and not counts[k]:
+                k -= 1
+            s.avail_high = k
+            if k == top_order and counts[k] == 1:
+                k -= 1
+                while k >= min_order and not counts[k]:
+                    k -= 1
+            below = 1 << k if k >= min_order else 0
+            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
+                 s.header_in_use, s.free_bytes + reserve, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, payload)
+        return ROW_FIELDS, row
 
     def _blocks(self):
         kval = self.kval
@@ -731,6 +811,9 @@ class BinaryBuddy(Strategy):
              f"listed {sorted(on_lists - free_in_heap)[:5]} are not free blocks")
         fail(len(linkf) == len(on_lists) + self.top_order + 1 and len(linkb) == len(linkf),
              "LINKF/LINKB hold entries for blocks that are on no AVAIL list")
+        high = max((k for k in range(self.top_order + 1) if self.avail_count[k]), default=-1)
+        fail(self.avail_high >= high, f"avail_high is {self.avail_high}, below AVAIL[{high}], "
+                                      "which holds a block")
 
         # Algorithm S leaves no free buddies of the same order unmerged.
         for p in on_lists:

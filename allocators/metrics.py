@@ -30,6 +30,17 @@ SERIES_COLUMNS = ("heap", "live", "in_use", "headers", "free", "largest_free", "
                   "largest_below_top", "search", "work", "rotations", "splits", "merges", "grows")
 
 
+#: one row of measures as the timeline's build packs it after every step (the
+#: full set; a policy's ``Strategy.measure_row`` may pack a subset): H, L, A,
+#: header bytes, the fragmentation probe (F, largest, top, largest below the
+#: top), the bulk record's running counters, and the payload (-1 for none)
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
+              "largest_below_top", "visits", "splits", "merges", "rotations", "grows", "walked",
+              "payload")
+#: the running counters of a row, in ROW_FIELDS order
+ROW_COUNTERS = ("visits", "splits", "merges", "rotations", "grows", "walked")
+
+
 class MetricSeries:
     """Numpy columns, one row per step; row t describes the heap after op t."""
 

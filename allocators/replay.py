@@ -20,7 +20,7 @@ than the step's replay).
 
 Checkpoints cost what they must: by default they are spaced by what they were
 measured to cost, so that pickling takes about :data:`CHECKPOINT_SHARE` of the
-build (a twentieth), and no further apart than a seek can replay within its budget
+build (a thirtieth), and no further apart than a seek can replay within its budget
 (:data:`SEEK_REPLAY_SECONDS`); ``checkpoint_every=K`` keeps one every K steps
 instead, and ``checkpoints=False`` (``heapscope compare``) keeps none.
 
@@ -56,7 +56,7 @@ import numpy as np
 from ..traces.trace import ALLOC, FREE, REALLOC
 
 from .events import FREE as FREE_KIND, MALLOC as MALLOC_KIND, REALLOC as REALLOC_KIND, OpRecord
-from .metrics import MetricSeries, summarize
+from .metrics import ROW_COUNTERS, ROW_FIELDS, MetricSeries, summarize
 from .registry import make_strategy
 from .state_copy import copy_state
 from .strategy import Strategy
@@ -67,8 +67,11 @@ CancelFn = Callable[[], bool]
 
 KIND_NAMES = {ALLOC: "malloc", FREE: "free", REALLOC: "realloc"}
 
-#: what checkpoints may cost, as a share of the build's replay time
-CHECKPOINT_SHARE = 0.05
+#: what checkpoints may cost, as a share of the build's replay time: 3%, not
+#: 5% as first set, since the build with its measures runs at about half the
+#: speed of a bare replay and every percent of it counts; seeks replay at
+#: most SEEK_REPLAY_SECONDS from a checkpoint either way
+CHECKPOINT_SHARE = 0.03
 #: a seek replays at most about this long (at build speed) from the
 #: checkpoint it restores: half of it on average, well inside the 50 ms budget
 SEEK_REPLAY_SECONDS = 0.03
@@ -283,38 +286,35 @@ def replay_bare(trace, strategy: Strategy, fused: bool = True) -> float:
 
 
 # ------------------------------------------------------------------ measures
-#: one row of measures as the build packs it, per step: H, L, A, header bytes,
-#: the fragmentation probe (F, largest, top, largest below the top), the bulk
-#: record's running counters, and the payload (-1 for none)
-ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_free",
-              "largest_below_top", "visits", "splits", "merges", "rotations", "grows", "walked",
-              "payload")
-_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
-_FIRST_COUNTER = ROW_FIELDS.index("visits")
-_COUNTER_FIELDS = ROW_FIELDS[_FIRST_COUNTER:_FIRST_COUNTER + 6]
+# A row of measures (metrics.ROW_FIELDS, or the subset a policy's
+# Strategy.measure_row packs) is packed after every step as int64s.
+_COUNTER_FIELDS = ROW_COUNTERS
+
+
+def _row_size(fields: tuple) -> int:
+    return 8 * len(fields)
 
 
 def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list, ids: list,
                  sizes: list, buf: bytearray, row: int, done: list) -> None:
     """:func:`replay_ops` counting in the bulk record ``counted``, packing a
-    row of measures (:data:`ROW_FIELDS`) into ``buf`` after every operation,
-    the first at row ``row``; ``done[0]`` says how many operations were
-    applied, also when one raises.  The
-    row is what :func:`record_row` would read from the heap, from fields the
-    shared base class keeps (``Strategy.footprint``: the break and the mapped
-    regions in sbrk mode, the span touched in a fixed pool) and the policy's fragmentation probe."""
+    row of measures into ``buf`` after every operation, the first at row
+    ``row``; ``done[0]`` says how many operations were applied, also when one
+    raises.  The row is the policy's (``Strategy.measure_row``: by default
+    every field of ``metrics.ROW_FIELDS``), what :func:`record_row` would read
+    from the heap.  A policy's row may leave out counters it never adds to:
+    they are checked here not to have moved."""
     if not calls_policy_directly(strategy):
         return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
     rec = strategy.rec = counted
     _malloc, _free, _realloc = strategy.bulk_ops()
-    probe = strategy.fragmentation_probe
-    arena = strategy.arena
-    fixed = arena.fixed
+    fields, measure = strategy.measure_row(rec)
+    left_out = [name for name in ROW_COUNTERS if name not in fields]
+    before = [getattr(rec, name) for name in left_out]
     live = program.live
     failed = program.failed_ids
     live_bytes = program.live_bytes
-    pack = _ROW.pack_into
-    step = _ROW.size
+    step = _row_size(fields)
     start = off = row * step
     try:
         for kind, ident, size in zip(kinds, ids, sizes):
@@ -351,35 +351,41 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
                     live_bytes += size - (entry[1] if entry else 0)
             else:
                 raise ValueError(f"unknown operation kind {kind}")
-            free, largest, top, below = probe()
-            pack(buf, off,
-                 strategy.touched_high - strategy.touched_low if fixed else arena.brk + strategy.mapped_bytes,
-                 live_bytes, strategy.in_use, strategy.header_in_use, free, largest, top, below,
-                 rec.visits, rec.splits, rec.merges, rec.rotations, rec.grows, rec.walked, payload)
+            measure(buf, off, live_bytes, payload)
             off += step
     finally:
         program.live_bytes = live_bytes
         done[0] = (off - start) // step
+    moved = [name for name, was in zip(left_out, before) if getattr(rec, name) != was]
+    if moved:
+        raise RuntimeError(f"{strategy.name}: its measure_row leaves out the counters {moved}, "
+                           "but the policy added to them: the rows would miss them")
 
 
 def _measure_public_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list,
                         ids: list, sizes: list, buf: bytearray, row: int, done: list) -> None:
     """:func:`_measure_ops` through the public calls, one record each."""
-    pack = _ROW.pack_into
-    step = _ROW.size
+    fields = strategy.measure_row(counted)[0]
+    step = _row_size(fields)
     off = row * step
     done[0] = 0
     for kind, ident, size in zip(kinds, ids, sizes):
         rec = apply_op(strategy, program, kind, ident, size)
-        pack(buf, off, *_row_after(strategy, program, rec, counted))
+        buf[off:off + step] = _packed_row(fields, _row_after(strategy, program, rec, counted))
         _add_counts(counted, rec)
         off += step
         done[0] += 1
 
 
+def _packed_row(fields: tuple, full: tuple) -> bytes:
+    """The ``fields`` of a full row (:data:`ROW_FIELDS` order), packed."""
+    return struct.pack(f"<{len(fields)}q", *(full[ROW_FIELDS.index(f)] for f in fields))
+
+
 def _row_after(strategy: Strategy, program: Program, rec: OpRecord, counted: OpRecord) -> tuple:
-    """The packed row of one operation applied by :func:`apply_op` (its own
-    record ``rec``), its counters added to the bulk record ``counted``."""
+    """The full row (:data:`ROW_FIELDS`) of one operation applied by
+    :func:`apply_op` (its own record ``rec``), its counters added to the bulk
+    record ``counted``."""
     arena = strategy.arena
     heap = strategy.touched_high - strategy.touched_low if arena.fixed else arena.brk + strategy.mapped_bytes
     return (heap, program.live_bytes, strategy.in_use, strategy.header_in_use,
@@ -391,30 +397,41 @@ def _row_after(strategy: Strategy, program: Program, rec: OpRecord, counted: OpR
 class _SeriesWriter:
     """Unpacks rows of measures into a :class:`MetricSeries`, a block at a time."""
 
-    def __init__(self, series: MetricSeries, kinds: np.ndarray, strategy: Strategy) -> None:
+    def __init__(self, series: MetricSeries, kinds: np.ndarray, strategy: Strategy,
+                 fields: tuple = ROW_FIELDS) -> None:
         self.series = series
         self.kinds = kinds
         self.fixed = strategy.arena.fixed
         self.base = strategy.arena.base
         self.search_counts_splits = strategy.search_counts_splits
-        self.counted = np.zeros(len(_COUNTER_FIELDS), dtype=np.int64)   # running counters so far
+        self.fields = fields
+        #: where each counter the rows hold is, in ROW_COUNTERS order; the others did not move
+        self.counter_at = [fields.index(c) for c in ROW_COUNTERS if c in fields]
+        self.counter_names = [c for c in ROW_COUNTERS if c in fields]
+        self.counted = np.zeros(len(self.counter_at), dtype=np.int64)   # running counters so far
 
     def write(self, start: int, buf, rows: int) -> None:
         if not rows:
             return
-        table = np.frombuffer(buf, dtype=np.int64, count=rows * len(ROW_FIELDS)).reshape(rows, -1)
-        cols = dict(zip(ROW_FIELDS, table.T))
+        table = np.frombuffer(buf, dtype=np.int64, count=rows * len(self.fields)).reshape(rows, -1)
+        cols = dict(zip(self.fields, table.T))
         s = self.series
         at = slice(start, start + rows)
         heap = cols["heap"]
         s.heap[at] = np.maximum(heap, 0) if self.fixed else heap - self.base
-        for name in ("live", "in_use", "headers", "free", "largest_free", "top_free",
-                     "largest_below_top", "payload"):
+        for name in ("live", "in_use", "headers", "free", "top_free", "largest_below_top", "payload"):
             getattr(s, name)[at] = cols[name]
-        running = table[:, _FIRST_COUNTER:_FIRST_COUNTER + len(_COUNTER_FIELDS)]
+        # The largest free block is the top one or the largest below it: a
+        # row may leave it out (every fragmentation probe gives that max).
+        largest = cols.get("largest_free")
+        s.largest_free[at] = (np.maximum(cols["top_free"], cols["largest_below_top"])
+                              if largest is None else largest)
+        running = table[:, self.counter_at]
         own = np.diff(running, axis=0, prepend=self.counted[None, :])
         self.counted = running[-1].copy()
-        visits, splits, merges, rotations, grows, walked = own.T
+        none = np.zeros(rows, dtype=np.int64)
+        counts = dict(zip(self.counter_names, own.T))
+        visits, splits, merges, rotations, grows, walked = (counts.get(c, none) for c in ROW_COUNTERS)
         s.search[at] = visits + splits if self.search_counts_splits else visits
         s.work[at] = visits + walked + splits + merges + rotations
         s.rotations[at] = rotations
@@ -531,6 +548,30 @@ class BackCache:
         self.peak_bytes = max(self.peak_bytes, total)
 
 
+def _go_on_after(blob: bytes, strategy: Strategy, program: Program) -> tuple[Strategy, Program]:
+    """The heap the build goes on with after pickling ``strategy`` into the
+    checkpoint ``blob``.
+
+    Pickling asked for the strategy's ``__dict__``, and from then on CPython
+    3.11 reads its attributes 30-50% slower (a fast policy's whole step).  In
+    general the build goes on from the checkpoint unpickled, as a seek would
+    restore it (``Strategy.__setstate__`` sets the attributes one by one, so
+    they are inline again).  Unpickling a big heap costs more than pickling
+    it, though (3 ms of a 5 ms checkpoint on gcc's trace), so a policy whose
+    state is plain containers with no reference back to the heap (its class
+    says ``plain_state = True`` itself: a subclass may add such a reference)
+    goes on from a *twin*: a new instance given the same attribute values, in
+    the same order, sharing the containers the old one drops.  It is the
+    state the checkpoint holds, at the cost of a few attribute stores."""
+    cls = type(strategy)
+    if not cls.__dict__.get("plain_state", False):
+        return pickle.loads(blob)
+    twin = cls.__new__(cls)
+    for name, value in strategy.__dict__.items():
+        setattr(twin, name, value)
+    return twin, program
+
+
 @dataclass
 class BuiltTimeline:
     """What a build leaves for seeking, without the trace: the measures, the
@@ -614,7 +655,8 @@ class Timeline:
         program = Program()
         n = self.n
         counted = bulk_record(strategy)
-        writer = _SeriesWriter(self.series, self.trace.kind, strategy)
+        fields = strategy.measure_row(counted)[0]
+        writer = _SeriesWriter(self.series, self.trace.kind, strategy, fields)
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
         self.checkpoints, self.checkpoint_steps = [], []
         self.fault = None
@@ -622,7 +664,7 @@ class Timeline:
         self.back_cache.clear()
         # Rows are packed into buf and unpacked into the series a block at a
         # time, at each progress point: never across one.
-        buf = bytearray(min(n, PROGRESS_EVERY) * _ROW.size)
+        buf = bytearray(min(n, PROGRESS_EVERY) * _row_size(fields))
         block = 0               # the step of buf's first row
         wall0, cpu0 = time.perf_counter(), time.process_time()
         spent = 0.0             # replay seconds, checkpoints left out
@@ -640,11 +682,10 @@ class Timeline:
                     writer.write(block, buf, t - block)
                     self._stop_at_fault(t, wall0, cpu0, exc)
                     return self
-                # Go on from the checkpoint itself, as a seek would: pickling
-                # asked for the strategy's __dict__, and from then on CPython
-                # 3.11 reads its attributes 30-50% slower; an unpickled heap
-                # has them inline again (Strategy.__setstate__).
-                strategy, program = pickle.loads(blob)
+                # Pickling asked for the strategy's __dict__, and from then on
+                # CPython 3.11 reads its attributes 30-50% slower: go on with
+                # a heap whose attributes are inline again (_go_on_after).
+                strategy, program = _go_on_after(blob, strategy, program)
                 size = len(blob)
                 pickled[0] += time.perf_counter() - c0
                 pickled[1] += size
@@ -684,7 +725,7 @@ class Timeline:
             except UserStrategyError as exc:
                 self._stop_at_fault(last, wall0, cpu0, exc)
                 return self
-            writer.write(last, _ROW.pack(*_row_after(strategy, program, record, counted)), 1)
+            writer.write(last, _packed_row(fields, _row_after(strategy, program, record, counted)), 1)
         self._finish_build(n, wall0, cpu0, strategy, program, record)
         if progress:
             progress(n, n)

@@ -23,13 +23,15 @@ tests call it after every operation, as sortedcontainers calls ``_check()``.
 from __future__ import annotations
 
 import pickle
+import struct
 from itertools import chain, repeat
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 from . import structure
 from .arena import Arena
 from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
 from .explain import count, times
+from .metrics import ROW_FIELDS
 from .params import BOOL, INT, MAX_BYTES, SIZE, Param, ParamError, check_params
 
 USED = "used"
@@ -332,6 +334,39 @@ class Strategy:
         largest = max(top, largest_below)
         return total, largest, top, largest_below
 
+    def measure_row(self, rec: OpRecord) -> tuple[tuple[str, ...], Callable]:
+        """``(fields, row)``: what the timeline's build packs after every step
+        (``allocators/replay.py``), ``row(buf, offset, live_bytes, payload)``
+        packing one row of ``fields`` (names of ``metrics.ROW_FIELDS``, in
+        that order) as little-endian int64s at ``offset`` of ``buf``.
+
+        This default packs every field, read from the fields this base class
+        keeps (:attr:`footprint`'s, ``in_use``, ``header_in_use``), the
+        policy's :meth:`fragmentation_probe` and the counters of ``rec`` (the
+        bulk record).  A policy may pack a cheaper row: the probe worked out
+        in place, its containers bound once, ``largest_free`` left out (it is
+        the max of ``top_free`` and ``largest_below_top``, as every probe
+        gives it), and only the counters it ever adds to (the build checks
+        after each block of steps that the others did not move).  Its values must be exactly this default's (tests
+        compare every column with :func:`~allocators.replay.record_row`)."""
+        probe = self.fragmentation_probe
+        pack = _FULL_ROW.pack_into
+        if self.arena.fixed:
+            def row(buf, off, live_bytes, payload):
+                free, largest, top, below = probe()
+                pack(buf, off, self.touched_high - self.touched_low, live_bytes, self.in_use,
+                     self.header_in_use, free, largest, top, below, rec.visits, rec.splits,
+                     rec.merges, rec.rotations, rec.grows, rec.walked, payload)
+        else:
+            arena = self.arena
+
+            def row(buf, off, live_bytes, payload):
+                free, largest, top, below = probe()
+                pack(buf, off, arena.brk + self.mapped_bytes, live_bytes, self.in_use,
+                     self.header_in_use, free, largest, top, below, rec.visits, rec.splits,
+                     rec.merges, rec.rotations, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, row
+
     # ---------------------------------------------------------- checkpointing
     def __getstate__(self) -> dict:
         # The live blocks go into pickles (the timeline's checkpoints) as two
@@ -576,6 +611,9 @@ class Strategy:
         if total != self.mapped_bytes:
             fail(False, f"mapped regions add up to {total} bytes but {self.mapped_bytes} are booked")
         return in_use, header
+
+
+_FULL_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 def align_up(n: int, a: int) -> int:

@@ -87,6 +87,7 @@ and the search cell lit, and the find-first-set scan along the row and column.
 
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from . import structure
@@ -117,6 +118,13 @@ FUSED_FREE_TABLE = 1 << 16
 _fused_tables: dict[tuple[int, bool], tuple[list[tuple[int, int]], list[int]]] = {}
 
 
+#: the build's row of measures (TLSF.measure_row): no largest_free (the max of
+#: the two after it) nor the rotations and walked TLSF never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
+
+
 def fls(word: int) -> int:
     """Index of the highest set bit (the reference's ``tlsf_fls``); -1 for 0."""
     return word.bit_length() - 1
@@ -139,6 +147,9 @@ class TLSF(Strategy):
                 "for real-time systems, ECRTS 2004; reference code mattconte/tlsf")
     search_unit = ("bitmap probe", "bitmap probes")
     search_verb = ""
+    #: its state is dicts and lists of ints, with no reference back to the heap:
+    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    plain_state = True
 
     params = (
         Param("align", INT, None, "payload alignment in bytes: TLSF aligns every block to the word "
@@ -967,6 +978,59 @@ class TLSF(Strategy):
                 row &= ~(1 << sl)
             fl_map &= ~(1 << fl)
         return total, top if top > below else below, top, below
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` worked out in place on containers bound
+        once, without the rotations and walked counters TLSF never adds to.
+        The same values as the default row (tested after every op); a
+        subclass gets the default."""
+        if type(self) is not TLSF:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        W = self.word
+        size_word = self._size_word
+        prev_phys = self._prev_phys
+        lists = self._lists
+        sl_bitmap = self.sl_bitmap
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            total = s._free_bytes
+            top = below = 0
+            if total:
+                sentinel = s._sentinel
+                if size_word[sentinel] & PREV_FREE_BIT:
+                    top_block = prev_phys[sentinel]
+                    top = W + (size_word[top_block] & -4)
+                else:
+                    top_block = None
+                # the largest blocks other than the top one are in the
+                # highest non-empty list that holds one: fls of both bitmaps
+                fl_map = s.fl_bitmap
+                while fl_map:
+                    fl = fl_map.bit_length() - 1
+                    row_map = sl_bitmap[fl]
+                    while row_map:
+                        sl = row_map.bit_length() - 1
+                        for block in lists[(fl << 5) + sl]:
+                            if block != top_block:
+                                size = size_word[block] & -4
+                                if size > below:
+                                    below = size
+                        if below:
+                            break
+                        row_map ^= 1 << sl
+                    if below:
+                        below += W
+                        break
+                    fl_map ^= 1 << fl
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, total, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, payload)
+        return ROW_FIELDS, row
 
     def _policy_signature(self) -> tuple:
         lists = tuple((i // SL_INDEX_COUNT, i % SL_INDEX_COUNT, tuple(reversed(lst)))

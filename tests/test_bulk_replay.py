@@ -245,3 +245,30 @@ def test_built_measures_with_huge_requests_equal_the_heap_read_after_each_op(nam
     tl = Timeline(Trace.from_ops(ops, name="huge"), name, checkpoint_every=16).build()
     assert_same_series(tl.series, ref_series)
     assert_same_program(tl.program, ref_program)
+
+
+@pytest.mark.parametrize("name", ["tlsf", "buddy", "bsd-buckets"])
+def test_a_plain_state_build_goes_on_from_a_twin_and_measures_the_same(name, monkeypatch):
+    # TLSF, buddy and BSD buckets say plain_state: after each checkpoint the
+    # build goes on with a twin of the heap instead of unpickling it.  The
+    # measures, the checkpoints and the end state must be what the plain
+    # replay gives, and the build must not have unpickled anything.
+    import heapscope.allocators.replay as replay_module
+    trace = make_workload("vo1989", steps=1500, seed=8)
+    ops = list(trace)
+    ref, ref_program, ref_series, _ = plain(name, {}, ops)
+    loads = []
+    real_loads = pickle.loads
+    monkeypatch.setattr(replay_module.pickle, "loads", lambda b: loads.append(1) or real_loads(b))
+    tl = Timeline(trace, name, checkpoint_every=97).build()
+    assert not loads
+    monkeypatch.setattr(replay_module.pickle, "loads", real_loads)
+    assert len(tl.checkpoints) > 25
+    assert_same_series(tl.series, ref_series)
+    assert tl.strategy.state_signature() == ref.state_signature()
+    assert_same_program(tl.program, ref_program)
+    for k in (1, 10, len(tl.checkpoints) - 1):
+        s, program = pickle.loads(tl.checkpoints[k])
+        at, at_program, _, _ = plain(name, {}, ops[:tl.checkpoint_steps[k]])
+        assert s.state_signature() == at.state_signature()
+        assert_same_program(program, at_program)

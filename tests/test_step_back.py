@@ -51,10 +51,11 @@ def record_facts(rec):
 
 #: attributes left out: the record of the last operation (checkpoints leave it
 #: out too), and what a strategy keeps for the measures' probe (buddy's block
-#: at the break), which, like the FreeSizeIndex's heap below, depends on
-#: whether the probe ran (the build probes after every step, a seek's replay
+#: at the break, and its upper bound on the highest non-empty AVAIL list, which
+#: only the probe lowers), which, like the FreeSizeIndex's heap below, depends
+#: on whether the probe ran (the build probes after every step, a seek's replay
 #: does not)
-PROBE_CACHES = {"rec", "_last_block"}
+PROBE_CACHES = {"rec", "_last_block", "avail_high"}
 
 
 def canonical(value, seen=None):

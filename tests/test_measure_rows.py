@@ -1,0 +1,84 @@
+"""The build's fast rows of measures (``Strategy.measure_row``) against the
+heap walked after every op.
+
+TLSF, buddy and BSD buckets pack their own rows: the fragmentation probe
+worked out in place (bitmaps, AVAIL counts, bucket counts) and only the
+counters they add to.  Here every row of a build is compared with what the
+plain walk of the heap says after the same op: F, the largest free block,
+the top block and the largest other one from the free blocks themselves, A
+and the header bytes from the used ones, H from the footprint, L from the
+program; and the counters with the per-op record of the public calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from heapscope.allocators.metrics import ROW_FIELDS
+from heapscope.allocators.registry import make_strategy
+from heapscope.allocators.strategy import USED
+from heapscope.allocators.replay import Program, Timeline, apply_op
+from heapscope.allocators.tlsf import TLSF
+from heapscope.traces import Trace, load_trace
+
+from .heap_harness import op_sequences
+
+BUNDLED = Path(__file__).resolve().parent.parent / "traces" / "bundled"
+
+FAST_ROWS = ["tlsf", "buddy", "bsd-buckets"]
+SETTINGS = [{}, {"heap_limit": 12_000}, {"pool_size": 9_000}, {"word": 4}]
+
+
+def walked_row(s, program: Program, rec) -> dict:
+    """The measures after one op, from walk(): the top block is the free block
+    at the end of the heap (TLSF: just below its end sentinel)."""
+    blocks = s.walk()
+    free = [b for b in blocks if b.free]
+    used = [b for b in blocks if b.state == USED]
+    end = s.sentinel if isinstance(s, TLSF) else s.arena.brk
+    top = next((b.size for b in free if b.end == end), 0)
+    below = max((b.size for b in free if b.end != end), default=0)
+    return {"heap": s.footprint, "live": program.live_bytes, "in_use": sum(b.size for b in used),
+            "headers": sum(b.header for b in used), "free": sum(b.size for b in free),
+            "largest_free": max(top, below), "top_free": top, "largest_below_top": below,
+            "search": s.search_length(rec), "splits": rec.splits, "merges": rec.merges,
+            "grows": rec.grows, "rotations": rec.rotations, "work": rec.work,
+            "payload": -1 if rec.payload is None else rec.payload}
+
+
+def assert_rows_match_the_walk(name: str, params: dict, ops, **build) -> None:
+    tl = Timeline(Trace.from_ops(ops, name="ops"), name, params, **build).build()
+    s = make_strategy(name, **params)
+    s.record = False
+    program = Program()
+    series = tl.series
+    for t, (kind, ident, size) in enumerate(ops):
+        want = walked_row(s, program, apply_op(s, program, kind, ident, size))
+        got = {col: int(getattr(series, col)[t]) for col in want}
+        assert got == want, f"{name} {params}, after op {t} {(kind, ident, size)}: " + ", ".join(
+            f"{c} built {got[c]}, walked {want[c]}" for c in want if got[c] != want[c])
+
+
+@pytest.mark.parametrize("name", FAST_ROWS)
+def test_each_policy_packs_its_own_row(name):
+    # The test below must be testing the fast rows, not the default one.
+    s = make_strategy(name)
+    fields, _ = s.measure_row(s.rec)
+    assert fields != ROW_FIELDS and set(fields) < set(ROW_FIELDS)
+
+
+@pytest.mark.parametrize("name", FAST_ROWS)
+@pytest.mark.parametrize("params", SETTINGS, ids=["sbrk", "limit", "pool", "ilp32"])
+@settings(max_examples=12, deadline=None)
+@given(ops=op_sequences(max_ops=150, max_size=5000))
+def test_built_rows_equal_the_walk_after_every_op_of_random_programs(name, params, ops):
+    assert_rows_match_the_walk(name, params, ops, checkpoint_every=11)
+
+
+@pytest.mark.parametrize("name", FAST_ROWS)
+def test_built_rows_equal_the_walk_after_every_op_of_a_bundled_trace(name):
+    trace = load_trace(str(BUNDLED / "sqlite3-sql.rep.gz"))
+    ops = list(trace)[:5000]
+    assert_rows_match_the_walk(name, {}, ops)
