@@ -520,11 +520,7 @@ class GNUMalloc(Strategy):
             if (1 << (log - 1)) < size <= (1 << log):
                 self._rebook(payload, size)
                 return payload
-            new = self._malloc(size)
-            if new is None:
-                return None
-            self._free(payload)
-            return new
+            return self._move_to_new_block(payload, size)
         B = self.B
         if size <= B // 2:
             new = self._malloc(size)

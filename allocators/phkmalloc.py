@@ -529,11 +529,7 @@ class PhkMalloc(Strategy):
             if stay:
                 self._rebook(payload, size)
                 return payload
-        new = self._malloc(size)
-        if new is None:
-            return None
-        self._free(payload)
-        return new
+        return self._move_to_new_block(payload, size)
 
     # ------------------------------------------------------------ explain
     def explain_event(self, e) -> str | None:

@@ -445,6 +445,13 @@ class Strategy:
         if size <= self._payload_capacity(payload):
             self._rebook(payload, size)
             return payload
+        return self._move_to_new_block(payload, size)
+
+    def _move_to_new_block(self, payload: int, size: int) -> int | None:
+        """The realloc that cannot stay where it is, as C's malloc-copy-free:
+        a new block of ``size``, then the old one freed; None, the old block
+        kept, when the malloc fails.  (The simulation holds no payload bytes,
+        so there is nothing to copy.)"""
         new = self._malloc(size)
         if new is None:
             return None

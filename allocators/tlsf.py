@@ -645,10 +645,10 @@ class TLSF(Strategy):
             self._event(Note(f"TLSF cannot hold a block of {size} bytes"))
             return None
         if adjust > cursize and (not size_word[nxt] & FREE_BIT or adjust > combined):
-            new = self._malloc(size)
-            if new is not None:
-                self._free(payload)
-            return new
+            # tlsf_realloc: "If the next block is used, or when combined with
+            # the current block, does not offer enough space, we must
+            # reallocate and copy."
+            return self._move_to_new_block(payload, size)
         lb = self._note_free(payload)
         events = self.rec.events
         if adjust > cursize:
