@@ -88,6 +88,18 @@ class StructureView(QWidget):
             tr.finish()
             tr.deleteLater()
 
+    def redraw_collecting_leavers(self, redraw) -> list:
+        """Call ``redraw()`` while the items it takes off the drawing are
+        collected in ``self._collect`` (a view's drawing code appends them
+        there instead of deleting them), and return them: a transition fades
+        them out rather than letting them vanish."""
+        self._collect = []
+        try:
+            redraw()
+            return self._collect
+        finally:
+            self._collect = None
+
     def play_transition(self, morph, duration_ms: int) -> None:
         """Run ``morph`` over ``duration_ms`` (or leave it for :meth:`Transition.seek`)."""
         from .transition import Transition

@@ -605,12 +605,7 @@ class BuddyView(SceneStructureView):
         if not moving:
             self._rebuild(follow=True)
             return
-        self._collect = []
-        try:
-            self._rebuild(follow=True)
-            leaving = self._collect
-        finally:
-            self._collect = None
+        leaving = self.redraw_collecting_leavers(lambda: self._rebuild(follow=True))
         self.play_transition(self._morph_from(before, leaving), duration_ms)
 
     # ------------------------------------------------------------ moving

@@ -121,12 +121,7 @@ class CardView(StructureView):
         if not moving:
             self._render(scroll=False)
             return
-        self._collect = []
-        try:
-            self._render(scroll=False)
-            leaving = self._collect
-        finally:
-            self._collect = None
+        leaving = self.redraw_collecting_leavers(lambda: self._render(scroll=False))
         self.play_transition(self._morph_from(before, leaving), duration_ms)
 
     # ------------------------------------------------------------ moving

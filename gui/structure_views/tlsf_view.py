@@ -319,12 +319,7 @@ class TlsfView(SceneStructureView):
         if not moving:
             self._rebuild(follow=True)
             return
-        self._collect = []
-        try:
-            self._rebuild(follow=True)
-            leaving = self._collect
-        finally:
-            self._collect = None
+        leaving = self.redraw_collecting_leavers(lambda: self._rebuild(follow=True))
         m = Morph()
         # a new probe walks its bits one by one; the rest cross-fades
         old_scans = {signature(n) for n in leaving if isinstance(n, ScanItem)}
