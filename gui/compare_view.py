@@ -307,14 +307,7 @@ class CompareHeapMap(HeapMapWidget):
     def request_range(self) -> tuple[int, int] | None:
         """(address, size) of the block the request outline is drawn round,
         read back from the outline (None when nothing is outlined)."""
-        path = self.request_item.path()
-        if path.isEmpty():
-            return None
-        lay = self.layout_
-        first = path.toSubpathPolygons()[0].boundingRect()
-        start = int(round(first.top())) * lay.row_bytes + int(round(first.left()))
-        i = self.blocks.index_at(start)
-        return int(self.blocks.addr[i]), int(self.blocks.size[i])
+        return self.block_outlined_by(self.request_item.path())
 
     def _scale_text(self) -> str:
         # The scale is the same in every row (the side panel says it) and the

@@ -1388,13 +1388,16 @@ class HeapMapWidget(Subscriber, QWidget):
     def selected_range(self) -> tuple[int, int] | None:
         """(address, size) of the block the selection outline is drawn around,
         read back from the outline's path (None when nothing is outlined)."""
-        path = self.selected_item.path()
+        return self.block_outlined_by(self.selected_item.path())
+
+    def block_outlined_by(self, path: QPainterPath) -> tuple[int, int] | None:
+        """(address, size) of the block an outline's ``path`` is drawn
+        around (None for an empty path): what tests read back."""
         if path.isEmpty():
             return None
-        lay = self.layout_
         # the path's first rectangle starts at the block's first byte
         first = path.toSubpathPolygons()[0].boundingRect()
-        start = int(round(first.top())) * lay.row_bytes + int(round(first.left()))
+        start = int(round(first.top())) * self.layout_.row_bytes + int(round(first.left()))
         i = self.blocks.index_at(start)
         return int(self.blocks.addr[i]), int(self.blocks.size[i])
 
