@@ -155,23 +155,16 @@ def _fill(row, util, heap, search, work, ops, wall, bsa: dict) -> None:
     row["speed_x"] = ratio(row["kops"], bsa_kops)
 
 
-def _get(table: Table, name: str, key: str):
-    try:
-        return table.row(name).get(key)
-    except KeyError:
-        return None
-
-
 def findings(result: Result, traces: list[str]) -> list[str]:
     pairs = [(t, result.table(t)) for t in traces]
     pairs = [(t, table) for t, table in pairs
-             if _get(table, TLSF, "util") is not None and _get(table, BSA, "util") is not None]
+             if table.value(TLSF, "util") is not None and table.value(BSA, "util") is not None]
     if not pairs:
         return ["TLSF against segregated-first-fit cannot be compared: both must run"]
     n = len(pairs)
-    less_work = [t for t, table in pairs if _get(table, TLSF, "work_per_op") < _get(table, BSA, "work_per_op")]
-    faster = [t for t, table in pairs if (_get(table, TLSF, "kops") or 0) > (_get(table, BSA, "kops") or 0)]
-    more_space = [t for t, table in pairs if _get(table, TLSF, "util") < _get(table, BSA, "util")]
+    less_work = [t for t, table in pairs if table.value(TLSF, "work_per_op") < table.value(BSA, "work_per_op")]
+    faster = [t for t, table in pairs if (table.value(TLSF, "kops") or 0) > (table.value(BSA, "kops") or 0)]
+    more_space = [t for t, table in pairs if table.value(TLSF, "util") < table.value(BSA, "util")]
     out = [f"TLSF does less work per operation than segregated-first-fit on {len(less_work)} of {n} "
            f"traces ({', '.join(less_work) or 'none'}) and has the higher throughput here on "
            f"{len(faster)} of {n} (seed: 'TLSF is faster than BSA')",
@@ -182,9 +175,9 @@ def findings(result: Result, traces: list[str]) -> list[str]:
 
 def chart(result: Result, traces: list[str]) -> Chart:
     tables = [result.table(t) for t in traces]
-    pair = [n for n in (TLSF, BSA) if any(_get(t, n, "util") is not None for t in tables)]
-    util = [Series(n, [_get(t, n, "util") for t in tables]) for n in pair]
-    work = [Series(n, [_get(t, n, "work_per_op") for t in tables]) for n in pair]
+    pair = [n for n in (TLSF, BSA) if any(t.value(n, "util") is not None for t in tables)]
+    util = [Series(n, [t.value(n, "util") for t in tables]) for n in pair]
+    work = [Series(n, [t.value(n, "work_per_op") for t in tables]) for n in pair]
     return Chart("Coppa 2010: TLSF against a segregated first fit, real programs", [
         Panel("utilisation (peak live / heap)", traces, util, "utilisation"),
         Panel("work units per operation", traces, work, "work / op"),

@@ -199,41 +199,34 @@ class Djgpp1997(Experiment):
         return result
 
 
-def _get(table: Table, name: str, key: str):
-    try:
-        return table.row(name).get(key)
-    except KeyError:
-        return None
-
-
 def findings(result: Result) -> list[str]:
     out = []
     t = result.table("tropea")
-    dl, bsd = _get(t, "dlmalloc", "heap"), _get(t, BSD, "heap")
+    dl, bsd = t.value("dlmalloc", "heap"), t.value(BSD, "heap")
     if dl is not None and bsd is not None:
         less = percent_less(dl, bsd)
         out.append(f"dlmalloc's heap is {dl:,.0f} bytes, bsd-buckets' {bsd:,.0f}: {less:.1f}% less "
                    f"({'as' if dl < bsd else 'NOT as'} Tropea found: 24% less)")
-        work = _get(t, "dlmalloc", "work_x")
-        wall = _get(t, "dlmalloc", "wall_x")
+        work = t.value("dlmalloc", "work_x")
+        wall = t.value("dlmalloc", "wall_x")
         if work is not None:
             out.append(f"time: dlmalloc does {work:.1f}x bsd-buckets' work per operation "
                        f"({wall:.1f}x its wall time here); Tropea measured 7x, Machin 'SLIGHTLY slower' "
                        "once the program did its own work")
     touch = result.table("touch")
-    dl, bsd = _get(touch, "dlmalloc", "resident_touched"), _get(touch, BSD, "resident_touched")
+    dl, bsd = touch.value("dlmalloc", "resident_touched"), touch.value(BSD, "resident_touched")
     if dl is not None and bsd is not None:
         out.append(f"touched, bsd-buckets needs {bsd:,.0f} KiB of real memory against dlmalloc's "
                    f"{dl:,.0f} KiB ({bsd / dl:.2f}x): it {'swaps' if bsd > dl else 'does NOT swap'} "
                    "sooner (Machin's (c))")
     small = result.table("small")
-    dl, bsd = _get(small, "dlmalloc", "waste"), _get(small, BSD, "waste")
+    dl, bsd = small.value("dlmalloc", "waste"), small.value(BSD, "waste")
     if dl is not None and bsd is not None:
         out.append(f"smaller blocks: waste {100 * dl:.0f}% for dlmalloc, {100 * bsd:.0f}% for "
                    "bsd-buckets (Machin: 5% to 20%, over 50%)")
     lim = result.table("limit")
-    dl, bsd = _get(lim, "dlmalloc", "first_failure"), _get(lim, BSD, "first_failure")
-    if _get(lim, BSD, "heap") is not None and _get(lim, "dlmalloc", "heap") is not None:
+    dl, bsd = lim.value("dlmalloc", "first_failure"), lim.value(BSD, "first_failure")
+    if lim.value(BSD, "heap") is not None and lim.value("dlmalloc", "heap") is not None:
         def when(v):
             return "never fails" if v is None else f"first fails at action {v:,.0f}"
         sooner = bsd is not None and (dl is None or bsd < dl)

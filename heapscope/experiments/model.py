@@ -63,6 +63,14 @@ class Table:
                 return r
         raise KeyError(strategy)
 
+    def value(self, strategy: str, key: str):
+        """Column ``key`` of ``strategy``'s row; None when the strategy has no
+        row (left out of the run) or no such value."""
+        try:
+            return self.row(strategy).get(key)
+        except KeyError:
+            return None
+
 
 @dataclass(frozen=True)
 class Series:

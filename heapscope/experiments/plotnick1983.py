@@ -143,23 +143,16 @@ class Plotnick1983(Experiment):
         return result
 
 
-def _get(table: Table, name: str, key: str):
-    try:
-        return table.row(name).get(key)
-    except KeyError:
-        return None
-
-
 def findings(result: Result) -> list[str]:
     out = []
     for table in result.tables:
-        v7, buckets = _get(table, V7, "work_per_op"), _get(table, BUCKETS, "work_per_op")
-        seed_v7, seed_b = _get(table, V7, "seed_user"), _get(table, BUCKETS, "seed_user")
+        v7, buckets = table.value(V7, "work_per_op"), table.value(BUCKETS, "work_per_op")
+        seed_v7, seed_b = table.value(V7, "seed_user"), table.value(BUCKETS, "seed_user")
         if v7 is not None and buckets is not None:
             seed = f" (seed: {seed_v7 / seed_b:.0f}x in user time)" if seed_v7 and seed_b else ""
             out.append(f"{table.title}: v7-malloc does {v7 / buckets:.0f}x the work of bsd-buckets"
                        f"{seed}")
-        kmax_v7, kmax_b = _get(table, V7, "kmax"), _get(table, BUCKETS, "kmax")
+        kmax_v7, kmax_b = table.value(V7, "kmax"), table.value(BUCKETS, "kmax")
         if kmax_v7 and kmax_b and "m20" in table.key:
             out.append(f"{table.title}: max heap {kmax_v7:,.0f} KiB for v7-malloc, {kmax_b:,.0f} "
                        f"KiB for bsd-buckets (seed kmax: 476 and 631, with the program's own pages)")
@@ -168,8 +161,8 @@ def findings(result: Result) -> list[str]:
         plain, giant = keys.get(m), keys.get(f"{m}_giant")
         if plain is None or giant is None:
             continue
-        a, b = _get(plain, V7, "work_per_op"), _get(giant, V7, "work_per_op")
-        sa, sb = _get(plain, V7, "seed_user"), _get(giant, V7, "seed_user")
+        a, b = plain.value(V7, "work_per_op"), giant.value(V7, "work_per_op")
+        sa, sb = plain.value(V7, "seed_user"), giant.value(V7, "seed_user")
         if a and b:
             seed = f": {sa} s -> {sb} s" if sa and sb else ""
             out.append(f"{plain.title}: the giant free(malloc()) first cuts v7-malloc's work "
@@ -186,13 +179,13 @@ def chart(result: Result) -> Chart:
     drawn = [r for r in tables[0].rows if r.get("work_per_op") is not None]
     names = [r["strategy"] for r in drawn if r.get("seed_name")] or [r["strategy"] for r in drawn]
     labels = [t.key.replace("_giant", " +giant") for t in tables]
-    seed_rows = [(n, _get(tables[0], n, "seed_name")) for n in names if _get(tables[0], n, "seed_name")]
-    user = [Series(f"{label} (seed)", [_get(t, n, "seed_user") for t in tables], source=SEED)
+    seed_rows = [(n, tables[0].value(n, "seed_name")) for n in names if tables[0].value(n, "seed_name")]
+    user = [Series(f"{label} (seed)", [t.value(n, "seed_user") for t in tables], source=SEED)
             for n, label in seed_rows]
-    work = [Series(n, [_get(t, n, "work_per_op") for t in tables]) for n in names]
-    kmax = [Series(f"kmax, {label} (seed)", [_get(t, n, "seed_kmax") for t in tables], source=SEED)
+    work = [Series(n, [t.value(n, "work_per_op") for t in tables]) for n in names]
+    kmax = [Series(f"kmax, {label} (seed)", [t.value(n, "seed_kmax") for t in tables], source=SEED)
             for n, label in seed_rows]
-    resident = [Series(f"{n}, resident", [_get(t, n, "resident") for t in tables]) for n in names]
+    resident = [Series(f"{n}, resident", [t.value(n, "resident") for t in tables]) for n in names]
     panels = []
     if user:
         panels.append(Panel("the seed's user seconds (VAX 11/750)", labels, user, "seconds", log_y=True))
