@@ -446,8 +446,10 @@ class ListsView(StructureView):
             m = item.mark
             if m.role == "header":
                 lists.append({"label": m.label, "blocks": [], "skipped": 0})
-                if m.did:
-                    out["marked_lists"][m.label] = m.did
+                # read off the heading as drawn: what a student sees
+                _, mark, did = item.toPlainText().partition("◀ this step: ")
+                if mark:
+                    out["marked_lists"][m.label] = did
             elif m.role == "gap":
                 lists[-1]["skipped"] += m.count
             elif m.role == "folded":
@@ -568,16 +570,8 @@ class ListsView(StructureView):
             if at_sentinel:
                 head += "   (" + ", ".join(at_sentinel) + " → base)"
             did = ", ".join(marks[key]) if key is not None and key in marks else ""
-            html = _escape(head)
-            if did:
-                html += f' <span style="color:{palette.PLACED}">◀ this step: {_escape(did)}</span>'
-            item = QGraphicsTextItem()
-            item.setFont(self.fonts.head)
-            item.setDefaultTextColor(QColor("#111"))
-            item.setHtml(html)
-            item.setTextWidth(width - 2 * pad)       # a long heading wraps
-            item.setPos(pad - 4, y)
-            self._keep(item, _Mark("header", self._next(), label=label, did=did))
+            item = self._heading(head, did, pad - 4, y, width - 2 * pad,
+                                 _Mark("header", self._next(), label=label, did=did))
             if did and first_marked is None:
                 first_marked = item
             y += item.boundingRect().height() + 2
@@ -621,6 +615,22 @@ class ListsView(StructureView):
     def _next(self) -> int:
         self._order += 1
         return self._order
+
+    def _heading(self, head: str, did: str, x: float, y: float, width: float,
+                 mark: _Mark | None = None) -> QGraphicsTextItem:
+        """A heading at (x, y), ``width`` wide (a long one wraps), with what
+        the step did to it after a mark (nothing when ``did`` is empty)."""
+        html = _escape(head)
+        if did:
+            html += f' <span style="color:{palette.PLACED}">◀ this step: {_escape(did)}</span>'
+        item = QGraphicsTextItem()
+        item.setFont(self.fonts.head)
+        item.setDefaultTextColor(QColor("#111"))
+        item.setHtml(html)
+        item.setTextWidth(width)
+        item.setPos(x, y)
+        self._keep(item, mark)
+        return item
 
     def _keep(self, item: QGraphicsItem, mark: _Mark | None = None) -> None:
         item.mark = mark if mark is not None else _Mark("text", self._next())
@@ -726,16 +736,7 @@ class ListsView(StructureView):
             did.append(f"the scan tested {len(probed)} bit{'s' if len(probed) > 1 else ''}")
         if changed:
             did.append("changed bit " + ", ".join(map(str, sorted(changed))))
-        html = _escape(head)
-        if did:
-            html += f' <span style="color:{palette.PLACED}">◀ this step: {_escape(", ".join(did))}</span>'
-        item = QGraphicsTextItem()
-        item.setFont(f.head)
-        item.setDefaultTextColor(QColor("#111"))
-        item.setHtml(html)
-        item.setTextWidth(width - 16)
-        item.setPos(4, y)
-        self._keep(item)
+        item = self._heading(head, ", ".join(did), 4, y, width - 16)
         y += item.boundingRect().height() + 2 + f.mark_m.height()
         cell = max(f.width(f.addr_m, "31") + 8, f.addr_m.height() + 6)
         fits = int((width - 16) // cell)
@@ -803,16 +804,7 @@ class ListsView(StructureView):
                 + (f" · {human_bytes(total)}" if regions else " (none)"))
         did = [f"mapped 0x{a:x}" for a in sorted(lit)] + [f"unmapped 0x{a:x} ({human_bytes(n)})"
                                                           for a, n in gone]
-        html = _escape(head)
-        if did:
-            html += f' <span style="color:{palette.PLACED}">◀ this step: {_escape(", ".join(did))}</span>'
-        item = QGraphicsTextItem()
-        item.setFont(f.head)
-        item.setDefaultTextColor(QColor("#111"))
-        item.setHtml(html)
-        item.setTextWidth(width - 16)
-        item.setPos(4, y)
-        self._keep(item)
+        item = self._heading(head, ", ".join(did), 4, y, width - 16)
         y += item.boundingRect().height() + 2
         x = 8.0
         for r in regions:
