@@ -621,6 +621,11 @@ class Timeline:
         self.series = MetricSeries(self.n)
         self.checkpoints: list[bytes] = []
         self.checkpoint_steps: list[int] = []   # the position of each checkpoint, ascending
+        #: the checkpoints added after the build (:meth:`densify`): their steps and bytes
+        self.added_checkpoint_steps: set[int] = set()
+        self.added_checkpoint_bytes = 0
+        #: seconds a step of bare replay took, as densifying measured it (0: not yet)
+        self.bare_step_seconds = 0.0
         self.built = 0          # steps replayed by build(); < n if cancelled
         self.wall_seconds = 0.0
         self.cpu_seconds = 0.0
@@ -659,6 +664,7 @@ class Timeline:
         writer = _SeriesWriter(self.series, self.trace.kind, strategy, fields)
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
         self.checkpoints, self.checkpoint_steps = [], []
+        self.added_checkpoint_steps, self.added_checkpoint_bytes = set(), 0
         self.fault = None
         self._before = None
         self.back_cache.clear()
@@ -749,6 +755,25 @@ class Timeline:
         self.checkpoints.append(blob)
         self.checkpoint_steps.append(t)
         return blob
+
+    def insert_checkpoint(self, t: int, blob: bytes) -> None:
+        """Keep ``blob`` (:meth:`_pack` of the heap at position ``t``) as one
+        more checkpoint, after the build; one already at ``t`` stays."""
+        k = bisect_right(self.checkpoint_steps, t)
+        if k and self.checkpoint_steps[k - 1] == t:
+            return
+        self.checkpoint_steps.insert(k, t)
+        self.checkpoints.insert(k, blob)
+        self.added_checkpoint_steps.add(t)
+        self.added_checkpoint_bytes += len(blob)
+
+    def densify(self, share: int = 1, max_bytes: int | None = None):
+        """A :class:`~allocators.denser_checkpoints.Densifier` that adds
+        checkpoints so that a seek replays about ``1/share`` of what it
+        replays now (compare mode: ``share`` rows seek together), run in
+        slices by the caller (``.run(seconds)``, ``.run_all()``)."""
+        from .denser_checkpoints import DENSER_BYTES, Densifier
+        return Densifier(self, share, DENSER_BYTES if max_bytes is None else max_bytes)
 
     def _finish_build(self, done: int, wall0: float, cpu0: float, strategy, program,
                       record: OpRecord | None) -> None:
