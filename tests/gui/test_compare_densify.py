@@ -1,0 +1,118 @@
+"""Compare mode densifies its rows' timelines while the window is idle
+(gui/background_densifier.py): in slices between events, so keys are served
+meanwhile; stopped by leaving compare mode or opening another trace, with no
+timer or process left behind; the rows then seek replaying less, showing
+exactly their strategy's heap."""
+
+import multiprocessing
+import random
+
+import pytest
+from PySide6.QtCore import Qt
+
+from heapscope import traces
+from heapscope.allocators.replay import Timeline
+
+from .test_compare_mode import drawn_blocks, walk_at
+
+THREE = ["next-fit", "tlsf", "buddy"]
+
+
+@pytest.fixture(scope="module")
+def long_trace():
+    return traces.make_workload("vo1989", steps=20000, seed=3)
+
+
+def built(trace, names):
+    return [Timeline(trace, n).build() for n in names]
+
+
+def show(window, trace, names, position=5000):
+    window.compare.show_timelines(trace, built(trace, names), position, label="long")
+    return [window.model.timeline(r) for r in range(len(names))]
+
+
+def total_replayed(timelines, steps) -> int:
+    for tl in timelines:
+        tl.replayed_ops = 0
+    for t in steps:
+        for tl in timelines:
+            tl.seek(t)
+    return sum(tl.replayed_ops for tl in timelines)
+
+
+def test_entering_compare_mode_densifies_every_row_in_slices(qtbot, window, long_trace):
+    w = window
+    rows = show(w, long_trace, THREE)
+    densifier = w.compare.densifier
+    before = [len(tl.checkpoints) for tl in rows]
+    assert densifier.busy and len(densifier.jobs) == 3
+    # a key press is served while the work goes on, between two slices
+    qtbot.waitUntil(lambda: densifier.slices >= 2, timeout=10000)
+    qtbot.keyClick(w, Qt.Key_Right)
+    assert w.model.position == 5001
+    with qtbot.waitSignal(densifier.finished, timeout=60000):
+        pass
+    assert not densifier.busy and densifier.slices > 3
+    assert all(len(tl.checkpoints) > b for tl, b in zip(rows, before))
+    assert densifier.added == sum(len(tl.checkpoints) - b for tl, b in zip(rows, before))
+    # the rows seek replaying less than timelines of the same build spacing
+    # without the extra points, and each shows its own strategy's heap
+    plain = built(long_trace, THREE)
+    rng = random.Random(4)
+    steps = [rng.randrange(1, len(long_trace)) for _ in range(25)]
+    assert 2 * total_replayed(rows, steps) < total_replayed(plain, steps)
+    for t in steps[:5]:
+        w.seek(t)
+        assert [drawn_blocks(r) for r in w.compare.view.shown_rows()] == \
+            [walk_at(long_trace, n, t) for n in THREE]
+    assert multiprocessing.active_children() == []
+
+
+def test_leaving_compare_mode_stops_the_work(qtbot, window, long_trace):
+    w = window
+    rows = show(w, long_trace, THREE)
+    densifier = w.compare.densifier
+    qtbot.waitUntil(lambda: densifier.slices >= 1, timeout=10000)
+    assert densifier.busy
+    w.compare.leave()
+    assert not w.compare.active and not densifier.busy and densifier.jobs == []
+    counts = [len(tl.checkpoints) for tl in rows]
+    slices = densifier.slices
+    qtbot.wait(200)                       # the event loop runs: nothing more happens
+    assert densifier.slices == slices and [len(tl.checkpoints) for tl in rows] == counts
+    assert multiprocessing.active_children() == []
+    # what was added stays right: the shown strategy seeks to its own heap
+    w.seek(12345)
+    assert [(b[0], b[1]) for b in w.timeline.strategy.walk_tuples()] == \
+        walk_at(long_trace, w.timeline.strategy_name, 12345)
+
+
+def test_another_trace_stops_the_work(qtbot, window, long_trace, small_trace_path):
+    w = window
+    show(w, long_trace, THREE)
+    densifier = w.compare.densifier
+    assert densifier.busy
+    w.model.set_trace(traces.make_workload("vo1989", steps=300, seed=2))
+    assert not densifier.busy and densifier.jobs == []
+    show(w, long_trace, THREE)
+    assert densifier.busy
+    with qtbot.waitSignal(w.compare.changed, timeout=60000):
+        w.open_trace(small_trace_path)
+    # the new trace's rows start their own (short) work, never the old trace's
+    assert all(job.timeline.trace is w.model.trace for job in densifier.jobs)
+    qtbot.waitUntil(lambda: not densifier.busy, timeout=30000)
+
+
+def test_one_row_less_needs_nothing_more(qtbot, window, long_trace):
+    """Seven rows' points serve three rows: compare mode with fewer rows
+    after more adds none; the same rows again add none."""
+    w = window
+    show(w, long_trace, THREE)
+    densifier = w.compare.densifier
+    with qtbot.waitSignal(densifier.finished, timeout=60000):
+        pass
+    added = densifier.added
+    w.compare.compare(["tlsf", "buddy"])
+    w.compare.compare(THREE)
+    assert not densifier.busy and densifier.added == added
