@@ -626,6 +626,10 @@ class RankingTable(Subscriber, QWidget):
         self.summaries: dict[str, RunningSummary] = {}
         self.rows: dict[str, dict] = {}
         self.order: list[str] = []
+        #: the widest each column has been for these rows and this font
+        #: (_fit_size): columns only grow while the same rows are shown
+        self._widest: dict[int, int] = {}
+        self._widest_for = None
         self.title = QLabel("")
         self.title.setWordWrap(True)
         f = QFont(self.font())
@@ -736,6 +740,17 @@ class RankingTable(Subscriber, QWidget):
         # the failed column only when a request failed somewhere
         t.setColumnHidden(failed, not any(r.get("failed") for r in self.rows.values()))
         t.resizeColumnsToContents()
+        # Never narrower than before for these rows: a jump changes the
+        # values' widths ("9.8%", "12.3%"), and a table a few pixels narrower
+        # or wider resized the side column and so every row's map, which
+        # then laid itself out and drew again (a third of a jump at 7 rows).
+        key = (tuple(self.summaries), t.font().key())
+        if key != self._widest_for:
+            self._widest, self._widest_for = {}, key
+        for c in range(t.columnCount()):
+            widest = self._widest[c] = max(self._widest.get(c, 0), t.columnWidth(c))
+            if t.columnWidth(c) != widest:
+                t.setColumnWidth(c, widest)
         t.resizeRowsToContents()
         w = 2 * t.frameWidth() + sum(t.columnWidth(c) for c in range(t.columnCount())
                                      if not t.isColumnHidden(c))

@@ -238,6 +238,30 @@ def test_a_heading_click_ranks_by_that_measure(qtbot, compared):
     assert table.title.text().startswith("Ranked by search (lower is better)")
 
 
+def test_jumps_back_and_forth_resize_nothing(qtbot, compared):
+    """The table's columns only grow while the same rows show: once each
+    step was seen, jumping among them resizes neither the table nor any
+    row's map (a table a few pixels narrower resized all the maps, which
+    then laid out and drew again); no value is ever cut."""
+    w = compared
+    view = w.compare.view
+    table = view.table.table
+    steps = [1, 499, 37, 250, 120, 480, 3, 333]
+    for t in steps:
+        w.seek(t)
+        qtbot.wait(1)
+    widths = [table.columnWidth(c) for c in range(table.columnCount())]
+    maps = [row.map.size() for row in view.shown_rows()]
+    for t in reversed(steps + steps[::2]):
+        w.seek(t)
+        qtbot.wait(1)
+        assert [table.columnWidth(c) for c in range(table.columnCount())] == widths, t
+        assert [row.map.size() for row in view.shown_rows()] == maps, t
+        for c in range(table.columnCount()):
+            if not table.isColumnHidden(c):
+                assert table.columnWidth(c) >= table.sizeHintForColumn(c), (t, c)
+
+
 # ---------------------------------------------------- built once, in parallel
 def test_switching_strategies_after_a_build_replays_nothing(qtbot, loaded, monkeypatch):
     w = loaded
