@@ -9,13 +9,16 @@ jump there costs ``k`` such replays; to cost what one strategy's seek costs,
 each row should replay about ``1/k`` of it.
 
 A :class:`Densifier` gives a built timeline the checkpoints for that *after*
-its build, without slowing the build: it replays the trace bare (events and
-measures off, :func:`~allocators.replay.replay_ops` with the policy's fused
-paths) from each of the timeline's own checkpoints, and pickles the heap every
-``gap`` steps into the timeline's ``checkpoints`` (the same pickles the build
-keeps, so a seek restores them as it restores the build's).  ``gap`` comes
-from the timeline's own bare replay speed, measured as it goes, so that a
-seek replays at most ``seconds / share``.
+its build, without slowing the build: it cuts each span between two of the
+build's checkpoints into ``share`` spans (more if the bare replay of one would
+still take longer than ``seconds / share``; never shorter than
+:data:`~allocators.replay.MIN_CHECKPOINT_GAP` steps), replays the trace bare
+(events and measures off, :func:`~allocators.replay.replay_ops` with the
+policy's fused paths) from the span's checkpoint, and pickles the heap at each
+cut into the timeline's ``checkpoints`` -- the same pickles the build keeps,
+so a seek restores them as it restores the build's.  A span already cut as
+finely (the timeline was densified before for as many rows or more) is left
+alone.
 
 It works in slices (:meth:`Densifier.run` for about so many seconds), so a GUI
 can run it between key presses and stop it at any point: every checkpoint is
@@ -24,16 +27,17 @@ fully or not at all (a seek gives the same heap in all three; only the replay
 it needs differs).
 
 Memory is bounded: the checkpoints one timeline gains hold at most
-``max_bytes`` together (their pickles' length).  When the points wanted would
-need more, the gap is widened to fit before any is taken (seeks then replay
-more than ``seconds / share``, proportionally); a point that would still pass
-the bound (the heap grew faster than its checkpoints said) is not kept, and
-the densifier stops there.
+``max_bytes`` together (their pickles' length).  When the points planned would
+need more, each span gets proportionally fewer before any is taken (seeks then
+replay more than ``1/share``); a point that would still pass the bound (the
+heap grew faster than its span's checkpoint said) is not kept, and the
+densifier stops there.  On a heap of 100 000 blocks a checkpoint is megabytes
+and restoring it, not the replay, is most of a seek: there the budget lets
+few points in, or none.
 
-This is the checkpointing of the build, not a new algorithm: the incremental
-checkpointing of replay debuggers (e.g. rr's, or Boothe's 2000 "Efficient
-algorithms for bidirectional debugging"), where denser snapshots are taken in
-the background to bound the replay behind each jump.
+This is the build's checkpointing done again at a finer grain, as replay
+debuggers keep checkpoints to bound the re-execution behind a jump
+(B. Boothe, "Efficient algorithms for bidirectional debugging", PLDI 2000).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from __future__ import annotations
 import gc
 import pickle
 import time
+from bisect import bisect_left, bisect_right
 from math import ceil
 
 from .replay import MIN_CHECKPOINT_GAP, SEEK_REPLAY_SECONDS, Program, Timeline, _go_on_after, replay_ops
@@ -54,13 +59,16 @@ _CHUNK = 2048
 
 
 class Densifier:
-    """Adds checkpoints to a built ``timeline`` so that a seek replays at most
-    about ``seconds / share`` (``share``: how many timelines seek together),
-    the checkpoints it ever gained holding at most ``max_bytes`` in all.
+    """Adds checkpoints to a built ``timeline`` so that a seek replays about
+    ``1/share`` of what it replayed (``share``: how many timelines seek
+    together), and no more than about ``seconds / share``; the checkpoints
+    it ever gained hold at most ``max_bytes`` in all.
 
-    ``gap``: the steps planned between checkpoints; ``added`` and ``bytes``:
-    what was added so far; ``done`` once every segment is dense enough, the
-    bound was reached (``bounded``), or the timeline was rebuilt under it."""
+    ``plan``: [(start, end, points)] per span of the build's checkpoints that
+    gets points; ``gap``: the widest spacing planned; ``added`` and ``bytes``:
+    what was added so far; ``bounded``: the byte budget took points out of
+    the plan or stopped it; ``done`` once the plan is carried out or stopped,
+    or the timeline was rebuilt under it."""
 
     def __init__(self, timeline: Timeline, share: int = 1, max_bytes: int = DENSER_BYTES,
                  seconds: float = SEEK_REPLAY_SECONDS) -> None:
@@ -78,61 +86,92 @@ class Densifier:
         self._lists = (timeline.checkpoints, timeline.checkpoint_steps)
         # Until the bare replay is measured (here or by an earlier densifier),
         # the build's speed (measures and checkpoints included): slower, so
-        # the first gap errs on the dense side.
+        # the spans err on the short side.
         self._step_seconds = timeline.bare_step_seconds or (
             timeline.wall_seconds / timeline.built if timeline.built else 0.0)
-        self._budget_gap = 0        # the gap the byte budget allows, at least
-        # the longest span the build left (not counting points added since:
-        # densifying twice for as many rows adds nothing)
-        steps = [t for t in timeline.checkpoint_steps if t not in timeline.added_checkpoint_steps]
-        self._span = max((b - a for a, b in zip([0] + steps, steps + [timeline.n])), default=0)
-        self.gap = self._gap()
-        self._plan = self._segments()
+        self._budget_gap = 0        # > 0: no closer than this, to fit the byte budget
+        self.plan = self._planned()
         self._fit_budget()
-        self._next = 0              # the next segment of the plan to open
+        self._next = 0              # the next span of the plan to open
         self._points: list[int] = []
         self._state = None          # (strategy, program, position) replayed on
 
     # ------------------------------------------------------------ planning
-    def _gap(self) -> int:
-        """Steps a seek may replay within its share: at the bare replay's
-        speed known so far, and no more than its share of the longest span
-        the build left (which the build measured at its own, slower speed)."""
-        by_speed = (int(self.target_seconds / self._step_seconds) if self._step_seconds > 0
-                    else MIN_CHECKPOINT_GAP)
-        return max(MIN_CHECKPOINT_GAP, min(by_speed, self._span // self.share), self._budget_gap)
+    def _parts(self, length: int) -> int:
+        """How many spans a span of the build of ``length`` steps is cut into:
+        ``share`` (each row replays 1/share of it), more if the bare replay
+        of one would still take longer than ``seconds / share`` (a timeline
+        built with checkpoints far apart, or none), never closer than
+        MIN_CHECKPOINT_GAP steps, nor than the budget's gap.  (Under the
+        budget one gap for all spans: spacing the points evenly over the
+        trace gives the least replay per seek on average for their number.)"""
+        parts = self.share
+        if self._step_seconds > 0:
+            parts = max(parts, ceil(length * self._step_seconds / self.target_seconds))
+        parts = min(parts, length // MIN_CHECKPOINT_GAP)
+        if self._budget_gap:
+            parts = min(parts, ceil(length / self._budget_gap))
+        return max(1, parts)
 
-    def _segments(self) -> list[tuple[int, bytes | None, int]]:
-        """The spans between the timeline's checkpoints longer than ``gap``:
-        (start step, its checkpoint, or None for a fresh heap at 0; end step)."""
+    def _planned(self) -> list[tuple[int, int, list[int]]]:
+        """(start, end, the steps to add) for each span between the build's
+        own checkpoints that needs some; a span already cut as finely
+        (densified before for as many rows or more) needs none."""
         tl = self.timeline
-        steps, blobs = list(tl.checkpoint_steps), list(tl.checkpoints)
-        if not steps or steps[0] != 0:
-            steps, blobs = [0] + steps, [None] + blobs
-        ends = steps[1:] + [tl.n]
-        return [(s, b, e) for s, b, e in zip(steps, blobs, ends) if e - s > self.gap]
+        added = tl.added_checkpoint_steps
+        steps = tl.checkpoint_steps
+        built = [t for t in steps if t not in added]
+        plan = []
+        for start, end in zip([0] + built, built + [tl.n]):
+            if start == end:
+                continue
+            parts = self._parts(end - start)
+            if parts < 2:
+                continue
+            spacing = ceil((end - start) / parts)
+            lo, hi = bisect_right(steps, start), bisect_left(steps, end)
+            inside = [start] + steps[lo:hi] + [end]
+            if max(b - a for a, b in zip(inside, inside[1:])) <= spacing:
+                continue
+            have = set(steps[lo:hi])
+            points = [p for p in (start + (end - start) * j // parts for j in range(1, parts))
+                      if p not in have]
+            if points:
+                plan.append((start, end, points))
+        return plan
 
-    def _points_in(self, start: int, end: int) -> list[int]:
-        """Evenly spaced steps strictly inside (start, end), at most ``gap`` apart."""
-        parts = ceil((end - start) / self.gap)
-        return [start + (end - start) * j // parts for j in range(1, parts)]
+    @property
+    def gap(self) -> int:
+        """The widest spacing of the points planned (0: none planned)."""
+        return max((ceil((e - s) / (len(p) + 1)) for s, e, p in self.plan), default=0)
+
+    def _checkpoint_before(self, t: int) -> tuple[int, bytes | None]:
+        """The last checkpoint at or before ``t`` (its step and pickle; a fresh heap at 0)."""
+        tl = self.timeline
+        k = bisect_right(tl.checkpoint_steps, t) - 1
+        return (tl.checkpoint_steps[k], tl.checkpoints[k]) if k >= 0 else (0, None)
 
     def _estimate(self) -> int:
         """The bytes the planned points would take: each the size of its
-        segment's first checkpoint (the heap changes little between two)."""
-        return sum(len(self._points_in(s, e)) * (len(b) if b is not None else 0)
-                   for s, b, e in self._plan)
+        span's first checkpoint (the heap changes little within a span)."""
+        total = 0
+        for start, _, points in self.plan:
+            blob = self._checkpoint_before(start)[1]
+            total += len(points) * (len(blob) if blob is not None else 0)
+        return total
 
     def _fit_budget(self) -> None:
-        """Widen the gap until the planned points fit what the budget has left."""
+        """Space the points wider until they fit what the budget has left."""
         room = self.max_bytes - self.timeline.added_checkpoint_bytes
-        while self._plan and self._estimate() > room:
-            if room <= 0:
-                self._plan = []
-                self.bounded = True
-                return
-            self._budget_gap = self.gap = max(self.gap + 1, ceil(self.gap * self._estimate() / room))
-            self._plan = [seg for seg in self._plan if seg[2] - seg[0] > self.gap]
+        if room <= 0:
+            self.bounded = bool(self.plan)
+            self.plan = []
+            return
+        while self.plan and (need := self._estimate()) > room:
+            self.bounded = True
+            widest = self._budget_gap or self.gap
+            self._budget_gap = max(widest + 1, ceil(widest * need / room))
+            self.plan = self._planned()
 
     # ------------------------------------------------------------- running
     @property
@@ -140,7 +179,7 @@ class Densifier:
         tl = self.timeline
         if tl.checkpoints is not self._lists[0] or tl.checkpoint_steps is not self._lists[1]:
             return True             # rebuilt since: it has checkpoints of its own
-        return self._state is None and self._next >= len(self._plan)
+        return self._state is None and self._next >= len(self.plan)
 
     def run(self, seconds: float) -> bool:
         """Work for about ``seconds`` (one chunk of steps, or restoring or
@@ -162,12 +201,10 @@ class Densifier:
         return self
 
     def _open_next_segment(self) -> None:
-        start, blob, end = self._plan[self._next]
+        """Restore the heap at the last checkpoint before the next span's first point."""
+        self._points = list(self.plan[self._next][2])
         self._next += 1
-        # the speed measured meanwhile may have widened the gap: fewer points
-        self._points = self._points_in(start, end)
-        if not self._points:
-            return
+        at, blob = self._checkpoint_before(self._points[0])
         t0 = time.perf_counter()
         if blob is None:
             strategy, program = self.timeline._factory(), Program()
@@ -180,7 +217,7 @@ class Densifier:
                 if collecting:
                     gc.enable()
         self.seconds += time.perf_counter() - t0
-        self._state = (strategy, program, start)
+        self._state = (strategy, program, at)
 
     def _advance(self) -> None:
         """Replay towards the next point, a chunk at most; keep it on arrival."""
@@ -202,10 +239,10 @@ class Densifier:
         t0 = time.perf_counter()
         blob = Timeline._pack(strategy, program)
         if tl.added_checkpoint_bytes + len(blob) > self.max_bytes:
-            # the heap grew past what its checkpoints said: stop at the bound
+            # the heap outgrew what its checkpoints said: stop at the bound
             self.bounded = True
             self._state = None
-            self._plan = self._plan[:self._next]
+            self.plan = self.plan[:self._next]
             return
         tl.insert_checkpoint(target, blob)
         self.added += 1
@@ -214,10 +251,4 @@ class Densifier:
         strategy, program = _go_on_after(blob, strategy, program)
         self.seconds += time.perf_counter() - t0
         self._points.pop(0)
-        if self._points:
-            self._state = (strategy, program, target)
-            return
-        self._state = None
-        self.gap = self._gap()
-        self._plan = self._plan[:self._next] + [
-            seg for seg in self._plan[self._next:] if seg[2] - seg[0] > self.gap]
+        self._state = (strategy, program, target) if self._points else None

@@ -57,6 +57,7 @@ def test_a_densified_timeline_seeks_to_the_same_heaps_replaying_less(name, param
     assert tl.added_checkpoint_bytes == job.bytes == sum(map(len, tl.checkpoints)) - sum(map(len, ref.checkpoints))
     assert tl.checkpoint_steps == sorted(set(tl.checkpoint_steps))
     assert max(spans(tl)) <= max(MIN_CHECKPOINT_GAP, 600 // 4)
+    assert job.gap == 150
     steps = jumps(tl.n, 7)
     tl.replayed_ops = ref.replayed_ops = 0
     same_seeks(tl, ref, steps)
@@ -71,12 +72,17 @@ def default_trace():
 @pytest.mark.parametrize("name", ["next-fit", "splay-best-fit", "buddy", "tlsf", "dlmalloc"])
 def test_seven_rows_replay_a_seventh_on_the_bundled_trace(default_trace, name):
     """Adaptive checkpoints as the window builds them; densified for seven
-    rows, each seek replays at most the longest span the build left / 7
-    (the reference's checkpoints, spaced by time, may fall elsewhere)."""
+    rows, each span the build left is cut in seven (or in spans of
+    MIN_CHECKPOINT_GAP steps); the reference's checkpoints, spaced by time,
+    may fall elsewhere."""
     tl, ref = built(default_trace, name), built(default_trace, name)
-    longest = max(spans(tl))
+    own = list(tl.checkpoint_steps)
     tl.densify(share=7).run_all()
-    assert max(spans(tl)) <= max(MIN_CHECKPOINT_GAP, longest // 7)
+    for start, end in zip(own, own[1:] + [tl.n]):
+        inside = [t for t in tl.checkpoint_steps if start <= t < end] + [end]
+        longest = max(b - a for a, b in zip(inside, inside[1:]))
+        parts = max(1, min(7, (end - start) // MIN_CHECKPOINT_GAP))
+        assert longest <= -(-(end - start) // parts), (start, end)
     steps = jumps(tl.n, 11, count=40)
     tl.replayed_ops = ref.replayed_ops = 0
     same_seeks(tl, ref, steps)
