@@ -57,7 +57,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from heapscope.allocators.parallel import build_timelines  # noqa: E402
+from heapscope.allocators.parallel import build_timelines, cores  # noqa: E402
 from heapscope.allocators.registry import make_strategy, strategy_names  # noqa: E402
 from heapscope.allocators.replay import Timeline, bulk_record, policy_ops, replay_bare  # noqa: E402
 from heapscope.allocators.strategy import LiveBlock, Strategy  # noqa: E402
@@ -284,14 +284,14 @@ def bench_compare(trace, label: str, workdir: Path, runs: int) -> None:
     for _ in range(runs):
         wall, cpu = process_seconds([py, "-m", "heapscope", "compare", str(path), *seven])
         seven_s, seven_cpu = min(seven_s, wall), min(seven_cpu, cpu)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    n_cores = cores()
     for what, wall, cpu in ((f"all {len(strategy_names())} strategies", compare_s, compare_cpu),
                             ("the seven of the budget's time", seven_s, seven_cpu)):
         ratio = wall / plain_s
         print(f"  compare, {what}: {wall:.2f} s; plain Python pass {plain_s:.3f} s; "
               f"ratio {ratio:.1f}x  {'ok <= 25x' if ratio <= 25 else 'MISSES 25x'}")
         print(f"    in CPU seconds: compare {cpu:.2f} (all its processes), plain pass {plain_cpu:.3f}: "
-              f"{cpu / plain_cpu:.0f}x, {cpu / plain_cpu / cores:.1f}x over {cores} idle cores")
+              f"{cpu / plain_cpu:.0f}x, {cpu / plain_cpu / n_cores:.1f}x over {n_cores} idle cores")
 
 
 def bench_shipping(trace) -> None:
