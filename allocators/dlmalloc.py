@@ -103,7 +103,7 @@ A step's events say every change to ``structure()``:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from . import structure
 from .events import Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
@@ -168,6 +168,17 @@ def _bin_floors() -> list[int | None]:
 
 #: the smallest chunk size filed in each bin
 BIN_FLOOR = _bin_floors()
+
+
+class Mallopt(NamedTuple):
+    """The four values ``mallopt()`` sets (M_TRIM_THRESHOLD, M_TOP_PAD,
+    M_MMAP_THRESHOLD, M_MMAP_MAX), the original's globals of those names.
+    One attribute for the four keeps a Dlmalloc at fewer than 30 instance
+    attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py)."""
+    trim_threshold: int | None
+    top_pad: int
+    mmap_threshold: int
+    n_mmaps_max: int
 
 
 # ---- events of this policy (its view and the explain panel read them)
@@ -284,11 +295,10 @@ class Dlmalloc(Strategy):
         self.align = self.alignment
         #: MINSIZE: prev_size, size, fd, bk
         self.minsize = align_up(4 * W, self.alignment)
-        self.mmap_threshold = mmap_threshold
         # A pool has no mmap: its MORECORE is the pool.
-        self.n_mmaps_max = 0 if self.arena.fixed else mmap_max
-        self.trim_threshold = trim_threshold
-        self.top_pad = top_pad
+        self.mallopt = Mallopt(trim_threshold=trim_threshold, top_pad=top_pad,
+                               mmap_threshold=mmap_threshold,
+                               n_mmaps_max=0 if self.arena.fixed else mmap_max)
         self.pagesize = pagesize
 
         #: size word of every chunk of the sbrk heap, top included, by chunk name
@@ -593,7 +603,7 @@ class Dlmalloc(Strategy):
         if top is not None:
             self._visit(top, tsize - self.size_sz, rsize >= minsize)
         if rsize < minsize:
-            if nb >= self.mmap_threshold:
+            if nb >= self.mallopt.mmap_threshold:
                 mem = self._mmap_chunk(nb, request)
                 if mem is not None:
                     return mem
@@ -661,7 +671,7 @@ class Dlmalloc(Strategy):
         the break (one sbrk here where the original makes two)."""
         pagesz = self.pagesize
         W = self.size_sz
-        sbrk_size = nb + self.top_pad + self.minsize
+        sbrk_size = nb + self.mallopt.top_pad + self.minsize
         old_top = self.top
         if old_top is not None:
             sbrk_size = (sbrk_size + pagesz - 1) & ~(pagesz - 1)
@@ -712,7 +722,7 @@ class Dlmalloc(Strategy):
     def _mmap_chunk(self, nb: int, request: int) -> int | None:
         """``mmap_chunk``: a region of its own, page-rounded, for ``nb`` bytes
         plus the word no next chunk lends; None when mmap may not be used."""
-        if self.n_mmaps >= self.n_mmaps_max:
+        if self.n_mmaps >= self.mallopt.n_mmaps_max:
             return None
         W = self.size_sz
         pagesz = self.pagesize
@@ -805,8 +815,9 @@ class Dlmalloc(Strategy):
             self.top = p
             if events is not None and old_top != p:
                 events.append(PointerMove("top", old_top, p))
-            if self.trim_threshold is not None and sz >= self.trim_threshold:
-                self._malloc_trim(self.top_pad)
+            trim_threshold = self.mallopt.trim_threshold
+            if trim_threshold is not None and sz >= trim_threshold:
+                self._malloc_trim(self.mallopt.top_pad)
             return
 
         head[nxt] = nextsz                    # clear the in-use bit of p
@@ -1346,8 +1357,8 @@ class Dlmalloc(Strategy):
         if mapped != self.mapped_bytes or len(self._regions) != self.n_mmaps:
             broken(f"mmap regions hold {mapped} bytes in {len(self._regions)} regions but "
                    f"{self.mapped_bytes} in {self.n_mmaps} are booked")
-        if self.n_mmaps > max(self.n_mmaps_max, 0):
-            broken(f"{self.n_mmaps} mmap regions, more than mmap_max = {self.n_mmaps_max}")
+        if self.n_mmaps > max(self.mallopt.n_mmaps_max, 0):
+            broken(f"{self.n_mmaps} mmap regions, more than mmap_max = {self.mallopt.n_mmaps_max}")
 
 
 def _bin_words(i: int) -> str:

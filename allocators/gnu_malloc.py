@@ -123,14 +123,8 @@ class GNUMalloc(Strategy):
         if self.align > blocksize:
             raise ParamError(f"gnu-malloc: align={self.align} is more than a block; blocksize "
                              f"accepts powers of two in {self.align}..4096 here")
-        B = self.B = blocksize
-        self.blocklog = B.bit_length() - 1
+        self.B = blocksize
         self.final_free_blocks = final_free_blocks
-        W = self.word
-        self.entry = 3 * W                   # sizeof (malloc_info)
-        self.list_size = max(2 * W, self.align)   # sizeof (struct list), or the alignment
-        self.min_log = (self.list_size - 1).bit_length()
-        self.initialized = False
         self.heapbase = self.arena.base      # _heapbase: where the first table goes
         self.heapsize = 0                    # entries in _heapinfo
         self.heaplimit = 0                   # _heaplimit
@@ -150,7 +144,34 @@ class GNUMalloc(Strategy):
         self.frag_prev: dict[int, int] = {}
         self.internal: set[int] = set()      # large objects malloc'd for the allocator itself
         self.classes = FreeClasses()
-        self.may_return = True               # realloc sets _heaplimit = 0 to stop giving back
+
+    # Sizes that follow from BLOCKSIZE and the word, as the original's macros
+    # do; as properties they keep the instance at fewer than 30 attributes,
+    # the most CPython 3.11 reads inline (tests/test_attribute_reads.py).
+    @property
+    def blocklog(self) -> int:
+        """BLOCKLOG: log2 of BLOCKSIZE."""
+        return self.B.bit_length() - 1
+
+    @property
+    def entry(self) -> int:
+        """sizeof (malloc_info): one _heapinfo entry, three words."""
+        return 3 * self.word
+
+    @property
+    def list_size(self) -> int:
+        """sizeof (struct list), or the alignment asked when that is more."""
+        return max(2 * self.word, self.align)
+
+    @property
+    def min_log(self) -> int:
+        """log2 of the smallest fragment: a struct list."""
+        return (self.list_size - 1).bit_length()
+
+    @property
+    def initialized(self) -> bool:
+        """__malloc_initialized: _heapinfo exists (it always has entries)."""
+        return self.heapsize > 0
 
     # ------------------------------------------------------------ helpers
     def BLOCK(self, a: int) -> int:
@@ -192,7 +213,6 @@ class GNUMalloc(Strategy):
         self.heapsize = heapsize
         self.heapbase = addr
         self.table = (self.BLOCK(addr), self._blockify(heapsize * self.entry))
-        self.initialized = True
         self._event(Note(f"initialize: _heapinfo, {heapsize} entries of {self.entry} B, is the "
                          f"first thing in the heap, at {addr:#x}"))
         return True
@@ -410,8 +430,10 @@ class GNUMalloc(Strategy):
                 events.append(Visit(a, s, stop, True) if search else WalkStep(a, s, stop))
         return i
 
-    def _free_blocks(self, block: int) -> None:
-        """_free_internal, case 0: link or join the blocks into the free list."""
+    def _free_blocks(self, block: int, may_return: bool = True) -> None:
+        """_free_internal, case 0: link or join the blocks into the free list,
+        and give the last ones back to the system if ``may_return`` (realloc,
+        freeing before it mallocs again, sets _heaplimit = 0 to keep them)."""
         fsize, fnext, fprev = self.fsize, self.fnext, self.fprev
         B = self.B
         runs = self.classes.runs
@@ -448,7 +470,7 @@ class GNUMalloc(Strategy):
             del fsize[nxt], fnext[nxt], fprev[nxt]
         # Now see if we can return stuff to the system.
         blocks = fsize[block]
-        if (self.may_return and blocks >= self.final_free_blocks and block + blocks == self.heaplimit
+        if (may_return and blocks >= self.final_free_blocks and block + blocks == self.heaplimit
                 and self.core_top == self.ADDRESS(block + blocks)):
             self.heaplimit -= blocks
             prev = fprev[block]
@@ -548,9 +570,7 @@ class GNUMalloc(Strategy):
         # Won't fit: free first (not giving memory back), then malloc.
         self._note_free(payload)
         self._event(Released(payload, have * B))
-        self.may_return = False
-        self._free_blocks(block)
-        self.may_return = True
+        self._free_blocks(block, may_return=False)
         result = self._gmalloc(size)
         if result is None:
             self._unfree(block, have)

@@ -97,6 +97,11 @@ class BuildFailed(Exception):
         self.key, self.error, self.details = key, error, details
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def default_start_method() -> str:
     """``fork`` when it is safe (one thread, no Qt), else ``forkserver`` or ``spawn``."""
     methods = mp.get_all_start_methods()
@@ -188,9 +193,8 @@ class ParallelBuild:
             raise ValueError(f"two builds share a key: {keys}")
         self.keep = keep
         self.checkpoints = checkpoints
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         if workers is None:
-            workers = len(self.specs) if len(trace) <= ALL_AT_ONCE_UP_TO else cores
+            workers = len(self.specs) if len(trace) <= ALL_AT_ONCE_UP_TO else cores()
         self.workers = max(1, workers)
         self.start_method = start_method or default_start_method()
         self._context = mp.get_context(self.start_method)

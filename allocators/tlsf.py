@@ -177,12 +177,10 @@ class TLSF(Strategy):
         self.fl_index_max = 32 if W == 8 else 30
         self.fl_index_count = self.fl_index_max - self.fl_index_shift + 1
         self.small_block_size = 1 << self.fl_index_shift
-        self.block_header_overhead = W
         #: sizeof(block_header_t): prev_phys, size, next_free, prev_free
         self.block_header_size = 4 * W
         self.block_size_min = self.block_header_size - W
         self.block_size_max = 1 << self.fl_index_max
-        self.pool_overhead = 2 * W
 
         self.fl_bitmap = 0
         self.sl_bitmap = [0] * self.fl_index_count
@@ -207,6 +205,20 @@ class TLSF(Strategy):
                     f"blocks below {format_size(self.block_size_max)} (2**fl_index_max with word={W}), "
                     f"so pool_size accepts at most {largest} bytes here")
             self.tlsf_add_pool(self.arena.base, self.arena.size)
+
+    # The reference's block_header_overhead and tlsf_pool_overhead() follow
+    # from the word; as properties they keep the instance at fewer than 30
+    # attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py).
+    @property
+    def block_header_overhead(self) -> int:
+        """``block_header_overhead``: the size word a used block costs."""
+        return self.word
+
+    @property
+    def pool_overhead(self) -> int:
+        """``tlsf_pool_overhead()``: the first block's size word and the
+        sentinel's, ``2 * block_header_overhead``."""
+        return 2 * self.word
 
     # --------------------------------------------------------- mapping
     def adjust_request_size(self, size: int) -> int:

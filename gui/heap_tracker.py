@@ -118,6 +118,14 @@ COLUMNS = ("addr", "size", "state", "payload", "request", "header")
 #: a forward move of at most this many steps is replayed one step at a time
 #: (each with its events) and edited in; a longer one rebuilds from the walk
 STEPWISE_MAX = 64
+#: ... unless the heap is small: a move of n > 1 steps walks instead when the
+#: heap has fewer than this many blocks per step.  Editing a step in (its
+#: replay with events, then the edit) costs what walking 70-165 blocks does
+#: (next fit, TLSF, buddy, splay, dlmalloc on Vo's workload and the default
+#: trace, ~600-800 blocks); a walk also repaints the whole map, so the line
+#: sits below the cheapest ratio.  Playing 40 steps a frame on the default
+#: trace then walks 600-800 blocks per row instead of editing 40 steps in.
+WALK_BLOCKS_PER_STEP = 64
 #: steps back that can be undone without a walk
 UNDO_STEPS = 4096
 #: a step back the tracker cannot undo (after a jump) walks the heap this many
@@ -678,6 +686,14 @@ class HeapTracker:
         self._totals = Totals.of_blocks(heap.blocks)
         return heap
 
+    def walk_is_cheaper(self, steps: int) -> bool:
+        """Whether a move forward by ``steps`` (more than one) costs less as a
+        plain seek and a walk than edited in step by step: a small heap
+        (:data:`WALK_BLOCKS_PER_STEP`).  One step is always edited in (its
+        events animate it, and it can be undone)."""
+        return (steps > 1 and self.heap is not None
+                and len(self.heap.blocks.addr) < WALK_BLOCKS_PER_STEP * steps)
+
     def heap_at(self, strategy, position: int, pointer_dicts: Callable[[], list]) -> TrackedHeap:
         """The heap at ``position`` (the strategy's); ``pointer_dicts()``
         gives ``structure()["pointers"]`` when it must be rebuilt."""
@@ -776,7 +792,7 @@ def seek_tracked(timeline, tracker: HeapTracker, position: int) -> None:
     next steps back are then undone, where each would have walked."""
     start = timeline.position
     if tracker.position == start and tracker.heap is not None:
-        if 0 < position - start <= STEPWISE_MAX:
+        if 0 < position - start <= STEPWISE_MAX and not tracker.walk_is_cheaper(position - start):
             _edit_forward(timeline, tracker, start, position)
             return
         if position == start - 1:

@@ -319,9 +319,16 @@ class Loader(QObject):
 
     def _close_dialog(self) -> None:
         if self.dialog is not None:
+            shown = self.dialog.isVisible()
             self.dialog.canceled.disconnect(self.cancel)
             self.dialog.reset()
             self.dialog.hide()
+            if shown and self.window.isVisible():
+                # The window-modal dialog was the active window: without
+                # this no window is active once it hides (offscreen, and
+                # window managers that do not hand focus back), and the
+                # arrow keys step nothing until the user clicks.
+                self.window.activateWindow()
             self._closed_dialogs.append(self.dialog)
             self.dialog = None
             if not self._in_set_value:

@@ -411,7 +411,7 @@ def test_snapshot_restores_the_bins_in_order():
 
 def test_registered():
     s = make_strategy("dlmalloc", word=4, mmap_max=0)
-    assert isinstance(s, Dlmalloc) and s.n_mmaps_max == 0
+    assert isinstance(s, Dlmalloc) and s.mallopt.n_mmaps_max == 0
 
 
 # ------------------------------------------- the original's own results

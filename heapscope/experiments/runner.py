@@ -20,31 +20,32 @@ prints) plus what the seeds' tables need and a summary does not keep:
   (:func:`resident_pages`).
 
 The replays are pure Python and hold the interpreter lock, so jobs run in
-processes (``concurrent.futures``), forked when this process is a plain
-single-threaded command and started afresh otherwise (a forked Qt process can
-inherit locks no thread will release).
+processes (``concurrent.futures``: many short jobs on a few workers, where
+allocators/parallel.py runs one long build a process), started as
+allocators/parallel.py starts its workers (``default_start_method``: forked
+when this process is a plain single-threaded command, afresh otherwise, since
+a forked Qt process can inherit locks no thread will release).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import signal
-import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable
 
 import numpy as np
 
+from ..allocators.parallel import cores, default_start_method
 from ..allocators.registry import make_strategy
 from ..allocators.replay import Program, Timeline, apply_op, replay_bare
 from ..allocators.user import UserStrategyError
 from ..traces import load_trace, make_workload
-from ..traces.trace import ALLOC, FREE, REALLOC
+from ..traces.trace import ALLOC, FREE
 
 
 @dataclass(frozen=True)
@@ -229,19 +230,6 @@ def free_writes(strategy, block, payload: int) -> int:
 ProgressFn = Callable[[int, int, Job], None]
 
 
-def start_method() -> str:
-    """``fork`` when it is safe (one thread, no Qt loaded), else a fresh start."""
-    methods = mp.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1 and not any(
-            name.startswith("PySide6") for name in sys.modules):
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
-
-
-def cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def run_jobs(jobs: Iterable[Job], workers: int | None = None,
              progress: ProgressFn | None = None) -> dict[tuple, dict]:
     """Measure every job; ``{job.key: row}``.  ``workers``: processes at once
@@ -259,7 +247,7 @@ def run_jobs(jobs: Iterable[Job], workers: int | None = None,
             if progress:
                 progress(i + 1, len(jobs), job)
         return results
-    context = mp.get_context(start_method())
+    context = mp.get_context(default_start_method())
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
     pending = {pool.submit(measure, job): job for job in jobs}
     # SIGTERM (kill, a closed session) would end this process and leave the

@@ -291,7 +291,9 @@ def test_a_long_random_walk_of_steps_and_seeks_shows_the_walked_heap(trace, name
     assert tracker.edits + tracker.undos > 3 * tracker.walks
 
 
-def test_a_short_move_forward_is_replayed_step_by_step(trace):
+def test_a_short_move_forward_is_replayed_step_by_step(trace, monkeypatch):
+    from heapscope.gui import heap_tracker
+    monkeypatch.setattr(heap_tracker, "WALK_BLOCKS_PER_STEP", 0)    # never cheaper to walk
     tl = Timeline(trace, "next-fit").build()
     tracker = HeapTracker()
     tl.seek(100)
@@ -304,6 +306,32 @@ def test_a_short_move_forward_is_replayed_step_by_step(trace):
     assert tracker.heap is None
     assert_same_heap(tracker.heap_at(tl.strategy, 2000, lambda: tl.strategy.structure()["pointers"]),
                      TrackedHeap.walk(tl.strategy))
+
+
+@pytest.mark.parametrize("name", ["next-fit", "tlsf"])
+def test_a_move_of_many_steps_on_a_small_heap_walks_instead(trace, name):
+    """Editing a step in costs what walking ~100 blocks does: playing many
+    steps a frame over a small heap walks it once instead, and shows the
+    same heap; one step, or few steps for the heap's size, are edited in."""
+    from heapscope.gui.heap_tracker import WALK_BLOCKS_PER_STEP
+    tl = Timeline(trace, name).build()
+    tracker = HeapTracker()
+    pointers = lambda: tl.strategy.structure()["pointers"]     # noqa: E731
+    tl.seek(2000)
+    blocks = len(tracker.rebuild(tl.strategy, 2000, pointers()).blocks.addr)
+    # a step or two either side of the line: the heap gains or loses a few
+    # blocks on the way
+    few = blocks // WALK_BLOCKS_PER_STEP - 1      # steps a walk would not pay for
+    many = few + 3                                # steps it does
+    assert few >= 2, f"the heap at step 2000 has only {blocks} blocks"
+    seek_tracked(tl, tracker, 2001)
+    seek_tracked(tl, tracker, 2001 + few)
+    assert tracker.edits == 1 + few and tracker.walks == 1
+    start = tl.position
+    seek_tracked(tl, tracker, start + many)
+    assert tracker.edits == 1 + few and tracker.heap is None       # walked when asked
+    assert_same_heap(tracker.heap_at(tl.strategy, start + many, pointers), TrackedHeap.walk(tl.strategy))
+    assert tracker.walks == 2
 
 
 @pytest.mark.parametrize("name", ["next-fit", "tlsf"])

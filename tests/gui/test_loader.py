@@ -151,3 +151,34 @@ def test_a_load_whose_progress_dialog_was_shown_ends_without_a_crash(qtbot, wind
     QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
     assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QProgressDialog) and w.isVisible()]
     assert window.loader._closed_dialogs == []      # every closed dialog was handed to deleteLater
+
+
+def test_after_a_load_with_its_dialog_shown_the_arrow_keys_step_again(qtbot, window, small_trace_path,
+                                                                       monkeypatch):
+    # The window-modal progress dialog is the active window while it shows;
+    # once it hid, no window was active and nothing had focus, so the arrow
+    # keys stepped nothing until the user clicked the window.
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from heapscope.gui import loader as loader_module
+
+    monkeypatch.setattr(loader_module, "SHOW_PROGRESS_AFTER_MS", 0)
+    window.activateWindow()
+    shown = []
+    progress = window.loader._progress
+
+    def watched(request, done, total):
+        dialog = window.loader.dialog
+        shown.append(dialog is not None and dialog.isVisible())
+        progress(request, done, total)
+
+    monkeypatch.setattr(window.loader, "_progress", watched)
+    wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+    assert any(shown), "the progress dialog was never shown"
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
+    focused = QApplication.focusWidget()
+    assert focused is not None and focused.window() is window
+    start = window.model.position
+    qtbot.keyClick(focused, Qt.Key_Right)      # where a real key press goes
+    qtbot.waitUntil(lambda: window.model.position == start + 1, timeout=3000)
