@@ -767,6 +767,17 @@ class Timeline:
         self.added_checkpoint_steps.add(t)
         self.added_checkpoint_bytes += len(blob)
 
+    def drop_added_checkpoints(self) -> None:
+        """Forget the checkpoints added after the build (their memory), in place."""
+        added = self.added_checkpoint_steps
+        if not added:
+            return
+        kept = [(t, blob) for t, blob in zip(self.checkpoint_steps, self.checkpoints) if t not in added]
+        self.checkpoint_steps[:] = [t for t, _ in kept]
+        self.checkpoints[:] = [blob for _, blob in kept]
+        added.clear()
+        self.added_checkpoint_bytes = 0
+
     def densify(self, share: int = 1, max_bytes: int | None = None):
         """A :class:`~allocators.denser_checkpoints.Densifier` that adds
         checkpoints so that a seek replays about ``1/share`` of what it

@@ -49,11 +49,16 @@ class BackgroundDensifier(QObject):
     def busy(self) -> bool:
         return self._timer.isActive()
 
-    def start(self, timelines) -> None:
+    def start(self, timelines, others=()) -> None:
         """Densify ``timelines`` (the rows shown together) for their number
         of rows, each within its share of the byte budget; cancels any work
-        under way first."""
+        under way first.  ``others``: the trace's timelines not shown, which
+        drop the checkpoints they gained, so that all together never hold
+        more than the budget."""
         self.cancel()
+        for tl in others:
+            if tl not in timelines and getattr(tl, "drop_added_checkpoints", None) is not None:
+                tl.drop_added_checkpoints()
         timelines = [tl for tl in timelines if getattr(tl, "densify", None) is not None]
         share = len(timelines)
         if share < 2:

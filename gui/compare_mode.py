@@ -235,7 +235,8 @@ class CompareMode(QObject):
             keys = [timeline_key(n, w.params_for(n)) for n in names]
         self._activate_page()
         w.model.show(keys, position)
-        self.densifier.start([w.model.timeline(r) for r in range(len(keys))])
+        shown = [w.model.timeline(r) for r in range(len(keys))]
+        self.densifier.start(shown, [tl for tl in w.model.timelines().values() if tl not in shown])
         if self.view.model is not w.model:
             self.view.bind(w.model)
         self._predict_bars()

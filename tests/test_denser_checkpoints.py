@@ -160,6 +160,19 @@ def test_densifying_again_for_as_many_rows_adds_nothing():
     assert again.run_all().added == 0 and tl.checkpoint_steps == steps
 
 
+def test_dropping_the_added_checkpoints_leaves_the_builds():
+    trace = random_trace(10, n=1200)
+    tl, ref = built(trace, "next-fit", every=600), built(trace, "next-fit", every=600)
+    lists = (tl.checkpoints, tl.checkpoint_steps)
+    tl.densify(share=4).run_all()
+    assert tl.checkpoint_steps != ref.checkpoint_steps
+    tl.drop_added_checkpoints()
+    assert (tl.checkpoints, tl.checkpoint_steps) == (ref.checkpoints, ref.checkpoint_steps)
+    assert lists == (tl.checkpoints, tl.checkpoint_steps) and lists[0] is tl.checkpoints   # in place
+    assert tl.added_checkpoint_bytes == 0 and not tl.added_checkpoint_steps
+    same_seeks(tl, ref, jumps(tl.n, 10, count=20))
+
+
 def test_a_rebuild_stops_the_work():
     trace = random_trace(8, n=1200)
     tl = built(trace, "tlsf", every=600)

@@ -104,15 +104,30 @@ def test_another_trace_stops_the_work(qtbot, window, long_trace, small_trace_pat
     qtbot.waitUntil(lambda: not densifier.busy, timeout=30000)
 
 
-def test_one_row_less_needs_nothing_more(qtbot, window, long_trace):
-    """Seven rows' points serve three rows: compare mode with fewer rows
-    after more adds none; the same rows again add none."""
+def test_fewer_rows_add_nothing_and_rows_no_longer_shown_drop_theirs(qtbot, window, long_trace):
+    """Three rows' points serve two of them: nothing is added; the row no
+    longer shown drops its points (all together stay within the budget), and
+    gets them again when it shows again, alone in the work."""
     w = window
-    show(w, long_trace, THREE)
+    rows = show(w, long_trace, THREE)
     densifier = w.compare.densifier
     with qtbot.waitSignal(densifier.finished, timeout=60000):
         pass
+    next_fit = rows[0]
+    dense = list(next_fit.checkpoint_steps)
+    assert next_fit.added_checkpoint_steps
     added = densifier.added
     w.compare.compare(["tlsf", "buddy"])
-    w.compare.compare(THREE)
     assert not densifier.busy and densifier.added == added
+    assert next_fit.added_checkpoint_steps == set() and next_fit.added_checkpoint_bytes == 0
+    assert all(rows[r].added_checkpoint_steps for r in (1, 2))
+    w.compare.compare(THREE)
+    assert [job.timeline for job in densifier.jobs] == [next_fit]
+    with qtbot.waitSignal(densifier.finished, timeout=60000):
+        pass
+    assert next_fit.checkpoint_steps == dense
+    # leaving compare mode keeps them: coming back adds nothing
+    w.compare.leave()
+    assert next_fit.checkpoint_steps == dense
+    w.compare.compare(THREE)
+    assert not densifier.busy
