@@ -51,10 +51,11 @@ from math import ceil
 from .replay import MIN_CHECKPOINT_GAP, SEEK_REPLAY_SECONDS, Program, Timeline, _go_on_after, replay_ops
 
 #: the checkpoints all shown timelines gain together hold at most this many
-#: bytes (a GUI divides it between its rows); the default trace needs well
-#: under 1 MiB for seven rows, a 178 000-op real trace a few MiB a row
+#: bytes (a GUI divides it between its rows); seven rows take 6 MiB on the
+#: default trace, Vo's workload at 180 000 ops 7-9 MiB a row
 DENSER_BYTES = 64 << 20
 #: a slice replays at most this many steps between two looks at the clock
+#: (fewer when the replay's speed says they would pass the slice's end)
 _CHUNK = 2048
 
 
@@ -189,7 +190,7 @@ class Densifier:
             if self._state is None:
                 self._open_next_segment()
             else:
-                self._advance()
+                self._advance(deadline)
             if time.perf_counter() >= deadline:
                 break
         return self.done
@@ -219,12 +220,16 @@ class Densifier:
         self.seconds += time.perf_counter() - t0
         self._state = (strategy, program, at)
 
-    def _advance(self) -> None:
-        """Replay towards the next point, a chunk at most; keep it on arrival."""
+    def _advance(self, deadline: float) -> None:
+        """Replay towards the next point, a chunk at most (as many steps as
+        fit before ``deadline`` at the speed known); keep it on arrival."""
         tl = self.timeline
         strategy, program, p = self._state
         target = self._points[0]
-        stop = min(target, p + _CHUNK)
+        chunk = _CHUNK
+        if self._step_seconds > 0:
+            chunk = min(chunk, max(16, int((deadline - time.perf_counter()) / self._step_seconds)))
+        stop = min(target, p + chunk)
         t0 = time.perf_counter()
         replay_ops(strategy, program, tl._kinds[p:stop], tl._ids[p:stop], tl._sizes[p:stop])
         spent = time.perf_counter() - t0

@@ -41,6 +41,9 @@ class BackgroundDensifier(QObject):
         #: slices run and checkpoints added since made (tests and benchmarks read them)
         self.slices = 0
         self.added = 0
+        #: (strategy, exception) of the work that raised (a user strategy's
+        #: code), dropped without a word: the row just seeks as before
+        self.failures: list = []
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._slice)
@@ -80,7 +83,14 @@ class BackgroundDensifier(QObject):
         self.slices += 1
         job = self.jobs[0]
         before = job.added
-        if job.run(SLICE_SECONDS):
+        try:
+            finished = job.run(SLICE_SECONDS)
+        except Exception as exc:        # noqa: BLE001 -- a user strategy's own code
+            # Only an optimisation: that row keeps the checkpoints it has
+            # (each whole) and seeks as before; the others go on.
+            self.failures.append((job.timeline.strategy_name, exc))
+            finished = True
+        if finished:
             self.jobs.pop(0)
         self.added += job.added - before
         if not self.jobs:

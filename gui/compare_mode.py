@@ -10,15 +10,15 @@ Timelines are built once: the model keeps every timeline built for the open
 trace, per (strategy, parameters), so entering compare mode builds only the
 strategies not built yet -- all of them at once, one worker process each --
 and switching strategies or leaving and entering compare mode afterwards
-replays nothing.  Entering and leaving keep the position.
+replays nothing.  Entering and leaving keep the position.  While compare mode
+shows, the single-strategy views are unbound from the model (they cost
+nothing), and the compare rows are unbound when it leaves.
 
-A jump seeks every row; so that seven rows jump about as fast as one
+A jump seeks every row; so that seven rows jump nearly as fast as one
 strategy, showing the rows starts a :class:`~gui.background_densifier.BackgroundDensifier`
 that gives each row's timeline checkpoints as many times denser as there are
 rows, in short slices while the window is idle; leaving compare mode or
-opening another trace stops it.  While compare mode
-shows, the single-strategy views are unbound from the model (they cost
-nothing), and the compare rows are unbound when it leaves.
+opening another trace stops it.
 
 A new trace opened in compare mode is read on the loader's thread, then its
 strategies are built in parallel; only when they are built does the window

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from heapscope import traces
-from heapscope.allocators.replay import Timeline
+from heapscope.allocators.replay import MIN_CHECKPOINT_GAP, Timeline
 
 from .test_compare_mode import drawn_blocks, walk_at
 
@@ -114,8 +114,8 @@ def test_fewer_rows_add_nothing_and_rows_no_longer_shown_drop_theirs(qtbot, wind
     with qtbot.waitSignal(densifier.finished, timeout=60000):
         pass
     next_fit = rows[0]
-    dense = list(next_fit.checkpoint_steps)
-    assert next_fit.added_checkpoint_steps
+    build = sorted(set(next_fit.checkpoint_steps) - next_fit.added_checkpoint_steps)
+    assert next_fit.added_checkpoint_steps and cut_in(next_fit, build, 3)
     added = densifier.added
     w.compare.compare(["tlsf", "buddy"])
     assert not densifier.busy and densifier.added == added
@@ -125,9 +125,46 @@ def test_fewer_rows_add_nothing_and_rows_no_longer_shown_drop_theirs(qtbot, wind
     assert [job.timeline for job in densifier.jobs] == [next_fit]
     with qtbot.waitSignal(densifier.finished, timeout=60000):
         pass
-    assert next_fit.checkpoint_steps == dense
+    assert cut_in(next_fit, build, 3)
+    dense = list(next_fit.checkpoint_steps)
     # leaving compare mode keeps them: coming back adds nothing
     w.compare.leave()
     assert next_fit.checkpoint_steps == dense
     w.compare.compare(THREE)
-    assert not densifier.busy
+    assert not densifier.busy and next_fit.checkpoint_steps == dense
+
+
+def cut_in(tl, build: list[int], k: int) -> bool:
+    """Each span between the build's checkpoints ``build`` is cut in ``k``
+    at least (in spans of MIN_CHECKPOINT_GAP steps when shorter); the cuts
+    depend on the replay speed measured, so they may differ between runs."""
+    for start, end in zip(build, build[1:] + [tl.n]):
+        inside = [t for t in tl.checkpoint_steps if start <= t < end] + [end]
+        parts = max(1, min(k, (end - start) // MIN_CHECKPOINT_GAP))
+        if max(b - a for a, b in zip(inside, inside[1:])) > -(-(end - start) // parts):
+            return False
+    return True
+
+
+def test_work_that_raises_drops_that_row_only(qtbot, window, long_trace):
+    """A user strategy's code may raise in the replay: that row keeps what
+    it has and seeks as before; the others are densified; nothing escapes."""
+    w = window
+    rows = show(w, long_trace, THREE)
+    densifier = w.compare.densifier
+    broken = densifier.jobs[0]
+    before = list(broken.timeline.checkpoint_steps)
+
+    def run(seconds):
+        raise RuntimeError("a user strategy's mistake")
+
+    broken.run = run
+    with qtbot.waitSignal(densifier.finished, timeout=60000):
+        pass
+    assert [(name, str(exc)) for name, exc in densifier.failures] == \
+        [(broken.timeline.strategy_name, "a user strategy's mistake")]
+    assert broken.timeline.checkpoint_steps == before
+    assert all(tl.added_checkpoint_steps for tl in rows if tl is not broken.timeline)
+    w.seek(7777)
+    assert [drawn_blocks(r) for r in w.compare.view.shown_rows()] == \
+        [walk_at(long_trace, n, 7777) for n in THREE]
