@@ -32,8 +32,10 @@ need more, each span gets proportionally fewer before any is taken (seeks then
 replay more than ``1/share``); a point that would still pass the bound (the
 heap grew faster than its span's checkpoint said) is not kept, and the
 densifier stops there.  On a heap of 100 000 blocks a checkpoint is megabytes
-and restoring it, not the replay, is most of a seek: there the budget lets
-few points in, or none.
+and restoring it, not the replay, is much of a seek: a span whose checkpoint
+is over :data:`MAX_CUT_CHECKPOINT` (2 MiB, some 20 ms to restore and 20 ms
+to pickle, which a slice cannot split) is not cut, and the budget lets few
+points in, or none.
 
 This is the build's checkpointing done again at a finer grain, as replay
 debuggers keep checkpoints to bound the re-execution behind a jump
@@ -54,6 +56,11 @@ from .replay import MIN_CHECKPOINT_GAP, SEEK_REPLAY_SECONDS, Program, Timeline, 
 #: bytes (a GUI divides it between its rows); seven rows take 6 MiB on the
 #: default trace, Vo's workload at 180 000 ops 7-9 MiB a row
 DENSER_BYTES = 64 << 20
+#: a span whose checkpoint pickles to more than this is not cut: restoring
+#: it and pickling each point takes about 10 ms a MiB each, work a slice
+#: cannot split (the window would pause for it), and restoring, not
+#: replaying, is then much of such a seek anyway
+MAX_CUT_CHECKPOINT = 2 << 20
 #: a slice replays at most this many steps between two looks at the clock
 #: (fewer when the replay's speed says they would pass the slice's end)
 _CHUNK = 2048
@@ -125,6 +132,9 @@ class Densifier:
         plan = []
         for start, end in zip([0] + built, built + [tl.n]):
             if start == end:
+                continue
+            blob = self._checkpoint_before(start)[1]
+            if blob is not None and len(blob) > MAX_CUT_CHECKPOINT:
                 continue
             parts = self._parts(end - start)
             if parts < 2:

@@ -151,6 +151,18 @@ def test_the_bound_holds_when_the_heap_outgrows_its_estimate():
     same_seeks(tl, ref, jumps(tl.n, 1, count=20))
 
 
+def test_a_span_of_a_big_heap_is_not_cut(monkeypatch):
+    """Restoring and pickling a big heap's checkpoint cannot be split into
+    slices: spans whose checkpoint is over MAX_CUT_CHECKPOINT get no points."""
+    from heapscope.allocators import denser_checkpoints
+    trace = traces.Trace.from_ops([("a", i, 64) for i in range(3000)])     # the heap only grows
+    tl = built(trace, "next-fit", every=1000)
+    monkeypatch.setattr(denser_checkpoints, "MAX_CUT_CHECKPOINT", len(tl.checkpoints[1]) - 1)
+    job = tl.densify(share=4).run_all()
+    assert job.added == 3 and sorted(tl.added_checkpoint_steps) == [250, 500, 750]
+    same_seeks(tl, built(trace, "next-fit", every=1000), jumps(tl.n, 3, count=10))
+
+
 def test_densifying_again_for_as_many_rows_adds_nothing():
     trace = random_trace(6, n=1200)
     tl = built(trace, "buddy", every=600)
