@@ -18,15 +18,20 @@ from .free_index import FreeSizeIndex
 class FreeClasses:
     """Free runs by size and end, free chunks counted per chunk size."""
 
-    __slots__ = ("runs", "chunks")
+    __slots__ = ("runs", "chunks", "chunk_total")
 
     def __init__(self) -> None:
         self.runs = FreeSizeIndex()
         #: chunk size -> how many free chunks of that size
         self.chunks: dict[int, int] = {}
+        #: bytes of all free chunks, kept as they come and go: the probe runs
+        #: after every step of a build, and summing the sizes there cost
+        #: about a microsecond a step
+        self.chunk_total = 0
 
     def add_chunk(self, size: int, n: int = 1) -> None:
         self.chunks[size] = self.chunks.get(size, 0) + n
+        self.chunk_total += size * n
 
     def remove_chunk(self, size: int, n: int = 1) -> None:
         left = self.chunks[size] - n
@@ -34,9 +39,22 @@ class FreeClasses:
             self.chunks[size] = left
         else:
             del self.chunks[size]
+        self.chunk_total -= size * n
 
     def chunk_bytes(self) -> int:
+        """Bytes of all free chunks, summed from the counts (``check()``
+        compares it with the running :attr:`chunk_total`)."""
         return sum(size * n for size, n in self.chunks.items())
+
+    def mismatch(self, counts: dict[int, int]) -> str | None:
+        """What is wrong with the books, given the free chunks counted on the
+        heap itself (chunk size -> count), or None (``check()`` calls this)."""
+        if counts != self.chunks:
+            return f"free chunk counts {counts} differ from the books {self.chunks}"
+        if self.chunk_total != self.chunk_bytes():
+            return (f"the running total of free chunk bytes is {self.chunk_total}, "
+                    f"the chunks hold {self.chunk_bytes()}")
+        return None
 
     def probe(self, top_end: int, top_chunk: int = 0, reserve: int = 0) -> tuple[int, int, int, int]:
         """(F, largest free block, the top block's size or 0, largest other
@@ -47,7 +65,7 @@ class FreeClasses:
         total, run_largest, run_top, run_below = self.runs.probe(top_end)
         chunks = self.chunks
         chunk_largest = max(chunks) if chunks else 0
-        total += self.chunk_bytes() + reserve
+        total += self.chunk_total + reserve
         largest = max(run_largest, chunk_largest, reserve)
         if reserve:
             return total, largest, reserve, max(run_largest, chunk_largest)

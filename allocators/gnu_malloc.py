@@ -854,7 +854,8 @@ class GNUMalloc(Strategy):
         for b, log in self.frag_log.items():
             if self.nfree[b]:
                 chunk_counts[1 << log] = chunk_counts.get(1 << log, 0) + self.nfree[b]
-        fail(chunk_counts == self.classes.chunks, "free fragment counts disagree with the books")
+        wrong = self.classes.mismatch(chunk_counts)
+        fail(wrong is None, f"free fragments: {wrong}")
         fail(sorted(fsize[b] * B for b in clusters) == list(self.classes.runs.sizes),
              "the free cluster index does not match the clusters")
         fail(self.internal <= set(self.busy_size), "internal objects that are not busy")

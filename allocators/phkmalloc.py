@@ -812,8 +812,8 @@ class PhkMalloc(Strategy):
                                                         f"{e.info:#x} is not a pginfo chunk")
             if e.free:
                 free_counts[e.size] = free_counts.get(e.size, 0) + e.free
-        fail(free_counts == self.classes.chunks, f"free chunk counts {free_counts} differ from the "
-                                                 f"books {self.classes.chunks}")
+        wrong = self.classes.mismatch(free_counts)
+        fail(wrong is None, wrong)
         runs = sorted(r.end - r.page for r in self.runs)
         fail(list(self.classes.runs.sizes) == runs, "the free run index does not match the runs")
         if self.px is not None:
