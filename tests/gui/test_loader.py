@@ -120,18 +120,9 @@ def test_due_generations_are_collected_as_the_automatic_collector_would():
 
 
 # --------------------------------------------- the progress dialog, once shown
-def test_a_load_whose_progress_dialog_was_shown_ends_without_a_crash(qtbot, window, small_trace_path,
-                                                                     monkeypatch):
-    # A modal QProgressDialog that has been shown processes events inside
-    # setValue().  The job's last signals (succeeded, done) are among them;
-    # closing the dialog there called deleteLater(), which that same
-    # processEvents() carried out, and setValue() went on in a deleted dialog:
-    # SIGSEGV in Loader._progress whenever a load outlasted
-    # SHOW_PROGRESS_AFTER_MS (a busy machine, a big trace).  Shown at once here,
-    # on every load; a crash ends the whole test run.
-    from PySide6.QtCore import QEvent
-    from PySide6.QtWidgets import QApplication, QProgressDialog
-
+def dialog_shown_at_once(window, monkeypatch) -> list:
+    """Make the window's loads show their progress dialog at once; the list
+    returned says, at each progress report, whether the dialog was showing."""
     from heapscope.gui import loader as loader_module
 
     monkeypatch.setattr(loader_module, "SHOW_PROGRESS_AFTER_MS", 0)
@@ -144,6 +135,22 @@ def test_a_load_whose_progress_dialog_was_shown_ends_without_a_crash(qtbot, wind
         progress(request, done, total)
 
     monkeypatch.setattr(window.loader, "_progress", watched)
+    return shown
+
+
+def test_a_load_whose_progress_dialog_was_shown_ends_without_a_crash(qtbot, window, small_trace_path,
+                                                                     monkeypatch):
+    # A modal QProgressDialog that has been shown processes events inside
+    # setValue().  The job's last signals (succeeded, done) are among them;
+    # closing the dialog there called deleteLater(), which that same
+    # processEvents() carried out, and setValue() went on in a deleted dialog:
+    # SIGSEGV in Loader._progress whenever a load outlasted
+    # SHOW_PROGRESS_AFTER_MS (a busy machine, a big trace).  Shown at once here,
+    # on every load; a crash ends the whole test run.
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication, QProgressDialog
+
+    shown = dialog_shown_at_once(window, monkeypatch)
     for _ in range(6):
         wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
         assert window.timeline.n == 1000
@@ -161,19 +168,8 @@ def test_after_a_load_with_its_dialog_shown_the_arrow_keys_step_again(qtbot, win
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    from heapscope.gui import loader as loader_module
-
-    monkeypatch.setattr(loader_module, "SHOW_PROGRESS_AFTER_MS", 0)
     window.activateWindow()
-    shown = []
-    progress = window.loader._progress
-
-    def watched(request, done, total):
-        dialog = window.loader.dialog
-        shown.append(dialog is not None and dialog.isVisible())
-        progress(request, done, total)
-
-    monkeypatch.setattr(window.loader, "_progress", watched)
+    shown = dialog_shown_at_once(window, monkeypatch)
     wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
     assert any(shown), "the progress dialog was never shown"
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
