@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGridLayout,
                                QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter,
@@ -54,9 +54,14 @@ from .ranking import MEASURE_BY_KEY, MEASURES, RunningSummary, ranked
 from .step_words import outcome
 from .structure_panel import StructurePanel
 from .subscriber import Subscriber
+from .theme import LIGHT, Presentation
 
 #: compare mode shows this many strategies at least and at most
 MIN_ROWS, MAX_ROWS = 2, 7
+#: up to this many rows, the line under each row's map has two lines; with
+#: more, one (elided, the whole text in its tooltip), so that seven rows fit a
+#: 1280 x 720 projector (a map row is then 44 px of map and one line)
+TWO_INFO_LINES_UP_TO = 4
 #: up to this many rows, each row's structure view starts open
 OPEN_STRUCTURES_UP_TO = 2
 #: a row with its structure view open gets this many times the height of one without
@@ -372,19 +377,31 @@ class CompactGauges(Subscriber, QWidget):
                    "external fragmentation now: 1 − largest free block / free bytes"),
                   ("search", "search", palette.BLUISH_GREEN, 1, 0, 3,
                    "blocks (nodes) this step examined, and the mean over the mallocs so far"))
+        #: key -> (its name's label, its value's colour)
+        self._names: dict[str, tuple[QLabel, str]] = {}
         for key, title, colour, line, col, span, tip in gauges:
             name = QLabel(title)
-            name.setStyleSheet("color: #444;")
             value = QLabel(NO_VALUE)
             value.setFont(big)
-            value.setStyleSheet(f"color: {colour};")
             value.setToolTip(tip)
             name.setToolTip(tip)
             grid.addWidget(name, line, col)
             grid.addWidget(value, line, col + 1, 1, span)
             self.values[key] = value
+            self._names[key] = (name, colour)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
+        self.apply_presentation(Presentation())
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """The theme's colours: names in its muted ink, the heap's value in
+        its contrast colour (black on light, white on dark), the others in
+        their hue.  Setting a style sheet again also gives the labels the
+        application's font as it is now (presenter mode)."""
+        for key, (name, colour) in self._names.items():
+            name.setStyleSheet(f"color: {pres.muted};")
+            shown = pres.theme.contrast if colour == palette.BLACK else colour
+            self.values[key].setStyleSheet(f"color: {shown};")
 
     def model_bound(self) -> None:
         self._model_step()
@@ -486,7 +503,7 @@ class CompareRow(QFrame):
         head_line.addWidget(self.rank)
         head_line.addWidget(self.name, 1)
         head_line.addWidget(self.structure_button)
-        header = QWidget()
+        header = self.header = QWidget()
         header.setFixedWidth(HEADER_WIDTH)
         head = QVBoxLayout(header)
         head.setContentsMargins(6, 1, 2, 1)
@@ -525,6 +542,14 @@ class CompareRow(QFrame):
         self.map.block_clicked.connect(self._select)
         self.structure.block_selected.connect(self._select)
         self.set_structure_visible(False)
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """The row's map, structure view and gauges in ``pres``'s theme and
+        sizes; the header as much wider as its text is bigger."""
+        self.header.setFixedWidth(round(HEADER_WIDTH * pres.text_scale))
+        self.map.apply_presentation(pres)
+        self.structure.apply_presentation(pres)
+        self.gauges.apply_presentation(pres)
 
     def bind(self, model, row: int) -> None:
         self.row = row
@@ -658,13 +683,23 @@ class RankingTable(Subscriber, QWidget):
         self.note = QLabel("Measured up to the shown step, as heapscope compare measures a "
                            "whole trace. Click a heading to rank by it.")
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: #444;")
+        #: the background of each measure's best value (the theme's)
+        self.best_background = LIGHT.best
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(4)
         box.addWidget(self.title)
         box.addWidget(self.table)
         box.addWidget(self.note)
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """The theme's colours for the best values and the note; the columns
+        sized again for the font (presenter mode)."""
+        self.best_background = pres.theme.best
+        self.note.setStyleSheet(f"color: {pres.muted};")
+        self._widest = {}
+        if self.model is not None and self.order:
+            self.redraw()
 
     def model_bound(self) -> None:
         self._model_shown()
@@ -705,7 +740,7 @@ class RankingTable(Subscriber, QWidget):
                 v = row.get(m.key)
                 is_best = v is not None and best[m.key] is not None and v == best[m.key]
                 self._set(i, 2 + j, m.text(v), bold if is_best else plain, Qt.AlignRight | Qt.AlignVCenter,
-                          "#dff0e4" if is_best else None)
+                          self.best_background if is_best else None)
         for j, m in enumerate(MEASURES):
             item = self.table.horizontalHeaderItem(2 + j)
             item.setText(m.heading + (" ▲" if m.key == self.rank_by and m.smaller_is_better else
@@ -781,6 +816,35 @@ class RankingTable(Subscriber, QWidget):
 
 
 # ------------------------------------------------------------ the view
+class VerticalScroll(QScrollArea):
+    """A scroll area that scrolls up and down only, as wide as what it holds
+    (and its scroll bar): the side column keeps the ranking table's width,
+    and scrolls its notes and legend when the screen is short."""
+
+    def __init__(self, widget: QWidget, parent=None) -> None:
+        super().__init__(parent)
+        self.setWidget(widget)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        widget.installEventFilter(self)
+
+    def _width(self, inner: int) -> int:
+        return inner + self.verticalScrollBar().sizeHint().width()
+
+    def minimumSizeHint(self) -> QSize:     # noqa: N802 (Qt's name)
+        return QSize(self._width(self.widget().minimumSizeHint().width()), 0)
+
+    def sizeHint(self) -> QSize:            # noqa: N802 (Qt's name)
+        hint = self.widget().sizeHint()
+        return QSize(self._width(hint.width()), hint.height())
+
+    def eventFilter(self, obj, event) -> bool:     # noqa: N802 (Qt's name)
+        if obj is self.widget() and event.type() == QEvent.LayoutRequest:
+            self.updateGeometry()           # the table grew: so does the column
+        return False
+
+
 class CompareView(Subscriber, QWidget):
     """The rows, one per shown strategy, beside the ranking table and the legend."""
 
@@ -809,7 +873,8 @@ class CompareView(Subscriber, QWidget):
         self.request_key.setWordWrap(True)
         self.scale_note = QLabel("")
         self.scale_note.setWordWrap(True)
-        self.scale_note.setStyleSheet("color: #444;")
+        #: the window's presentation (theme, presenter mode), given to new rows too
+        self.presentation = Presentation()
         side = QWidget()
         side_box = QVBoxLayout(side)
         side_box.setContentsMargins(4, 0, 0, 0)
@@ -820,11 +885,29 @@ class CompareView(Subscriber, QWidget):
         side_box.addWidget(self.legend)
         side_box.addStretch(1)
         self.side = side
+        # Seven rows fit a 1280 x 720 screen (one line under each map); with
+        # bigger text (presenter mode) they scroll rather than push the
+        # window, and its timeline, past the bottom of the screen.
+        self.rows_scroll = QScrollArea()
+        self.rows_scroll.setWidget(self.rows_split)
+        self.rows_scroll.setWidgetResizable(True)
+        self.rows_scroll.setFrameShape(QFrame.NoFrame)
         box = QHBoxLayout(self)
         box.setContentsMargins(4, 4, 4, 0)
         box.setSpacing(4)
-        box.addWidget(self.rows_split, 1)
-        box.addWidget(side)
+        box.addWidget(self.rows_scroll, 1)
+        box.addWidget(VerticalScroll(side))
+
+    def apply_presentation(self, pres: Presentation) -> None:
+        """Every row, the ranking table, the legend and the notes in ``pres``'s
+        theme and text sizes (the window calls this; rows made later get it)."""
+        self.presentation = pres
+        for row in self.rows:
+            row.apply_presentation(pres)
+        self.table.apply_presentation(pres)
+        self.legend.apply_presentation(pres)
+        self.scale_note.setStyleSheet(f"color: {pres.muted};")
+        self.request_key.setStyleSheet(f"color: {pres.theme.ink};")
 
     # --------------------------------------------------------- binding
     def bind(self, model, row: int = 0) -> None:
@@ -848,8 +931,15 @@ class CompareView(Subscriber, QWidget):
     def _model_shown(self) -> None:
         model = self.model
         n = len(model.shown)
+        # before a row joins the layout: seven rows of two-line maps would
+        # grow the window past a 720-pixel screen, and it would not shrink back
+        info_lines = 2 if n <= TWO_INFO_LINES_UP_TO else 1
+        for row in self.rows:
+            row.map.info.set_lines(info_lines)
         while len(self.rows) < n:
             row = CompareRow(self.scale)
+            row.apply_presentation(self.presentation)
+            row.map.info.set_lines(info_lines)
             row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
             row.structure_toggled.connect(lambda *_: self._share_height())
             row.map.relaid.connect(self._relayout_rows)

@@ -60,6 +60,7 @@ from . import block_facts, heap_cells, palette
 from .flow_layout import FlowLayout
 from .gauges import human_bytes
 from .heap_tracker import Inconsistent, Pointer, TrackedHeap, apply_events
+from .line_label import LineLabel
 from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
 from .theme import LIGHT, Presentation, lut as theme_lut, cell_colours as theme_cell_colours
@@ -511,11 +512,7 @@ class HeapMapWidget(Subscriber, QWidget):
         # (two lines kept for it, so the map does not jump): the map's scale
         # is written under the bottom axis instead of beside it, where it cut
         # the hover line mid-word.
-        self.info = QLabel(" ")
-        # A long hover line must not widen the window past the screen: it wraps.
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
-        self.info.setWordWrap(True)
-        self.info.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.info = LineLabel(" ", lines=2)
         self._hover_pos = None     # scene position of the last hover, if any
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
         footer = QHBoxLayout()
@@ -622,7 +619,7 @@ class HeapMapWidget(Subscriber, QWidget):
         info_font = QFont(self.info.font())
         info_font.setPointSizeF(pres.pt())
         self.info.setFont(info_font)
-        self.info.setFixedHeight(self.info.fontMetrics().lineSpacing() * 2 + 4)
+        self.info.set_lines(self.info.lines)        # its height follows the font
         self._show_scale()
         if self.layout_ is not None:
             self._render()         # numbers per square pixel and label places depend on their size

@@ -471,7 +471,7 @@ class MainWindow(QMainWindow):
         app.setPalette(qt_palette(pres.theme))
         self.font_scaler.apply(self, pres.text_scale)
         for view in (self.heap_map, self.plots, self.gauges, self.bar, self.explain_panel,
-                     self.structure_panel):
+                     self.structure_panel, self.compare.view):
             view.apply_presentation(pres)
         self._apply_predict_presentation(pres)
         k = pres.text_scale

@@ -71,6 +71,7 @@ class Theme:
     highlight_text: str
     tint: str              # lines naming the selected block
     grown: str             # the dotted outline of the bytes the heap grew by
+    best: str              # the background of a table's best value (compare mode's ranking)
 
 
 LIGHT = Theme("light", background="#FFFFFF", window="#EFEFEF", base="#FFFFFF", ink="#000000",
@@ -78,13 +79,13 @@ LIGHT = Theme("light", background="#FFFFFF", window="#EFEFEF", base="#FFFFFF", i
               separator="#FFFFFF", beyond=palette.BEYOND_HEAP, meta=palette.META_GREY,
               contrast="#000000", contrast_core="#FFFFFF", highlight=palette.BLUE,
               highlight_text="#FFFFFF", tint="#CFE8F7",
-              grown=palette.GROWN)
+              grown=palette.GROWN, best="#DFF0E4")
 DARK = Theme("dark", background="#121212", window="#1E1E1E", base="#181818", ink="#FFFFFF",
              muted="#E6E6E6", faint_muted="#BDBDBD", axis="#9A9A9A", bar_empty="#2E2E2E",
              separator="#121212", beyond="#2B2B2B", meta="#8C8C8C",
              contrast="#FFFFFF", contrast_core="#000000", highlight=palette.SKY_BLUE,
              highlight_text="#000000", tint="#1F4A63",
-             grown="#BBBBBB")
+             grown="#BBBBBB", best="#1E4A2C")
 THEMES = {t.name: t for t in (LIGHT, DARK)}
 
 

@@ -405,3 +405,103 @@ def test_at_1280x720_in_presenter_mode_a_predict_question_fits(qtbot, loaded, th
     assert verdict.text().count("\n") <= 1 and verdict.toolTip() == verdict.full
     assert (w.width(), w.height()) == (1280, 720)
     w.set_predict(False)
+
+
+# ------------------------------------------------------ compare mode on a projector
+SEVEN_ROWS = ["next-fit", "rotating-list", "splay-best-fit", "buddy", "tlsf", "bsd-buckets", "dlmalloc"]
+
+
+def compare_rows(qtbot, w, names):
+    with qtbot.waitSignal(w.compare.changed, timeout=60000):
+        w.compare.compare(names)
+    settle(qtbot)
+    return w.compare.view.shown_rows()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_at_1280x720_seven_rows_fit_the_screen_with_the_timeline(qtbot, loaded, theme):
+    # Seven rows of two-line maps made the window 803 pixels high: on a
+    # 720-line projector the timeline and the step line fell off the screen.
+    w = loaded
+    at_size(qtbot, w, 1280, 720, theme_name=theme)
+    rows = compare_rows(qtbot, w, SEVEN_ROWS)
+    w.seek(300)
+    settle(qtbot)
+    assert w.minimumSizeHint().height() <= 720 and w.height() == 720
+    assert whole_in_window(w.bar.slider, w) and whole_in_window(w.bar.step_box, w)
+    scroll = w.compare.view.rows_scroll
+    assert not scroll.verticalScrollBar().isVisible()           # all seven rows are whole
+    for row in rows:
+        assert whole_in_window(row.map.plot_widget, w) and row.map.plot_widget.height() >= 30
+        info = row.map.info
+        assert info.lines == 1 and info.height() < 2 * info.fontMetrics().lineSpacing()
+        if info.text() != info.full_text():                      # cut short: said in full on hover
+            assert info.text().endswith("…") and info.toolTip() == info.full_text()
+    assert whole_in_window(w.compare.view.table.table, w)
+
+
+def test_in_presenter_mode_seven_rows_scroll_and_the_table_stays_whole(qtbot, loaded):
+    w = loaded
+    at_size(qtbot, w, 1280, 720, presenter=True)
+    rows = compare_rows(qtbot, w, SEVEN_ROWS)
+    assert w.height() == 720 and whole_in_window(w.bar.slider, w)
+    assert w.compare.view.rows_scroll.verticalScrollBar().isVisible()
+    assert whole_in_window(rows[0].map.plot_widget, w)
+    # every row's name is whole in its header, at presenter size
+    for row in rows:
+        assert row.name.fontMetrics().horizontalAdvance(row.name.text()) <= row.name.width()
+    table = w.compare.view.table
+    assert whole_in_window(table.table, w)
+    # the note under the table starts below it (they overlapped on a short screen)
+    assert table.note.mapTo(w, QPoint(0, 0)).y() >= table.table.mapTo(w, QPoint(0, 0)).y() + table.table.height()
+
+
+def test_three_rows_keep_two_lines_under_each_map(qtbot, loaded):
+    w = loaded
+    at_size(qtbot, w, 1280, 720)
+    for row in compare_rows(qtbot, w, ["next-fit", "tlsf", "buddy"]):
+        assert row.map.info.lines == 2 and row.map.info.wordWrap()
+
+
+def test_compare_rows_take_the_dark_theme(qtbot, loaded):
+    # The rows' maps, gauges and the ranking kept the light theme's colours:
+    # the heap size in black on the dark window, white maps, white text on
+    # the pale green of the best values.
+    w = loaded
+    rows = compare_rows(qtbot, w, ["next-fit", "tlsf", "buddy"])
+    w.seek(400)
+    w.set_theme("dark")
+    settle(qtbot, 200)          # the table redraws at most every 125 ms
+    view = w.compare.view
+    for row in rows:
+        assert row.map.presentation.theme is DARK
+        assert QColor(row.map.plot_widget.backgroundBrush().color()) == QColor(DARK.background)
+        assert DARK.contrast.lower() in row.gauges.values["heap"].styleSheet().lower()
+    table = view.table.table
+    best = [table.item(r, c).background().color() for r in range(3) for c in range(2, table.columnCount())
+            if table.item(r, c) is not None and table.item(r, c).background().style() != Qt.NoBrush]
+    assert best and all(c == QColor(DARK.best) for c in best)
+    rows += compare_rows(qtbot, w, ["next-fit", "tlsf", "buddy", "bsd-buckets"])[3:]
+    assert rows[3].map.presentation.theme is DARK          # a row made after the switch too
+
+
+def test_rows_made_in_presenter_mode_come_back_to_normal_sizes(qtbot, loaded):
+    # Rows made while presenter mode was on kept presenter-sized labels and
+    # table after it was turned off (it is remembered, so a window can start
+    # in it).
+    w = loaded
+    rows = compare_rows(qtbot, w, ["next-fit", "tlsf"])
+    normal = {id(r): (r.name.font().pointSizeF(), r.gauges.values["heap"].font().pointSizeF()) for r in rows}
+    normal_name = rows[0].name.font().pointSizeF()
+    w.compare.leave()
+    w.set_presenter(True)
+    settle(qtbot)
+    made = compare_rows(qtbot, w, ["splay-best-fit", "buddy", "bsd-buckets"])
+    assert made[0].name.font().pointSizeF() > normal_name
+    w.set_presenter(False)
+    settle(qtbot)
+    for row in made:
+        assert row.name.font().pointSizeF() == pytest.approx(normal_name, abs=0.15)
+        assert row.gauges.values["heap"].font().pointSizeF() == pytest.approx(
+            next(iter(normal.values()))[1], abs=0.15)
+        assert row.header.width() == rows[0].header.width()
