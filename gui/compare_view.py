@@ -300,6 +300,14 @@ class CompareHeapMap(HeapMapWidget):
     def _tall(self) -> bool:
         return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX
 
+    def _number_visits(self) -> None:
+        super()._number_visits()
+        if self.skip_label.isVisible() and not self._tall():
+            # "+N not numbered" covered much of a short row's map; the line
+            # under it says the same ("1–4 and 6–8 numbered, 3 in between not")
+            self.skip_label.hide()
+            self._number_places = [p for p in self._number_places if p[0] is not self.skip_label]
+
     def _reserved_rects(self) -> list:
         label = getattr(self, "request_label", None)     # None while the base class builds the map
         if label is None or not label.isVisible():

@@ -8,7 +8,9 @@ from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtWidgets import QApplication, QLabel
 
+from heapscope.allocators.replay import Timeline
 from heapscope.gui import palette
+from heapscope.gui.step_marks import step_marks
 from heapscope.gui.theme import BASE_PT, DARK, LIGHT, PRESENTER_TEXT, Presentation, screen_factor
 from heapscope.gui.timeline_bar import unbreakable_tail
 
@@ -505,3 +507,35 @@ def test_rows_made_in_presenter_mode_come_back_to_normal_sizes(qtbot, loaded):
         assert row.gauges.values["heap"].font().pointSizeF() == pytest.approx(
             next(iter(normal.values()))[1], abs=0.15)
         assert row.header.width() == rows[0].header.width()
+
+
+def test_a_short_row_says_the_numbers_it_left_out_in_words_not_over_its_map(qtbot, loaded, monkeypatch):
+    # "+N not numbered", placed under the first block left without a number,
+    # covered much of a 30-pixel map; the line under the map says it.
+    w = loaded
+    at_size(qtbot, w, 1280, 720)
+    rows = compare_rows(qtbot, w, SEVEN_ROWS)
+    row = rows[SEVEN_ROWS.index("next-fit")]
+    own = Timeline(w.trace, "next-fit").build()     # the window's stays where it is
+
+    def visits(t: int) -> int:
+        own.seek(t)
+        return len(step_marks(own.last_record).visits)
+
+    t = next(t for t in range(201, w.model.n) if w.trace.kind[t - 1] == 0 and visits(t) >= 6)
+    w.seek(t)
+    settle(qtbot)
+    monkeypatch.setattr(row.map, "_label_budget", lambda: 2)      # room for two numbers only
+    row.map._draw_marks_of_step()
+    row.map._place_labels()
+    assert row.map.marks.skipped > 0 and not row.map._tall()
+    assert not row.map.skip_label.isVisible()
+    assert "in between not" in row.map.info.full_text()
+    # a tall map (one strategy's window) still shows it
+    w.compare.leave()
+    settle(qtbot)
+    w.seek(t)
+    settle(qtbot)
+    monkeypatch.setattr(w.heap_map, "_label_budget", lambda: 2)
+    w.heap_map._draw_marks_of_step()
+    assert w.heap_map.skip_label.isVisible()
