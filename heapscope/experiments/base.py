@@ -134,6 +134,15 @@ class Experiment:
     #: that would take far longer than all the others together)
     left_out: dict[str, str] = {}
 
+    def _result(self, run: Run, setup: list[str], tables, findings, chart) -> Result:
+        """The run's :class:`Result`: its setup and tables, then the
+        findings and the chart the experiment reads off them."""
+        result = Result(self.name, self.title, self.source, setup, tables,
+                        params={"settings": run.settings, "workload": run.workload})
+        result.findings = findings(result)
+        result.chart = chart(result)
+        return result
+
     # ------------------------------------------------------------ choices
     def lineup(self, only: list[str] | None = None) -> list[Entry]:
         """The seed's allocators (available or not), then ours; ``only``

@@ -192,11 +192,7 @@ class Djgpp1997(Experiment):
         setup = [f"workload: djgpp1997 ({program}), seed{'s' if len(seeds) > 1 else ''} "
                  f"{', '.join(map(str, seeds))}",
                  "strategies: 4-byte words (DJGPP was 32-bit); dlmalloc with mmap_max=0 (DJGPP had no mmap)"]
-        result = Result(self.name, self.title, self.source, setup, tables,
-                        params={"settings": run.settings, "workload": run.workload})
-        result.findings = findings(result)
-        result.chart = chart(result)
-        return result
+        return self._result(run, setup, tables, findings, chart)
 
 
 def findings(result: Result) -> list[str]:

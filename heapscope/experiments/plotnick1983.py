@@ -136,11 +136,7 @@ class Plotnick1983(Experiment):
                  f"{' and '.join(map(str, dict.fromkeys(run.settings['sizes'])))}, each without and "
                  "with the giant free(malloc(n*m)) first",
                  "strategies: VAX settings (4-byte words; 1 KiB pages for the buckets)"]
-        result = Result(self.name, self.title, self.source, setup, tables,
-                        params={"settings": run.settings, "workload": run.workload})
-        result.findings = findings(result)
-        result.chart = chart(result)
-        return result
+        return self._result(run, setup, tables, findings, chart)
 
 
 def findings(result: Result) -> list[str]:

@@ -125,11 +125,7 @@ class Vo1989(Experiment):
         given = ", ".join(f"{k}={v}" for k, v in run.workload.items() if k != "seed")
         setup = [f"workload: vo1989 ({given or 'his parameters: 10 000 steps, sizes U[1,1000], lifetimes U[100,1000]'}), "
                  f"seeds {seeds[0]}..{seeds[-1]}"]
-        result = Result(self.name, self.title, self.source, setup, tables,
-                        params={"settings": run.settings, "workload": run.workload})
-        result.findings = findings(result)
-        result.chart = chart(result)
-        return result
+        return self._result(run, setup, tables, findings, chart)
 
 
 def _order_text(pairs: list[tuple[str, float]], fmt: str, sign: str) -> str:

@@ -308,6 +308,21 @@ def test_a_short_move_forward_is_replayed_step_by_step(trace, monkeypatch):
                      TrackedHeap.walk(tl.strategy))
 
 
+def shown_on_a_map(qtbot, trace, tl, position: int):
+    """A model showing timeline ``tl`` at ``position`` on a 600x400 heap map:
+    (model, the timeline's key, the map)."""
+    from heapscope.gui.heap_map import HeapMapWidget
+    model = ShowModel()
+    model.set_trace(trace)
+    key = model.add_timeline(tl)
+    view = HeapMapWidget()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.bind(model)
+    model.show([key], position)
+    return model, key, view
+
+
 @pytest.mark.parametrize("name", ["next-fit", "tlsf"])
 def test_a_move_of_many_steps_on_a_small_heap_walks_instead(trace, name):
     """Editing a step in costs what walking ~100 blocks does: playing many
@@ -341,16 +356,8 @@ def test_steps_back_in_the_window_undo_and_replay_a_short_span(qtbot, trace, nam
     cells that changed) and the timeline starts from a copy of its step-back
     cache (a short replay, no checkpoint unpickled), and shows the walked heap."""
     from math import isqrt
-    from heapscope.gui.heap_map import HeapMapWidget
     tl = Timeline(trace, name, checkpoint_every=2000).build()
-    model = ShowModel()
-    model.set_trace(trace)
-    key = model.add_timeline(tl)
-    view = HeapMapWidget()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.bind(model)
-    model.show([key], 3500)
+    model, key, view = shown_on_a_map(qtbot, trace, tl, 3500)
     for t in range(3501, 3541):
         model.seek(t)
     tracker = model._trackers[key]
@@ -372,17 +379,9 @@ def test_steps_back_after_a_jump_walk_once_in_a_while(qtbot, trace):
     """After a jump the tracker has no edit to undo: the first step back
     walks the heap BACK_WALK_AHEAD steps further back and edits the steps
     up to the shown one in, so the next steps back are undone."""
-    from heapscope.gui.heap_map import HeapMapWidget
     from heapscope.gui.heap_tracker import BACK_WALK_AHEAD
     tl = Timeline(trace, "tlsf", checkpoint_every=2000).build()
-    model = ShowModel()
-    model.set_trace(trace)
-    key = model.add_timeline(tl)
-    view = HeapMapWidget()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.bind(model)
-    model.show([key], 100)
+    model, key, view = shown_on_a_map(qtbot, trace, tl, 100)
     model.seek(3540)                        # a jump: the map walks the heap
     tracker = model._trackers[key]
     walks = tracker.walks
