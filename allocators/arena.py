@@ -24,7 +24,7 @@ from __future__ import annotations
 class Arena:
     """A byte-addressed heap ``[base, brk)``."""
 
-    __slots__ = ("base", "brk", "limit", "fixed", "grow_calls", "peak")
+    __slots__ = ("base", "brk", "limit", "fixed", "grow_calls", "peak", "refusals")
 
     def __init__(self, *, pool_size: int | None = None, limit: int | None = None,
                  base: int = 0) -> None:
@@ -38,6 +38,10 @@ class Arena:
         # A fixed pool is its own limit.
         self.limit = pool_size if self.fixed else limit
         self.grow_calls = 0
+        #: how many times growth was refused (ENOMEM: the limit, or a fixed
+        #: pool with nothing left to carve): ``heapscope grade`` accepts a NULL
+        #: result only from a request during which this rose, or in a pool
+        self.refusals = 0
         #: the highest break so far (the break never falls unless shrink() is called)
         self.peak = self.brk
 
@@ -51,9 +55,9 @@ class Arena:
         when the pool is fixed or the limit would be passed (ENOMEM)."""
         if increment < 0:
             raise ValueError("sbrk takes a non-negative increment here; shrink() gives memory back")
-        if self.fixed and increment:
-            return None
-        if self.limit is not None and self.size + increment > self.limit:
+        if (self.fixed and increment) or (self.limit is not None
+                                          and self.size + increment > self.limit):
+            self.refusals += 1
             return None
         old = self.brk
         self.brk += increment
@@ -61,6 +65,11 @@ class Arena:
         if self.brk > self.peak:
             self.peak = self.brk
         return old
+
+    def refuse(self) -> None:
+        """Count a refusal the strategy decided without calling :meth:`sbrk`
+        (a fixed pool whose uncarved part is too small)."""
+        self.refusals += 1
 
     def shrink(self, decrement: int) -> int:
         """``sbrk(-decrement)``: give the top ``decrement`` bytes back; return

@@ -483,6 +483,7 @@ class Strategy:
         arena = self.arena
         if arena.fixed:
             if self.core_top + size > arena.brk:
+                arena.refuse()
                 self._event(GrowFailed(size))
                 return None
             addr = self.core_top

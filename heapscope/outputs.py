@@ -1,0 +1,101 @@
+"""Writing an output file so that a failure never leaves half of it, and never
+touches an input: the one way heapscope's commands write what they make.
+
+:func:`check_output` is called before any work starts (a missing folder, an
+output that is one of the inputs, a folder where a file is wanted: each an
+:class:`OutputError` naming the path); :func:`atomic_output` then writes to a
+temporary file beside the target and renames it over the target only when
+the writing finished, as ``os.replace`` is atomic within one file system.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import Iterable, Iterator
+
+
+class OutputError(Exception):
+    """An output path heapscope will not write; the message names it."""
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` name one file (through links and ``..``)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
+                 what: str = "output") -> None:
+    """OutputError unless ``path`` can be written: its folder exists and is a
+    folder, it is not itself a folder, and it is none of ``inputs``."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise OutputError(f"{path}: cannot write the {what}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise OutputError(f"{path}: cannot write the {what}: the folder {folder} is not writable")
+    if os.path.isdir(path):
+        raise OutputError(f"{path}: cannot write the {what}: it is a folder")
+    for given in inputs:
+        given = os.fspath(given)
+        if os.path.exists(given) and os.path.exists(path) and same_file(path, given):
+            raise OutputError(f"{path}: the {what} would overwrite its input {given}; "
+                              "name another file")
+
+
+def _put_in_place(tmp: str, path: str) -> None:
+    """Rename the finished ``tmp`` over ``path``, with the mode ``path`` has,
+    or the one the umask gives a new file (mkstemp's 0600 would surprise)."""
+    try:
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike, mode: str = "wb") -> Iterator:
+    """``with atomic_output(path) as f: f.write(...)``: ``f`` is a temporary
+    file beside ``path``, renamed over it when the block ends without an
+    exception and removed otherwise."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part", dir=folder)
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+        _put_in_place(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+    """As :func:`atomic_output` for a writer that wants a file name (an
+    encoder, ``QImage.save``): yields a temporary path beside ``path`` with
+    the same suffix, renamed over ``path`` when the block ends cleanly."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
+    suffix = "".join(s for s in (".gz",) if base.endswith(s))
+    stem, ext = os.path.splitext(base[:len(base) - len(suffix)] if suffix else base)
+    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".part{ext}{suffix}", dir=folder)
+    os.close(fd)
+    try:
+        yield tmp
+        _put_in_place(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ["OutputError", "atomic_output", "atomic_path", "check_output", "same_file"]
