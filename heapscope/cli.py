@@ -39,6 +39,7 @@ import csv
 import io
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -81,6 +82,17 @@ COLUMNS = [
 
 class CliError(Exception):
     """A user mistake reported in one line (exit status 2)."""
+
+
+def _check_output(path: str, inputs=(), what: str = "output") -> None:
+    """CliError (exit 2) unless ``path`` can be written and is none of
+    ``inputs``: called before any work, so that a bad output costs nothing
+    (heapscope/outputs.py)."""
+    from .outputs import OutputError, check_output
+    try:
+        check_output(path, inputs, what)
+    except OutputError as exc:
+        raise CliError(str(exc)) from None
 
 
 # ------------------------------------------------------------ strategy options
@@ -135,15 +147,35 @@ def _qualified(text: str) -> tuple[str, str, str]:
 
 def common_params(args) -> dict:
     """The common parameters given on the command line (those left out are
-    the strategies' defaults)."""
-    return {param.name: getattr(args, param.name) for param in Strategy.params
-            if getattr(args, param.name, None) is not None}
+    the strategies' defaults); CliError when they contradict each other."""
+    params = {param.name: getattr(args, param.name) for param in Strategy.params
+              if getattr(args, param.name, None) is not None}
+    _refuse_pool_with_limit({p.name: _option_name(p) for p in Strategy.params if p.name in params})
+    return params
+
+
+#: the two common parameters that cannot be given together
+POOL_AND_LIMIT = ("pool_size", "heap_limit")
+
+
+def _refuse_pool_with_limit(spelt: dict[str, str]) -> None:
+    """CliError naming both options when ``spelt`` (parameter -> how the
+    command line gave it) sets a fixed pool and a heap limit.  A fixed pool
+    is its own limit (allocators/arena.py): the heap never grows, so a heap
+    limit beside it would be silently ignored, and no other meaning (a cap
+    below the pool's size?) is clearly the one meant."""
+    if all(name in spelt for name in POOL_AND_LIMIT):
+        pool, limit = (spelt[name] for name in POOL_AND_LIMIT)
+        raise CliError(f"{limit} and {pool} cannot be given together: a fixed pool is its own "
+                       "limit (its size), and a heap limit caps a heap grown by sbrk; give one")
 
 
 def policy_params(args) -> dict[str, dict]:
     """``-P`` values by strategy, each parsed and checked against the strategy's
-    declaration; CliError (exit 2) names the parameter and what it accepts."""
+    declaration; CliError (exit 2) names the parameter and what it accepts,
+    or the two options when a strategy would get both a pool and a limit."""
     out: dict[str, dict] = {}
+    spelt: dict[str, dict[str, str]] = {}
     for strategy, name, text in getattr(args, "param", None) or []:
         cls = STRATEGIES.get(strategy)
         if cls is None:
@@ -153,6 +185,11 @@ def policy_params(args) -> dict[str, dict]:
             out.setdefault(strategy, {})[name] = parse_param(cls, name, text)
         except ParamError as exc:   # it names the strategy, the parameter and its range
             raise CliError(str(exc)) from None
+        spelt.setdefault(strategy, {})[name] = f"-P {strategy}.{name}={text}"
+    common = {p.name: _option_name(p) for p in Strategy.params
+              if getattr(args, p.name, None) is not None}
+    for strategy, own in spelt.items():
+        _refuse_pool_with_limit(dict(common, **own))
     return out
 
 
@@ -303,10 +340,29 @@ class _StrategiesAction(argparse.Action):
         namespace.strategies.append(value)
 
 
+#: compare mode shows this many strategies at least and at most (gui/compare_view.py)
+COMPARE_ROWS = (2, 7)
+
+
 def _strategy_list(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    """``--compare S1,S2,...``: the names, each known, none empty or given
+    twice, as many as compare mode shows (an ArgumentTypeError names what is
+    wrong, so a list that cannot be shown is refused before any window)."""
+    names = [n.strip() for n in text.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError(f"no strategy named in {text!r}; give 2 to 7, "
+                                         "e.g. --compare next-fit,tlsf")
+    if "" in names:
+        raise argparse.ArgumentTypeError(f"an empty name in {text!r} (two commas, or one at an end)")
     for name in names:
         _known_strategy(name)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"{', '.join(twice)} named twice in {text!r}")
+    low, high = COMPARE_ROWS
+    if not low <= len(names) <= high:
+        raise argparse.ArgumentTypeError(f"compare mode shows {low} to {high} strategies, "
+                                         f"{text!r} names {len(names)}")
     return names
 
 
@@ -348,10 +404,6 @@ class WindowRequest:
     compare: list[str] | None = None  # compare mode's strategies (--compare, or -s given twice)
     presenter: bool | None = None     # presenter mode (None: as last time)
     theme: str | None = None          # "light" or "dark" (None: as last time)
-
-
-#: compare mode shows this many strategies at least and at most (gui/compare_view.py)
-COMPARE_ROWS = (2, 7)
 
 
 def window_request(args) -> WindowRequest:
@@ -401,13 +453,22 @@ def cmd_open(args) -> int:
     return gui_main(request)
 
 
+#: what ``heapscope compare``'s exit status says (its --help and the README)
+COMPARE_EXIT_STATUSES = """\
+exit status:
+  0  every strategy ran
+  1  some strategy did not run (it refused a setting, or a strategy of your own
+     failed): the others' rows are printed, each failed one named on stderr
+  2  bad input or usage, or no strategy could run"""
+
+
 def _compare_options(p: argparse.ArgumentParser) -> None:
     _trace_argument(p, "default: the bundled trace")
     p.add_argument("--strategy", "-s", action="append", metavar="NAME",
                    help=f"repeatable; default all of: {', '.join(strategy_names())}")
     p.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")
     add_strategy_options(p)
-    p.epilog = examples_help()      # the bundled traces, real programs among them
+    p.epilog = COMPARE_EXIT_STATUSES + "\n\n" + examples_help()   # the bundled traces too
     p.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
@@ -428,7 +489,7 @@ def cmd_compare(args) -> int:
         print(f"heapscope: {r['strategy']} not run: {r['error']}", file=sys.stderr)
     print(f"# {trace.name}: {len(trace)} ops", file=sys.stderr if args.format != "table" else sys.stdout)
     print(format_rows(rows, args.format))
-    return 0
+    return 1 if failed else 0
 
 
 def _check_options(p: argparse.ArgumentParser) -> None:
@@ -622,6 +683,8 @@ def _experiment_options(p: argparse.ArgumentParser) -> None:
                    dest="settings", help="one of the experiment's settings, e.g. -X runs=3 "
                    "(repeatable; 'heapscope experiment' lists them)")
     p.add_argument("--format", "-f", choices=FORMATS, default="table")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the table (in --format) to FILE instead of printing it")
     p.add_argument("--plot", metavar="FILE.png", help="save the experiment's chart as a PNG image")
     p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
                    help="replays at once, each in its own process (default: one per core)")
@@ -658,27 +721,66 @@ def cmd_experiment(args) -> int:
         print(experiments_text())
         return 0
     _loaded_names(args)
+    _check_experiment_outputs(args)     # before the replays: a bad path costs nothing
     progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
                                 dict(args.workload or []), args.jobs, progress)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
+    text = render(result, args.format)
+    # The table first: a chart that fails to save must not lose the run.
+    if args.output:
+        _write_text(args.output, text if text.endswith("\n") else text + "\n")
+        print(f"{args.output}: the {args.name} table ({args.format})", file=sys.stderr)
+    else:
+        print(text)
+        sys.stdout.flush()
     if args.plot:
         _save_chart(result, args.plot)
-    print(render(result, args.format))
     return 0
 
 
+def _check_experiment_outputs(args) -> None:
+    """CliError (exit 2) before any work when ``--output`` or ``--plot``
+    cannot be written, name one file, or the chart cannot be drawn here."""
+    outputs = [(path, what) for path, what in ((args.output, "table"), (args.plot, "chart"))
+               if path]
+    for path, what in outputs:
+        _check_output(path, what=what)
+    if len(outputs) == 2 and os.path.realpath(args.output) == os.path.realpath(args.plot):
+        raise CliError(f"{args.plot}: --output and --plot name the same file")
+    if args.plot:
+        import importlib.util
+        missing = [m for m in ("PySide6", "pyqtgraph") if importlib.util.find_spec(m) is None]
+        if missing:     # said now, not after the experiment ran
+            raise CliError(f"--plot needs PySide6 and pyqtgraph ({', '.join(missing)} not installed)")
+
+
+def _write_text(path: str, text: str) -> None:
+    """``text`` to ``path`` through a temporary file renamed over it
+    (heapscope/outputs.py): a failure leaves what ``path`` held."""
+    from .outputs import atomic_output
+    try:
+        with atomic_output(path, "w") as f:
+            f.write(text)
+    except OSError as exc:
+        raise CliError(f"{path}: cannot write the file: {exc.strerror or exc}") from None
+
+
 def _save_chart(result, path: str) -> None:
+    """The experiment's chart as a PNG at ``path``, written beside it and
+    renamed over it when complete."""
+    from .outputs import atomic_path
     try:
         from .gui.experiment_chart import save_chart
     except ImportError as exc:
         raise CliError(f"--plot needs PySide6 and pyqtgraph ({exc})") from None
     try:
-        save_chart(result.chart, path)
+        with atomic_path(path) as partial:
+            save_chart(result.chart, partial)
     except OSError as exc:
-        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise CliError(f"{path}: cannot write the chart: {exc.strerror or exc}") from None
 
 
 # -------------------------------------------------------------------- grade
@@ -929,6 +1031,7 @@ def cmd_convert(args) -> int:
     from .traces.formats import sniff_source
     from .traces.ltrace import import_ltrace_source, skipped_lines
     from .traces.rep import read_rep_source
+    _check_output(args.output, [args.input], "converted trace")   # before a byte is read
     notes: list[str] = []
     with open_source(args.input) as source:      # opened once: a pipe can be converted too
         if sniff_source(source) == "ltrace":
@@ -939,7 +1042,7 @@ def cmd_convert(args) -> int:
             raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
         else:
             trace = read_rep_source(source)
-    write_rep(trace, args.output)
+    write_rep(trace, args.output)          # a temporary file renamed over OUT when complete
     stats = trace.stats()
     print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "
           f"{stats['max_live_bytes']:,} bytes in {stats['max_live_blocks']:,} blocks",

@@ -227,7 +227,7 @@ def test_compare_reports_a_broken_strategy_in_its_row_and_runs_the_others(capsys
     broken = ROOT / "examples" / "broken.py"
     try:
         assert main(["compare", "default", "--allocator", f"{broken}:Broken", "-s", "broken",
-                     "-s", "next-fit", "--format", "json"]) == 0
+                     "-s", "next-fit", "--format", "json"]) == 1   # a row failed
         import json
         rows = json.loads(capsys.readouterr().out)
         assert rows[0]["strategy"] == "broken" and rows[0]["ops"] is None

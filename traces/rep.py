@@ -52,6 +52,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..outputs import atomic_output
 from .errors import TraceError
 from .source import DEFAULT_LIMITS, Cancel, Progress, ReadLimits, TraceSource, open_source
 from .trace import ALLOC, FREE, KIND_LETTERS, LETTER_KINDS, MAX_IDS, REALLOC, Trace
@@ -131,12 +132,15 @@ def write_rep(trace: Trace, path: PathLike, *, sugg_heapsize: int = 0, weight: i
 
     The header is the classic one; ``sugg_heapsize`` is 0 unless given.
     A .gz file gets a zero timestamp so the same trace gives the same bytes.
-    Errors writing the file are raised as TraceError.
+    The file is written beside ``path`` and renamed over it when complete
+    (:func:`heapscope.outputs.atomic_output`), so a failure part way leaves
+    whatever ``path`` held before.  Errors writing the file are raised as
+    TraceError.
     """
     where = os.fsdecode(path)
     data = format_rep(trace, sugg_heapsize=sugg_heapsize, weight=weight).encode("ascii")
     try:
-        with open(path, "wb") as f:
+        with atomic_output(path, "wb") as f:
             if where.lower().endswith(".gz"):
                 with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0,
                                    compresslevel=6) as gz:
