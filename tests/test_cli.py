@@ -109,12 +109,12 @@ def test_no_arguments_and_open_hand_their_parsed_options_to_the_window(monkeypat
     calls = []
     monkeypatch.setattr(gui.app, "main", lambda request: calls.append(request) or 0)
     assert main([]) == 0
-    assert main(["open", "vo1989:steps=50", "--strategy", "tlsf", "--align", "8",
+    assert main(["open", "vo1989:steps=50", "--strategy", "tlsf", "--align", "4",
                  "--pool-size", "2M", "--word", "4", "-P", "tlsf.zero_returns_null=yes"]) == 0
     assert main(["open", "--heap-limit", "1M"]) == 0
     assert calls == [WindowRequest(None, None, {}, {}),
                      WindowRequest("vo1989:steps=50", "tlsf",
-                                   {"word": 4, "align": 8, "pool_size": 2 << 20},
+                                   {"word": 4, "align": 4, "pool_size": 2 << 20},
                                    {"tlsf": {"zero_returns_null": True}}),
                      WindowRequest(None, None, {"heap_limit": 1 << 20}, {})]
 
