@@ -160,11 +160,12 @@ POOL_AND_LIMIT = ("pool_size", "heap_limit")
 
 def _refuse_pool_with_limit(spelt: dict[str, str]) -> None:
     """CliError naming both options when ``spelt`` (parameter -> how the
-    command line gave it) sets a fixed pool and a heap limit.  A fixed pool
-    is its own limit (allocators/arena.py): the heap never grows, so a heap
-    limit beside it would be silently ignored, and no other meaning (a cap
-    below the pool's size?) is clearly the one meant."""
-    if all(name in spelt for name in POOL_AND_LIMIT):
+    command line gave it; None for ``-P S.NAME=none``, which takes a common
+    option back for one strategy) sets a fixed pool and a heap limit.  A
+    fixed pool is its own limit (allocators/arena.py): the heap never grows,
+    so a heap limit beside it would be silently ignored, and no other
+    meaning (a cap below the pool's size?) is clearly the one meant."""
+    if all(spelt.get(name) for name in POOL_AND_LIMIT):
         pool, limit = (spelt[name] for name in POOL_AND_LIMIT)
         raise CliError(f"{limit} and {pool} cannot be given together: a fixed pool is its own "
                        "limit (its size), and a heap limit caps a heap grown by sbrk; give one")
@@ -175,7 +176,7 @@ def policy_params(args) -> dict[str, dict]:
     declaration; CliError (exit 2) names the parameter and what it accepts,
     or the two options when a strategy would get both a pool and a limit."""
     out: dict[str, dict] = {}
-    spelt: dict[str, dict[str, str]] = {}
+    spelt: dict[str, dict[str, str | None]] = {}
     for strategy, name, text in getattr(args, "param", None) or []:
         cls = STRATEGIES.get(strategy)
         if cls is None:
@@ -185,7 +186,8 @@ def policy_params(args) -> dict[str, dict]:
             out.setdefault(strategy, {})[name] = parse_param(cls, name, text)
         except ParamError as exc:   # it names the strategy, the parameter and its range
             raise CliError(str(exc)) from None
-        spelt.setdefault(strategy, {})[name] = f"-P {strategy}.{name}={text}"
+        given = out[strategy][name] is not None
+        spelt.setdefault(strategy, {})[name] = f"-P {strategy}.{name}={text}" if given else None
     common = {p.name: _option_name(p) for p in Strategy.params
               if getattr(args, p.name, None) is not None}
     for strategy, own in spelt.items():

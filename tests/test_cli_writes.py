@@ -197,6 +197,11 @@ def test_a_heap_limit_beside_a_pool_of_another_strategy_is_fine(capsys):
     code, _, err = run(capsys, "compare", "vo1989:steps=50", "-s", "tlsf", "-s", "next-fit",
                        "-P", "tlsf.pool_size=64K", "-P", "next-fit.heap_limit=8K", "-f", "csv")
     assert code == 0, err
+    # -P S.pool_size=none takes the common pool back for that one strategy
+    code, _, err = run(capsys, "compare", "vo1989:steps=50", "-s", "tlsf", "-s", "next-fit",
+                       "--pool-size", "64K", "-P", "next-fit.pool_size=none",
+                       "-P", "next-fit.heap_limit=8K", "-f", "csv")
+    assert code == 0, err
 
 
 def test_the_window_refuses_a_heap_limit_beside_a_pool(capsys, monkeypatch):
