@@ -6,12 +6,16 @@ output that is one of the inputs, a folder where a file is wanted: each an
 :class:`OutputError` naming the path); :func:`atomic_output` then writes to a
 temporary file beside the target and renames it over the target only when
 the writing finished, as ``os.replace`` is atomic within one file system.
+A link is followed (the file it names is replaced, the link kept); a target
+that is not a regular file (``/dev/stdout``, a FIFO) cannot be replaced and
+is written directly.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from typing import Iterable, Iterator
 
@@ -28,15 +32,31 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _written_in_place(path: str) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a folder (a
+    device such as /dev/stdout, a FIFO): written into, never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
                  what: str = "output") -> None:
     """OutputError unless ``path`` can be written: its folder exists and is a
     folder, it is not itself a folder, and it is none of ``inputs``."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
+    real = os.path.realpath(path)        # through a link, the folder the file is in
+    folder = os.path.dirname(real)
+    if _written_in_place(real):
+        if not os.access(real, os.W_OK):
+            raise OutputError(f"{path}: cannot write the {what}: it is not writable")
+    elif not os.path.isdir(folder):
+        if not os.path.islink(path):     # name the folder as given
+            folder = os.path.dirname(os.path.abspath(path))
         raise OutputError(f"{path}: cannot write the {what}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
+    elif not os.access(folder, os.W_OK):
         raise OutputError(f"{path}: cannot write the {what}: the folder {folder} is not writable")
     if os.path.isdir(path):
         raise OutputError(f"{path}: cannot write the {what}: it is a folder")
@@ -64,8 +84,12 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb") -> Iterator:
     """``with atomic_output(path) as f: f.write(...)``: ``f`` is a temporary
     file beside ``path``, renamed over it when the block ends without an
     exception and removed otherwise."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)
+    if _written_in_place(path):
+        with open(path, mode) as f:
+            yield f
+        return
+    folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part", dir=folder)
     try:
         with os.fdopen(fd, mode) as f:
@@ -82,9 +106,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     """As :func:`atomic_output` for a writer that wants a file name (an
     encoder, ``QImage.save``): yields a temporary path beside ``path`` with
     the same suffix, renamed over ``path`` when the block ends cleanly."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    base = os.path.basename(path)
+    base = os.path.basename(os.fspath(path))     # the suffix asked for, even through a link
+    path = os.path.realpath(path)
+    if _written_in_place(path):
+        yield path
+        return
+    folder = os.path.dirname(path)
     suffix = "".join(s for s in (".gz",) if base.endswith(s))
     stem, ext = os.path.splitext(base[:len(base) - len(suffix)] if suffix else base)
     fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".part{ext}{suffix}", dir=folder)

@@ -151,3 +151,41 @@ def test_atomic_path_failure_leaves_the_old_file_and_no_temporary(tmp_path):
             raise OSError(errno.ENOSPC, "No space left on device")
     assert target.read_bytes() == b"GIF89a old"
     assert leftovers(tmp_path, "slide.gif") == []
+
+
+# ------------------------------------------------- links, devices and FIFOs
+def test_writing_through_a_link_replaces_its_file_and_keeps_the_link(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "out.rep"
+    target.write_text("old")
+    link = tmp_path / "out.rep"
+    link.symlink_to(target)
+    with atomic_output(link, "w") as f:
+        f.write("new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+    with atomic_path(link) as partial:
+        assert os.path.dirname(partial) == str(tmp_path / "real")     # beside the file itself
+        with open(partial, "w") as f:
+            f.write("newer")
+    assert link.is_symlink() and target.read_text() == "newer"
+    assert leftovers(tmp_path / "real", "out.rep") == [] and leftovers(tmp_path, "out.rep", "real") == []
+
+
+def test_a_fifo_is_written_into_not_replaced(tmp_path):
+    # A FIFO of our own stands for /dev/stdout and the like: a test must never
+    # write to a real device (run as root, a broken version would replace it).
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    check_output(fifo)
+    with atomic_output(fifo) as f:
+        f.write(b"through the pipe")
+    reader.join(10)
+    assert got == [b"through the pipe"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)            # still a FIFO, not a file
+    assert leftovers(tmp_path, "pipe") == []
+
