@@ -32,14 +32,21 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+#: folders whose entries name open descriptors and devices (/dev/stdout,
+#: /dev/fd/3, /proc/self/fd/1): what they lead to is written, never replaced
+SYSTEM_FOLDERS = ("/dev/", "/proc/")
+
+
 def _written_in_place(path: str) -> bool:
-    """Whether ``path`` exists and is neither a regular file nor a folder (a
-    device such as /dev/stdout, a FIFO): written into, never replaced."""
+    """Whether ``path`` (as given: /dev/stdout may lead to a pipe) exists and
+    is neither a regular file nor a folder (a device, a FIFO, a pipe), or is
+    one of the system's names for a descriptor: written into, never replaced."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return (not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+            or os.path.abspath(path).startswith(SYSTEM_FOLDERS))
 
 
 def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
@@ -49,8 +56,8 @@ def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = 
     path = os.fspath(path)
     real = os.path.realpath(path)        # through a link, the folder the file is in
     folder = os.path.dirname(real)
-    if _written_in_place(real):
-        if not os.access(real, os.W_OK):
+    if _written_in_place(path):
+        if not os.access(path, os.W_OK):
             raise OutputError(f"{path}: cannot write the {what}: it is not writable")
     elif not os.path.isdir(folder):
         if not os.path.islink(path):     # name the folder as given
@@ -84,11 +91,11 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb") -> Iterator:
     """``with atomic_output(path) as f: f.write(...)``: ``f`` is a temporary
     file beside ``path``, renamed over it when the block ends without an
     exception and removed otherwise."""
-    path = os.path.realpath(path)
     if _written_in_place(path):
         with open(path, mode) as f:
             yield f
         return
+    path = os.path.realpath(path)
     folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part", dir=folder)
     try:
@@ -107,10 +114,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     encoder, ``QImage.save``): yields a temporary path beside ``path`` with
     the same suffix, renamed over ``path`` when the block ends cleanly."""
     base = os.path.basename(os.fspath(path))     # the suffix asked for, even through a link
-    path = os.path.realpath(path)
     if _written_in_place(path):
-        yield path
+        yield os.fspath(path)
         return
+    path = os.path.realpath(path)
     folder = os.path.dirname(path)
     suffix = "".join(s for s in (".gz",) if base.endswith(s))
     stem, ext = os.path.splitext(base[:len(base) - len(suffix)] if suffix else base)

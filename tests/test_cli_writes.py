@@ -242,3 +242,16 @@ def test_a_good_compare_list_reaches_the_window(monkeypatch):
     monkeypatch.setattr(gui.app, "main", lambda request: calls.append(request) or 0)
     assert main(["open", "--compare", " tlsf , buddy"]) == 0
     assert calls[0].compare == ["tlsf", "buddy"] and calls[0].strategy == "tlsf"
+
+
+def test_convert_to_the_standard_output_writes_into_the_pipe(tmp_path):
+    # /dev/fd/1, not /dev/stdout: a broken version run as root fails in /proc
+    # instead of replacing /dev/stdout with a file.
+    import subprocess
+    import sys
+    src = tmp_path / "calls.txt"
+    src.write_text(LTRACE)
+    result = subprocess.run([sys.executable, "-m", "heapscope", "convert", str(src), "-o", "/dev/fd/1"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["0", "2", "4", "1", "a 0 10", "a 1 20", "f 0", "f 1"]
