@@ -748,8 +748,9 @@ def _check_experiment_outputs(args) -> None:
     cannot be written, name one file, or the chart cannot be drawn here."""
     outputs = [(path, what) for path, what in ((args.output, "table"), (args.plot, "chart"))
                if path]
+    sources = [plugins.parse_spec(spec).path for spec in args.allocator or []]   # your .py files
     for path, what in outputs:
-        _check_output(path, what=what)
+        _check_output(path, sources, what=what)
     if len(outputs) == 2 and os.path.realpath(args.output) == os.path.realpath(args.plot):
         raise CliError(f"{args.plot}: --output and --plot name the same file")
     if args.plot:

@@ -255,3 +255,19 @@ def test_convert_to_the_standard_output_writes_into_the_pipe(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["0", "2", "4", "1", "a 0 10", "a 1 20", "f 0", "f 1"]
+
+
+def test_experiment_output_may_not_overwrite_a_strategy_file(tmp_path, capsys, monkeypatch):
+    import shutil
+    from heapscope.allocators import plugins
+    mine = tmp_path / "segfit.py"
+    shutil.copy(os.path.join(os.path.dirname(__file__), "..", "examples", "segfit.py"), mine)
+    before = digest(mine)
+    monkeypatch.setattr(heapscope.experiments, "run_experiment",
+                        lambda *a, **k: pytest.fail("the experiment ran"))
+    try:
+        code, _, err = run(capsys, "experiment", *SMALL, "--allocator", f"{mine}:SegFit", "-o", mine)
+    finally:
+        plugins.forget("segfit")
+    assert code == 2 and f"would overwrite its input {mine}" in err
+    assert digest(mine) == before
