@@ -782,8 +782,9 @@ def _save_chart(result, path: str) -> None:
     try:
         with atomic_path(path) as partial:
             save_chart(result.chart, partial)
-    except OSError as exc:
-        raise CliError(f"{path}: cannot write the chart: {exc.strerror or exc}") from None
+    except OSError as exc:      # Qt gives no reason, and would name the temporary file
+        reason = f": {exc.strerror}" if exc.strerror else ""
+        raise CliError(f"{path}: cannot write the chart{reason}") from None
 
 
 # -------------------------------------------------------------------- grade
