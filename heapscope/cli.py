@@ -674,7 +674,8 @@ def _experiment_options(p: argparse.ArgumentParser) -> None:
     p.description = ("Rerun a seed's experiment: its workload with its parameters, over the "
                      "seed's allocators and ours, printed in the seed's own columns with its "
                      "published figures beside ours (docs/experiments.md). Times are ours: "
-                     "work units and wall time on this machine.")
+                     "work units and wall time on this machine. Exit status 0, or 1 when a "
+                     "strategy failed (its row says why), 2 for bad input or usage.")
     p.add_argument("name", nargs="?", metavar="NAME",
                    help=f"one of: {', '.join(EXPERIMENTS)} (none: list them with their settings)")
     p.add_argument("--strategy", "-s", action="append", metavar="NAME",
@@ -740,7 +741,8 @@ def cmd_experiment(args) -> int:
         sys.stdout.flush()
     if args.plot:
         _save_chart(result, args.plot)
-    return 0
+    failed = any(row.get("error") for table in result.tables for row in table.rows)
+    return 1 if failed else 0        # as compare: a strategy that failed says so in its row
 
 
 def _check_experiment_outputs(args) -> None:

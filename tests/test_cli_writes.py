@@ -271,3 +271,18 @@ def test_experiment_output_may_not_overwrite_a_strategy_file(tmp_path, capsys, m
         plugins.forget("segfit")
     assert code == 2 and f"would overwrite its input {mine}" in err
     assert digest(mine) == before
+
+
+def test_experiment_exits_1_when_a_strategy_failed_and_its_row_says_why(capsys):
+    from heapscope.allocators import plugins
+    broken = os.path.join(os.path.dirname(__file__), "..", "examples", "broken.py")
+    try:
+        code, out, err = run(capsys, "experiment", "vo1989", "-X", "runs=1", "-W", "steps=2000",
+                             "-X", "machines=lp64", "-j", "1", "--allocator", f"{broken}:Broken",
+                             "-s", "broken", "-s", "tlsf")
+    finally:
+        plugins.forget("broken")
+    assert code == 1, err
+    row = next(line for line in out.splitlines() if line.startswith("broken "))
+    assert "your _malloc returned" in row and "the same block was handed out twice" in row
+    assert any(line.startswith("tlsf ") for line in out.splitlines())

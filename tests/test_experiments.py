@@ -498,3 +498,25 @@ def test_sigterm_ends_the_workers_too():
         import os
         for pid in workers & _descendants(1):       # what a failure left behind
             os.kill(pid, signal.SIGKILL)
+
+
+def test_the_table_format_shows_an_error_after_blank_seed_figures():
+    # A strategy of ours the seed never ran has blank seed columns; its error
+    # was dropped from the table (the note was taken from a blank cell).
+    from heapscope.experiments.model import SEED, Column, Result, Table
+    columns = [Column("strategy", "strategy"), Column("seed_name", "seed's name", source=SEED),
+               Column("seed_x", "seed x", "{:d}", source=SEED), Column("x", "x", "{:d}"),
+               Column("y", "y", "{:d}")]
+    table = Table("t", "T", columns, rows=[
+        {"strategy": "tlsf", "seed_name": "", "seed_x": None, "x": 12345, "y": 7},
+        {"strategy": "mine", "seed_name": "", "error": "step 3, malloc(8): your _malloc raised"},
+        {"strategy": "gone", "seed_name": "vsi", "seed_x": 42, "available": False,
+         "note": "not available: no such strategy"}])
+    lines = render(Result("e", "E", "src", [], [table]), "table").splitlines()
+    # widths from the rows that are shown in full: 8, 11, 6, 5, 1
+    assert lines[-5:] == [
+        "strategy  seed's name  seed x      x  y",
+        "--------  -----------  ------  -----  -",
+        "tlsf                           12345  7",
+        "mine                           step 3, malloc(8): your _malloc raised",
+        "gone              vsi      42  not available: no such strategy"]

@@ -21,18 +21,28 @@ def _raw(value):
     return value
 
 
+def _note_column(table: Table) -> int:
+    """Where a row that is not available shows its note: the first of our
+    columns after the strategy's names (the seed's figures stay before it)."""
+    return next((i for i, c in enumerate(table.columns) if c.source != SEED and i > 1),
+                len(table.columns))
+
+
+def _unavailable(row: dict) -> bool:
+    return not row.get("available", True) or bool(row.get("error"))
+
+
 def _cells(table: Table) -> list[list[str]]:
     """Header, then one list of shown cells per row; a row that is not
     available shows its note across the columns after the seed's."""
     head = [c.title for c in table.columns]
     out = [head]
+    at = _note_column(table)
     for r in table.rows:
         cells = [c.show(r.get(c.key)) for c in table.columns]
-        if not r.get("available", True) or r.get("error"):
+        if _unavailable(r):
             why = r.get("error") or r.get("note") or "not available"
-            first_ours = next((i for i, c in enumerate(table.columns)
-                               if c.source != SEED and i > 1), len(cells))
-            cells = cells[:first_ours] + [why] + [""] * (len(cells) - first_ours - 1)
+            cells = cells[:at] + [why] + [""] * (len(cells) - at - 1)
         out.append(cells)
     return out
 
@@ -43,16 +53,15 @@ def format_table(result: Result) -> str:
     for table in result.tables:
         lines += ["", table.title]
         cells = _cells(table)
-        unavailable = {i + 1 for i, r in enumerate(table.rows)
-                       if not r.get("available", True) or r.get("error")}
+        at = _note_column(table)
+        unavailable = {i + 1 for i, r in enumerate(table.rows) if _unavailable(r)}
         widths = [max(len(row[i]) for j, row in enumerate(cells) if j not in unavailable)
                   for i in range(len(cells[0]))]
         for j, row in enumerate(cells):
-            if j in unavailable:     # the note runs on, unaligned
-                parts = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                         enumerate(zip(row, widths)) if c or i < 2]
-                text = "  ".join(parts[:-1] + [row[len(parts) - 1]])
-                lines.append(text.rstrip())
+            if j in unavailable:     # the columns before the note aligned, the note runs on
+                parts = [c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(row[:at], widths))]
+                lines.append("  ".join(parts + row[at:at + 1]).rstrip())
                 continue
             lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(row, widths))).rstrip())
