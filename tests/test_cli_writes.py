@@ -286,3 +286,11 @@ def test_experiment_exits_1_when_a_strategy_failed_and_its_row_says_why(capsys):
     row = next(line for line in out.splitlines() if line.startswith("broken "))
     assert "your _malloc returned" in row and "the same block was handed out twice" in row
     assert any(line.startswith("tlsf ") for line in out.splitlines())
+
+
+def test_experiment_errors_point_to_a_command_that_exists(capsys):
+    code, _, err = run(capsys, "experiment", "coppa2010", "-W", "steps=5")
+    assert code == 2 and "-W does not apply" in err
+    assert "--list" not in err        # there is no such option: the bare command lists them
+    assert "heapscope experiment, with no name, lists them" in err
+    assert main(["experiment"]) == 0 and "coppa2010:" in capsys.readouterr().out

@@ -199,7 +199,7 @@ class Experiment:
         the ``-W KEY=VALUE`` given, each read by the workload's declaration."""
         if raw and self.workload is None:
             raise ExperimentError(f"experiment {self.name} replays recorded traces: -W does not "
-                                  "apply (its settings: heapscope experiment --list)")
+                                  "apply (its settings: heapscope experiment, with no name, lists them)")
         out = dict(self.workload_defaults)
         if self.workload is None:
             return out
@@ -211,7 +211,7 @@ class Experiment:
                                       f"(it takes: {', '.join(declared)})")
             if key in self.workload_fixed:
                 raise ExperimentError(f"experiment {self.name} sets {key} itself, run by run; "
-                                      f"see its settings (heapscope experiment --list)")
+                                      f"see its settings (heapscope experiment, with no name, lists them)")
             try:
                 out[key] = p.parse(text, f"workload {self.workload!r}")
             except ParamError as exc:
