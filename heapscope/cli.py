@@ -195,6 +195,17 @@ def policy_params(args) -> dict[str, dict]:
     return out
 
 
+def _warn_unused_policy(policy: dict[str, dict], names: list[str]) -> None:
+    """A warning on stderr for each ``-P S.NAME=VALUE`` whose strategy S is
+    not run: it would otherwise be ignored without a word (a typo in -s, or
+    -P copied from another command)."""
+    for strategy in policy:
+        if strategy not in names:
+            given = ", ".join(f"-P {strategy}.{k}" for k in policy[strategy])
+            print(f"heapscope: warning: {given}: {strategy} is not run here "
+                  f"(only {', '.join(dict.fromkeys(names))}); ignored", file=sys.stderr)
+
+
 def compare_rows(trace, names: list[str], params: dict, progress=None,
                  policy: dict[str, dict] | None = None) -> list[dict]:
     """Replay ``trace`` through each strategy; one summary dict per strategy.
@@ -481,6 +492,7 @@ def cmd_compare(args) -> int:
         if name not in STRATEGIES:
             raise CliError(f"unknown strategy {name!r}; known: {', '.join(strategy_names())}")
     params, policy = common_params(args), policy_params(args)
+    _warn_unused_policy(policy, names)
     trace = load_trace(args.trace or str(default_trace_path()))
     progress = _progress_printer(sys.stderr, list(dict.fromkeys(names))) if sys.stderr.isatty() else None
     rows = compare_rows(trace, names, params, progress, policy)
@@ -526,7 +538,9 @@ def _inspect_options(p: argparse.ArgumentParser) -> None:
 def cmd_inspect(args) -> int:
     """One step of a replay without a window (heapscope/inspection.py)."""
     from .inspection import InspectError, format_text, inspect_step, to_json
-    params = dict(common_params(args), **policy_params(args).get(args.strategy, {}))
+    policy = policy_params(args)
+    _warn_unused_policy(policy, [args.strategy])
+    params = dict(common_params(args), **policy.get(args.strategy, {}))
     trace = load_trace(args.trace or str(default_trace_path()))
     try:
         report = inspect_step(trace, args.strategy, args.step, params)

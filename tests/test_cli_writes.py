@@ -294,3 +294,15 @@ def test_experiment_errors_point_to_a_command_that_exists(capsys):
     assert "--list" not in err        # there is no such option: the bare command lists them
     assert "heapscope experiment, with no name, lists them" in err
     assert main(["experiment"]) == 0 and "coppa2010:" in capsys.readouterr().out
+
+
+def test_a_strategy_parameter_for_a_strategy_not_run_is_named_not_ignored(capsys):
+    code, _, err = run(capsys, "compare", "vo1989:steps=50", "-s", "tlsf", "-P", "buddy.max_order=16",
+                       "-f", "csv")
+    assert code == 0
+    assert "warning: -P buddy.max_order: buddy is not run here (only tlsf); ignored" in err
+    code, _, err = run(capsys, "inspect", "vo1989:steps=50", "-s", "tlsf", "--step", "3",
+                       "-P", "buddy.max_order=16", "-P", "tlsf.zero_returns_null=yes")
+    assert code == 0 and "-P buddy.max_order: buddy is not run here" in err and "tlsf.zero" not in err
+    code, _, err = run(capsys, "compare", "vo1989:steps=50", "-P", "buddy.max_order=16", "-f", "csv")
+    assert code == 0 and "warning" not in err        # every strategy runs, buddy among them
