@@ -893,7 +893,9 @@ def _record_options(p: argparse.ArgumentParser) -> None:
 @command("record", "run a program and record its mallocs and frees as a .rep trace",
          _record_options)
 def cmd_record(args) -> int:
-    """Run a program under the recorder; its exit status is ours (issue 13)."""
+    """Run a program under the recorder; its exit status is ours (issue 13),
+    also when a signal sent to heapscope stopped it (issue 19)."""
+    from .outputs import OutputError
     from .traces.preload import RecorderUnavailable
     from .traces.record import record, summary_lines
     command = args.program[1:] if args.program[:1] == ["--"] else args.program
@@ -901,7 +903,7 @@ def cmd_record(args) -> int:
         raise CliError("record: say which program to run: heapscope record -o OUT.rep -- COMMAND ARGS...")
     try:
         rec = record(command, args.output, keep_live=args.keep_live)
-    except RecorderUnavailable as exc:
+    except (RecorderUnavailable, OutputError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
