@@ -348,7 +348,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 from heapscope.traces import preload, private_folder  # noqa: E402
-from heapscope.traces.preload import RecorderUnavailable, build_record_path, library_path  # noqa: E402
+from heapscope.traces.preload import RecorderUnavailable, library_path  # noqa: E402
 from heapscope.traces.record_run import LIMIT_BYTES, LIMIT_OPS  # noqa: E402
 
 #: a Python program that says its pid, allocates (blocks over pymalloc's 512
@@ -513,14 +513,10 @@ def own_cache(tmp_path, monkeypatch, recorder_cache):
     cache = tmp_path / "cache"
     folder = cache / "heapscope"
     folder.mkdir(parents=True, mode=0o700)
-    built = library_path()
-    session = recorder_cache / "heapscope"
-    for name in (built.name, build_record_path(built).name):
-        shutil.copy2(session / name, folder / name)
+    for path in (recorder_cache / "heapscope").iterdir():
+        shutil.copy2(path, folder / path.name)
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    lib = library_path()
-    assert preload.library_problem(lib, preload.recorder_source()) is None
-    return lib
+    return library_path()
 
 
 def records_something(tmp_path) -> bool:
@@ -546,7 +542,7 @@ def plant(lib, tmp_path, forge_record: bool):
     src.write_text(MARKER_LIBRARY % marker)
     subprocess.run(find_compiler() + ["-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
     if forge_record:
-        record_path = build_record_path(lib)
+        record_path = preload.build_record_path(lib)
         built = json.loads(record_path.read_text())
         import hashlib
         built["library_sha256"] = hashlib.sha256(lib.read_bytes()).hexdigest()
@@ -559,17 +555,33 @@ def test_an_empty_cached_library_is_rebuilt_and_recording_works(own_cache, tmp_p
     """Before issue 19 an empty library in the cache was taken as built:
     every recording then failed ('nothing was recorded')."""
     own_cache.write_bytes(b"")
-    assert preload.library_problem(own_cache, preload.recorder_source()) == "the library is empty"
-    assert preload_library() == own_cache
+    assert records_something(tmp_path)
     assert own_cache.stat().st_size > 0
     assert preload.library_problem(own_cache, preload.recorder_source()) is None
-    assert records_something(tmp_path)
+
+
+@needs_cc
+def test_what_is_wrong_with_a_cached_library_is_said(own_cache):
+    source = preload.recorder_source()
+    assert preload.library_problem(own_cache, source) is None        # as built
+    assert preload.library_problem(own_cache, source + b"/* new */") == (
+        "it was built from another source")
+    content = own_cache.read_bytes()
+    own_cache.write_bytes(content[:-1] + bytes([content[-1] ^ 1]))
+    assert preload.library_problem(own_cache, source) == (
+        "its content is not what was built (its sha256 differs from the build record's)")
+    preload.build_record_path(own_cache).unlink()
+    assert preload.library_problem(own_cache, source) == "its build record is missing"
+    own_cache.write_bytes(b"")
+    assert preload.library_problem(own_cache, source) == "the library is empty"
+    own_cache.unlink()
+    own_cache.symlink_to("/bin/true")
+    assert preload.library_problem(own_cache, source) == "the library is a symbolic link"
 
 
 @needs_cc
 def test_a_library_with_another_content_is_rebuilt_not_loaded(own_cache, tmp_path):
     marker = plant(own_cache, tmp_path, forge_record=False)
-    assert "sha256 differs" in preload.library_problem(own_cache, preload.recorder_source())
     assert records_something(tmp_path)
     assert not marker.exists(), "the planted library was loaded"
     assert preload.library_problem(own_cache, preload.recorder_source()) is None
@@ -584,7 +596,6 @@ def test_a_library_in_a_folder_others_could_write_is_rebuilt_and_the_folder_clos
     folder = own_cache.parent
     marker = plant(own_cache, tmp_path, forge_record=True)
     os.chmod(folder, 0o777)
-    assert preload.library_problem(own_cache, preload.recorder_source()) is None   # forged well
     assert records_something(tmp_path)
     assert not marker.exists(), "the planted library was loaded"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700

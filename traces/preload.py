@@ -25,6 +25,7 @@ trust (:func:`preload_library`):
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -111,8 +112,10 @@ def _read_checked(path: Path) -> tuple[bytes | None, str | None]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        return None, "is not built yet"
+        return None, "is missing"
     except OSError as e:
+        if e.errno == errno.ELOOP:      # what O_NOFOLLOW says of a link
+            return None, "is a symbolic link"
         return None, f"cannot be opened: {e.strerror or e}"
     with os.fdopen(fd, "rb") as f:
         problem = file_problem(_fstat(fd))
