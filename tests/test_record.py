@@ -345,9 +345,10 @@ def test_a_shell_pipeline_records_every_process(recorder, tmp_path, capfd):
 import json  # noqa: E402
 import stat  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 
-from heapscope.traces import preload, private_folder  # noqa: E402
+from heapscope.traces import TraceError, preload, private_folder  # noqa: E402
 from heapscope.traces.preload import RecorderUnavailable, library_path  # noqa: E402
 from heapscope.traces.record_run import LIMIT_BYTES, LIMIT_OPS  # noqa: E402
 
@@ -670,3 +671,22 @@ def test_a_new_cache_folder_is_created_private(tmp_path):
     assert fresh
     st = os.lstat(folder)
     assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.geteuid()
+
+
+@needs_cc
+def test_a_raw_file_that_cannot_be_read_is_reported_without_naming_it(recorder, tmp_path,
+                                                                       monkeypatch):
+    """The raw files are gone when the error is told: the message says whose
+    recording failed and why, never the removed file's name (before issue 19
+    it named a file in a folder that no longer existed)."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", None)     # read TMPDIR again
+    garbage = 'printf "%032d" 7 > "$HEAPSCOPE_RECORD_DIR/99999.hsr"'
+    with pytest.raises(TraceError) as caught:
+        record([shutil.which("sh"), "-c", garbage], tmp_path / "t.rep")
+    message = str(caught.value)
+    assert "not a heapscope recording" in message and "pid 99999" in message
+    assert "heapscope-record-" not in message and ".hsr" not in message
+    assert list(tmpdir.iterdir()) == []
