@@ -690,3 +690,56 @@ def test_a_raw_file_that_cannot_be_read_is_reported_without_naming_it(recorder, 
     assert "not a heapscope recording" in message and "pid 99999" in message
     assert "heapscope-record-" not in message and ".hsr" not in message
     assert list(tmpdir.iterdir()) == []
+
+
+COUNT_SIGINTS = r"""
+import os, signal, sys, time
+got = []
+signal.signal(signal.SIGINT, lambda *_: got.append(1))
+kept = [bytearray(30000 + i) for i in range(10)]
+print("ready", flush=True)
+while not got:
+    time.sleep(0.05)
+time.sleep(1.5)                          # time for a second one, if it comes
+print(f"count={len(got)}", flush=True)
+"""
+
+
+@needs_cc
+def test_ctrl_c_in_the_terminal_reaches_the_program_once(recorder_cache, tmp_path):
+    """Ctrl+C on a terminal signals its whole foreground group, heapscope and
+    the program alike: heapscope must not send the program a second SIGINT.
+    (Two SIGINTs a moment apart merge before Python's handler runs, so the
+    program's count cannot tell; heapscope's partial line says what it did.)"""
+    import pty
+    out = tmp_path / "out.rep"
+    env = dict(os.environ, XDG_CACHE_HOME=str(recorder_cache))
+    pid, master = pty.fork()
+    if pid == 0:                                          # the child, on the new terminal
+        try:
+            os.execve(sys.executable, [sys.executable, "-m", "heapscope", "record", "-o",
+                                       str(out), "--", sys.executable, "-c", COUNT_SIGINTS], env)
+        finally:
+            os._exit(127)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"ready" not in seen and time.monotonic() < deadline:
+            seen += os.read(master, 4096)
+        os.write(master, b"\x03")                          # Ctrl+C
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:                                # EIO: the terminal closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(master)
+    text = seen.decode(errors="replace")
+    assert "count=" in text, text                       # the program went on to its end
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert partial_lines(out) == ["# heapscope record: partial trace: SIGINT came from the "
+                                  "terminal, to the program and heapscope record alike"]
