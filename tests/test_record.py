@@ -743,3 +743,28 @@ def test_ctrl_c_in_the_terminal_reaches_the_program_once(recorder_cache, tmp_pat
     assert os.waitstatus_to_exitcode(status) == 0, text
     assert partial_lines(out) == ["# heapscope record: partial trace: SIGINT came from the "
                                   "terminal, to the program and heapscope record alike"]
+
+
+@needs_cc
+def test_a_signal_after_the_program_ended_waits_for_the_traces_to_be_written(
+        recorder, tmp_path, monkeypatch):
+    """SIGTERM while the raw files are converted (sent here from inside the
+    conversion): heapscope finishes writing, and says so; the trace is whole."""
+    from heapscope.traces import record as record_module
+    from heapscope.traces.record import summary_lines
+    real = record_module.read_recordings
+
+    def read_then_signalled(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(record_module, "read_recordings", read_then_signalled)
+    out = tmp_path / "t.rep"
+    before = signal.getsignal(signal.SIGTERM)
+    rec = record([shutil.which("sh"), "-c", "exit 0"], out)
+    assert signal.getsignal(signal.SIGTERM) is before          # heapscope's own again
+    assert [got.signum for got in rec.late_signals] == [signal.SIGTERM]
+    assert partial_lines(out) == []
+    assert len(read_rep(out)) == len(rec.main.trace) > 0
+    assert "  SIGTERM came after the program had ended: the traces were written first" in (
+        summary_lines(rec))
