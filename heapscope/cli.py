@@ -881,7 +881,10 @@ def _record_options(p: argparse.ArgumentParser) -> None:
     p.usage = "heapscope record [-h] -o OUT.rep [--keep-live] -- COMMAND [ARGS...]"
     p.description = ("Run COMMAND with heapscope's recorder loaded (LD_PRELOAD; Linux, "
                      "dynamically linked programs) and write its malloc/free trace. The "
-                     "program's output and exit status pass through.")
+                     "program's output and exit status pass through; SIGTERM, SIGINT and "
+                     "SIGHUP sent to heapscope go to the program, and what it recorded is "
+                     "still written (marked partial). OUT may not be the program or one of "
+                     "its input files.")
     p.add_argument("-o", "--output", required=True, metavar="OUT.rep",
                    help="the main program's trace (.rep or .rep.gz); other processes it starts "
                    "get OUT.PID.PROGRAM.rep beside it")
