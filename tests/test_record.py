@@ -657,9 +657,10 @@ def test_a_cache_folder_whose_parent_others_may_write_is_refused(tmp_path, monke
     monkeypatch.setenv("XDG_CACHE_HOME", str(parent))
     with pytest.raises(RecorderUnavailable, match="may be written by others"):
         preload_library()
-    os.chmod(parent, 0o1777)                  # as /tmp: then it is fine
-    folder, _ = private_folder.private_folder(parent / "heapscope")
-    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for fine in (0o1777, 0o775):              # as /tmp; as a umask of 002 makes ~/.cache
+        os.chmod(parent, fine)
+        folder, _ = private_folder.private_folder(parent / "heapscope")
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
 def test_a_new_cache_folder_is_created_private(tmp_path):

@@ -53,15 +53,17 @@ def file_problem(st: os.stat_result) -> str | None:
 
 
 def _parent_problem(folder: Path) -> str | None:
-    """Why the folder's parent lets someone else replace the folder, or None.
+    """Why the folder's parent lets anyone replace the folder, or None.
 
-    A parent others may write is fine only with the sticky bit (as /tmp):
-    then they cannot rename or remove what is ours."""
+    A parent everyone may write is fine only with the sticky bit (as /tmp):
+    then they cannot rename or remove what is ours.  A parent only its group
+    may write is accepted: with a umask of 002 (Debian and Ubuntu give each
+    user a group of their own) that is what ``~/.cache`` usually is."""
     try:
         st = os.stat(folder.parent)
     except OSError as e:
         return f"its parent {folder.parent} cannot be read: {e.strerror or e}"
-    if st.st_mode & OTHERS_WRITE and not st.st_mode & stat.S_ISVTX:
+    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
         return (f"its parent {folder.parent} may be written by others (mode {_mode(st)}, "
                 "no sticky bit), who could replace it")
     return None
