@@ -1003,7 +1003,10 @@ def _record_options(p: argparse.ArgumentParser) -> None:
     p.usage = "heapscope record [-h] -o OUT.rep [--keep-live] -- COMMAND [ARGS...]"
     p.description = ("Run COMMAND with heapscope's recorder loaded (LD_PRELOAD; Linux, "
                      "dynamically linked programs) and write its malloc/free trace. The "
-                     "program's output and exit status pass through.")
+                     "program's output and exit status pass through; SIGTERM, SIGINT and "
+                     "SIGHUP sent to heapscope go to the program, and what it recorded is "
+                     "still written (marked partial). OUT may not be the program or one of "
+                     "its input files.")
     p.add_argument("-o", "--output", required=True, metavar="OUT.rep",
                    help="the main program's trace (.rep or .rep.gz); other processes it starts "
                    "get OUT.PID.PROGRAM.rep beside it")
@@ -1015,7 +1018,9 @@ def _record_options(p: argparse.ArgumentParser) -> None:
 @command("record", "run a program and record its mallocs and frees as a .rep trace",
          _record_options)
 def cmd_record(args) -> int:
-    """Run a program under the recorder; its exit status is ours (issue 13)."""
+    """Run a program under the recorder; its exit status is ours (issue 13),
+    also when a signal sent to heapscope stopped it (issue 19)."""
+    from .outputs import OutputError
     from .traces.preload import RecorderUnavailable
     from .traces.record import record, summary_lines
     command = args.program[1:] if args.program[:1] == ["--"] else args.program
@@ -1023,7 +1028,7 @@ def cmd_record(args) -> int:
         raise CliError("record: say which program to run: heapscope record -o OUT.rep -- COMMAND ARGS...")
     try:
         rec = record(command, args.output, keep_live=args.keep_live)
-    except RecorderUnavailable as exc:
+    except (RecorderUnavailable, OutputError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None

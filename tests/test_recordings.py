@@ -8,6 +8,7 @@ import pytest
 
 from heapscope.traces import TraceError
 from heapscope.traces.record import FORMAT_VERSION, RECORD, output_paths, read_recordings
+from heapscope.traces.record_run import LIMIT_BYTES, LIMIT_OPS
 
 
 def rec(kind: str, a: int = 0, b: int = 0, c: int = 0, extra: int = 0):
@@ -138,7 +139,57 @@ def test_records_of_another_format_are_refused(tmp_path):
         read_recordings(tmp_path, 5)
 
 
-def test_a_recording_past_the_op_limit_is_refused(tmp_path):
-    write(tmp_path / "5.hsr", start(5) + [rec("M", 0x10 * i, 0, 8) for i in range(1, 12)])
-    with pytest.raises(TraceError, match="more than 10 operations"):
-        read_recordings(tmp_path, 5, max_ops=10)
+def test_a_recording_past_the_op_limit_is_cut_to_the_longest_prefix_that_fits(tmp_path):
+    """11 mallocs never freed, a limit of 10 ops: each kept malloc costs 2 ops
+    (itself and its free at the end), so 5 fit -- 10 ops -- and the 6th would
+    not.  The trace is kept, cut there and marked; before issue 19 the whole
+    recording was refused after the program had run."""
+    write(tmp_path / "5.hsr", start(5) + [rec("M", 0x10 * i, 0, 8 + i) for i in range(1, 12)])
+    r = read_recordings(tmp_path, 5, max_ops=10)
+    assert ops(r.main.trace) == [("a", i, 9 + i) for i in range(5)] + [("f", i) for i in range(5)]
+    assert r.main.cut == LIMIT_OPS
+
+
+def test_frees_after_the_cut_are_not_taken(tmp_path):
+    """Cut at the limit, a later free of a kept block is dropped too: the
+    trace is a prefix of what the program did, then the frees at the end."""
+    write(tmp_path / "5.hsr", start(5) + [rec("M", 0x10, 0, 1), rec("M", 0x20, 0, 2),
+                                          rec("M", 0x30, 0, 3), rec("F", 0x10)])
+    r = read_recordings(tmp_path, 5, max_ops=5)
+    # a record is taken while ops + live blocks <= 5 - 2 (it may add 2):
+    # 0 and 2 before the first two mallocs, 4 before the third: cut there.
+    assert ops(r.main.trace) == [("a", 0, 1), ("a", 1, 2), ("f", 0), ("f", 1)]
+    assert r.main.cut == LIMIT_OPS
+
+
+def test_a_recording_the_recorder_stopped_is_marked_and_exec_starts_afresh(tmp_path):
+    """The recorder's 'L' record (a limit reached): the program's trace is cut
+    there; a program the same process execs afterwards is a new recording."""
+    write(tmp_path / "5.hsr", start(5) + [
+        rec("M", 0x10, 0, 24), rec("L", 1, 1, 2, extra=LIMIT_BYTES),
+        rec("S", 5, 1, 0, FORMAT_VERSION), name("ls"), rec("M", 0x10, 0, 7)])
+    r = read_recordings(tmp_path, 5)
+    first, second = r.programs
+    assert ops(first.trace) == [("a", 0, 24), ("f", 0)] and first.cut == LIMIT_BYTES
+    assert ops(second.trace) == [("a", 0, 7), ("f", 0)] and second.cut is None and second.main
+
+
+def test_a_child_forked_after_the_cut_is_cut_too(tmp_path):
+    write(tmp_path / "20.hsr", start(20) + [rec("M", 0x10, 0, 24),
+                                            rec("L", 1, 1, 3, extra=LIMIT_OPS)])
+    write(tmp_path / "21.hsr", [rec("K", 21, 20, 4, FORMAT_VERSION), rec("M", 0x20, 0, 5)])
+    r = read_recordings(tmp_path, 20)
+    child = next(p for p in r.programs if p.pid == 21)
+    assert child.cut == LIMIT_OPS
+
+
+def test_an_allocation_larger_than_a_rep_holds_is_left_out_and_counted(tmp_path):
+    """malloc(2**41) can succeed (overcommit); a .rep cannot hold it.  Before
+    issue 19 the recording was refused after the run."""
+    write(tmp_path / "5.hsr", start(5) + [
+        rec("M", 0x10, 0, 2**41), rec("M", 0x20, 0, 8), rec("R", 0x30, 0x20, 2**42),
+        rec("F", 0x10), rec("F", 0x30)])
+    r = read_recordings(tmp_path, 5)
+    assert ops(r.main.trace) == [("a", 0, 8), ("f", 0)]
+    assert r.main.too_large == 2
+    assert r.main.counts.unknown_frees == 2

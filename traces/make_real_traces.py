@@ -192,11 +192,12 @@ def record_recipe(recipe: Recipe, library, out_dir: Path, max_bytes: int | None 
         raw.mkdir()
         env = {**BASE_ENV, **recipe.env}
         with open(Path(work, recipe.stdin) if recipe.stdin else os.devnull) as stdin:
-            code, pid = run_recorded(recipe.command, str(raw), library, env=env, cwd=work,
-                                     stdin=stdin)
-        if code != 0:
-            raise SystemExit(f"{recipe.name}: {shlex.join(recipe.command)} exited with {code}")
-        rec = read_recordings(raw, pid)
+            run = run_recorded(recipe.command, str(raw), library, env=env, cwd=work,
+                               stdin=stdin)
+        if run.returncode != 0:
+            raise SystemExit(f"{recipe.name}: {shlex.join(recipe.command)} exited with "
+                             f"{run.returncode}")
+        rec = read_recordings(raw, run.pid)
     if recipe.program:
         chosen = [p for p in rec.programs if p.program == recipe.program]
     else:

@@ -17,33 +17,58 @@ The trace of the *main* program -- the last program run by the process
 ``record`` started, whose exit status ``record`` passes on -- is written to
 the output file; every other program that allocated anything of its own gets
 ``OUT.<pid>.<program>.rep`` beside it.
+
+Nothing the program did is lost, and nothing is left behind:
+
+- ``-o`` is checked before the program runs (:func:`check_record_output`):
+  its folder exists, and it names neither the program nor a file given as
+  an argument; the traces are written through a temporary file and a
+  rename (:mod:`heapscope.outputs`);
+- a stop signal sent to heapscope goes to the program
+  (:mod:`traces.record_run`); what it recorded until it ended is written;
+- a trace is never refused for its size after the program ran: the recorder
+  stops at heapscope's limits (``traces/limits.py``) and says so at once,
+  and the reader cuts each trace so that it keeps within them;
+- a trace that does not hold everything the program did says so and why,
+  in a ``#`` line at its end (after the operations, where the CS:APP
+  driver, which reads a fixed count of them, never looks) and in the
+  summary;
+- the raw files live in a temporary folder removed whatever happens.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import shutil
-import signal
-import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
+from ..outputs import OutputError, atomic_output, check_output, same_file
+
 from .errors import TraceError
-from .limits import MAX_OPS
+from .limits import MAX_INPUT_BYTES, MAX_OPS, MAX_SIZE
 from .pointer_trace import PointerTrace, Snapshot
 from .preload import preload_library
-from .rep import write_rep
+from .record_run import (LIMIT_BYTES, LIMIT_OPS, ProgramRun, Received, SignalRelay,
+                         run_recorded, signal_name)
+from .rep import format_rep
 from .trace import Trace
 
 #: One record of the recorder's files (see recorder.c), native byte order.
 RECORD = np.dtype([("kind", "=u4"), ("extra", "=u4"), ("a", "=u8"), ("b", "=u8"), ("c", "=u8")])
 FORMAT_VERSION = 1
-START, NAME, FORK = ord("S"), ord("N"), ord("K")
+START, NAME, FORK, LIMIT = ord("S"), ord("N"), ord("K"), ord("L")
 MALLOC, CALLOC, REALLOC, ALIGNED, FREE = (ord(c) for c in "MCRAF")
+#: ops a record may add to a trace, and the frees at the end: a trace is cut
+#: before a record that could take it past the limit
+_MOST_OPS_A_RECORD_ADDS = 2
 #: programs listed one a line in the summary
 SUMMARY_PROGRAMS = 12
 _CHUNK = 1 << 16   # records read at a time: bounded memory for any file size
@@ -67,6 +92,13 @@ class ProgramTrace:
     path: Path | None = None
     #: frees added at the end for the blocks still live (0 with keep_live)
     freed_at_end: int = 0
+    #: why the trace stops before the program did: LIMIT_OPS or LIMIT_BYTES
+    #: (a recorder limit), None if it holds everything recorded
+    cut: int | None = None
+    #: the process was still running when its recording was read
+    still_running: bool = False
+    #: allocations larger than a .rep may hold (MAX_SIZE), left out
+    too_large: int = 0
 
     @property
     def own_ops(self) -> int:
@@ -79,6 +111,13 @@ class Recording:
     status: int
     programs: list[ProgramTrace] = field(default_factory=list)
     torn: list[int] = field(default_factory=list)   # pids whose file ends mid-record
+    #: the main process's return code (negative: killed by that signal)
+    returncode: int = 0
+    #: stop signals heapscope received while the program ran, and after
+    signals: list[Received] = field(default_factory=list)
+    late_signals: list[Received] = field(default_factory=list)
+    max_ops: int = MAX_OPS
+    max_bytes: int = MAX_INPUT_BYTES
 
     @property
     def main(self) -> ProgramTrace | None:
@@ -92,26 +131,24 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def run_recorded(command: list[str], raw_dir: str, library: str | os.PathLike,
-                 env: dict | None = None, cwd=None, stdin=None) -> tuple[int, int]:
-    """Run ``command`` with the recorder loaded; (its return code, its pid).
+def program_path(name: str, env: dict | None = None) -> str | None:
+    """The file ``name`` runs, found as exec does: a name with a slash is a
+    path, another is looked up on the PATH.  None if there is none."""
+    if os.sep in name:
+        return name if os.path.exists(name) else None
+    path = (os.environ if env is None else env).get("PATH", os.defpath)
+    return shutil.which(name, path=path)
 
-    The program shares our terminal: its input and output pass through
-    (``stdin`` may give it another input, ``env`` another environment).
-    Ctrl+C reaches it (the whole foreground group gets it) while we only wait,
-    so that what it recorded is still converted.  OSError if it cannot start.
-    """
-    env = dict(os.environ if env is None else env)
-    preload = env.get("LD_PRELOAD", "").strip()
-    env["LD_PRELOAD"] = os.fspath(library) + (" " + preload if preload else "")
-    env["HEAPSCOPE_RECORD_DIR"] = raw_dir
-    # A Python handler (not SIG_IGN, which exec would keep) while we wait.
-    old = signal.signal(signal.SIGINT, lambda *_: None)
-    try:
-        proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=stdin)
-        return proc.wait(), proc.pid
-    finally:
-        signal.signal(signal.SIGINT, old)
+
+def check_record_output(command: list[str], output: str | os.PathLike) -> None:
+    """OutputError, before anything runs, if ``output`` cannot be written or
+    would overwrite the program or a file named in its arguments."""
+    check_output(output, what="trace")
+    program = program_path(command[0])
+    if program is not None and os.path.exists(output) and same_file(output, program):
+        raise OutputError(f"{os.fspath(output)}: the trace would overwrite the program it "
+                          f"records ({command[0]}); name another file")
+    check_output(output, [a for a in command[1:] if os.path.exists(a)], what="trace")
 
 
 # --- converting ---------------------------------------------------------------
@@ -180,35 +217,52 @@ def read_recordings(raw_dir: str | os.PathLike, main_pid: int | None = None,
             break
         pending = rest
 
-    rec = Recording(status=0)
-    snapshots: dict[tuple[int, int], Snapshot] = {}
+    rec = Recording(status=0, max_ops=max_ops)
+    snapshots: dict[tuple[int, int], tuple[Snapshot, int | None]] = {}
+    # A trace is cut before a record that could take it (with the frees of
+    # its live blocks at the end) past max_ops: the limit never refuses it.
+    room = max_ops - _MOST_OPS_A_RECORD_ADDS
     for pid in order:
         path = files[pid]
         source = str(path)
         current: PointerTrace | None = None
         info: dict = {}
+        cut = None
         programs_of_pid = 0
         want = wanted.get(pid, set())
 
-        def finish(cur, inf):
+        def finish(cur, inf, cut):
             trace = cur.finish(keep_live)
             rec.programs.append(ProgramTrace(
                 pid=pid, parent=inf["parent"], program=inf["program"], trace=trace,
                 inherited=inf["inherited"], forked_from=inf["forked_from"],
                 exec_index=inf["exec_index"], counts=cur.counts,
-                freed_at_end=0 if keep_live else cur.counts.live_at_end))
+                freed_at_end=0 if keep_live else cur.counts.live_at_end, cut=cut,
+                too_large=inf["too_large"]))
 
         last_index = -1
         for index, kind, extra, a, b, c in _records(path):
             last_index = index
             if index in want and current is not None:
-                snapshots[(pid, index)] = current.snapshot()
-            if kind == MALLOC or kind == CALLOC or kind == ALIGNED:
-                current.alloc(a, c)
+                snapshots[(pid, index)] = (current.snapshot(), cut)
+            if kind == MALLOC or kind == CALLOC or kind == ALIGNED or kind == REALLOC:
+                if cut is not None:
+                    continue
+                if len(current.kind) + len(current.live) > room:
+                    cut = LIMIT_OPS
+                elif c > MAX_SIZE:      # a .rep cannot hold it: left out, and counted
+                    info["too_large"] += 1
+                    if kind == REALLOC:
+                        current.free(b)
+                elif kind == REALLOC:
+                    current.realloc(b, a, c)
+                else:
+                    current.alloc(a, c)
             elif kind == FREE:
-                current.free(a)
-            elif kind == REALLOC:
-                current.realloc(b, a, c)
+                if cut is None:
+                    current.free(a)
+            elif kind == LIMIT:
+                cut = cut or (LIMIT_BYTES if extra == LIMIT_BYTES else LIMIT_OPS)
             elif kind == NAME:
                 info["program"] = _name_of(a, b, c)
                 current.name = info["program"]
@@ -218,10 +272,11 @@ def read_recordings(raw_dir: str | os.PathLike, main_pid: int | None = None,
                                      f"{FORMAT_VERSION} (a recording from another heapscope?)",
                                      source)
                 if current is not None:
-                    finish(current, info)
+                    finish(current, info, cut)
+                cut = None
                 if kind == FORK:
                     # the parent's heap at the fork, in the program it was running then
-                    snap = snapshots.get((b, c))   # two children may share one
+                    snap, cut = snapshots.get((b, c), (None, None))   # two children may share one
                     current = (PointerTrace.continued(snap, source=source) if snap is not None
                                else PointerTrace(source=source, max_ops=max_ops))
                     name = snap.owner.name if snap is not None and snap.owner.name else "?"
@@ -232,19 +287,31 @@ def read_recordings(raw_dir: str | os.PathLike, main_pid: int | None = None,
                     current = PointerTrace(source=source, max_ops=max_ops)
                     info = {"parent": b, "program": "?", "forked_from": None, "inherited": 0,
                             "exec_index": programs_of_pid}
+                info["too_large"] = 0
                 programs_of_pid += 1
             else:
                 raise TraceError(f"record {index}: unknown record kind {kind}", source)
         if last_index + 1 in want and current is not None:
-            snapshots[(pid, last_index + 1)] = current.snapshot()
+            snapshots[(pid, last_index + 1)] = (current.snapshot(), cut)
         if current is not None:
-            finish(current, info)
+            finish(current, info, cut)
+            rec.programs[-1].still_running = pid != main_pid and _still_running(pid)
         if path.stat().st_size % RECORD.itemsize:
             rec.torn.append(pid)
     of_main = [p for p in rec.programs if p.pid == main_pid]
     if of_main:
         of_main[-1].main = True
     return rec
+
+
+def _still_running(pid: int) -> bool:
+    """Whether process ``pid`` is alive (a zombie has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
 
 
 # --- output -------------------------------------------------------------------
@@ -257,12 +324,14 @@ def _split_ext(path: str) -> tuple[str, str]:
     return path, ""
 
 
-def output_paths(output: str | os.PathLike, programs: list[ProgramTrace]) -> None:
+def output_paths(output: str | os.PathLike, programs: list[ProgramTrace],
+                 avoid: list[str | os.PathLike] = ()) -> None:
     """Set ``path`` of each program to write: the main one to ``output``, the
     others to ``OUT.<pid>.<program>.rep`` (``.2`` and so on when one process
-    ran the same program twice).  Fork children with no operation of their
-    own (most of them exec at once) and programs with no operation at all get
-    no file."""
+    ran the same program twice, or when the name is one of the files in
+    ``avoid``: the program and its inputs).  Fork children with no operation
+    of their own (most of them exec at once) and programs with no operation
+    at all get no file."""
     stem, ext = _split_ext(os.fspath(output))
     ext = ext or ".rep"
     taken: set[str] = set()
@@ -275,41 +344,124 @@ def output_paths(output: str | os.PathLike, programs: list[ProgramTrace]) -> Non
         safe = re.sub(r"[^A-Za-z0-9_.+-]", "_", prog.program).strip(".") or "program"
         name = f"{stem}.{prog.pid}.{safe}"
         candidate, n = name, 1
-        while candidate in taken:
+        while candidate in taken or any(os.path.exists(candidate + ext)
+                                        and same_file(candidate + ext, a) for a in avoid):
             n += 1
             candidate = f"{name}.{n}"
         taken.add(candidate)
         prog.path = Path(candidate + ext)
 
 
-def record(command: list[str], output: str | os.PathLike, keep_live: bool = False) -> Recording:
+def partial_notes(rec: Recording, prog: ProgramTrace) -> list[str]:
+    """Why ``prog``'s trace does not hold everything the program did (empty
+    if it does): each reason in a sentence."""
+    notes = []
+    if prog.main:
+        notes += [got.describe() for got in rec.signals]
+        if rec.returncode < 0:
+            notes.append(f"the program was killed by {signal_name(-rec.returncode)}")
+    if prog.cut == LIMIT_OPS:
+        notes.append(f"the recording stopped at {rec.max_ops:,} operations, the most a trace "
+                     "may have (traces/limits.py); the program went on unrecorded")
+    elif prog.cut == LIMIT_BYTES:
+        notes.append(f"the recorder's file reached {_human(rec.max_bytes)}, the most it may "
+                     "hold (traces/limits.py); the program went on unrecorded")
+    if prog.still_running:
+        notes.append("the process was still running when heapscope record read its recording")
+    return notes
+
+
+def partial_line(notes: list[str]) -> str:
+    """The ``#`` line a partial trace ends with."""
+    return "# heapscope record: partial trace: " + "; ".join(notes)
+
+
+def write_recorded(trace: Trace, path: str | os.PathLike, notes: list[str] = ()) -> None:
+    """Write a recorded trace as a .rep (gzipped for a .gz name), atomically,
+    with the partial line after the operations when there are ``notes``."""
+    text = format_rep(trace)
+    if notes:
+        text += partial_line(notes) + "\n"
+    data = text.encode("utf-8", "replace")
+    try:
+        with atomic_output(path) as f:
+            if os.fspath(path).lower().endswith(".gz"):
+                with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0,
+                                   compresslevel=6) as gz:
+                    gz.write(data)
+            else:
+                f.write(data)
+    except OSError as e:
+        raise TraceError(f"cannot write the file: {e.strerror or e}", os.fspath(path)) from None
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def limit_message(pid: int, reason: int, program: str, max_ops: int, max_bytes: int) -> str:
+    """What heapscope says, while the program runs, when a recording stops at a limit."""
+    what = (f"{max_ops:,} operations, the most a trace may have" if reason == LIMIT_OPS
+            else f"{_human(max_bytes)} of records, the most a recorder's file may hold")
+    return (f"heapscope record: pid {pid} ({program}) reached {what} (traces/limits.py): "
+            "its recording stops here and the program goes on; what was recorded will be "
+            "written, marked partial")
+
+
+def record(command: list[str], output: str | os.PathLike, keep_live: bool = False, *,
+           max_ops: int = MAX_OPS, max_bytes: int = MAX_INPUT_BYTES,
+           say: Callable[[str], None] = _say) -> Recording:
     """Run ``command`` under the recorder and write its traces (see module doc).
 
-    Raises :class:`traces.preload.RecorderUnavailable` when the library cannot
-    be built, OSError when the command cannot start, TraceError when nothing
-    was recorded or a trace is past the limits.
+    ``say`` prints what heapscope has to say while the program runs (a
+    recording stopped at a limit).  Raises OutputError (before anything runs)
+    when ``output`` cannot or must not be written,
+    :class:`traces.preload.RecorderUnavailable` when the library cannot be
+    built or checked, OSError when the command cannot start, TraceError when
+    nothing was recorded or a raw file cannot be read.
     """
-    folder = Path(output).parent
-    if not folder.is_dir():   # say so before the program runs, not after
-        raise TraceError(f"no such folder {str(folder)!r} for the trace", os.fspath(output))
+    check_record_output(command, output)
     library = preload_library()
-    raw_dir = tempfile.mkdtemp(prefix="heapscope-record-")
-    try:
-        returncode, pid = run_recorded(command, raw_dir, library)
-        rec = read_recordings(raw_dir, pid, keep_live)
-    finally:
-        shutil.rmtree(raw_dir, ignore_errors=True)
-    rec.status = exit_status(returncode)
-    if rec.main is None:
-        raise TraceError(
-            f"nothing was recorded from {command[0]} (exit status {rec.status}): is it "
-            "statically linked, or setuid? The recorder needs a dynamically linked "
-            "program that calls malloc", None)
-    output_paths(output, rec.programs)
-    for prog in rec.programs:
-        if prog.path is not None:
-            write_rep(prog.trace, prog.path)
+
+    def on_limit(pid, reason, program):
+        say(limit_message(pid, reason, program, max_ops, max_bytes))
+
+    with SignalRelay() as relay:
+        raw_dir = tempfile.mkdtemp(prefix="heapscope-record-")
+        try:
+            run: ProgramRun = run_recorded(command, raw_dir, library, max_ops=max_ops,
+                                           max_bytes=max_bytes, relay=relay, on_limit=on_limit)
+            try:
+                rec = read_recordings(raw_dir, run.pid, keep_live, max_ops=max_ops)
+            except TraceError as e:
+                # the raw files go with their folder: say what, not where
+                raise TraceError(f"the recording of {command[0]} cannot be read: {e.message} "
+                                 f"(in a raw file, now removed, of pid {_pid_of(e.path)})",
+                                 None) from None
+        finally:
+            shutil.rmtree(raw_dir, ignore_errors=True)
+        rec.returncode = run.returncode
+        rec.status = exit_status(run.returncode)
+        rec.signals = run.signals
+        rec.max_bytes = max_bytes
+        if rec.main is None:
+            raise TraceError(
+                f"nothing was recorded from {command[0]} (exit status {rec.status}): is it "
+                "statically linked, or setuid? The recorder needs a dynamically linked "
+                "program that calls malloc", None)
+        inputs = [p for p in [program_path(command[0])] + command[1:]
+                  if p is not None and os.path.exists(p)]
+        output_paths(output, rec.programs, avoid=inputs)
+        for prog in rec.programs:
+            if prog.path is not None:
+                write_recorded(prog.trace, prog.path, partial_notes(rec, prog))
+        rec.late_signals = [got for got in relay.received if not got.while_running]
     return rec
+
+
+def _pid_of(path: str | None) -> str:
+    stem = Path(path).stem if path else ""
+    return stem if stem.isdigit() else "?"
 
 
 def _human(n: int) -> str:
@@ -357,4 +509,16 @@ def summary_lines(rec: Recording) -> list[str]:
     for pid in rec.torn:
         lines.append(f"  the recording of pid {pid} ends mid-record (disk full?); its last "
                      f"record was dropped")
+    too_large = sum(p.too_large for p in rec.programs)
+    if too_large:
+        lines.append(f"  {too_large:,} allocations of more than 2**40 bytes were left out "
+                     "(a .rep cannot hold them)")
+    for prog in shown:
+        notes = partial_notes(rec, prog)
+        if notes and prog.path is not None:
+            lines.append(f"  partial: {prog.path} (pid {prog.pid} {prog.program}): "
+                         + "; ".join(notes))
+    for got in rec.late_signals:
+        lines.append(f"  {signal_name(got.signum)} came after the program had ended: the "
+                     "traces were written first")
     return lines

@@ -33,6 +33,12 @@
  *    a caller of malloc sees.
  *  - The program may close our descriptor (closefrom, close_fds): it is moved
  *    to a high number, where open() rarely lands, and reopened on EBADF.
+ *  - A recording past heapscope's limits (HEAPSCOPE_RECORD_MAX_OPS operations
+ *    in one program's trace, counting the blocks still live that the trace
+ *    will free at the end; HEAPSCOPE_RECORD_MAX_BYTES bytes in one file) stops
+ *    there, while the program goes on: an 'L' record ends the file, and a
+ *    file <pid>-<records>.limit holding "<reason> <program name>" tells
+ *    heapscope at once, which says so while the program still runs.
  *
  * Record layout (native byte order, 32 bytes):
  *   kind (u32), extra (u32), a, b, c (u64)
@@ -44,6 +50,8 @@
  *   'R' realloc: a = new pointer, b = old pointer (not 0), c = size
  *   'A' aligned (memalign and kin): a = pointer, b = alignment, c = size
  *   'F' free: a = pointer (not 0)
+ *   'L' the recording stops here, at a limit: extra = 1 (operations) or 2 (bytes),
+ *       a = operations of the program, b = blocks it holds, c = records written
  * realloc(NULL, n) is recorded as 'M'; realloc(p, 0) returning NULL as 'F';
  * calls that fail (NULL) are not recorded.
  */
@@ -94,6 +102,14 @@ static __thread int in_hook __attribute__((tls_model("initial-exec")));
 static int fd = -1;            /* our file, -1 when not recording */
 static uint64_t records;       /* records in our file so far */
 static char path[4096];
+static size_t dir_len;         /* path[:dir_len] is the folder */
+
+/* The limits (0: none), and what counts against them.  A forked child keeps
+ * its parent's counts (its trace starts with the parent's); exec starts a new
+ * program at zero (a new process image). */
+static uint64_t max_ops, max_bytes;
+static uint64_t ops;           /* operation records of this program */
+static uint64_t live;          /* blocks it holds (about: frees of unseen blocks count too) */
 
 /* ---- the bootstrap buffer, used while dlsym runs ---------------------- */
 
@@ -145,6 +161,7 @@ static void open_file(void) {
     if (!dir || !*dir || strlen(dir) > sizeof path - 32) return;
     char *p = stpcpy(path, dir);
     *p++ = '/';
+    dir_len = (size_t)(p - path);
     p = put_uint(p, (unsigned long)getpid());
     strcpy(p, ".hsr");
     int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -183,6 +200,52 @@ static void emit(uint32_t kind, uint32_t extra, uint64_t a, uint64_t b, uint64_t
         break;                              /* disk full, or a short write */
     }
     fd = -1;                                /* stop: the reader sees where */
+}
+
+static uint64_t env_number(const char *name) {
+    const char *v = getenv(name);
+    uint64_t n = 0;
+    if (!v) return 0;
+    for (; *v >= '0' && *v <= '9'; v++) n = n * 10 + (uint64_t)(*v - '0');
+    return n;
+}
+
+/* At a limit: say where the recording stops, tell heapscope, stop. */
+static void stop_recording(uint32_t reason) {
+    emit('L', reason, ops, live, records);
+    char marker[sizeof path + 48];
+    memcpy(marker, path, dir_len);
+    char *p = put_uint(marker + dir_len, (unsigned long)getpid());
+    *p++ = '-';
+    p = put_uint(p, (unsigned long)records);
+    strcpy(p, ".limit");
+    int m = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (m >= 0) {
+        /* "<reason> <name>": which limit, and the program's short name */
+        char text[64];
+        const char *name = program_invocation_short_name ? program_invocation_short_name : "";
+        text[0] = (char)('0' + reason);
+        text[1] = ' ';
+        size_t n = strnlen(name, sizeof text - 3);
+        memcpy(text + 2, name, n);
+        if (write(m, text, n + 2) < 0) { /* heapscope still sees the file */ }
+        close(m);
+    }
+    if (fd >= 0) close(fd);
+    fd = -1;
+}
+
+/* One operation of the program: its record, then the limits. */
+static void emit_op(uint32_t kind, uint64_t a, uint64_t b, uint64_t c) {
+    emit(kind, 0, a, b, c);
+    ops++;
+    if (kind == 'M' || kind == 'C' || kind == 'A') live++;
+    else if (kind == 'F' && live) live--;
+    if (fd < 0) return;
+    if (max_ops && ops + live >= max_ops)
+        stop_recording(1);
+    else if (max_bytes && (records + 2) * sizeof(struct record) > max_bytes)
+        stop_recording(2);
 }
 
 static void emit_name(void) {
@@ -248,6 +311,8 @@ static void resolve(void) {
         if (write(2, msg, sizeof msg - 1) < 0) { /* nothing more to say */ }
         _exit(127);
     }
+    max_ops = env_number("HEAPSCOPE_RECORD_MAX_OPS");
+    max_bytes = env_number("HEAPSCOPE_RECORD_MAX_BYTES");
     open_file();
     if (fd >= 0) {
         emit('S', FORMAT_VERSION, (uint64_t)getpid(), (uint64_t)getppid(), 0);
@@ -296,7 +361,7 @@ void *malloc(size_t size) {
     if (how == 0) return real_malloc(size);
     void *p = real_malloc(size);
     int e = errno;
-    if (p) emit('M', 0, U(p), 0, size);
+    if (p) emit_op('M', U(p), 0, size);
     leave(e);
     return p;
 }
@@ -310,7 +375,7 @@ void *calloc(size_t nmemb, size_t size) {
     if (how == 0) return real_calloc(nmemb, size);
     void *p = real_calloc(nmemb, size);
     int e = errno;
-    if (p) emit('C', 0, U(p), nmemb, (uint64_t)nmemb * size);
+    if (p) emit_op('C', U(p), nmemb, (uint64_t)nmemb * size);
     leave(e);
     return p;
 }
@@ -323,7 +388,7 @@ void free(void *ptr) {
         return;
     }
     int e = errno;
-    emit('F', 0, U(ptr), 0, 0);
+    emit_op('F', U(ptr), 0, 0);
     real_free(ptr);
     leave(e);
 }
@@ -344,11 +409,11 @@ void *realloc(void *ptr, size_t size) {
     void *p = real_realloc(ptr, size);
     int e = errno;
     if (!ptr) {
-        if (p) emit('M', 0, U(p), 0, size);
+        if (p) emit_op('M', U(p), 0, size);
     } else if (p) {
-        emit('R', 0, U(p), U(ptr), size);
+        emit_op('R', U(p), U(ptr), size);
     } else if (size == 0) {
-        emit('F', 0, U(ptr), 0, 0);        /* glibc: realloc(p, 0) frees p */
+        emit_op('F', U(ptr), 0, 0);        /* glibc: realloc(p, 0) frees p */
     }
     leave(e);
     return p;
@@ -370,7 +435,7 @@ static void *aligned(void *(*fn)(size_t, size_t), size_t align, size_t size) {
     if (how == 0) return fn ? fn(align, size) : NULL;
     void *p = fn ? fn(align, size) : NULL;
     int e = errno;
-    if (p) emit('A', 0, U(p), align, size);
+    if (p) emit_op('A', U(p), align, size);
     leave(e);
     return p;
 }
@@ -394,7 +459,7 @@ int posix_memalign(void **out, size_t align, size_t size) {
     if (how == 0) return real_posix_memalign(out, align, size);
     int e = errno;
     int rc = real_posix_memalign(out, align, size);
-    if (rc == 0) emit('A', 0, U(*out), align, size);
+    if (rc == 0) emit_op('A', U(*out), align, size);
     leave(e);
     return rc;
 }
@@ -406,7 +471,7 @@ void *valloc(size_t size) {
     if (how == 0) return real_valloc(size);
     void *p = real_valloc(size);
     int e = errno;
-    if (p) emit('A', 0, U(p), page, size);
+    if (p) emit_op('A', U(p), page, size);
     leave(e);
     return p;
 }
@@ -418,7 +483,7 @@ void *pvalloc(size_t size) {
     if (how == 0) return real_pvalloc(size);
     void *p = real_pvalloc(size);
     int e = errno;
-    if (p) emit('A', 0, U(p), page, size);
+    if (p) emit_op('A', U(p), page, size);
     leave(e);
     return p;
 }
