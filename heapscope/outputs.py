@@ -91,21 +91,8 @@ def atomic_output(path: str | os.PathLike, mode: str = "wb") -> Iterator:
     """``with atomic_output(path) as f: f.write(...)``: ``f`` is a temporary
     file beside ``path``, renamed over it when the block ends without an
     exception and removed otherwise."""
-    if _written_in_place(path):
-        with open(path, mode) as f:
-            yield f
-        return
-    path = os.path.realpath(path)
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part", dir=folder)
-    try:
-        with os.fdopen(fd, mode) as f:
-            yield f
-        _put_in_place(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path) as tmp, open(tmp, mode) as f:
+        yield f
 
 
 @contextlib.contextmanager

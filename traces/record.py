@@ -38,7 +38,6 @@ Nothing the program did is lost, and nothing is left behind:
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import shutil
@@ -50,7 +49,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..outputs import OutputError, atomic_output, check_output, same_file
+from ..outputs import OutputError, check_output, same_file
 
 from .errors import TraceError
 from .limits import MAX_INPUT_BYTES, MAX_OPS, MAX_SIZE
@@ -58,7 +57,7 @@ from .pointer_trace import PointerTrace, Snapshot
 from .preload import preload_library
 from .record_run import (LIMIT_BYTES, LIMIT_OPS, ProgramRun, Received, SignalRelay,
                          run_recorded, signal_name)
-from .rep import format_rep
+from .rep import format_rep, write_rep_bytes
 from .trace import Trace
 
 #: One record of the recorder's files (see recorder.c), native byte order.
@@ -382,17 +381,7 @@ def write_recorded(trace: Trace, path: str | os.PathLike, notes: list[str] = ())
     text = format_rep(trace)
     if notes:
         text += partial_line(notes) + "\n"
-    data = text.encode("utf-8", "replace")
-    try:
-        with atomic_output(path) as f:
-            if os.fspath(path).lower().endswith(".gz"):
-                with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0,
-                                   compresslevel=6) as gz:
-                    gz.write(data)
-            else:
-                f.write(data)
-    except OSError as e:
-        raise TraceError(f"cannot write the file: {e.strerror or e}", os.fspath(path)) from None
+    write_rep_bytes(path, text.encode("utf-8", "replace"))
 
 
 def _say(line: str) -> None:

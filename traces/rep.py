@@ -137,8 +137,14 @@ def write_rep(trace: Trace, path: PathLike, *, sugg_heapsize: int = 0, weight: i
     whatever ``path`` held before.  Errors writing the file are raised as
     TraceError.
     """
+    write_rep_bytes(path, format_rep(trace, sugg_heapsize=sugg_heapsize, weight=weight).encode("ascii"))
+
+
+def write_rep_bytes(path: PathLike, data: bytes) -> None:
+    """Write a .rep file's bytes (gzip-compressed if the name ends in .gz,
+    with a zero timestamp) atomically; TraceError naming ``path`` if it
+    cannot be written."""
     where = os.fsdecode(path)
-    data = format_rep(trace, sugg_heapsize=sugg_heapsize, weight=weight).encode("ascii")
     try:
         with atomic_output(path, "wb") as f:
             if where.lower().endswith(".gz"):
