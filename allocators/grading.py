@@ -38,8 +38,9 @@ peak live payload with every request counted as if it succeeded (computed
 from the trace alone: ids, sizes, reallocs, frees), H the final heap size
 (the break minus the base, or the touched part of a fixed pool) and R the
 sum of the sizes of the requests that failed (a malloc's size, a realloc's
-new size), as if the heap had grown by each and never reused it, as a bump
-allocator would have.  Failing can therefore only lower utilisation, which
+new size, each rounded up to the alignment and at least one alignment unit:
+:func:`failed_charge`), as if the heap had grown by each and never reused
+it, as a bump allocator would have.  Failing can therefore only lower utilisation, which
 stays <= 1, and a trace with H + R = 0 has utilisation 0, never 1.
 Throughput = operations / seconds; then, as mdriver, a performance index of
 100 x (0.6 x mean utilisation + 0.4 x min(T / T_ref, 1)), zero when any
@@ -77,6 +78,10 @@ TIMED_ENOUGH = 0.5
 #: the check pass tells ``progress`` how far it is about this many times a trace
 PROGRESS_STEPS = 50
 
+#: the utilisation rule in one line, for the reports
+UTILISATION_RULE = ("the trace's peak live payload (every request counted as if it succeeded) / "
+                    "(final heap + the bytes of every request that failed, aligned); 0 when both are 0")
+
 WEIGHT_UTIL = 0.6
 WEIGHT_THROUGHPUT = 0.4
 
@@ -85,6 +90,14 @@ def utilisation(peak_live: int, heap: int, failed_bytes: int) -> float:
     """U / (H + R) (see the module docstring): 0 when H + R is 0."""
     room = heap + failed_bytes
     return peak_live / room if room > 0 else 0.0
+
+
+def failed_charge(size: int, align: int) -> int:
+    """What a failed request adds to R: the least the heap would have grown
+    by for it, its size rounded up to the alignment and at least one
+    alignment unit (two payloads never share an aligned address), as a bump
+    allocator would have grown it."""
+    return max(size + (-size) % align, align)
 
 
 def trace_peak_live(trace) -> int:
@@ -296,7 +309,7 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
             results.append(payload)
             if payload is None and kinds[t] != FREE:
                 out.failed += 1
-                out.failed_bytes += sizes[t]
+                out.failed_bytes += failed_charge(sizes[t], strategy.align)
             if progress is not None and t % report_every == 0:
                 progress(t)
             done = t + 1
@@ -457,7 +470,7 @@ def run_baseline(name: str, params: dict, trace, timing: bool = True) -> Baselin
         program = Program()
         for kind, ident, size in zip(kinds, ids, sizes):
             if apply_op(strategy, program, kind, ident, size).payload is None and kind != FREE:
-                run.failed_bytes += size
+                run.failed_bytes += failed_charge(size, strategy.align)
         run.heap = strategy.footprint
         if timing:
             run.seconds = time_replay(lambda: make_strategy(name, **params), trace, fused=False)
@@ -547,4 +560,4 @@ def grade(cls: type[UserStrategy], traces: list[tuple[str, object]], params: dic
 
 __all__ = ["Grade", "TraceGrade", "BaselineRun", "CheckedTrace", "REFERENCE", "KIND_NAMES",
            "books_digest", "check_trace", "full_check", "grade", "run_baseline",
-           "trace_peak_live", "utilisation"]
+           "failed_charge", "trace_peak_live", "utilisation", "UTILISATION_RULE"]
