@@ -818,14 +818,16 @@ def _kops(ops_per_s) -> str:
 
 def grade_text(result, spec: str | None, reopen) -> str:
     """The report of ``heapscope grade`` for people."""
-    from .allocators.grading import REFERENCE, UTILISATION_RULE
+    from .allocators.grading import REFERENCE
     n = len(result.traces)
     who = f"{result.strategy} ({spec})" if spec else result.strategy
     lines = [f"grading {who} on {n} trace{'s' if n != 1 else ''}",
              "checks: each result aligned, inside the heap, overlapping no live payload; realloc "
              "keeping the bytes;",
-             "  your books right; no exception; your walk, _check_structure and structure() after "
-             "each step (every few on big heaps)",
+             "  no NULL unless the heap was refused growth; the heap grown only by _take_core; the "
+             "same addresses every replay;",
+             "  your books right; no exception; your walk, _check_structure and structure() as "
+             "often as they cost no more than your own code",
              ""]
     base = result.baseline
     head = ["trace", "ops", "valid", "util", "Kops/s", f"{REFERENCE} Kops/s"]
@@ -877,7 +879,8 @@ def grade_text(result, spec: str | None, reopen) -> str:
         return "\n".join(lines)
     util = result.mean_utilisation or 0.0
     ratio = result.throughput_ratio or 0.0
-    lines.append(f"mean utilisation {util:.3f}; per trace: {UTILISATION_RULE}")
+    lines.append(f"mean utilisation {util:.3f} (per trace: the trace's peak live payload / "
+                 "(final heap + failed requests' bytes))")
     lines.append(f"throughput {_kops(result.throughput)} Kops/s; the reference, the built-in "
                  f"{REFERENCE} on the same traces in this run: {_kops(result.reference_throughput)} "
                  f"Kops/s (ratio {ratio:.2f})")
