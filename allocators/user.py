@@ -852,6 +852,8 @@ class UserStrategy(Strategy):
         ``_check_structure`` with the blocks of your walk (the uncarved pool
         tail left out); :class:`UserStrategyError` names what is wrong."""
         blocks = self.walk()
+        if self.guarded:
+            self._check_door("_blocks")     # a walk that moved the break says so first
         self._check_heap(blocks)
         self._check_structure(blocks[:-1] if self._tail is not None else blocks)
         return blocks
