@@ -179,10 +179,10 @@ def test_the_bump_example_under_a_1k_limit_fails_after_refusals_and_stays_valid(
         result = grade(bump, [("vo", trace)], {"heap_limit": 1024}, timing=False)
         t, = result.traces
         assert t.valid, t.error
-        assert t.failed > 0 and t.heap <= 1024
         unlimited, = grade(bump, [("vo", trace)], timing=False).traces
         # failing may not raise utilisation (the issue: 0.243 unlimited, 0.449 at 1K)
         assert t.utilisation <= unlimited.utilisation
+        assert t.failed > 0 and t.heap <= 1024
     finally:
         plugins.forget("bump")
 
@@ -194,13 +194,13 @@ def test_utilisation_counts_the_trace_not_the_strategy_and_failing_never_pays(lo
     # U: live 24, 64, 40, 140, 100, 0: the peak is 140 (the trace alone)
     # unlimited: H = 24 + 40 + 104 = 168, R = 0: 140 / 168
     t = graded(klass, path)
-    assert (t.max_live, t.heap, t.failed_bytes) == (140, 168, 0)
     assert t.utilisation == pytest.approx(140 / 168)
+    assert (t.max_live, t.heap) == (140, 168)
     # limit 100: H = 64, the 100-byte request failed and counts 104 (aligned): 140 / 168 again
     # (the old rule said 64 / 64 = 1.000 here: failing raised utilisation)
     t = graded(klass, path, params={"heap_limit": 100})
-    assert (t.max_live, t.heap, t.failed_bytes) == (140, 64, 104)
     assert t.utilisation == pytest.approx(140 / 168)
+    assert (t.max_live, t.heap, t.failed_bytes) == (140, 64, 104)
 
 
 def test_a_failed_realloc_counts_its_new_size(load, tmp_path):
@@ -209,27 +209,28 @@ def test_a_failed_realloc_counts_its_new_size(load, tmp_path):
     # U: 10, 50 (the realloc as if it succeeded), 80, 30, 0: peak 80
     # unlimited: 16, then the realloc moves to a new 56-byte block, then 32: H = 104
     t = graded(klass, path)
-    assert (t.max_live, t.heap, t.failed_bytes) == (80, 104, 0)
+    assert t.utilisation == pytest.approx(80 / 104)
     # limit 64: 16; the realloc needs 56 more (72 > 64): refused, R = 56; 30 -> 32 (48): H = 48
+    # (the old rule: the program's own peak 40 / 48)
     t = graded(klass, path, params={"heap_limit": 64})
     assert t.valid, t.error
-    assert (t.max_live, t.heap, t.failed_bytes) == (80, 48, 56)
     assert t.utilisation == pytest.approx(80 / 104)
+    assert (t.max_live, t.heap, t.failed_bytes) == (80, 48, 56)
 
 
 def test_a_zero_byte_heap_is_never_utilisation_one(load, tmp_path):
-    klass = load(ALWAYS_NONE, "Never")
-    assert utilisation(0, 0, 0) == 0.0
     empty = rep(tmp_path, [], "empty.rep")
     t = graded(load("", "Bump"), empty)
     assert (t.valid, t.heap, t.utilisation) == (True, 0, 0.0)     # was 1.000
+    assert utilisation(0, 0, 0) == 0.0
+    klass = load(ALWAYS_NONE, "Never")
     # a pool of 0 bytes: every request fails, legitimately; U = 20 + 36 = 56,
     # R = 24 + 40 = 64 (aligned): 56 / 64, where the old rule said 1.000
     path = rep(tmp_path, ["a 0 20", "a 1 36", "f 0", "f 1"])
     t = graded(klass, path, params={"pool_size": 0})
     assert t.valid, t.error
-    assert (t.heap, t.failed_bytes) == (0, 64)
     assert t.utilisation == pytest.approx(56 / 64)
+    assert (t.heap, t.failed_bytes) == (0, 64)
 
 
 def test_the_peak_live_payload_is_the_traces_own(tmp_path):
