@@ -10,7 +10,9 @@ the reference.  In short:
 
 ``_malloc(self, size) -> int | None``
     Find or make a block for ``size`` bytes; return its payload address, or
-    None when the heap cannot grow (a heap limit or a fixed pool reached).
+    None when the heap cannot grow (``self._take_core`` returned None: a heap
+    limit or a fixed pool reached).  A None for any other reason is an error,
+    as in the CS:APP malloc lab.
     Book the block with ``self._note_alloc(payload, block_addr, block_size,
     size, header)`` before returning.
 ``_free(self, payload)``
@@ -27,8 +29,9 @@ the reference.  In short:
 ``self._take_core(n)``
     Grow the heap: ``n`` fresh bytes at the top (``sbrk``, or carved from the
     fixed pool of ``--pool-size``); their address, or None when the heap
-    cannot grow (then return None from ``_malloc``).  Never call
-    ``self.arena.sbrk`` yourself.
+    cannot grow (then return None from ``_malloc``).  The only door: never
+    call ``self.arena.sbrk`` nor change ``self.arena`` yourself (the guard
+    checks the break, the limit and the pool after every operation).
 ``self._note_alloc(payload, block_addr, block_size, request, header)``
     Book a block you hand out: the measures (live bytes, headers, the heap
     map's colours) and the checks read the books.
@@ -77,8 +80,9 @@ the reference.  In short:
 Every call of your methods is watched.  A result the C library's contract
 forbids (a payload misaligned, outside the heap, overlapping a live block, the
 same block handed out twice, a block not booked or not unbooked, a realloc
-that loses the program's bytes) and any exception your code raises become a
-:class:`UserStrategyError` that names your method, the step, the operation and
+that loses the program's bytes, a None result when the heap was never
+refused growth, a heap changed other than by ``_take_core``) and any
+exception your code raises become a :class:`UserStrategyError` that names your method, the step, the operation and
 the line of your file, never an error of heapscope's own.  In a fixed pool the
 part you have not carved yet is added to your walk as one free block (and put
 ``outside`` your structure).  ``heapscope grade`` adds the full heap walk,
