@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from heapscope.allocators import plugins
-from heapscope.allocators.grading import check_trace, grade, trace_peak_live, utilisation
+from heapscope.allocators.grading import (TIMED_RUNS, check_trace, grade, trace_peak_live,
+                                          utilisation)
 from heapscope.allocators.replay import Timeline
 from heapscope.cli import _grade_progress, default_grade_traces, main
 from heapscope.traces import TraceError, load_trace, read_rep
@@ -363,11 +364,12 @@ def test_determinism_names_the_first_step_that_differs(load, tmp_path):
     ops = [f"a {i} 8" for i in range(6)] + [f"f {i}" for i in range(6)]
     t = graded(klass, rep(tmp_path, ops), timing=True)
     # instances: 1 the check pass (gap 8: the fifth request at 32 + 8 = 0x28),
-    # 2 the first timed run (gap 16: its books differ), 3 the replay that looks
-    # for the step (gap 24: 32 + 24 = 0x38)
+    # 2..4 the three timed runs of a short trace (their books differ), 5 the
+    # replay that looks for the step (gap 40: 32 + 40 = 0x48)
+    assert TIMED_RUNS == 3
     assert not t.valid
     assert t.error.step == 5 and t.line == 9
-    assert "not deterministic: step 5 returned 0x28 the first time and 0x38 the second" \
+    assert "not deterministic: step 5 returned 0x28 the first time and 0x48 the second" \
         in t.error.message
 
 
@@ -380,6 +382,22 @@ def test_a_seeded_random_strategy_is_deterministic(load, tmp_path):
     t = graded(klass, rep(tmp_path, ops), timing=True)
     assert t.valid, t.error
     assert t.seconds > 0
+
+
+def test_a_cache_the_walk_fills_is_not_called_non_deterministic(load, tmp_path):
+    # the check pass walks the heap, the timed runs do not: the strategy's own
+    # attributes differ at the end, its addresses never do
+    klass = load('''
+    class Cached(Bump):
+        name = "cached"
+
+        def _blocks(self):
+            self.walks = getattr(self, "walks", 0) + 1
+            return super()._blocks()
+    ''', "Cached")
+    ops = [f"a {i} 16" for i in range(20)] + [f"f {i}" for i in range(20)]
+    t = graded(klass, rep(tmp_path, ops), timing=True)
+    assert t.valid, t.error
 
 
 # ------------------------------------------------------- default trace names
