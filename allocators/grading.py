@@ -14,7 +14,8 @@ and its ``structure()`` names every free block once.
 
 A NULL (None) result is an error, as mdriver's "mm_malloc failed", unless
 the heap was refused growth during that request (``arena.refusals`` rose:
-the heap limit, or a full fixed pool) or the heap is a fixed pool.  The heap
+the heap limit, or a full fixed pool), the heap is a fixed pool, or the
+request is for 0 bytes (C allows NULL there; it costs nothing below).  The heap
 grows only through ``self._take_core``: a break (or limit, base, pool) that
 moves any other way is an error.  Every trace is replayed several times (the
 check pass, then the timed runs); a strategy whose books differ between two
@@ -319,7 +320,7 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
             rec = apply_op(strategy, program, kinds[t], ids[t], sizes[t])
             payload = rec.payload
             results.append(payload)
-            if payload is None and kinds[t] != FREE:
+            if payload is None and kinds[t] != FREE and sizes[t]:   # NULL for 0 bytes is C's
                 out.failed += 1
                 out.failed_bytes += failed_charge(sizes[t], strategy.align)
             if progress is not None and t % report_every == 0:
@@ -480,7 +481,8 @@ def run_baseline(name: str, params: dict, trace, timing: bool = True) -> Baselin
         strategy.record = False
         program = Program()
         for kind, ident, size in zip(kinds, ids, sizes):
-            if apply_op(strategy, program, kind, ident, size).payload is None and kind != FREE:
+            if apply_op(strategy, program, kind, ident, size).payload is None and kind != FREE \
+                    and size:
                 run.failed_bytes += failed_charge(size, strategy.align)
         run.heap = strategy.footprint
         if timing:

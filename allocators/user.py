@@ -433,7 +433,7 @@ class UserStrategy(Strategy):
             if len(self.live) != before:
                 raise self._mistake("_malloc", "your _malloc returned None (out of memory) but "
                                     "booked a block with _note_alloc")
-            self._null_allowed("_malloc", refusals)
+            self._null_allowed("_malloc", refusals, size)
             return None
         payload = self._accept(payload, size, "_malloc", before + 1)
         self.rec.payload = payload
@@ -481,7 +481,7 @@ class UserStrategy(Strategy):
                 if len(self.live) != before:
                     raise self._mistake("_malloc", "your _malloc returned None (out of memory) but "
                                         "booked a block with _note_alloc")
-                self._null_allowed("_malloc", refusals)
+                self._null_allowed("_malloc", refusals, size)
                 return None
             new = self._accept(new, size, method, before + 1)
             self.rec.payload = new
@@ -505,7 +505,7 @@ class UserStrategy(Strategy):
                 raise self._mistake("_realloc", f"your _realloc returned None (out of memory) but "
                                     f"changed the books: a failed realloc must leave the block at "
                                     f"{payload:#x} as it was")
-            self._null_allowed(method, refusals)
+            self._null_allowed(method, refusals, size)
             return None
         if new == payload:
             lb = self.live.get(payload)
@@ -772,13 +772,14 @@ class UserStrategy(Strategy):
         raise self._mistake(method, f"{what}: grow the heap only with self._take_core(n), which "
                             "keeps to the heap limit and the pool", at_call=at_call)
 
-    def _null_allowed(self, method: str, refusals: int) -> None:
+    def _null_allowed(self, method: str, refusals: int, size: int) -> None:
         """A None result is out of memory only if the heap was refused growth
         during this request (``arena.refusals`` rose: the limit, or a full
         pool) or the heap is a fixed pool; any other NULL is an error, as the
-        CS:APP driver counts every NULL ("mm_malloc failed")."""
+        CS:APP driver counts every NULL ("mm_malloc failed").  A request of 0
+        bytes may have None, as C allows (and CS:APP's own mm_malloc gives)."""
         arena = self.arena
-        if arena.fixed or arena.refusals > refusals:
+        if size == 0 or arena.fixed or arena.refusals > refusals:
             return
         raise self._mistake(method, f"your {method} returned None (out of memory) but the heap "
                             "was never refused growth during this request: return None only "

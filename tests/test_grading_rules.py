@@ -160,6 +160,20 @@ def test_a_realloc_of_your_own_returning_none_for_nothing_is_invalid(load, tmp_p
     assert (t.valid, t.error.step, t.error.method) == (False, 2, "_realloc")
 
 
+def test_a_null_for_zero_bytes_is_what_c_allows(load, tmp_path):
+    klass = load('''
+    class ZeroNull(Bump):
+        name = "zero-null"
+
+        def _malloc(self, size):
+            return None if size == 0 else super()._malloc(size)
+    ''', "ZeroNull")
+    t = graded(klass, rep(tmp_path, ["a 0 0", "a 1 40", "f 0", "f 1"]))
+    assert t.valid, t.error
+    # U = 40, H = 40, the NULL for 0 bytes costs nothing: 1.0
+    assert (t.failed, t.failed_bytes, t.utilisation) == (0, 0, 1.0)
+
+
 def test_a_null_after_a_refused_growth_is_out_of_memory_and_valid(load, tmp_path):
     klass = load("", "Bump")
     # limit 100: 24 -> brk 24, 40 -> brk 64, 100 needs 104 more: refused (64 + 104 > 100)
