@@ -10,7 +10,9 @@ the reference.  In short:
 
 ``_malloc(self, size) -> int | None``
     Find or make a block for ``size`` bytes; return its payload address, or
-    None when the heap cannot grow (a heap limit or a fixed pool reached).
+    None when the heap cannot grow (``self._take_core`` returned None: a heap
+    limit or a fixed pool reached).  A None for any other reason is an error,
+    as in the CS:APP malloc lab.
     Book the block with ``self._note_alloc(payload, block_addr, block_size,
     size, header)`` before returning.
 ``_free(self, payload)``
@@ -27,8 +29,9 @@ the reference.  In short:
 ``self._take_core(n)``
     Grow the heap: ``n`` fresh bytes at the top (``sbrk``, or carved from the
     fixed pool of ``--pool-size``); their address, or None when the heap
-    cannot grow (then return None from ``_malloc``).  Never call
-    ``self.arena.sbrk`` yourself.
+    cannot grow (then return None from ``_malloc``).  The only door: never
+    call ``self.arena.sbrk`` nor change ``self.arena`` yourself (the guard
+    checks the break, the limit and the pool after every operation).
 ``self._note_alloc(payload, block_addr, block_size, request, header)``
     Book a block you hand out: the measures (live bytes, headers, the heap
     map's colours) and the checks read the books.
@@ -77,8 +80,9 @@ the reference.  In short:
 Every call of your methods is watched.  A result the C library's contract
 forbids (a payload misaligned, outside the heap, overlapping a live block, the
 same block handed out twice, a block not booked or not unbooked, a realloc
-that loses the program's bytes) and any exception your code raises become a
-:class:`UserStrategyError` that names your method, the step, the operation and
+that loses the program's bytes, a None result when the heap was never
+refused growth, a heap changed other than by ``_take_core``) and any
+exception your code raises become a :class:`UserStrategyError` that names your method, the step, the operation and
 the line of your file, never an error of heapscope's own.  In a fixed pool the
 part you have not carved yet is added to your walk as one free block (and put
 ``outside`` your structure).  ``heapscope grade`` adds the full heap walk,
@@ -99,6 +103,7 @@ import re
 import sys
 import traceback
 from bisect import bisect_right, insort
+from time import perf_counter
 from typing import Iterable
 
 from . import structure as structure_protocol
@@ -368,6 +373,17 @@ class UserStrategy(Strategy):
         self._contents: dict[int, tuple[int, int]] = {}
         self._copies: dict[int, tuple[int, int] | None] = {}
         self._tail: tuple[int, int] | None = None     # the pool tail the last walk added
+        # The heap as the guard last left it (see _check_door): the arena,
+        # its base, limit and mode, the break and its refusals.  Only
+        # _take_core moves it on; anything else that changes it is the
+        # strategy growing the heap round the grader's back.
+        self._door = self._door_now()
+        #: [low, high) of every block handed out and every region carved, by the
+        #: guard's own count: H in a fixed pool (see heap_held)
+        self._held = [self.arena.brk, self.arena.base]
+        #: seconds spent in your malloc/free/realloc while guarded: grade
+        #: spends at most as much again on its walk checks
+        self.own_seconds = 0.0
 
     # ------------------------------------------------------------ reporting
     def _user_fault(self, method: str, exc: BaseException) -> UserStrategyError:
@@ -408,11 +424,16 @@ class UserStrategy(Strategy):
             return Strategy.malloc(self, size)
         self._op = f"malloc({size})"
         before = len(self.live)
+        refusals = self.arena.refusals
+        t0 = perf_counter()
         payload = Strategy.malloc(self, size)
+        self.own_seconds += perf_counter() - t0
+        self._check_door("_malloc")
         if payload is None:
             if len(self.live) != before:
                 raise self._mistake("_malloc", "your _malloc returned None (out of memory) but "
                                     "booked a block with _note_alloc")
+            self._null_allowed("_malloc", refusals, size)
             return None
         payload = self._accept(payload, size, "_malloc", before + 1)
         self.rec.payload = payload
@@ -428,7 +449,10 @@ class UserStrategy(Strategy):
         self._still_booked(payload, "_free")
         before = len(self.live)
         lb = self.live[payload]
+        t0 = perf_counter()
         Strategy.free(self, payload)
+        self.own_seconds += perf_counter() - t0
+        self._check_door("_free")
         if payload in self.live:
             raise self._mistake("_free", f"your _free({payload:#x}) did not unbook the block: call "
                                 f"self._note_free({payload:#x}) for the block you take back")
@@ -448,12 +472,21 @@ class UserStrategy(Strategy):
         if payload is None:
             self._op = f"realloc(NULL, {size})"
             before = len(self.live)
+            refusals = self.arena.refusals
+            t0 = perf_counter()
             new = Strategy.realloc(self, None, size)
-            if new is not None:
-                new = self._accept(new, size, method, before + 1)
-                self.rec.payload = new
-                self._contents[new] = (self._step, size)
-                self._placed(new)
+            self.own_seconds += perf_counter() - t0
+            self._check_door(method)
+            if new is None:
+                if len(self.live) != before:
+                    raise self._mistake("_malloc", "your _malloc returned None (out of memory) but "
+                                        "booked a block with _note_alloc")
+                self._null_allowed("_malloc", refusals, size)
+                return None
+            new = self._accept(new, size, method, before + 1)
+            self.rec.payload = new
+            self._contents[new] = (self._step, size)
+            self._placed(new)
             return new
         self._op = f"realloc({payload:#x}, {size})"
         self._still_booked(payload, "_realloc")
@@ -462,12 +495,17 @@ class UserStrategy(Strategy):
         kept = min(old.request, size)
         before = len(self.live)
         self._copies = {}
+        refusals = self.arena.refusals
+        t0 = perf_counter()
         new = Strategy.realloc(self, payload, size)
+        self.own_seconds += perf_counter() - t0
+        self._check_door(method)
         if new is None:
             if self.live.get(payload) != old or len(self.live) != before:
                 raise self._mistake("_realloc", f"your _realloc returned None (out of memory) but "
                                     f"changed the books: a failed realloc must leave the block at "
                                     f"{payload:#x} as it was")
+            self._null_allowed(method, refusals, size)
             return None
         if new == payload:
             lb = self.live.get(payload)
@@ -591,6 +629,11 @@ class UserStrategy(Strategy):
                             f"which overlaps {self._live_text(other)}")
                 raise self._mistake(method, f"your {method} returned {what}")
         insort(spans, block)
+        held = self._held
+        if block < held[0]:
+            held[0] = block
+        if end > held[1]:
+            held[1] = end
         span_of[block] = (end, payload, self._step)
         self._handed[payload] = block
         return payload
@@ -683,7 +726,78 @@ class UserStrategy(Strategy):
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise self._mistake(self._current_method(), f"self._take_core({_short(size)}) was "
                                 "called: it takes a number of bytes, an int >= 0", at_call=True)
-        return super()._take_core(size)
+        if not self.guarded:
+            return super()._take_core(size)
+        self._check_door(self._current_method(), at_call=True)
+        addr = super()._take_core(size)
+        self._door = self._door_now()
+        if addr is not None and size:
+            held = self._held
+            if addr < held[0]:
+                held[0] = addr
+            if addr + size > held[1]:
+                held[1] = addr + size
+        return addr
+
+    # --------------------------------------------------- the arena's one door
+    def _door_now(self) -> tuple:
+        a = self.arena
+        return (a, a.base, a.limit, a.fixed, a.brk, a.refusals)
+
+    def _check_door(self, method: str, at_call: bool = False) -> None:
+        """The heap changes only through :meth:`_take_core`: the break, the
+        limit, the base, the mode and the refusals are as the guard left
+        them (a tuple compare per operation)."""
+        a = self.arena
+        door = self._door
+        if (a, a.base, a.limit, a.fixed, a.brk, a.refusals) == door:
+            return
+        was_arena, base, limit, fixed, brk, refusals = door
+        if a is not was_arena:
+            what = ("self.arena was replaced by another object: the heap is the one the base "
+                    "set up")
+        elif a.brk != brk:
+            what = f"the break moved from {_hex(brk)} to {_hex(a.brk)} without self._take_core"
+        elif a.limit != limit:
+            what = (f"self.arena.limit changed from {limit} to {a.limit}: the heap limit is the "
+                    "grader's (--heap-limit), not the strategy's")
+        elif a.base != base:
+            what = f"self.arena.base changed from {_hex(base)} to {_hex(a.base)}"
+        elif a.fixed != fixed:
+            what = (f"self.arena.fixed changed from {fixed} to {a.fixed}: the pool is the "
+                    "grader's (--pool-size), not the strategy's")
+        else:
+            what = (f"self.arena.refusals changed from {refusals} to {a.refusals} without "
+                    "self._take_core")
+        raise self._mistake(method, f"{what}: grow the heap only with self._take_core(n), which "
+                            "keeps to the heap limit and the pool", at_call=at_call)
+
+    def _null_allowed(self, method: str, refusals: int, size: int) -> None:
+        """A None result is out of memory only if the heap was refused growth
+        during this request (``arena.refusals`` rose: the limit, or a full
+        pool) or the heap is a fixed pool; any other NULL is an error, as the
+        CS:APP driver counts every NULL ("mm_malloc failed").  A request of 0
+        bytes may have None, as C allows (and CS:APP's own mm_malloc gives)."""
+        arena = self.arena
+        if size == 0 or arena.fixed or arena.refusals > refusals:
+            return
+        raise self._mistake(method, f"your {method} returned None (out of memory) but the heap "
+                            "was never refused growth during this request: return None only "
+                            "when self._take_core(n) returned None (the heap limit or the pool "
+                            "is reached); a NULL for any other reason is an error, as in the "
+                            "CS:APP malloc lab")
+
+    @property
+    def heap_held(self) -> int:
+        """H as ``heapscope grade`` counts it, from the guard's own books: the
+        break minus the base in a heap grown by sbrk (the break moves only
+        through :meth:`_take_core`), the span of what was carved or handed
+        out in a fixed pool."""
+        arena = self.arena
+        if arena.fixed:
+            low, high = self._held
+            return max(0, high - low)
+        return arena.brk - arena.base
 
     def _current_method(self) -> str:
         return {"malloc": "_malloc", "free": "_free", "realloc": "_realloc"}.get(
@@ -743,6 +857,8 @@ class UserStrategy(Strategy):
         ``_check_structure`` with the blocks of your walk (the uncarved pool
         tail left out); :class:`UserStrategyError` names what is wrong."""
         blocks = self.walk()
+        if self.guarded:
+            self._check_door("_blocks")     # a walk that moved the break says so first
         self._check_heap(blocks)
         self._check_structure(blocks[:-1] if self._tail is not None else blocks)
         return blocks

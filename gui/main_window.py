@@ -618,7 +618,7 @@ class MainWindow(QMainWindow):
     def load_spec(self, spec: str, position: int | None = None) -> None:
         """A path or a workload spec such as ``vo1989:steps=500`` (the command
         line); then show step ``position`` (default 0)."""
-        if os.path.exists(spec) or spec.lower().endswith((".rep", ".gz")) or os.sep in spec:
+        if traces.names_a_file(spec):     # a bundled trace's or workload's name wins over a file
             self.open_trace(spec, position)
         else:
             self._start(LoadRequest(spec, ReadTrace(spec),

@@ -53,7 +53,7 @@ from .allocators.parallel import BuildFailed, BuildSpec, build_timelines, defaul
 from .allocators.replay import ReplayCancelled
 from .allocators.strategy import Strategy
 from .allocators.user import UserStrategyError
-from .traces import TraceError, default_trace_path, load_trace
+from .traces import TraceError, default_trace_path, load_trace, names_a_file
 from .traces.bundled import examples_help
 from .values import BadValue, parse_qualified
 
@@ -629,7 +629,7 @@ def cmd_render(args) -> int:
                             strategy_params=policy_params(args))
     spec = args.trace or str(default_trace_path())
     trace = load_trace(spec)
-    source = spec if os.path.exists(spec) else None
+    source = spec if names_a_file(spec) else None
     progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
     warn = lambda message: print(f"heapscope: {message}", file=sys.stderr)  # noqa: E731
     try:
@@ -834,16 +834,24 @@ def _grade_options(p: argparse.ArgumentParser) -> None:
         "covers the heap, your _check_structure and structure() hold), and score it: "
         "utilisation and throughput per trace, and a performance index of "
         "100 x (0.6 x mean utilisation + 0.4 x min(throughput / TLSF's, 1)), zero when any "
-        "trace has an error. Exit status 0 when every trace is valid, 1 when one is not.")
+        "trace has an error. Utilisation is the trace's peak live payload / (final heap + the "
+        "bytes of every request that failed); a NULL is an error unless the heap was refused "
+        "growth (--heap-limit, --pool-size). Exit status 0 when every trace is valid, 1 when "
+        "one is not.")
     p.add_argument("target", metavar="FILE.py:CLASS",
                    help="your strategy (or the name of one an installed package provides)")
     p.add_argument("traces", nargs="*", metavar="TRACE",
                    help="trace files, bundled traces or workloads (default: "
-                        + ", ".join(default_grade_traces()) + ")")
+                        + ", ".join(default_grade_traces()) + "); a bundled name always "
+                        "means the bundled trace: a file of the current folder needs a path, "
+                        "e.g. ./default")
     p.add_argument("--format", "-f", choices=("text", "json"), default="text")
     p.add_argument("--check-every", type=_positive, default=None, metavar="N",
                    help="run the heap walk checks after every N operations (1: after each one; "
-                        "default: adapted to the heap's size, about 16 blocks visited per operation)")
+                        "default: as often as they cost no more than your strategy's own time)")
+    p.add_argument("--baseline", metavar="NAME", default=None,
+                   help="also score a built-in strategy (e.g. tlsf, next-fit, segregated-fit) "
+                        "on the same traces, beside yours, to see where you stand")
     add_strategy_options(p)
 
 
@@ -868,22 +876,43 @@ def cmd_grade(args) -> int:
     params = common_params(args)
     policy = policy_params(args)
     own = dict(params, **policy.get(cls.name, {}))
+    baseline = _grade_baseline(args.baseline)
     names = args.traces or default_grade_traces()
     traces = [(name, load_trace(name)) for name in names]
-    def show_progress(trace, what):
-        sys.stderr.write(f"\r{what} {trace}...".ljust(60) + "\r")
-        sys.stderr.flush()
-    progress = show_progress if sys.stderr.isatty() else None
+    progress = _grade_progress(sys.stderr) if sys.stderr.isatty() else None
     result = grade(cls, traces, own, check_every=args.check_every, reference_params=params,
-                   progress=progress)
-    if progress:
-        sys.stderr.write(" " * 60 + "\r")
+                   progress=progress, baseline=baseline)
     reopen = _reopen_command(args, cls.name, spec, params, policy)
     if args.format == "json":
         print(json.dumps(grade_json(result, spec, reopen), indent=2))
     else:
         print(grade_text(result, spec, reopen))
     return 0 if result.valid else 1
+
+
+def _grade_baseline(name: str | None) -> str | None:
+    """``--baseline NAME``: a built-in strategy, checked before any work."""
+    from .allocators.user import UserStrategy
+    if name is None:
+        return None
+    cls = STRATEGIES.get(name)
+    if cls is None or issubclass(cls, UserStrategy):
+        builtin = [n for n in strategy_names() if not issubclass(STRATEGIES[n], UserStrategy)]
+        raise CliError(f"--baseline {name}: not a built-in strategy (one of: {', '.join(builtin)})")
+    return name
+
+
+def _grade_progress(stream):
+    """grade's ``progress`` on a terminal: what runs, on one line rewritten
+    in place, and each trace's summary line kept when it is done (stderr,
+    with --format json too: stdout stays the report)."""
+    def show(trace: str, what: str) -> None:
+        if what.startswith("done: "):
+            stream.write("\r" + " " * 70 + "\r" + f"trace {trace}: {what[6:]}\n")
+        else:
+            stream.write("\r" + f"{trace}: {what}...".ljust(70)[:70] + "\r")
+        stream.flush()
+    return show
 
 
 def _reopen_command(args, name: str, spec: str | None, params: dict, policy: dict):
@@ -917,19 +946,38 @@ def grade_text(result, spec: str | None, reopen) -> str:
     lines = [f"grading {who} on {n} trace{'s' if n != 1 else ''}",
              "checks: each result aligned, inside the heap, overlapping no live payload; realloc "
              "keeping the bytes;",
-             "  your books right; no exception; your walk, _check_structure and structure() after "
-             "each step (every few on big heaps)",
+             "  no NULL unless the heap was refused growth; the heap grown only by _take_core; the "
+             "same addresses every replay;",
+             "  your books right; no exception; your walk, _check_structure and structure() as "
+             "often as they cost no more than your own code",
              ""]
+    base = result.baseline
     head = ["trace", "ops", "valid", "util", "Kops/s", f"{REFERENCE} Kops/s"]
+    if base:
+        head += [f"{base} util", f"{base} Kops/s"]
     rows = [head]
     for t in result.traces:
-        rows.append([t.name, str(t.ops), "yes" if t.valid else "NO",
-                     "-" if t.utilisation is None else f"{t.utilisation:.3f}",
-                     _kops(t.throughput), _kops(t.reference_throughput)])
+        row = [t.name, str(t.ops), "yes" if t.valid else "NO", _util(t.utilisation),
+               _kops(t.throughput), _kops(t.reference_throughput)]
+        if base:
+            b = t.baseline
+            row += [_util(b.utilisation), _kops(b.throughput(t.ops))] if b else ["-", "-"]
+        rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     for r in rows:
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    refused = [t for t in result.traces if t.valid and t.failed]
+    if refused:
+        lines.append("")
+        for t in refused:
+            lines.append(f"{t.name}: {t.failed} request{'s' if t.failed != 1 else ''} refused for "
+                         f"the heap limit or the pool ({t.failed_bytes:,} B, counted in its "
+                         "utilisation as if the heap had grown by them)")
+    if base:
+        broken = [t for t in result.traces if t.baseline and t.baseline.error]
+        for t in broken:
+            lines.append(f"{t.name}: the baseline {base} could not replay it ({t.baseline.error})")
     for t in result.traces:
         if t.valid:
             continue
@@ -953,7 +1001,8 @@ def grade_text(result, spec: str | None, reopen) -> str:
         return "\n".join(lines)
     util = result.mean_utilisation or 0.0
     ratio = result.throughput_ratio or 0.0
-    lines.append(f"mean utilisation {util:.3f} (peak live payload / final heap, per trace)")
+    lines.append(f"mean utilisation {util:.3f} (per trace: the trace's peak live payload / "
+                 "(final heap + failed requests' bytes))")
     lines.append(f"throughput {_kops(result.throughput)} Kops/s; the reference, the built-in "
                  f"{REFERENCE} on the same traces in this run: {_kops(result.reference_throughput)} "
                  f"Kops/s (ratio {ratio:.2f})")
@@ -961,7 +1010,15 @@ def grade_text(result, spec: str | None, reopen) -> str:
         lines.append(f"  ({result.reference_note})")
     lines.append(f"perf index = 60 x {util:.3f} + 40 x min({ratio:.2f}, 1) = "
                  f"{result.perf_index:.1f} / 100")
+    if base:
+        butil = result.baseline_mean_utilisation
+        lines.append(f"baseline {base} (built in, for comparison): mean utilisation "
+                     f"{_util(butil)}, throughput {_kops(result.baseline_throughput)} Kops/s")
     return "\n".join(lines)
+
+
+def _util(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _shown_trace_path(path: str) -> str:
@@ -972,7 +1029,7 @@ def _shown_trace_path(path: str) -> str:
 
 def grade_json(result, spec: str | None, reopen) -> dict:
     """The report of ``heapscope grade --format json``, for autograders."""
-    from .allocators.grading import REFERENCE, WEIGHT_THROUGHPUT, WEIGHT_UTIL
+    from .allocators.grading import REFERENCE, UTILISATION_RULE, WEIGHT_THROUGHPUT, WEIGHT_UTIL
     traces = []
     for t in result.traces:
         error = None
@@ -982,12 +1039,26 @@ def grade_json(result, spec: str | None, reopen) -> dict:
                      "trace_file": t.path, "line": t.line, "method": e.method,
                      "class": e.cls_name, "location": e.location, "message": e.message,
                      "open": reopen(t.spec, e.step) if e.step else None}
-        traces.append({"trace": t.spec, "name": t.name, "file": t.path, "ops": t.ops,
-                       "valid": t.valid, "error": error, "max_live": t.max_live, "heap": t.heap,
-                       "utilisation": t.utilisation, "seconds": t.seconds,
-                       "throughput": t.throughput, "reference_seconds": t.reference_seconds,
-                       "reference_throughput": t.reference_throughput})
+        row = {"trace": t.spec, "name": t.name, "file": t.path, "ops": t.ops,
+               "valid": t.valid, "error": error, "max_live": t.max_live, "heap": t.heap,
+               "failed_requests": t.failed, "failed_bytes": t.failed_bytes,
+               "utilisation": t.utilisation, "seconds": t.seconds,
+               "throughput": t.throughput, "reference_seconds": t.reference_seconds,
+               "reference_throughput": t.reference_throughput}
+        if result.baseline:
+            b = t.baseline
+            row["baseline"] = None if b is None else {
+                "heap": b.heap, "failed_bytes": b.failed_bytes, "utilisation": b.utilisation,
+                "seconds": b.seconds, "throughput": b.throughput(t.ops), "error": b.error}
+        traces.append(row)
+    baseline = None
+    if result.baseline:
+        baseline = {"strategy": result.baseline, "mean_utilisation": result.baseline_mean_utilisation,
+                    "throughput": result.baseline_throughput,
+                    "what": "a built-in strategy scored by the same rule on the same traces, "
+                            "for comparison (not part of the perf index)"}
     return {"strategy": result.strategy, "allocator": spec, "params": result.params,
+            "baseline": baseline,
             "valid": result.valid, "traces": traces,
             "mean_utilisation": result.mean_utilisation if result.valid else None,
             "throughput": result.throughput if result.valid else None,
@@ -996,6 +1067,7 @@ def grade_json(result, spec: str | None, reopen) -> dict:
                           "note": result.reference_note or None},
             "throughput_ratio": result.throughput_ratio if result.valid else None,
             "weights": {"utilisation": WEIGHT_UTIL, "throughput": WEIGHT_THROUGHPUT},
+            "utilisation_rule": UTILISATION_RULE,
             "perf_index": result.perf_index}
 
 

@@ -168,13 +168,13 @@ def test_grade_times_the_reference_through_its_readable_methods(monkeypatch):
     from heapscope.traces import make_workload
 
     timed = []
-    real = grading.replay_bare
+    real = grading.replay_ops
 
-    def watched(trace, strategy, fused=True):
+    def watched(strategy, program, kinds, ids, sizes, fused=True):
         timed.append((strategy.name, fused))
-        return real(trace, strategy, fused)
+        return real(strategy, program, kinds, ids, sizes, fused)
 
-    monkeypatch.setattr(grading, "replay_bare", watched)
+    monkeypatch.setattr(grading, "replay_ops", watched)
     klass = plugins.load_file(str(Path(__file__).resolve().parent.parent / "examples" / "bump.py") + ":Bump")
     try:
         grading.grade(klass, [("vo", make_workload("vo1989", steps=200, seed=1))])

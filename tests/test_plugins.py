@@ -78,7 +78,7 @@ def test_the_examples_grade_valid_with_an_index_above_zero(segfit):
     assert result.throughput > 0 and result.reference_throughput > 0
     for path, cls in (("examples/bump.py", "Bump"), ("examples/tutorial/segfit_step1.py", "SegFit1"),
                       ("examples/tutorial/segfit_step2.py", "SegFit2"),
-                      ("examples/tutorial/segfit_step3.py", "SegFit3")):
+                      ("examples/tutorial/segfit_step3.py", "SegFit3"), ("examples/implicit.py", "Implicit")):
         klass = plugins.load_file(f"{ROOT / path}:{cls}")
         try:
             for params in ({}, {"pool_size": 1 << 21, "align": 16}, {"word": 4, "heap_limit": 100_000}):
@@ -86,6 +86,28 @@ def test_the_examples_grade_valid_with_an_index_above_zero(segfit):
                 assert result.valid, (path, params, str(result.traces[0].error))
         finally:
             plugins.forget(klass.name)
+
+
+def test_the_implicit_list_searches_every_block_first_fit():
+    klass = plugins.load_file(f"{ROOT / 'examples/implicit.py'}:Implicit")
+    try:
+        s = klass()
+        # 16 B asks for 8 + 16 + 8 = 32; the first grows the heap by a 4096-byte chunk:
+        # [prologue 16][32 used][4064 free][epilogue 8] from address 0
+        a = s.malloc(16)
+        assert (a, s.rec.visits, s.arena.brk) == (16 + 8, 0, 16 + 4096 + 8)
+        b = s.malloc(16)                  # visits the used block, then the free one: fits
+        assert (b, s.rec.visits) == (16 + 32 + 8, 2)
+        s.free(a)                         # [32 free][32 used][4032 free]
+        c = s.malloc(100)                 # needs 120: the 32-byte hole, the used block, the rest
+        assert (c, s.rec.visits) == (16 + 64 + 8, 3)
+        s.free(b)                         # joined with the hole before it: [64 free][120 used]...
+        assert [(blk.addr, blk.size, blk.state) for blk in s.walk()][:3] == \
+            [(0, 16, "meta"), (16, 64, "free"), (80, 120, "used")]
+        t = grade(klass, [("vo", load_trace("vo1989:steps=300"))], check_every=1, timing=False)
+        assert t.valid, str(t.traces[0].error)
+    finally:
+        plugins.forget(klass.name)
 
 
 # ------------------------------------------------------------- broken files

@@ -12,7 +12,7 @@ from .bundled import default_trace_path
 from .errors import ReadCancelled, TraceError
 from .formats import read_trace_file, sniff_file
 from .ltrace import read_ltrace
-from .load import load_trace, parse_spec
+from .load import load_trace, names_a_file, parse_spec
 from .rep import format_rep, parse_rep, read_rep, write_rep
 from .source import DEFAULT_LIMITS, ReadLimits, TraceSource, open_source
 from .trace import ALLOC, FREE, REALLOC, Trace
@@ -23,5 +23,5 @@ __all__ = [
     "ReadLimits", "DEFAULT_LIMITS", "TraceSource", "open_source",
     "read_rep", "parse_rep", "write_rep", "format_rep",
     "read_trace_file", "sniff_file", "read_ltrace",
-    "WORKLOADS", "make_workload", "load_trace", "parse_spec", "default_trace_path",
+    "WORKLOADS", "make_workload", "load_trace", "names_a_file", "parse_spec", "default_trace_path",
 ]

@@ -9,6 +9,10 @@ with optional parameters::
     vo1989
     vo1989:seed=3,steps=500
     plotnick1983:m=100,giant_first=true
+
+A bundled trace's or a workload's name always means it, even where the
+current folder holds a file of that name; such a file needs a path
+(``./default``).
 """
 
 from __future__ import annotations
@@ -45,20 +49,35 @@ def _looks_like_path(spec: str) -> bool:
     return low.endswith((".rep", ".rep.gz", ".gz")) or os.sep in spec or "/" in spec
 
 
+def names_a_file(spec: str | os.PathLike) -> bool:
+    """Whether :func:`load_trace` reads ``spec`` as a file: a path, or a bare
+    name that is neither a bundled trace nor a workload and exists."""
+    if not isinstance(spec, str) or _looks_like_path(spec):
+        return True
+    if example_path(spec) is not None or spec.partition(":")[0].strip() in WORKLOADS:
+        return False
+    return os.path.exists(spec)
+
+
 def load_trace(spec: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
                progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:
     """Load a trace from a file path, a bundled example or a workload spec;
     TraceError if none.
 
-    A spec names a file when it is a path object, ends in .rep / .rep.gz,
-    contains a path separator, or exists (a file, a FIFO, a device); then a
-    bundled trace by name (``gcc-cc1``: see :func:`traces.bundled.examples`);
-    otherwise it is a workload name with optional ``:key=value,...``
-    parameters.  ``limits``, ``progress`` and ``cancel`` are for files (see
+    A spec names a file when it is a path object, ends in .rep / .rep.gz or
+    contains a path separator.  Otherwise a bundled trace's name
+    (``gcc-cc1``: see :func:`traces.bundled.examples`) or a workload's
+    (with optional ``:key=value,...`` parameters) always means that trace,
+    even when the current folder holds a file of that name: ``heapscope
+    grade`` with no trace names must grade the bundled traces, whatever
+    folder it runs in.  A file of the current folder is named with a path
+    (``./default``); a bare name that is no bundled trace or workload is
+    still read as a file when one exists (a FIFO, a device too).
+    ``limits``, ``progress`` and ``cancel`` are for files (see
     :func:`traces.formats.read_trace_file`).
     """
     hooks = dict(limits=limits, progress=progress, cancel=cancel)
-    if not isinstance(spec, str) or _looks_like_path(spec) or os.path.exists(spec):
+    if names_a_file(spec):
         return read_trace_file(spec, **hooks)
     bundled = example_path(spec)
     if bundled is not None:
@@ -67,5 +86,6 @@ def load_trace(spec: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
     if name not in WORKLOADS:
         raise TraceError(f"{spec!r} is neither a trace file nor a known workload "
                          f"(workloads: {', '.join(WORKLOADS)}; bundled traces: "
-                         f"{', '.join(ex.name for ex in examples())})")
+                         f"{', '.join(ex.name for ex in examples())}; a file of the current "
+                         f"folder is named with a path: ./{spec})")
     return make_workload(name, **params)
