@@ -954,7 +954,7 @@ def grade_text(result, spec: str | None, reopen) -> str:
     base = result.baseline
     head = ["trace", "ops", "valid", "util", "Kops/s", f"{REFERENCE} Kops/s"]
     if base:
-        head += [f"{base} util", f"{base} Kops/s"]
+        head += [f"baseline {base} util", f"baseline {base} Kops/s"]
     rows = [head]
     for t in result.traces:
         row = [t.name, str(t.ops), "yes" if t.valid else "NO", _util(t.utilisation),

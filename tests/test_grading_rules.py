@@ -469,7 +469,8 @@ def test_a_baseline_is_scored_by_the_same_rule(load, tmp_path, capsys):
     assert data["traces"][0]["baseline"]["utilisation"] > 0
     assert main(["grade", str(tmp_path / "bump.py:Bump"), str(path), "--baseline", "next-fit"]) == 0
     head = capsys.readouterr().out.splitlines()
-    assert any("next-fit util" in line and "next-fit Kops/s" in line for line in head)
+    assert any("baseline next-fit util" in line and "baseline next-fit Kops/s" in line
+               for line in head)
 
 
 def test_a_baseline_must_be_built_in(load, capsys):
