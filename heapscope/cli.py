@@ -48,6 +48,7 @@ from typing import Callable
 from .allocators import plugins
 from .allocators.params import Param, ParamError, declared, parse_param
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
+from .allocators.isolation import DEFAULT_TIME_LIMIT, time_limit_text
 from .allocators.parallel import BuildFailed, BuildSpec, build_timelines, default_start_method
 from .allocators.replay import ReplayCancelled
 from .allocators.strategy import Strategy
@@ -124,6 +125,17 @@ def add_strategy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", "-P", action="append", type=_qualified, metavar="STRATEGY.NAME=VALUE",
                    help="one of a strategy's own parameters, e.g. bsd-buckets.pagesize=1K "
                         "(repeatable; 'heapscope strategies' lists them all)")
+    add_time_limit_option(p)
+
+
+def add_time_limit_option(p: argparse.ArgumentParser) -> None:
+    """``--time-limit SECONDS``: how long a strategy of your own may go without
+    an answer before heapscope stops it (allocators/isolation.py)."""
+    p.add_argument("--time-limit", type=_arg_type(time_limit_text, "time limit"),
+                   default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+                   help="a strategy of your own runs in a worker process that answers while it "
+                        "works; one silent at the same step this long is stopped with an error "
+                        f"(default {DEFAULT_TIME_LIMIT:g})")
 
 
 def _qualified(text: str) -> tuple[str, str, str]:
@@ -157,7 +169,8 @@ def policy_params(args) -> dict[str, dict]:
 
 
 def compare_rows(trace, names: list[str], params: dict, progress=None,
-                 policy: dict[str, dict] | None = None) -> list[dict]:
+                 policy: dict[str, dict] | None = None,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> list[dict]:
     """Replay ``trace`` through each strategy; one summary dict per strategy.
     ``policy`` adds a strategy's own parameters (e.g. bsd-buckets' pagesize).
     A strategy that refuses its parameters (a pool too large for TLSF, an
@@ -165,7 +178,9 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
     that fails on the way gets a row with only ``error``: the others run.  The strategies run at once, each in a worker
     process (allocators/parallel.py), measures only: no checkpoints, which a
     table never seeks.  ``cpu_s`` is the CPU time of each replay in its
-    worker (wall time means little while the workers share the cores)."""
+    worker (wall time means little while the workers share the cores).
+    A user strategy silent for ``time_limit`` seconds is stopped: its row
+    says "no answer in N s at step S"."""
     refused: dict[str, str] = {}
     specs = []
     for name in dict.fromkeys(names):
@@ -177,7 +192,7 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
             continue
         specs.append(BuildSpec(name, own))
     results = build_timelines(trace, specs, progress=progress, keep="summary", checkpoints=False,
-                              start_method=default_start_method())
+                              start_method=default_start_method(), time_limit=time_limit)
     rows = []
     for name in dict.fromkeys(names):
         result = results.get(name)
@@ -420,7 +435,7 @@ def cmd_compare(args) -> int:
     params, policy = common_params(args), policy_params(args)
     trace = load_trace(args.trace or str(default_trace_path()))
     progress = _progress_printer(sys.stderr, list(dict.fromkeys(names))) if sys.stderr.isatty() else None
-    rows = compare_rows(trace, names, params, progress, policy)
+    rows = compare_rows(trace, names, params, progress, policy, args.time_limit)
     failed = [r for r in rows if "error" in r]
     if len(failed) == len(rows):
         raise CliError("; ".join(r["error"] for r in failed))
@@ -740,7 +755,7 @@ def _grade_target(text: str):
 @command("grade", "check and score a strategy of your own on traces (like the CS:APP malloc lab)",
          _grade_options)
 def cmd_grade(args) -> int:
-    from .allocators.grading import grade
+    from .allocators.isolated_grade import grade_in_workers
     _loaded_names(args)
     cls, spec = _grade_target(args.target)
     params = common_params(args)
@@ -752,8 +767,11 @@ def cmd_grade(args) -> int:
         sys.stderr.write(f"\r{what} {trace}...".ljust(60) + "\r")
         sys.stderr.flush()
     progress = show_progress if sys.stderr.isatty() else None
-    result = grade(cls, traces, own, check_every=args.check_every, reference_params=params,
-                   progress=progress)
+    # each trace graded in a worker process: a plugin that loops, exits or
+    # dies is stopped and graded invalid (allocators/isolated_grade.py)
+    result = grade_in_workers(cls, traces, own, check_every=args.check_every,
+                              reference_params=params, progress=progress,
+                              time_limit=args.time_limit)
     if progress:
         sys.stderr.write(" " * 60 + "\r")
     reopen = _reopen_command(args, cls.name, spec, params, policy)
