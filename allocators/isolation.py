@@ -33,7 +33,7 @@ makes such a worker stoppable and its end explainable:
 Built-in strategies need none of this and stay in-process where that is
 faster (``heapscope inspect``, ``render`` of one strategy, the window).
 
-:func:`guard_main_thread` is the other half, for user code that must run in
+:class:`MainThreadGuard` is the other half, for user code that must run in
 the caller's own process (the window seeking a user timeline it has built,
 ``render`` drawing its frames): a timer interrupts the main thread with
 :class:`~allocators.user.StopUserCode` once the limit has passed.  It can
@@ -42,7 +42,6 @@ stop Python code only; a call into C that never returns is not stopped.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
@@ -240,43 +239,101 @@ def worker_error(cls_name: str, text: str, step: int, where: str | None) -> User
 
 # ====================================================== in the caller's process
 class UserCodeTimedOut(Exception):
-    """:func:`guard_main_thread` stopped code that ran past its limit."""
+    """:class:`MainThreadGuard` stopped code that ran past its limit, or that
+    called ``os._exit``."""
 
-    def __init__(self, limit: float, what: str) -> None:
-        super().__init__(f"no answer in {limit:g} s {what} (the time limit; "
-                         "--time-limit SECONDS sets it)")
+    def __init__(self, text: str, limit: float | None = None) -> None:
+        super().__init__(text)
         self.limit = limit
 
 
-@contextlib.contextmanager
-def guard_main_thread(limit: float | None, what: str = "from your code"):
-    """Run the block with a time limit, in the main thread: after ``limit``
-    seconds a timer raises :class:`~allocators.user.StopUserCode` wherever
-    the main thread runs Python (the user's loop), again every
-    :data:`ANSWER_EVERY` s until the block ends (an exception swallowed by
-    the user's ``except:`` or by a Qt callback is raised again), and the
-    block ends with :class:`UserCodeTimedOut`.  No limit, no main thread or
-    no ``setitimer`` (Windows): the block runs unguarded."""
-    if (not limit or threading.current_thread() is not threading.main_thread()
-            or not hasattr(signal, "setitimer")):
-        yield
-        return
-    fired = [False]
+class MainThreadGuard:
+    """A time limit on user code run in this process's main thread: the
+    window seeking a user timeline it has built, ``render`` drawing frames.
 
-    def stop(signum, frame):
-        fired[0] = True
+    ``with MainThreadGuard(limit, "seeking loops"):`` runs the block; after
+    ``limit`` seconds a timer (``setitimer``, SIGALRM) raises
+    :class:`~allocators.user.StopUserCode` wherever the main thread runs
+    Python -- the user's loop -- and again every :data:`ANSWER_EVERY` s
+    until the block ends (an exception swallowed by the user's ``except:``
+    or by a Qt callback is raised again); the block then ends with
+    :class:`UserCodeTimedOut` ("no answer in N s ...").  :meth:`rearm`
+    starts the limit again (one limit per frame drawn).  While the block
+    runs, ``os._exit`` in this process raises UserCodeTimedOut instead of
+    ending it (``sys.exit`` is a SystemExit, which allocators/user.py
+    reports as the user's mistake).
+
+    Not stopped: a call into C that never returns to Python (the timer's
+    exception waits for the interpreter).  No limit, another thread than the
+    main one, or no ``setitimer`` (Windows): the block runs unguarded."""
+
+    def __init__(self, limit: float | None, what: str = "from your code", classes=()) -> None:
+        self.limit = limit
+        self.what = what
+        #: the user's source files: the timer stops the main thread only while
+        #: one of them is on its stack (never heapscope's or Qt's own work);
+        #: empty, it stops whatever runs
+        self.files = frozenset().union(*(_user_files(c) for c in classes))
+        self.fired = False
+        self._armed = False
+        self._previous = None
+        self._real_exit = None
+
+    def __enter__(self) -> "MainThreadGuard":
+        self.fired = False
+        if (not self.limit or threading.current_thread() is not threading.main_thread()
+                or not hasattr(signal, "setitimer")):
+            return self
+        self._previous = signal.signal(signal.SIGALRM, self._stop)
+        self._armed = True
+        self.rearm()
+        self._real_exit, pid = os._exit, os.getpid()
+
+        def refuse_exit(status, _real=self._real_exit):
+            if os.getpid() != pid:        # a child forked meanwhile ends as it means to
+                _real(status)
+            raise UserCodeTimedOut(f"your code called os._exit({status}) {self.what}")
+        os._exit = refuse_exit
+        # Qt calls the views' slots from C++: a stop raised in one is printed
+        # through sys.excepthook there, and the block goes on (the timer fires
+        # again).  Not a traceback for the user to read: kept quiet.
+        self._previous_hook = sys.excepthook
+
+        def quiet_stop(kind, value, tb, _previous=self._previous_hook):
+            if isinstance(kind, type) and issubclass(kind, StopUserCode):
+                self.fired = True
+                return
+            _previous(kind, value, tb)
+        sys.excepthook = quiet_stop
+        return self
+
+    def rearm(self) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, self.limit, ANSWER_EVERY)
+
+    def _stop(self, signum, frame) -> None:
+        if self.files and user_frame(frame, self.files) is None:
+            return     # heapscope's or Qt's own work runs on; the timer fires again soon
+        self.fired = True
         raise StopUserCode()
 
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, limit, ANSWER_EVERY)
-    try:
-        try:
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-    except StopUserCode:
-        raise UserCodeTimedOut(limit, what) from None
-    if fired[0]:               # stopped, but something in between caught it
-        raise UserCodeTimedOut(limit, what)
+    def check(self) -> None:
+        """UserCodeTimedOut if the limit has passed (before writing a result)."""
+        if self.fired:
+            raise self._timed_out()
 
+    def _timed_out(self) -> "UserCodeTimedOut":
+        return UserCodeTimedOut(f"no answer in {self.limit:g} s {self.what} (the time limit; "
+                                "--time-limit SECONDS sets it)", self.limit)
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if not self._armed:
+            return False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self._previous)
+        os._exit = self._real_exit
+        sys.excepthook = self._previous_hook
+        self._armed = False
+        if kind is StopUserCode or (self.fired and (kind is None or not issubclass(kind, UserCodeTimedOut))):
+            raise self._timed_out() from None
+        return False

@@ -481,7 +481,7 @@ def cmd_inspect(args) -> int:
     params = dict(common_params(args), **policy_params(args).get(args.strategy, {}))
     trace = load_trace(args.trace or str(default_trace_path()))
     try:
-        report = inspect_step(trace, args.strategy, args.step, params)
+        report = inspect_step(trace, args.strategy, args.step, params, time_limit=args.time_limit)
     except InspectError as exc:
         raise CliError(str(exc)) from None
     print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
@@ -564,7 +564,7 @@ def cmd_render(args) -> int:
                             size=args.size, presenter=args.presenter, theme=args.theme,
                             fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
                             animate=args.animate, params=common_params(args),
-                            strategy_params=policy_params(args))
+                            strategy_params=policy_params(args), time_limit=args.time_limit)
     spec = args.trace or str(default_trace_path())
     trace = load_trace(spec)
     source = spec if os.path.exists(spec) else None

@@ -73,3 +73,13 @@ class RaisesGeneratorExit(Misbehaving):
 
     def misbehave(self):
         raise GeneratorExit("from _malloc")
+
+
+class LoopsInStructure(Misbehaving):
+    """Replays well, but its structure() (which the views draw) loops forever"""
+    name = "loops-in-structure"
+    FAIL_AT = 10 ** 9
+
+    def structure(self):
+        while True:
+            pass
