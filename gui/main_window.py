@@ -46,6 +46,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QStyle, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from .. import traces
+from ..allocators.isolation import DEFAULT_TIME_LIMIT
+from ..allocators.parallel import BuildFailed
 from ..allocators.params import ParamError
 from ..allocators.user import UserStrategyError
 from ..traces.bundled import examples as bundled_examples
@@ -103,6 +105,9 @@ class MainWindow(QMainWindow):
         self.params: dict = {}
         #: each strategy's own parameters, by strategy name (-P on the command line)
         self.strategy_params: dict[str, dict] = {}
+        #: seconds a strategy of your own may go without an answer (--time-limit):
+        #: in its worker while it is built, and in this process while a step is shown
+        self.time_limit: float | None = DEFAULT_TIME_LIMIT
         self.message_box: QMessageBox | None = None
         self.setWindowTitle("heapscope")
         self.resize(1400, 900)
@@ -685,6 +690,7 @@ class MainWindow(QMainWindow):
 
     def _start(self, request: LoadRequest) -> None:
         self.player.pause()
+        request = dataclasses.replace(request, time_limit=self.time_limit)
         if self.compare.active:
             # compare mode: read the trace here, then build its strategies at once
             self.compare.loader.cancel()
@@ -750,6 +756,16 @@ class MainWindow(QMainWindow):
 
     def _load_failed(self, exc: Exception, request) -> None:
         self._sync_strategy_widgets()
+        if isinstance(exc, BuildFailed):
+            # a strategy of your own stopped in its worker: looped past the time
+            # limit, exited or died; what showed before stays shown
+            name = request.strategy
+            self.statusBar().showMessage(f"{name} stopped: still showing "
+                                         f"{self._trace_label() if self.trace else 'nothing'}", 8000)
+            self.show_error(f"{name} stopped", f"{name} gave no timeline of "
+                            f"{request.label}: {exc.error}.", exc.details)
+            self.load_failed.emit(str(exc))
+            return
         if isinstance(exc, (traces.TraceError, ParamError, UserStrategyError)):
             text = str(exc)           # "path:line: message", "tlsf: pool_size=... is too large"
         else:

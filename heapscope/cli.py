@@ -363,6 +363,7 @@ class WindowRequest:
     compare: list[str] | None = None  # compare mode's strategies (--compare, or -s given twice)
     presenter: bool | None = None     # presenter mode (None: as last time)
     theme: str | None = None          # "light" or "dark" (None: as last time)
+    time_limit: float | None = None   # --time-limit (None: the window's default)
 
 
 #: compare mode shows this many strategies at least and at most (gui/compare_view.py)
@@ -386,7 +387,8 @@ def window_request(args) -> WindowRequest:
     request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
                             getattr(args, "step", None), compare=compare,
                             presenter=getattr(args, "presenter", None),
-                            theme=getattr(args, "theme", None))
+                            theme=getattr(args, "theme", None),
+                            time_limit=getattr(args, "time_limit", None))
     for name in compare or [request.strategy or "next-fit"]:
         try:   # the strategies shown first must take their parameters: say so here, not in a dialog
             make_strategy(name, **request.params, **request.strategy_params.get(name, {}))
