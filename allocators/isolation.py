@@ -87,20 +87,28 @@ _current: list = [None]
 _watching = False
 
 
-def _watch_calls() -> None:
+def _watch_calls(shared_step=None) -> None:
     """Make UserStrategy's public operations note their instance, in this
     worker process only (the parent's classes are not touched): the answering
-    thread reads that instance's step."""
+    thread reads that instance's step.  ``shared_step`` (a RawValue the
+    parent holds too) gets the step each operation starts, so that a worker
+    killed between two answers (a signal, the out-of-memory killer) still
+    tells the parent where it was."""
     global _watching
     if _watching:
         return
     _watching = True
     for name in ("malloc", "free", "realloc"):
         method = getattr(UserStrategy, name)
-
-        def noting(self, *args, _method=method):
-            _current[0] = self
-            return _method(self, *args)
+        if shared_step is None:
+            def noting(self, *args, _method=method):
+                _current[0] = self
+                return _method(self, *args)
+        else:
+            def noting(self, *args, _method=method, _shared=shared_step):
+                _current[0] = self
+                _shared.value = self._step + 1       # the operation about to run
+                return _method(self, *args)
         noting.__name__ = noting.__qualname__ = name
         noting.__doc__ = method.__doc__
         setattr(UserStrategy, name, noting)
@@ -129,8 +137,9 @@ class Answering:
     through ``send`` every :data:`ANSWER_EVERY` seconds.  ``send`` must be
     safe to call from two threads (the caller's lock around its pipe)."""
 
-    def __init__(self, send, cls: type) -> None:
+    def __init__(self, send, cls: type, shared_step=None) -> None:
         self._send = send
+        self._shared_step = shared_step
         self._files = _user_files(cls) if isinstance(cls, type) and issubclass(cls, UserStrategy) \
             else frozenset()
         self._main = threading.main_thread().ident
@@ -138,7 +147,7 @@ class Answering:
         self._thread = threading.Thread(target=self._run, name="heapscope answering", daemon=True)
 
     def start(self) -> "Answering":
-        _watch_calls()
+        _watch_calls(self._shared_step)
         self._tell_before_exit()
         self._thread.start()
         return self
@@ -194,6 +203,13 @@ class Hearing:
     last: float
     step: int = 0
     where: str | None = None
+    #: the worker's shared step counter (the operation under way), if any
+    shared: object = None
+
+    def last_step(self) -> int:
+        """The furthest step known: the last answer's or the shared counter's."""
+        shared = self.shared.value if self.shared is not None else 0
+        return max(self.step, shared)
 
     def heard(self, step: int, where: str | None, now: float) -> None:
         if step != self.step or where is None:
@@ -221,20 +237,30 @@ def ended_text(exitcode: int | None, step: int, where: str | None) -> str:
         how = f"ended with exit status {exitcode}"
         if exitcode == 0:
             how += " (os._exit in your code?)"
-    return (f"the worker process running it {how} without a result, last heard at step {step}"
-            + (f" in {where}" if where else ""))
+    return f"the worker process running it {how} without a result, at step {step}" + \
+        (f" in {where}" if where else "")
+
+
+class WorkerFault(UserStrategyError):
+    """A worker's failure as the UserStrategyError a report shows: killed at
+    its time limit, exited or died.  Where the user's code was is known only
+    when an answer said so (``method`` "" otherwise: its worker process)."""
+
+    def where(self) -> str:
+        if not self.method:
+            return f"{self.cls_name}'s worker process"
+        return super().where()
 
 
 def worker_error(cls_name: str, text: str, step: int, where: str | None) -> UserStrategyError:
-    """A worker's failure as the UserStrategyError a report shows: the step,
-    the method and file:line of ``where`` (``Loop._malloc (loop.py:9)``)."""
-    method, location = "replay", None
+    """:class:`WorkerFault` with the step, and the method and file:line of
+    ``where`` (``Loop._malloc (loop.py:9)``)."""
+    method, location = "", None
     if where:
         qualname, _, rest = where.partition(" (")
         method = qualname.rsplit(".", 1)[-1]
         location = rest.rstrip(")") or None
-    return UserStrategyError(text, method=method, cls_name=cls_name, step=step or None,
-                             location=location)
+    return WorkerFault(text, method=method, cls_name=cls_name, step=step or None, location=location)
 
 
 # ====================================================== in the caller's process

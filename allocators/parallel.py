@@ -173,10 +173,11 @@ def _find_strategy(name: str, source: tuple | None) -> None:
 
 
 def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None,
-            answer: bool = False, keep_faults: bool = False) -> None:
+            answer=None, keep_faults: bool = False) -> None:
     """The body of a worker process: build (or run ``spec.job``), send
-    progress, send the result.  ``answer``: answer the parent regularly
-    (isolation.Answering) while the user's code runs."""
+    progress, send the result.  ``answer``: a shared step counter when the
+    worker must answer the parent regularly while the user's code runs
+    (isolation.Answering), else None."""
     # Ctrl-C on a terminal reaches the whole process group: the parent
     # cancels the workers, which need not print a traceback each.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -190,8 +191,9 @@ def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: 
     try:
         try:
             _find_strategy(spec.name, source)
-            if answer:
-                answering = isolation.Answering(send, registry.STRATEGIES.get(spec.name)).start()
+            if answer is not None:
+                answering = isolation.Answering(send, registry.STRATEGIES.get(spec.name),
+                                                answer).start()
             if spec.job is not None:
                 result = spec.job(trace, spec, lambda value: send(("note", value)))
             else:
@@ -292,15 +294,17 @@ class ParallelBuild:
             spec = self._pending.popleft()
             receiver, sender = self._context.Pipe(duplex=False)
             watched = self.time_limit is not None and isolation.needs_worker(spec.name)
+            # the step each operation of the user's code starts, read when its worker dies
+            shared_step = self._context.RawValue("q", 0) if watched else None
             process = self._context.Process(
                 target=_worker, args=(sender, self.trace, spec, self.keep, self.checkpoints,
-                                      strategy_source(spec.name), watched, self.keep_faults),
+                                      strategy_source(spec.name), shared_step, self.keep_faults),
                 name=f"heapscope build {spec.key}", daemon=True)
             process.start()
             sender.close()        # the worker holds the only sending end: EOF when it dies
             self._running[spec.key] = (process, receiver)
             if watched:
-                self._hearings[spec.key] = isolation.Hearing(time.monotonic())
+                self._hearings[spec.key] = isolation.Hearing(time.monotonic(), shared=shared_step)
 
     @property
     def running(self) -> dict[str, int]:
@@ -366,9 +370,11 @@ class ParallelBuild:
         except (EOFError, OSError):
             process.join()
             if hearing is not None:
-                return self._end(key, Failed(key, isolation.ended_text(
-                    process.exitcode, hearing.step, hearing.where), step=hearing.step,
-                    where=hearing.where))
+                step = hearing.last_step()
+                # the last answer's place, unless the worker went on past it
+                where = hearing.where if step == hearing.step else None
+                return self._end(key, Failed(key, isolation.ended_text(process.exitcode, step, where),
+                                             step=step, where=where))
             return self._end(key, Failed(key, f"the worker process ended without a result "
                                               f"(exit code {process.exitcode})"))
         kind = message[0]

@@ -83,3 +83,12 @@ class LoopsInStructure(Misbehaving):
     def structure(self):
         while True:
             pass
+
+
+class KillsItself(Misbehaving):
+    """Sends itself SIGKILL at its 5th operation (as the out-of-memory killer would)"""
+    name = "kills-itself"
+
+    def misbehave(self):
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
