@@ -363,7 +363,7 @@ class WindowRequest:
     compare: list[str] | None = None  # compare mode's strategies (--compare, or -s given twice)
     presenter: bool | None = None     # presenter mode (None: as last time)
     theme: str | None = None          # "light" or "dark" (None: as last time)
-    time_limit: float | None = None   # --time-limit (None: the window's default)
+    time_limit: float | None = DEFAULT_TIME_LIMIT   # --time-limit
 
 
 #: compare mode shows this many strategies at least and at most (gui/compare_view.py)

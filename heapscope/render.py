@@ -116,8 +116,11 @@ def replay_all(trace, request: RenderRequest, warn=None, progress=None) -> list[
         # a strategy of your own is built in a worker process with a time limit
         built = build_timelines(trace, specs, progress=progress, time_limit=request.time_limit)
     for name, result in built.items():
-        if isinstance(result, BuildFailed):     # named: "loops: no answer in 20 s at step 5"
-            errors[name] = result.error if result.error.startswith(name) else str(result)
+        if isinstance(result, BuildFailed):
+            # named: by the class the user's mistake names, else "kills-itself: ..."
+            cls = STRATEGIES.get(name)
+            named = result.error.startswith(name) or (cls is not None and f"{cls.__name__}." in result.error)
+            errors[name] = result.error if named else str(result)
     timelines = [built[name] for name in request.strategies
                  if name in built and not isinstance(built[name], BuildFailed)]
     if not timelines:

@@ -31,7 +31,7 @@ def heapscope(*argv, cwd=None):
     """Run the real command line; (exit status, stdout, stderr, seconds)."""
     t0 = time.monotonic()
     result = subprocess.run([sys.executable, "-m", "heapscope", *map(str, argv)], capture_output=True,
-                            text=True, timeout=120, cwd=cwd)
+                            text=True, timeout=3 * WITHIN, cwd=cwd)
     return result.returncode, result.stdout, result.stderr, time.monotonic() - t0
 
 
