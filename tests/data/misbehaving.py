@@ -92,3 +92,14 @@ class KillsItself(Misbehaving):
     def misbehave(self):
         import signal
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+class LoopsInTheWindow(Misbehaving):
+    """Replays well in a worker process, but loops from its 50th operation in a
+    process that has Qt loaded: a seek in the window's own process"""
+    name = "loops-in-the-window"
+    FAIL_AT = 50
+
+    def misbehave(self):
+        while "PySide6" in sys.modules:
+            pass

@@ -2,7 +2,8 @@
 timeline is built in a worker process (gui/loader.py, allocators/isolation.py),
 so Cancel and another strategy end it at once, closing the window does not
 wait for it, and a fault is a dialog naming the strategy and the reason while
-the window keeps what it showed."""
+the window keeps what it showed.  Its code that loops in the window's own
+process (a seek, a redraw) is stopped at the time limit (gui/user_code_watch.py)."""
 
 import os
 import pathlib
@@ -17,7 +18,7 @@ from heapscope.allocators import plugins
 from .conftest import wait_loaded
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "misbehaving.py"
-CLASSES = ("Loops", "HardExits", "RaisesGeneratorExit")
+CLASSES = ("Loops", "HardExits", "RaisesGeneratorExit", "LoopsInStructure", "LoopsInTheWindow")
 
 
 @pytest.fixture
@@ -157,3 +158,48 @@ def test_closing_the_window_does_not_wait_for_a_looping_plugin(qtbot, shown):
     assert time.monotonic() - started < 2.0
     assert not w.busy
     assert all(gone(pid) for pid in pids)
+
+
+def stopped_dialog(qtbot, w, name: str, within: float):
+    """Wait for the dialog saying ``name`` was stopped; it, after at most ``within`` s."""
+    qtbot.waitUntil(lambda: w.message_box is not None and w.message_box.isVisible(),
+                    timeout=int(within * 1000))
+    box = w.message_box
+    assert box.windowTitle() == f"{name} stopped"
+    return box
+
+
+def test_a_seek_that_loops_in_the_window_is_stopped_and_a_built_in_shows(qtbot, shown):
+    w = shown
+    w.time_limit = 1.0
+    wait_loaded(qtbot, w, lambda: w.set_strategy("loops-in-the-window"))
+    assert w.timeline.strategy_name == "loops-in-the-window" and w.model.position == 10
+    assert w.user_watch.armed
+    started = time.monotonic()
+    w.bar.step_box.setValue(300)           # a seek there replays step 50 on: it loops, here
+    box = stopped_dialog(qtbot, w, "loops-in-the-window", within=10)
+    assert time.monotonic() - started < 10
+    assert "gave no answer in 1 s at step 300, in LoopsInTheWindow.misbehave (" in box.text()
+    box.close()
+    # the last built-in shows instead, at that step; the user's heap is dropped
+    assert w.strategy_name == "next-fit" and w.timeline.strategy_name == "next-fit"
+    assert w.model.timeline_for("loops-in-the-window") is None
+    assert not w.user_watch.armed
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow, timeout=2000)
+    qtbot.keyClick(w, Qt.Key_Home)
+    qtbot.keyClick(w, Qt.Key_Right)
+    assert w.model.position == 1
+    assert ticks_within(qtbot, 500) >= 10
+
+
+def test_a_structure_that_loops_while_drawn_is_stopped(qtbot, shown):
+    w = shown
+    w.time_limit = 1.0
+    started = time.monotonic()
+    w.set_strategy("loops-in-structure")
+    box = stopped_dialog(qtbot, w, "loops-in-structure", within=15)
+    assert time.monotonic() - started < 15
+    assert "in LoopsInStructure.structure (" in box.text()
+    box.close()
+    assert w.strategy_name == "next-fit" and w.model.position == 10
