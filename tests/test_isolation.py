@@ -75,6 +75,22 @@ def test_compare_reports_the_looping_row_and_goes_on_with_the_others(tmp_path):
     assert "Traceback" not in err
 
 
+def test_compare_reports_a_plugin_raising_generator_exit_without_a_traceback(tmp_path):
+    status, out, err, _ = heapscope("compare", TRACE, "--allocator", plugin("RaisesGeneratorExit"),
+                                    "-s", "raises-generator-exit", "-s", "tlsf", cwd=tmp_path)
+    assert "raises-generator-exit not run: step 5, malloc(" in err
+    assert "your _malloc raised GeneratorExit: from _malloc, in RaisesGeneratorExit._malloc (" in err
+    assert "tlsf" in out and "Traceback" not in err
+
+
+def test_a_plugin_exiting_as_it_is_imported_is_an_error_naming_its_file(tmp_path):
+    path = tmp_path / "quits.py"
+    path.write_text("import sys\nsys.exit(0)\n")
+    status, out, err, _ = heapscope("grade", f"{path}:Quits", TRACE, cwd=tmp_path)
+    assert status == 2
+    assert f"{path}:2: importing it raised SystemExit: 0" in err and "Traceback" not in err
+
+
 def test_inspect_stops_a_looping_plugin_at_its_time_limit(tmp_path):
     status, out, err, seconds = heapscope("inspect", TRACE, "--allocator", plugin("Loops"), "-s", "loops",
                                           "-n", 10, "--time-limit", LIMIT, cwd=tmp_path)
