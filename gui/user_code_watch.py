@@ -96,6 +96,7 @@ class UserCodeWatch(QObject):
     def _arm(self) -> None:
         if self._armed:
             return
+        self._since = None
         self._previous_handler = signal.signal(signal.SIGALRM, self._alarm)
         self._previous_hook = sys.excepthook
         sys.excepthook = self._quiet_hook
