@@ -59,6 +59,8 @@ class UserCodeWatch(QObject):
         self._previous_handler = None
         self._previous_hook = None
         self._stop: tuple[str, str] | None = None
+        #: False: never arm (a caller with a MainThreadGuard of its own)
+        self.enabled = True
         #: since when every tick found the user's code running (None: not now)
         self._since: float | None = None
         self._beat_timer = QTimer(self)
@@ -82,6 +84,9 @@ class UserCodeWatch(QObject):
         """Arm while a strategy of your own shows (``classes``, default: those
         ``classes()`` gives), disarm otherwise.  The window calls this before
         it shows a timeline, so that its first seek is watched already."""
+        if not self.enabled:      # another guard owns the timer (heapscope render's)
+            self.disarm()
+            return
         if classes is None:
             classes = self._classes()
         classes = [c for c in classes if isinstance(c, type) and issubclass(c, UserStrategy)]

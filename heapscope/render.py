@@ -166,6 +166,8 @@ def make_windows(trace, timelines, request: RenderRequest, source: str | None, f
         # never the user's settings: a render is the same for everyone
         settings = QSettings(os.path.join(settings_dir, f"window{i}.ini"), QSettings.IniFormat)
         w = MainWindow(settings)
+        # render's own guard limits the user's code here (one SIGALRM timer at a time)
+        w.user_watch.enabled = False
         w.apply_presentation(w.presentation.with_(presenter=request.presenter, theme_name=request.theme,
                                                   screen_height=height))
         w.show()
