@@ -203,3 +203,19 @@ def test_a_structure_that_loops_while_drawn_is_stopped(qtbot, shown):
     assert "in LoopsInStructure.structure (" in box.text()
     box.close()
     assert w.strategy_name == "next-fit" and w.model.position == 10
+
+
+def test_compare_mode_stops_a_looping_plugin_and_shows_the_others(qtbot, shown):
+    w = shown
+    w.time_limit = 1.0
+    started = time.monotonic()
+    w.compare.compare(["loops", "tlsf", "buddy"])
+    qtbot.waitUntil(lambda: w.message_box is not None and w.message_box.isVisible(), timeout=15000)
+    assert time.monotonic() - started < 15
+    box = w.message_box
+    assert box.text() == "loops could not replay it. The others are shown."
+    assert box.informativeText().startswith("loops: no answer in 1 s at step 5, in Loops.misbehave (")
+    box.close()
+    qtbot.waitUntil(lambda: [r.name.text() for r in w.compare.view.shown_rows()] == ["tlsf", "buddy"],
+                    timeout=5000)
+    assert not w.busy
