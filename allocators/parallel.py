@@ -24,6 +24,15 @@ of the caller's own trace, rebuilt from what the worker shipped
 state; never the trace, which the caller has); with ``keep="summary"`` only
 the summary row (``heapscope compare``, which keeps no checkpoints either).
 
+User code (a strategy of your own, allocators/user.py) may loop forever or
+end its process: with ``time_limit=SECONDS`` every build of a user strategy
+answers from its worker while it runs, and one silent for that long is
+killed and fails with "no answer in N s at step S"; a worker that dies or a
+``BaseException`` that escapes fails its build with the reason and the last
+step heard (allocators/isolation.py).  A :class:`BuildSpec` with a ``job``
+runs that function in the worker instead of a timeline build
+(``heapscope grade`` grades a trace there, ``inspect`` makes its report).
+
 Start method: a fork is the cheapest start, but forking a process that runs
 other threads (a Qt window does) can leave the child holding locks no thread
 will release, so ``fork`` is used only when this process runs one thread and
@@ -45,7 +54,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from . import registry
+from . import isolation, registry
 from .replay import Timeline
 
 #: above this many operations, at most one worker per core runs at a time
@@ -57,10 +66,17 @@ ALL_AT_ONCE_UP_TO = 250_000
 @dataclass(frozen=True)
 class BuildSpec:
     """One build: a registered strategy, its parameters, and the key its
-    events and result go by (the strategy's name unless given)."""
+    events and result go by (the strategy's name unless given).
+
+    ``job``: run this instead of a timeline build, as ``job(trace, spec,
+    note)`` in the worker; its return value (picklable) is the result, and
+    ``note(value)`` reaches the parent as a :class:`Note` event.  A
+    module-level function or a ``functools.partial`` of one (a worker
+    started afresh imports it by name)."""
     name: str
     params: dict = field(default_factory=dict)
     key: str = ""
+    job: Callable | None = None
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -81,20 +97,33 @@ class Finished:
 
 
 @dataclass(frozen=True)
+class Note:
+    """What a :class:`BuildSpec` job told the parent on the way (``note(value)``)."""
+    key: str
+    value: object
+
+
+@dataclass(frozen=True)
 class Failed:
     """A build that raised (``error`` is the exception's type and message,
-    ``details`` its traceback in the worker) or whose worker died."""
+    ``details`` its traceback in the worker), whose worker died or which was
+    killed at its time limit; ``step`` is the last step heard of, ``where``
+    the user's code it was in (``Loop._malloc (loop.py:9)``) if known."""
     key: str
     error: str
     details: str = ""
+    step: int = 0
+    where: str | None = None
 
 
 class BuildFailed(Exception):
     """What :func:`build_timelines` gives for a build that failed."""
 
-    def __init__(self, key: str, error: str, details: str = "") -> None:
+    def __init__(self, key: str, error: str, details: str = "", step: int = 0,
+                 where: str | None = None) -> None:
         super().__init__(f"{key}: {error}")
         self.key, self.error, self.details = key, error, details
+        self.step, self.where = step, where
 
 
 def cores() -> int:
@@ -143,33 +172,61 @@ def _find_strategy(name: str, source: tuple | None) -> None:
         registry.STRATEGIES[name] = obj
 
 
-def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None) -> None:
-    """The body of a worker process: build, send progress, send the result."""
+def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None,
+            answer=None, keep_faults: bool = False) -> None:
+    """The body of a worker process: build (or run ``spec.job``), send
+    progress, send the result.  ``answer``: a shared step counter when the
+    worker must answer the parent regularly while the user's code runs
+    (isolation.Answering), else None."""
     # Ctrl-C on a terminal reaches the whole process group: the parent
     # cancels the workers, which need not print a traceback each.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    lock = threading.Lock()       # the answering thread sends too
+
+    def send(message) -> None:
+        with lock:
+            conn.send(message)
+
+    answering = None
     try:
         try:
             _find_strategy(spec.name, source)
-            timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
-            timeline.build(progress=lambda done, total: conn.send(("progress", done, total)))
-            if timeline.fault is not None:      # a user strategy's mistake, in its own words
-                conn.send(("failed", str(timeline.fault), ""))
-                return
-            if keep == "summary":
-                row = timeline.summary()
-                row["cpu_s"] = timeline.cpu_seconds
-                result = row
+            if answer is not None:
+                answering = isolation.Answering(send, registry.STRATEGIES.get(spec.name),
+                                                answer).start()
+            if spec.job is not None:
+                result = spec.job(trace, spec, lambda value: send(("note", value)))
             else:
-                result = timeline.export()
+                timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
+                timeline.build(progress=lambda done, total: send(("progress", done, total)))
+                if timeline.fault is not None and not (keep_faults and keep == "timeline"):
+                    # a user strategy's mistake, in its own words
+                    send(("failed", str(timeline.fault), "", timeline.fault.step or 0))
+                    return
+                if keep == "summary":
+                    row = timeline.summary()
+                    row["cpu_s"] = timeline.cpu_seconds
+                    result = row
+                else:
+                    result = timeline.export()
         except Exception as exc:                      # reported, with the strategy's key
-            conn.send(("failed", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+            send(("failed", f"{type(exc).__name__}: {exc}", traceback.format_exc(),
+                  isolation.current_step()))
+        except BaseException as exc:                  # SystemExit, GeneratorExit... from user code
+            step = isolation.current_step()
+            send(("failed", isolation.escaped_text(exc, registry.STRATEGIES.get(spec.name), step),
+                  "", step))
         else:
-            conn.send(("done", result))
+            if answering is not None:
+                answering.stop()
+            send(("done", result))
     except (BrokenPipeError, EOFError, OSError):
         pass                                          # the parent has gone or cancelled
     finally:
-        conn.close()
+        if answering is not None:
+            answering.stop()
+        with lock:
+            conn.close()
 
 
 class ParallelBuild:
@@ -179,11 +236,16 @@ class ParallelBuild:
     how many run at once (default: all of them for traces up to
     :data:`ALL_AT_ONCE_UP_TO` operations, else one per core).  ``keep``:
     ``"timeline"`` or ``"summary"``; ``checkpoints``: False for measures only.
+    ``time_limit``: seconds a build of a user strategy may go without an
+    answer before its worker is killed (None: no limit); ``keep_faults``:
+    a timeline stopped by a user strategy's mistake is a result (its
+    ``fault`` set, as an in-process build leaves it), not a failure.
     """
 
     def __init__(self, trace, specs: Iterable[BuildSpec | str], *, keep: str = "timeline",
                  checkpoints: bool = True, workers: int | None = None,
-                 start_method: str | None = None) -> None:
+                 start_method: str | None = None, time_limit: float | None = None,
+                 keep_faults: bool = False) -> None:
         if keep not in ("timeline", "summary"):
             raise ValueError(f"keep must be 'timeline' or 'summary', not {keep!r}")
         self.trace = trace
@@ -193,6 +255,11 @@ class ParallelBuild:
             raise ValueError(f"two builds share a key: {keys}")
         self.keep = keep
         self.checkpoints = checkpoints
+        self.time_limit = time_limit
+        self.keep_faults = keep_faults
+        self._specs = {s.key: s for s in self.specs}
+        #: key -> what was last heard of each running build watched by the time limit
+        self._hearings: dict[str, isolation.Hearing] = {}
         if workers is None:
             workers = len(self.specs) if len(trace) <= ALL_AT_ONCE_UP_TO else cores()
         self.workers = max(1, workers)
@@ -226,13 +293,18 @@ class ParallelBuild:
         while self._pending and len(self._running) < self.workers and not self.cancelled:
             spec = self._pending.popleft()
             receiver, sender = self._context.Pipe(duplex=False)
+            watched = self.time_limit is not None and isolation.needs_worker(spec.name)
+            # the step each operation of the user's code starts, read when its worker dies
+            shared_step = self._context.RawValue("q", 0) if watched else None
             process = self._context.Process(
                 target=_worker, args=(sender, self.trace, spec, self.keep, self.checkpoints,
-                                      strategy_source(spec.name)),
+                                      strategy_source(spec.name), shared_step, self.keep_faults),
                 name=f"heapscope build {spec.key}", daemon=True)
             process.start()
             sender.close()        # the worker holds the only sending end: EOF when it dies
             self._running[spec.key] = (process, receiver)
+            if watched:
+                self._hearings[spec.key] = isolation.Hearing(time.monotonic(), shared=shared_step)
 
     @property
     def running(self) -> dict[str, int]:
@@ -251,6 +323,11 @@ class ParallelBuild:
         events, in the order they came."""
         with self._lock:
             connections = {conn: key for key, (_, conn) in self._running.items()}
+            if self._hearings:
+                # wake in time to kill a silent worker (one stuck in C code sends nothing)
+                first = min(h.last for h in self._hearings.values()) + self.time_limit
+                left = max(0.0, first - time.monotonic()) + 0.01
+                timeout = left if timeout is None else min(timeout, left)
         if not connections:
             return []
         try:
@@ -262,29 +339,62 @@ class ParallelBuild:
             for conn in ready:
                 key = connections[conn]
                 while key in self._running:
-                    events.append(self._receive(key, conn))
+                    event = self._receive(key, conn)
+                    if event is not None:
+                        events.append(event)
                     if key not in self._running or not conn.poll():
                         break
+            events += self._kill_silent()
             self._launch()
+        return events
+
+    def _kill_silent(self) -> list:
+        """Kill the watched workers that gave no answer within the time limit."""
+        events = []
+        now = time.monotonic()
+        for key, hearing in list(self._hearings.items()):
+            if key in self._running and hearing.silent(now, self.time_limit):
+                process, _ = self._running[key]
+                process.kill()
+                events.append(self._end(key, Failed(
+                    key, isolation.no_answer_text(self.time_limit, hearing.step, hearing.where),
+                    step=hearing.step, where=hearing.where)))
         return events
 
     def _receive(self, key: str, conn):
         process, _ = self._running[key]
         t0 = time.perf_counter()
+        hearing = self._hearings.get(key)
         try:
             message = conn.recv()
         except (EOFError, OSError):
             process.join()
+            if hearing is not None:
+                step = hearing.last_step()
+                # the last answer's place, unless the worker went on past it
+                where = hearing.where if step == hearing.step else None
+                return self._end(key, Failed(key, isolation.ended_text(process.exitcode, step, where),
+                                             step=step, where=where))
             return self._end(key, Failed(key, f"the worker process ended without a result "
                                               f"(exit code {process.exitcode})"))
         kind = message[0]
+        if kind == "alive":
+            if hearing is not None:
+                hearing.heard(message[1], message[2], time.monotonic())
+            return None
+        if hearing is not None:          # anything else it sends is an answer too
+            hearing.last = time.monotonic()
         if kind == "progress":
             self.progress[key] = (message[1], message[2])
             return Progress(key, message[1], message[2])
+        if kind == "note":
+            return Note(key, message[1])
         if kind == "failed":
-            return self._end(key, Failed(key, message[1], message[2]))
+            step = message[3] if len(message) > 3 else 0
+            where = hearing.where if hearing is not None else None
+            return self._end(key, Failed(key, message[1], message[2], step=step, where=where))
         result = message[1]
-        if self.keep == "timeline":
+        if self.keep == "timeline" and self._specs[key].job is None:
             if self._ops is None:      # one copy of the ops as lists for every timeline
                 trace = self.trace
                 self._ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
@@ -296,11 +406,12 @@ class ParallelBuild:
 
     def _end(self, key: str, event):
         process, conn = self._running.pop(key)
+        self._hearings.pop(key, None)
         conn.close()
         process.join()
         process.close()
         if isinstance(event, Failed):
-            self.results[key] = BuildFailed(key, event.error, event.details)
+            self.results[key] = BuildFailed(key, event.error, event.details, event.step, event.where)
         else:
             self.results[key] = event.result
         return event
@@ -332,9 +443,11 @@ class ParallelBuild:
             self.cancelled = True
             self._pending.clear()
             running, self._running = self._running, {}
-            for process, _ in running.values():
+            watched, self._hearings = set(self._hearings), {}
+            for key, (process, _) in running.items():
                 if process.is_alive():
-                    process.terminate()
+                    # user code may trap SIGTERM: its worker is killed outright
+                    process.kill() if key in watched else process.terminate()
             for process, conn in running.values():
                 process.join(2.0)
                 if process.exitcode is None:

@@ -103,7 +103,10 @@ def _import_file(path: str):
         del sys.modules[name]
         where = f"{path}:{exc.lineno}" if exc.lineno else path
         raise PluginError(f"{where}: syntax error: {exc.msg}") from None
-    except Exception as exc:
+    except KeyboardInterrupt:
+        del sys.modules[name]
+        raise
+    except BaseException as exc:     # SystemExit at the top of the file too: not heapscope's exit
         del sys.modules[name]
         raise PluginError(f"{path}{_line_in(exc, real)}: importing it raised "
                           f"{type(exc).__name__}: {exc}") from None

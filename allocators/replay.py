@@ -588,6 +588,8 @@ class BuiltTimeline:
     last_record: OpRecord | None
     wall_seconds: float
     cpu_seconds: float
+    #: the user strategy's mistake that stopped the build (Timeline.fault), or None
+    fault: object = None
 
 
 class Timeline:
@@ -828,7 +830,7 @@ class Timeline:
         return BuiltTimeline(self.strategy_name, self.params, self.n, self.built, self.series,
                              self.checkpoints, self.checkpoint_steps,
                              self._pack(self.strategy, self.program), self.last_record,
-                             self.wall_seconds, self.cpu_seconds)
+                             self.wall_seconds, self.cpu_seconds, self.fault)
 
     @classmethod
     def from_built(cls, trace, built: BuiltTimeline, ops: tuple | None = None) -> "Timeline":
@@ -839,11 +841,14 @@ class Timeline:
         tl.series = built.series
         tl.checkpoints, tl.checkpoint_steps = built.checkpoints, built.checkpoint_steps
         tl.wall_seconds, tl.cpu_seconds = built.wall_seconds, built.cpu_seconds
+        tl.fault = built.fault
         tl.strategy, tl.program = pickle.loads(built.final_state)
         tl.position = built.n
         tl.last_record = built.last_record
         if built.last_record is not None:
             tl.strategy.rec = built.last_record
+        if built.fault is not None:     # as _stop_at_fault leaves it: a fresh heap at step 0
+            tl.position, tl.last_record = 0, None
         return tl
 
     # --------------------------------------------------------------- seek

@@ -125,6 +125,18 @@ NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_+-]*")
 _OPS = {"_malloc": "malloc", "_free": "free", "_realloc": "realloc"}
 
 
+class StopUserCode(BaseException):
+    """Raised into a user strategy's code by heapscope itself to stop it (the
+    window's watchdog over a seek: allocators/isolation.py); never reported
+    as the user's own exception."""
+
+
+#: what passes through the wrappers of the user's methods untouched: Ctrl-C
+#: and heapscope's own stop.  Any other BaseException (SystemExit,
+#: GeneratorExit, one of the user's own) is the user's mistake.
+PASSED_THROUGH = (KeyboardInterrupt, StopUserCode)
+
+
 class UserStrategyError(Exception):
     """A mistake in a user strategy, told in terms of the user's code.
 
@@ -157,6 +169,18 @@ class UserStrategyError(Exception):
             head.append(self.operation)
         prefix = ", ".join(head)
         return (f"{prefix}: " if prefix else "") + f"{self.message}, in {self.where()}"
+
+    def __reduce__(self):
+        # Exception pickling calls cls(*args), which lacks the keyword-only
+        # method: rebuild from the message and the attributes instead (a
+        # worker process ships these back: allocators/isolation.py).
+        return (_rebuilt_error, (type(self), self.message), dict(self.__dict__))
+
+
+def _rebuilt_error(cls, message: str) -> "UserStrategyError":
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    return error
 
 
 # --------------------------------------------------------------- where in your code
@@ -224,7 +248,9 @@ def _wrap(name: str, func):
                 blocks = list(func(self))
             except UserStrategyError:
                 raise
-            except Exception as exc:
+            except PASSED_THROUGH:
+                raise
+            except BaseException as exc:       # SystemExit, GeneratorExit... are the user's mistakes too
                 raise self._user_fault("_blocks", exc) from exc
             for b in blocks:
                 if type(b) is not tuple or len(b) != 4:
@@ -251,7 +277,9 @@ def _wrap(name: str, func):
                 out = list(func(self))
             except UserStrategyError:
                 raise
-            except Exception as exc:
+            except PASSED_THROUGH:
+                raise
+            except BaseException as exc:       # SystemExit, GeneratorExit... are the user's mistakes too
                 raise self._user_fault("free_blocks", exc) from exc
             # the pool not carved yet is free memory too (the walk adds it the same way)
             arena, top = self.arena, self.core_top
@@ -274,7 +302,9 @@ def _wrap(name: str, func):
                         cls_name=type(self).__name__,
                         location=_definition_location(type(self), "__init__")) from exc
                 raise self._user_fault("__init__", exc) from exc
-            except Exception as exc:
+            except PASSED_THROUGH:
+                raise
+            except BaseException as exc:       # SystemExit, GeneratorExit... are the user's mistakes too
                 raise self._user_fault("__init__", exc) from exc
             if "arena" not in vars(self):
                 raise UserStrategyError(
@@ -289,7 +319,9 @@ def _wrap(name: str, func):
                 answer = func(self)
             except UserStrategyError:
                 raise
-            except Exception as exc:
+            except PASSED_THROUGH:
+                raise
+            except BaseException as exc:       # SystemExit, GeneratorExit... are the user's mistakes too
                 raise self._user_fault("structure", exc) from exc
             missing = [k for k in ("kind", "sizes", "pointers", "outside")
                        if not isinstance(answer, dict) or k not in answer]
@@ -309,7 +341,9 @@ def _wrap(name: str, func):
                 text = func(self, event)
             except UserStrategyError:
                 raise
-            except Exception as exc:
+            except PASSED_THROUGH:
+                raise
+            except BaseException as exc:       # SystemExit, GeneratorExit... are the user's mistakes too
                 raise self._user_fault("explain_event", exc) from exc
             if text is not None and not isinstance(text, str):
                 raise self._mistake("explain_event", f"your explain_event returned {_short(text)}: "
@@ -322,7 +356,9 @@ def _wrap(name: str, func):
                 return func(self, *args, **kwargs)
             except UserStrategyError:
                 raise
-            except Exception as exc:
+            except PASSED_THROUGH:
+                raise
+            except BaseException as exc:       # SystemExit, GeneratorExit... are the user's mistakes too
                 raise self._user_fault(name, exc) from exc
     wrapper._heapscope_wrapped = True
     return wrapper

@@ -46,7 +46,7 @@ def configure_app(app: QApplication, screen_height: int | None = None) -> QAppli
 def make_window(spec: str | None = None, strategy: str | None = None, params: dict | None = None,
                 strategy_params: dict[str, dict] | None = None, step: int | None = None,
                 compare: list[str] | None = None, presenter: bool | None = None,
-                theme: str | None = None):
+                theme: str | None = None, time_limit: float | None = None):
     """A configured MainWindow loading ``spec`` (None: the bundled default
     trace) through ``strategy`` with the parameters every strategy takes
     (``params``: word, align, heap_limit, pool_size) and each strategy's own
@@ -65,6 +65,8 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     if theme is not None:
         window.set_theme(theme)
     window.params = dict(params or {})
+    if time_limit is not None:
+        window.time_limit = time_limit
     window.strategy_params = {k: dict(v) for k, v in (strategy_params or {}).items()}
     window.set_strategy(strategy or (compare[0] if compare else DEFAULT_STRATEGY))
     if compare:
@@ -96,6 +98,7 @@ def main(request) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     window = make_window(request.trace, request.strategy, request.params, request.strategy_params,
                          request.step, getattr(request, "compare", None),
-                         getattr(request, "presenter", None), getattr(request, "theme", None))
+                         getattr(request, "presenter", None), getattr(request, "theme", None),
+                         getattr(request, "time_limit", None))
     window.show()
     return app.exec()

@@ -339,7 +339,8 @@ def build_compare_window(trace, names, position: int = 0, params: dict | None = 
     params = dict(params or {})
     own = {k: dict(v) for k, v in (strategy_params or {}).items()}
     specs = [BuildSpec(n, {**params, **own.get(n, {})}) for n in names]
-    built = build_timelines(trace, specs)
+    from ..allocators.isolation import DEFAULT_TIME_LIMIT
+    built = build_timelines(trace, specs, time_limit=DEFAULT_TIME_LIMIT)   # a plugin that loops is stopped
     failed = [r for r in built.values() if isinstance(r, BuildFailed)]
     if failed:
         raise CompareError("; ".join(str(f) for f in failed))

@@ -17,6 +17,14 @@ read and looks at the cancel flag after every chunk and while it waits for a
 silent FIFO, so a huge or endless input shows progress and can be cancelled
 (the reader's limits stop it anyway).
 
+A strategy of your own (a plugin) is not replayed on that thread: the thread
+runs an :class:`allocators.parallel.ParallelBuild` of it in a worker process
+with the window's time limit (allocators/isolation.py) and waits for it.
+Cancel, another strategy or closing the window kills the worker at once
+(:meth:`ReplayJob.cancel`); a worker silent past the limit, one that dies or
+exits, fails the load with the reason (``BuildFailed``), and the window keeps
+what it showed.
+
 While the job runs, Python's cyclic garbage collector runs only in the GUI
 thread (:mod:`gui.gui_thread_gc`): an automatic collection triggered by the
 replay's allocations would otherwise destroy, in the replay thread, Qt objects
@@ -36,6 +44,8 @@ from typing import Callable
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog
 
+from ..allocators.isolation import DEFAULT_TIME_LIMIT, needs_worker
+from ..allocators.parallel import BuildFailed, BuildSpec, ParallelBuild
 from ..allocators.replay import ReplayCancelled, Timeline
 from ..traces import ReadCancelled, load_trace, read_trace_file
 from .gui_thread_gc import GuiThreadCollector
@@ -86,6 +96,8 @@ class LoadRequest:
     params: dict
     source: str | None = None
     keep_position: int | None = None
+    #: seconds a strategy of your own may go without an answer in its worker
+    time_limit: float | None = DEFAULT_TIME_LIMIT
 
 
 @dataclass
@@ -110,9 +122,18 @@ class ReplayJob(QObject):
         self.request = request
         self._cancel = threading.Event()
         self._last_read_report = 0.0
+        #: the worker build of a strategy of your own, while it runs
+        self.build: ParallelBuild | None = None
+        self._build_lock = threading.Lock()
 
     def cancel(self) -> None:
+        """Stop the job: at its next progress point, or, for a strategy of your
+        own, now (its worker is killed here, whichever thread calls)."""
         self._cancel.set()
+        with self._build_lock:
+            build = self.build
+        if build is not None:
+            build.cancel()
 
     @Slot()
     def run(self) -> None:
@@ -125,7 +146,9 @@ class ReplayJob(QObject):
             if self._cancel.is_set():
                 raise ReplayCancelled(0)
             timeline = None
-            if req.strategy is not None:
+            if req.strategy is not None and needs_worker(req.strategy):
+                timeline = self._build_in_worker(trace)
+            elif req.strategy is not None:
                 timeline = Timeline(trace, req.strategy, req.params)
                 self.progress.emit(req, 0, max(timeline.n, 1))
                 timeline.build(progress=self._report, cancel=self._cancel.is_set)
@@ -137,6 +160,31 @@ class ReplayJob(QObject):
             self.succeeded.emit(LoadResult(req, trace, timeline))
         finally:
             self.done.emit(req)
+
+    def _build_in_worker(self, trace) -> Timeline:
+        """The timeline of a strategy of your own, built in a worker process;
+        ReplayCancelled when cancelled, BuildFailed when the worker gave none."""
+        req = self.request
+        build = ParallelBuild(trace, [BuildSpec(req.strategy, dict(req.params))], workers=1,
+                              time_limit=req.time_limit, keep_faults=True)
+        with self._build_lock:
+            if self._cancel.is_set():
+                raise ReplayCancelled(0)
+            self.build = build
+        try:
+            self.progress.emit(req, 0, max(len(trace), 1))
+            build.wait(progress=lambda key, done, total: self._report(done, total),
+                       cancel=self._cancel.is_set)
+        finally:
+            with self._build_lock:
+                self.build = None
+            build.cancel()            # nothing left running, whatever happened
+        result = build.results.get(req.strategy)
+        if result is None or self._cancel.is_set():
+            raise ReplayCancelled(0)
+        if isinstance(result, BuildFailed):
+            raise result
+        return result
 
     def _report(self, done: int, total: int) -> None:
         self.progress.emit(self.request, done, total)
@@ -319,7 +367,8 @@ class Loader(QObject):
 
     def _close_dialog(self) -> None:
         if self.dialog is not None:
-            shown = self.dialog.isVisible()
+            # its Cancel button hides it before we hear of it: it was shown then too
+            shown = self.dialog.isVisible() or self.dialog.wasCanceled()
             self.dialog.canceled.disconnect(self.cancel)
             self.dialog.reset()
             self.dialog.hide()

@@ -46,6 +46,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QStyle, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from .. import traces
+from ..allocators.isolation import DEFAULT_TIME_LIMIT, needs_worker
+from ..allocators.parallel import BuildFailed
 from ..allocators.params import ParamError
 from ..allocators.user import UserStrategyError
 from ..traces.bundled import examples as bundled_examples
@@ -65,6 +67,7 @@ from .step_animator import StepAnimator
 from .structure_panel import StructurePanel
 from .theme import FontScaler, Presentation, THEMES, qt_palette, tinted_icon
 from .timeline_bar import TimelineBar
+from .user_code_watch import UserCodeWatch
 from .workload_dialog import WorkloadDialog
 
 #: the gauge column's width and the plots' least height at text scale 1
@@ -103,6 +106,9 @@ class MainWindow(QMainWindow):
         self.params: dict = {}
         #: each strategy's own parameters, by strategy name (-P on the command line)
         self.strategy_params: dict[str, dict] = {}
+        #: seconds a strategy of your own may go without an answer (--time-limit):
+        #: in its worker while it is built, and in this process while a step is shown
+        self.time_limit: float | None = DEFAULT_TIME_LIMIT
         self.message_box: QMessageBox | None = None
         self.setWindowTitle("heapscope")
         self.resize(1400, 900)
@@ -118,6 +124,13 @@ class MainWindow(QMainWindow):
         self.player = Player(self)
         self.animator = StepAnimator(self.model, self)
         self.loader = Loader(self)
+        # a strategy of your own that loops in this process (a seek, a redraw)
+        # is stopped at the time limit (gui/user_code_watch.py)
+        self.user_watch = UserCodeWatch(self, lambda: self.time_limit, self._shown_user_classes)
+        self.user_watch.stopped.connect(self._user_code_stopped)
+        self.model.shown_changed.connect(self.user_watch.refresh)
+        #: the last built-in strategy shown alone: what shows when one of yours is stopped
+        self._last_builtin = DEFAULT_STRATEGY
         #: predict-the-block, per row (gui/predict_mode.py)
         self.predict = PredictMode(self.model, self)
         self.predict.play = self.animator.step_to      # an answered step plays its events
@@ -685,6 +698,7 @@ class MainWindow(QMainWindow):
 
     def _start(self, request: LoadRequest) -> None:
         self.player.pause()
+        request = dataclasses.replace(request, time_limit=self.time_limit)
         if self.compare.active:
             # compare mode: read the trace here, then build its strategies at once
             self.compare.loader.cancel()
@@ -710,12 +724,39 @@ class MainWindow(QMainWindow):
 
     def _show(self, strategy: str, key, position: int) -> None:
         """Show the kept timeline ``key`` at ``position``: the views follow the model."""
+        # watched from its first seek on, if it is a strategy of your own
+        self.user_watch.refresh([STRATEGIES.get(strategy)])
         self.strategy_name = strategy
         self.model.show([key], position)
         self._shown_single()
 
+    def _shown_user_classes(self) -> list:
+        """The classes of the strategies of your own shown now (the watch's)."""
+        return [STRATEGIES.get(key[0]) for key in self.model.shown if needs_worker(key[0])]
+
+    def _user_code_stopped(self, name: str, where: str) -> None:
+        """A strategy of your own held the window past the time limit and was
+        stopped mid-step: its heap is not to be trusted any more.  Shown alone,
+        it makes way for the last built-in shown (its timeline is dropped: picked
+        again, it is built afresh); the dialog says what happened."""
+        self.player.pause()
+        step = self.model.position
+        text = f"no answer in {self.time_limit:g} s at step {step}, in {where}"
+        if not self.compare.active and self.strategy_name == name:
+            dropped = self.model.shown
+            self.set_strategy(self._last_builtin)
+            for key in dropped:
+                if key not in self.model.shown:
+                    self.model.forget_timeline(key)
+        self.statusBar().showMessage(f"{name} stopped: {text}", 8000)
+        self.show_error(f"{name} stopped", f"{name}'s code gave {text}; heapscope stopped it.",
+                        "Your code ran in the window's own process here (seeking a step, drawing "
+                        "it) and did not return within the time limit (--time-limit SECONDS).")
+
     def _shown_single(self) -> None:
         """Titles, status and signals once one strategy shows."""
+        if not needs_worker(self.strategy_name):
+            self._last_builtin = self.strategy_name
         self._sync_strategy_widgets()
         timeline = self.timeline
         self.setWindowTitle(f"heapscope — {self._trace_label()} — {self.strategy_name}")
@@ -750,6 +791,16 @@ class MainWindow(QMainWindow):
 
     def _load_failed(self, exc: Exception, request) -> None:
         self._sync_strategy_widgets()
+        if isinstance(exc, BuildFailed):
+            # a strategy of your own stopped in its worker: looped past the time
+            # limit, exited or died; what showed before stays shown
+            name = request.strategy
+            self.statusBar().showMessage(f"{name} stopped: still showing "
+                                         f"{self._trace_label() if self.trace else 'nothing'}", 8000)
+            self.show_error(f"{name} stopped", f"{name} gave no timeline of "
+                            f"{request.label}: {exc.error}.", exc.details)
+            self.load_failed.emit(str(exc))
+            return
         if isinstance(exc, (traces.TraceError, ParamError, UserStrategyError)):
             text = str(exc)           # "path:line: message", "tlsf: pool_size=... is too large"
         else:
@@ -1153,6 +1204,7 @@ class MainWindow(QMainWindow):
         self.loader.cancel()
         self.loader.wait()
         self.compare.loader.cancel()
+        self.user_watch.disarm()
         super().closeEvent(event)
 
 

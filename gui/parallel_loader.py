@@ -137,7 +137,9 @@ class ParallelLoader(QObject):
         self.request = request
         specs = [BuildSpec(name, dict(params), key=name) for name, params in request.specs]
         self.builds_started += len(specs)
-        self.build = ParallelBuild(request.trace, specs).start()
+        # a strategy of your own among them: its worker is stopped at the window's time limit
+        self.build = ParallelBuild(request.trace, specs,
+                                   time_limit=getattr(self.window, "time_limit", None)).start()
         self._note_pids()
         self.dialog = BuildDialog(request.label, [s.key for s in specs], len(request.trace), self.window)
         self.dialog.cancel_requested.connect(self.cancel)

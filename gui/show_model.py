@@ -266,6 +266,16 @@ class ShowModel(QObject):
         self._trackers[key] = HeapTracker()
         return key
 
+    def forget_timeline(self, key: TimelineKey) -> None:
+        """Drop a kept timeline that is not shown (one whose heap a stopped
+        seek left half-done: gui/user_code_watch.py)."""
+        if key in self._shown:
+            raise ValueError(f"{key!r} is shown")
+        self._timelines.pop(key, None)
+        self._measures.pop(key, None)
+        self._trackers.pop(key, None)
+        self._steps.pop(key, None)
+
     def timeline_for(self, strategy: str, params: dict | None = None):
         """The timeline already built for ``strategy`` with ``params``, or None."""
         return self._timelines.get(timeline_key(strategy, params))

@@ -49,6 +49,7 @@ from typing import Callable
 from .allocators import plugins
 from .allocators.params import Param, ParamError, declared, parse_param
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
+from .allocators.isolation import DEFAULT_TIME_LIMIT, time_limit_text
 from .allocators.parallel import BuildFailed, BuildSpec, build_timelines, default_start_method
 from .allocators.replay import ReplayCancelled
 from .allocators.strategy import Strategy
@@ -136,6 +137,17 @@ def add_strategy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", "-P", action="append", type=_qualified, metavar="STRATEGY.NAME=VALUE",
                    help="one of a strategy's own parameters, e.g. bsd-buckets.pagesize=1K "
                         "(repeatable; 'heapscope strategies' lists them all)")
+    add_time_limit_option(p)
+
+
+def add_time_limit_option(p: argparse.ArgumentParser) -> None:
+    """``--time-limit SECONDS``: how long a strategy of your own may go without
+    an answer before heapscope stops it (allocators/isolation.py)."""
+    p.add_argument("--time-limit", type=_arg_type(time_limit_text, "time limit"),
+                   default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+                   help="a strategy of your own runs in a worker process that answers while it "
+                        "works; one silent at the same step this long is stopped with an error "
+                        f"(default {DEFAULT_TIME_LIMIT:g})")
 
 
 def _qualified(text: str) -> tuple[str, str, str]:
@@ -207,7 +219,8 @@ def _warn_unused_policy(policy: dict[str, dict], names: list[str]) -> None:
 
 
 def compare_rows(trace, names: list[str], params: dict, progress=None,
-                 policy: dict[str, dict] | None = None) -> list[dict]:
+                 policy: dict[str, dict] | None = None,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> list[dict]:
     """Replay ``trace`` through each strategy; one summary dict per strategy.
     ``policy`` adds a strategy's own parameters (e.g. bsd-buckets' pagesize).
     A strategy that refuses its parameters (a pool too large for TLSF, an
@@ -215,7 +228,9 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
     that fails on the way gets a row with only ``error``: the others run.  The strategies run at once, each in a worker
     process (allocators/parallel.py), measures only: no checkpoints, which a
     table never seeks.  ``cpu_s`` is the CPU time of each replay in its
-    worker (wall time means little while the workers share the cores)."""
+    worker (wall time means little while the workers share the cores).
+    A user strategy silent for ``time_limit`` seconds is stopped: its row
+    says "no answer in N s at step S"."""
     refused: dict[str, str] = {}
     specs = []
     for name in dict.fromkeys(names):
@@ -227,7 +242,7 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
             continue
         specs.append(BuildSpec(name, own))
     results = build_timelines(trace, specs, progress=progress, keep="summary", checkpoints=False,
-                              start_method=default_start_method())
+                              start_method=default_start_method(), time_limit=time_limit)
     rows = []
     for name in dict.fromkeys(names):
         result = results.get(name)
@@ -417,6 +432,7 @@ class WindowRequest:
     compare: list[str] | None = None  # compare mode's strategies (--compare, or -s given twice)
     presenter: bool | None = None     # presenter mode (None: as last time)
     theme: str | None = None          # "light" or "dark" (None: as last time)
+    time_limit: float | None = DEFAULT_TIME_LIMIT   # --time-limit
 
 
 def window_request(args) -> WindowRequest:
@@ -436,7 +452,8 @@ def window_request(args) -> WindowRequest:
     request = WindowRequest(args.trace, strategy, common_params(args), policy_params(args),
                             getattr(args, "step", None), compare=compare,
                             presenter=getattr(args, "presenter", None),
-                            theme=getattr(args, "theme", None))
+                            theme=getattr(args, "theme", None),
+                            time_limit=getattr(args, "time_limit", None))
     for name in compare or [request.strategy or "next-fit"]:
         try:   # the strategies shown first must take their parameters: say so here, not in a dialog
             make_strategy(name, **request.params, **request.strategy_params.get(name, {}))
@@ -495,7 +512,7 @@ def cmd_compare(args) -> int:
     _warn_unused_policy(policy, names)
     trace = load_trace(args.trace or str(default_trace_path()))
     progress = _progress_printer(sys.stderr, list(dict.fromkeys(names))) if sys.stderr.isatty() else None
-    rows = compare_rows(trace, names, params, progress, policy)
+    rows = compare_rows(trace, names, params, progress, policy, args.time_limit)
     failed = [r for r in rows if "error" in r]
     if len(failed) == len(rows):
         raise CliError("; ".join(r["error"] for r in failed))
@@ -543,7 +560,7 @@ def cmd_inspect(args) -> int:
     params = dict(common_params(args), **policy.get(args.strategy, {}))
     trace = load_trace(args.trace or str(default_trace_path()))
     try:
-        report = inspect_step(trace, args.strategy, args.step, params)
+        report = inspect_step(trace, args.strategy, args.step, params, time_limit=args.time_limit)
     except InspectError as exc:
         raise CliError(str(exc)) from None
     print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
@@ -626,7 +643,7 @@ def cmd_render(args) -> int:
                             size=args.size, presenter=args.presenter, theme=args.theme,
                             fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
                             animate=args.animate, params=common_params(args),
-                            strategy_params=policy_params(args))
+                            strategy_params=policy_params(args), time_limit=args.time_limit)
     spec = args.trace or str(default_trace_path())
     trace = load_trace(spec)
     source = spec if names_a_file(spec) else None
@@ -870,7 +887,7 @@ def _grade_target(text: str):
 @command("grade", "check and score a strategy of your own on traces (like the CS:APP malloc lab)",
          _grade_options)
 def cmd_grade(args) -> int:
-    from .allocators.grading import grade
+    from .allocators.isolated_grade import grade_in_workers
     _loaded_names(args)
     cls, spec = _grade_target(args.target)
     params = common_params(args)
@@ -880,8 +897,11 @@ def cmd_grade(args) -> int:
     names = args.traces or default_grade_traces()
     traces = [(name, load_trace(name)) for name in names]
     progress = _grade_progress(sys.stderr) if sys.stderr.isatty() else None
-    result = grade(cls, traces, own, check_every=args.check_every, reference_params=params,
-                   progress=progress, baseline=baseline)
+    # each trace graded in a worker process: a plugin that loops, exits or
+    # dies is stopped and graded invalid (allocators/isolated_grade.py)
+    result = grade_in_workers(cls, traces, own, check_every=args.check_every,
+                              reference_params=params, progress=progress, baseline=baseline,
+                              time_limit=args.time_limit)
     reopen = _reopen_command(args, cls.name, spec, params, policy)
     if args.format == "json":
         print(json.dumps(grade_json(result, spec, reopen), indent=2))

@@ -13,10 +13,13 @@ the t-th operation, whose events are the ones shown.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, is_dataclass
 
 from .allocators.explain import count, explain_step
+from .allocators.isolation import needs_worker
+from .allocators.user import UserStrategyError
 from .allocators.registry import make_strategy
 from .allocators.replay import KIND_NAMES, Timeline
 from .allocators.structure import where as structure_where
@@ -38,12 +41,19 @@ class InspectError(ValueError):
     """A step or strategy the report cannot be made for (exit status 2)."""
 
 
-def inspect_step(trace, strategy_name: str, step: int, params: dict | None = None) -> dict:
+def inspect_step(trace, strategy_name: str, step: int, params: dict | None = None,
+                 time_limit: float | None = None) -> dict:
     """The report of step ``step`` of ``trace`` replayed through
     ``strategy_name`` with ``params``: a dict of plain data with the keys
     ``step``, ``strategy``, ``trace``, ``operation``, ``events``, ``blocks``
-    and ``structure`` (see docs/structure.md, "heapscope inspect")."""
+    and ``structure`` (see docs/structure.md, "heapscope inspect").
+
+    With ``time_limit``, a strategy of your own is replayed in a worker
+    process silent at most that many seconds (allocators/isolation.py): one
+    that loops, exits or dies is an InspectError naming it and the step."""
     params = dict(params or {})
+    if time_limit is not None and needs_worker(strategy_name):
+        return _inspect_in_worker(trace, strategy_name, step, params, time_limit)
     n = len(trace)
     if not 0 <= step <= n:
         raise InspectError(f"step {step} is outside 0..{n} ({trace.name or 'the trace'} has {n} operations)")
@@ -87,6 +97,31 @@ def inspect_step(trace, strategy_name: str, step: int, params: dict | None = Non
         "_title": strategy.title,
         "_heap_size": strategy.heap_size,
     }
+
+
+def _inspect_job(trace, spec, note, *, step: int):
+    """In the worker: the report, or the mistake that stopped the replay."""
+    try:
+        return "report", inspect_step(trace, spec.name, step, spec.params)
+    except UserStrategyError as exc:
+        return "fault", exc
+    except InspectError as exc:
+        return "refused", str(exc)
+
+
+def _inspect_in_worker(trace, strategy_name: str, step: int, params: dict, time_limit: float) -> dict:
+    from .allocators.parallel import BuildFailed, BuildSpec, build_timelines
+    job = functools.partial(_inspect_job, step=step)
+    result = build_timelines(trace, [BuildSpec(strategy_name, params, job=job)], workers=1,
+                             time_limit=time_limit)[strategy_name]
+    if isinstance(result, BuildFailed):
+        raise InspectError(str(result))
+    kind, value = result
+    if kind == "fault":
+        raise value
+    if kind == "refused":
+        raise InspectError(value)
+    return value
 
 
 def to_json(report: dict) -> str:

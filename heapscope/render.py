@@ -25,7 +25,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from .allocators.registry import make_strategy
+from .allocators.isolation import DEFAULT_TIME_LIMIT, MainThreadGuard, UserCodeTimedOut, needs_worker
+from .allocators.registry import STRATEGIES, make_strategy
 from .allocators.replay import Timeline
 from .allocators.user import UserStrategyError
 
@@ -53,6 +54,8 @@ class RenderRequest:
     animate: bool = False             # each step plays its events (several frames a step)
     params: dict = field(default_factory=dict)            # every strategy's
     strategy_params: dict = field(default_factory=dict)   # -P, by strategy
+    #: seconds a strategy of your own may go without an answer (allocators/isolation.py)
+    time_limit: float | None = DEFAULT_TIME_LIMIT
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -104,16 +107,20 @@ def replay_all(trace, request: RenderRequest, warn=None, progress=None) -> list[
             continue
         specs.append(BuildSpec(name, params))
     built: dict = {}
-    if len(specs) == 1:
+    if len(specs) == 1 and not needs_worker(specs[0].name):
         spec = specs[0]
         timeline = Timeline(trace, spec.name, spec.params).build(
             progress=(lambda d, n: progress(spec.name, d, n)) if progress else None)
         built[spec.name] = timeline if timeline.fault is None else BuildFailed(spec.name, str(timeline.fault))
     elif specs:
-        built = build_timelines(trace, specs, progress=progress)
+        # a strategy of your own is built in a worker process with a time limit
+        built = build_timelines(trace, specs, progress=progress, time_limit=request.time_limit)
     for name, result in built.items():
         if isinstance(result, BuildFailed):
-            errors[name] = result.error
+            # named: by the class the user's mistake names, else "kills-itself: ..."
+            cls = STRATEGIES.get(name)
+            named = result.error.startswith(name) or (cls is not None and f"{cls.__name__}." in result.error)
+            errors[name] = result.error if named else str(result)
     timelines = [built[name] for name in request.strategies
                  if name in built and not isinstance(built[name], BuildFailed)]
     if not timelines:
@@ -159,6 +166,8 @@ def make_windows(trace, timelines, request: RenderRequest, source: str | None, f
         # never the user's settings: a render is the same for everyone
         settings = QSettings(os.path.join(settings_dir, f"window{i}.ini"), QSettings.IniFormat)
         w = MainWindow(settings)
+        # render's own guard limits the user's code here (one SIGALRM timer at a time)
+        w.user_watch.enabled = False
         w.apply_presentation(w.presentation.with_(presenter=request.presenter, theme_name=request.theme,
                                                   screen_height=height))
         w.show()
@@ -225,14 +234,30 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
         positions = [min(request.step or 0, n)]
     if request.part not in export.PARTS:
         raise RenderError(f"unknown part {request.part!r}; known: {', '.join(export.PARTS)}")
+    # Drawing seeks the timelines and asks the strategies for their blocks and
+    # structure: a strategy of your own runs here then, under a time limit per frame.
+    users = [t.strategy_name for t in timelines if needs_worker(t.strategy_name)]
+    guard = MainThreadGuard(request.time_limit if users else None,
+                            f"while drawing {', '.join(users)}",
+                            [STRATEGIES[name] for name in users])
+    try:
+        with guard:
+            return _draw(request, trace, timelines, source, positions, fmt, progress, guard)
+    except UserCodeTimedOut as exc:
+        raise RenderError(str(exc)) from None
+
+
+def _draw(request, trace, timelines, source, positions, fmt, progress, guard) -> list[str]:
+    """The files of ``render``, drawn; ``guard.rearm()`` at every frame."""
+    from .gui import export
     windows = make_windows(trace, timelines, request, source, positions[0])
     try:
         widgets = [export.part_widget(w, request.part) for w in windows]
         if fmt in ("gif", "mp4"):
             images = _frames(windows, widgets, positions, request,
-                             (lambda d, n: progress("draw", d, n)) if progress else None)
+                             (lambda d, n: progress("draw", d, n)) if progress else None, guard)
             writer = export.write_gif if fmt == "gif" else export.write_mp4
-            writer(images, request.output, request.fps)
+            writer(_checked(images, guard), request.output, request.fps)
             return [request.output]
         written = []
         for position in positions:
@@ -240,9 +265,11 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
             if len(positions) > 1:
                 stem, suffix = os.path.splitext(request.output)
                 path = f"{stem}-{position}{suffix}"
+            guard.rearm()
             for w in windows:
                 w.model.seek(position)
             export.settle()
+            guard.check()             # a frame the time limit cut short is not written
             if fmt == "png":
                 image = side_by_side([export.grab_image(x) for x in widgets])
                 if not image.save(path, "PNG"):
@@ -257,7 +284,14 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
         close_windows(windows)
 
 
-def _frames(windows, widgets, positions, request, progress):
+def _checked(images, guard):
+    """``images``, each one checked against the time limit before it is encoded."""
+    for image in images:
+        guard.check()
+        yield image
+
+
+def _frames(windows, widgets, positions, request, progress, guard=None):
     """The side-by-side pictures of every step (of every frame of each step's
     events, with ``request.animate``: a window whose step has fewer events
     holds its last frame until the others are done)."""
@@ -266,6 +300,8 @@ def _frames(windows, widgets, positions, request, progress):
         players = [export.frames_of_step(w, position, request.fps, request.animate) for w in windows]
         last = [None] * len(windows)
         while True:
+            if guard is not None:
+                guard.rearm()
             moved = False
             for k, (player, widget) in enumerate(zip(players, widgets)):
                 if next(player, StopIteration) is not StopIteration:

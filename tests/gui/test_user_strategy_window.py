@@ -98,7 +98,8 @@ def test_open_with_allocator_strategy_and_step(qtbot, monkeypatch, small_trace_p
                      "--step", "250", "-P", "segfit.classes=4"]) == 0
         w = shown[0]
         qtbot.addWidget(w)
-        qtbot.waitUntil(lambda: w.timeline is not None, timeout=10000)
+        # built in a worker process now (a forkserver started first): slower on a busy machine
+        qtbot.waitUntil(lambda: w.timeline is not None, timeout=30000)
         assert w.timeline.strategy_name == "segfit" and w.timeline.position == 250
         assert w.timeline.strategy.classes == 4
         w.close()
