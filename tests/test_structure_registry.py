@@ -7,19 +7,21 @@ free blocks in address order.  Registered, it is accepted by
 own), gives ``members`` and ``where``, is followed from the events and has
 mid-step states, is worded by predict, and is drawn by the window's
 structure panel -- the generic lists view, since it has no view of its own --
-with its blocks.  No other file of heapscope names it.
+with its blocks, and ``heapscope inspect`` lists them.  No other file of
+heapscope names it.
 """
+
+import contextlib
 
 import pytest
 
 from heapscope.allocators import events as ev
-from heapscope.allocators import registry, structure, structure_kinds
+from heapscope.allocators import registry, structure, structure_kinds, structure_replay
 from heapscope.allocators.first_fit import FirstFit
 from heapscope.allocators.predict import GROW, Generic, hx, reveal
 from heapscope.allocators.replay import Timeline
 from heapscope.allocators.step_states import StepStates
 from heapscope.allocators.structure import StructureMismatch, check_against_heap
-from heapscope.allocators import structure_replay
 from heapscope.allocators.structure_replay import Follower, ReplayError, replay_events, replayable
 from heapscope.traces import make_workload
 from heapscope.traces.trace import ALLOC
@@ -95,12 +97,21 @@ class RowFirstFit(FirstFit):
         return structure.make(ROW, ring["sizes"], outside_blocks=ring["outside"], row=ring["free_list"])
 
 
+@contextlib.contextmanager
+def row_registered():
+    """The one place the kind is registered; it is forgotten afterwards, so
+    the other tests see the built-in kinds only."""
+    structure_kinds.register(RowKind)
+    try:
+        yield structure_kinds.get(ROW)
+    finally:
+        structure_kinds.unregister(ROW)
+
+
 @pytest.fixture
 def row_kind():
-    """The one place the kind is registered (and forgotten after the test)."""
-    structure_kinds.register(RowKind)
-    yield structure_kinds.get(ROW)
-    structure_kinds.unregister(ROW)
+    with row_registered() as kind:
+        yield kind
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +123,7 @@ def trace():
 def replayed(trace):
     """(t, heap before step t, its record, heap after it) for every step of the
     trace through the test kind's strategy."""
-    structure_kinds.register(RowKind)      # the timeline's structures are of the kind
-    try:
+    with row_registered():      # the timeline's structures are of the kind
         tl = Timeline(trace, RowFirstFit).build()
         out = []
         for t in range(1, tl.n + 1):
@@ -123,8 +133,6 @@ def replayed(trace):
             rec.op = tl.op(t)       # (kind, id, size) of the trace's operation
             out.append((t, before, rec, tl.state_at(t)))
         return out
-    finally:
-        structure_kinds.unregister(ROW)
 
 
 def test_the_kind_is_made_only_while_registered(row_kind):

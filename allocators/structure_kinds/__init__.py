@@ -23,9 +23,10 @@ switches:
 
 The built-in kinds are the modules of this package; they are imported the
 first time a kind is looked up, so this registry imports nothing at load time
-(the kind modules import ``structure`` and ``predict``, which import this
-package).  A kind defined elsewhere (a test, a strategy of your own) registers
-the same way and is found the same way.  docs/architecture.md has the recipe.
+(the kind modules import ``structure``, ``structure_replay`` and ``predict``,
+and ``structure`` imports this package).  A kind defined elsewhere (a test,
+a strategy of your own) registers the same way and is found the same way.
+docs/architecture.md has the recipe.
 Qt-free, like all of ``heapscope.allocators``.
 """
 
