@@ -12,6 +12,12 @@ heapscope names it.
 """
 
 import contextlib
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -29,6 +35,7 @@ from heapscope.traces.trace import ALLOC
 from .gui.conftest import temporary_settings, wait_loaded, window  # noqa: F401 (fixtures)
 
 ROW = "test-row"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------- the kind
@@ -255,3 +262,25 @@ def test_heapscope_inspect_lists_its_blocks_by_place(row_kind, monkeypatch, trac
     # one line per place the kind names, in its words, with the block's address
     assert all(any(line.startswith(f"  place {i} of the row: {a:#x}") for line in lines[at + 1:])
                for i, a in enumerate(row)), lines[at:at + 5]
+
+
+def test_a_view_of_its_own_is_found_by_its_module_name_alone():
+    """Step 6 with a view of its own: each ``*_view.py`` module of
+    gui/structure_views/ is imported by ``view_for`` itself (no list names
+    them).  In a fresh interpreter, where nothing else imported the views,
+    each kind a module registers (read off its ``@register_view`` lines) gets
+    that view, and a kind without one the generic lists view."""
+    views = ROOT / "gui" / "structure_views"
+    expected = {}
+    for module in views.glob("*_view.py"):
+        for kind, cls in re.findall(r'^@register_view\("([^"]+)"\)\nclass (\w+)', module.read_text(), re.M):
+            expected[kind] = cls
+    assert len(expected) >= 10 and expected["lists"] == "ListsView"
+    asked = sorted(expected) + ["bins", "size-classes", ROW]
+    code = ("import json, sys; from heapscope.gui.structure_views import view_for; "
+            "print(json.dumps({k: view_for(k).__name__ for k in json.loads(sys.argv[1])}))")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(asked)], capture_output=True, text=True,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {**expected, "bins": "ListsView", "size-classes": "ListsView",
+                                       ROW: "ListsView"}
