@@ -28,6 +28,12 @@ answer, so :class:`StepStates` completes each replayed state into one:
 * a size the events have not said yet (mid-step, Vmbest names a new
   wilderness before examining it) is the size before or after the step.
 
+What is the kind's own (its pointers and kept-apart blocks, the buddy's
+orders and chunks, the lists shown whole, phkmalloc's pages) is said by the
+kind's module in :mod:`heapscope.allocators.structure_kinds`
+(``pointer_keys``, ``apart``, ``start_step``, ``follow``, ``complete``); this
+class does what every kind shares.
+
 The state after the last event is ``structure()`` after the step, key for key
 (tests/test_step_states.py checks it on every step of random programs).
 States are computed on demand, once each, and shared by the events that do
@@ -37,19 +43,12 @@ not change the structure (a search's visits, a bitmap probe).  Pure Python.
 from __future__ import annotations
 
 from . import events as ev
-from .structure_replay import REPLAYABLE_KINDS, ReplayError, StructureReplay
+from . import structure_kinds
+from .structure_replay import ReplayError, StructureReplay
 
 #: events that change nothing a structure view draws of the structure
 _LOOKS = (ev.Visit, ev.WalkStep, ev.AvailProbe, ev.BitmapProbe, ev.MappingSearch, ev.Note,
           ev.InsertionPoint, ev.GrowFailed)
-#: each kind's pointers: pointer name -> the replayed key that holds it
-_POINTER_KEYS = {"address-ring": {"rover": "rover"}, "ring": {"head": "head"},
-                 "tree": {"wilderness": "wilderness"},
-                 "bins": {"last_remainder": "last_remainder", "top": "top"},
-                 "arena-ring": {"allocp": "rover"}, "block-table": {"_heapindex": "heapindex"}}
-#: blocks a kind keeps apart from its structure, named by a replayed key: (key, why)
-_APART = {"tree": (("wilderness", "wilderness"),),
-          "bins": (("last_remainder", "the last remainder"), ("top", "top"))}
 
 
 class StepStates:
@@ -67,20 +66,22 @@ class StepStates:
         self.before, self.after = before, after
         self.events = list(events or ())
         self.kind = after["kind"]
-        self.available = (before is not None and self.kind in REPLAYABLE_KINDS
+        #: the step's kind (allocators/structure_kinds/): its mid-step rules
+        self.kind_rules = structure_kinds.get(self.kind) or structure_kinds.StructureKind()
+        self.available = (before is not None and self.kind_rules.follower is not None
                           and before.get("kind") == self.kind)
         self._states: list[dict] = []
         self._replay: StructureReplay | None = None
         self._carved = False
+        #: what the kind follows beside the replay (the buddy's orders and chunks)
+        self.kind_state = None
         if self.available:
             try:
                 self._replay = StructureReplay(before)
             except (ReplayError, KeyError, ValueError):
                 self.available = False
-        if self.available and self.kind == "buddy":
-            self._orders = {int(a): int(k) for a, k, _ in before.get("blocks", ())}
-            self._used = {int(a) for a, _, st in before.get("blocks", ()) if st == "used"}
-            self._chunks = [dict(c) for c in before.get("chunks", ())]
+        if self.available:
+            self.kind_state = self.kind_rules.start_step(before)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -112,11 +113,9 @@ class StepStates:
         i = len(self._states)
         event = self.events[i]
         self._replay.apply(event)
-        if self.kind == "buddy":
-            self._follow_buddy(event)
+        new_chunk = self.kind_rules.follow(self.kind_state, event)
         was_carved = self._carved
-        if isinstance(event, (ev.Grow, ev.BucketRefill, ev.Note)) or i == len(self.events) - 1 or (
-                self.kind == "buddy" and isinstance(event, ev.ListInsert) and self._new_chunk):
+        if isinstance(event, (ev.Grow, ev.BucketRefill, ev.Note)) or i == len(self.events) - 1 or new_chunk:
             # (a fixed pool is carved under a Note; by the last event it is as after the step)
             self._carved = True
         if i and isinstance(event, _LOOKS) and self._carved == was_carved:
@@ -124,61 +123,26 @@ class StepStates:
         else:
             self._states.append(self._complete(self._replay.result(strict=False)))
 
-    _new_chunk = False
-
-    def _follow_buddy(self, e) -> None:
-        """Knuth's kval (each carved block's order) and the chunks, from the events."""
-        orders = self._orders
-        self._new_chunk = False
-        if isinstance(e, ev.Released):
-            self._used.discard(e.addr)
-        elif isinstance(e, ev.Placed):
-            self._used.add(e.addr)
-        elif isinstance(e, ev.BuddySplit):
-            orders[e.addr] = e.order - 1
-            orders[e.buddy] = e.order - 1
-        elif isinstance(e, ev.BuddyMerge):
-            low, high = sorted((e.addr, e.buddy))
-            orders.pop(high, None)
-            orders[low] = e.order + 1
-        elif isinstance(e, ev.ListInsert) and e.addr not in orders:
-            k = int(e.where[0])
-            orders[e.addr] = k
-            self._chunks.append({"addr": e.addr, "order": k})
-            self._new_chunk = True
-
     def _complete(self, replayed: dict) -> dict:
         after, before = self.after, self.before
-        kind = self.kind
+        rules = self.kind_rules
         out = dict(after)
         out.update(replayed)
         out.pop("sizes", None)
         # the pool not carved yet: as before the step until the step carves
         apart_from = after if self._carved else before
-        apart = _APART.get(kind, ())
+        apart = rules.apart
         whys = {why for _, why in apart}
         # blocks kept apart under a pointer follow it (the splay wilderness,
         # dlmalloc's last remainder and top); the uncarved pool as said above
         out["outside"] = [{"addr": replayed[key], "why": why} for key, why in apart
                           if replayed.get(key) is not None]
         out["outside"] += [dict(o) for o in apart_from.get("outside", ()) if o["why"] not in whys]
-        names = _POINTER_KEYS.get(kind)
+        names = rules.pointer_keys
         if names:
             out["pointers"] = [dict(p, addr=replayed.get(names[p["name"]])) if p.get("name") in names
                                else dict(p) for p in after.get("pointers", ())]
-        if kind == "buddy":
-            out["avail"] = {k: list(replayed["avail"].get(int(k), ())) for k in after["avail"]}
-            used = self._used
-            out["blocks"] = [[a, k, "used" if a in used else "free"] for a, k in sorted(self._orders.items())]
-            out["chunks"] = [dict(c) for c in self._chunks]
-        elif kind == "buckets":
-            out["buckets"] = {k: list(replayed["buckets"].get(int(k), ())) for k in after["buckets"]}
-        elif kind == "size-classes":
-            out["lists"] = {k: list(replayed["lists"].get(int(k), ())) for k in after["lists"]}
-        elif kind == "block-table":
-            out["fraglists"] = {k: list(replayed["fraglists"].get(int(k), ())) for k in after["fraglists"]}
-        elif kind == "page-directory":
-            self._complete_pages(out, replayed)
+        rules.complete(self, out, replayed)
         a_sizes, b_sizes, apart_sizes = after["sizes"], before["sizes"], apart_from["sizes"]
         sizes = {}
         for a, n in replayed["sizes"].items():
@@ -189,28 +153,3 @@ class StepStates:
                 sizes[a] = apart_sizes.get(a, a_sizes.get(a, b_sizes.get(a, 0)))
         out["sizes"] = sizes
         return out
-
-    def _complete_pages(self, out: dict, replayed: dict) -> None:
-        """phkmalloc's chunk pages mid-step: each page's free chunks (and so
-        its bitmap and count) as replayed, the rest of its pginfo as before
-        or after the step; the lists for every chunk size."""
-        after, before = self.after, self.before
-        out["chunk_lists"] = {j: list(replayed["chunk_lists"].get(int(j), ())) for j in after["chunk_lists"]}
-        infos = {**before["chunk_pages"], **after["chunk_pages"]}
-        pages = {}
-        for page, free in replayed["chunk_free"].items():
-            info = dict(infos.get(page) or self._made_page(page))
-            info["free_chunks"] = list(free)
-            info["free"] = len(free)
-            info["bitmap"] = sum(1 << ((a - page) // info["size"]) for a in free)
-            pages[page] = info
-        out["chunk_pages"] = pages
-        del out["chunk_free"]
-
-    def _made_page(self, page: int) -> dict:
-        """The pginfo of a page cut into chunks and dissolved within the step,
-        from its ChunkPageMade event."""
-        made = next(e for e in self.events if isinstance(e, ev.ChunkPageMade) and e.page == page)
-        return {"shift": made.shift, "size": made.size, "total": made.total, "free": made.total,
-                "bitmap": 0, "free_chunks": [], "info": made.info, "stolen": made.stolen}
-

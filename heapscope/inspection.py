@@ -319,9 +319,19 @@ def _structure_lines(s: dict, all_items: bool, named: set = frozenset()) -> list
             out.append("  every class list is empty")
     elif kind == "arena-ring":
         out.extend(_arena_ring_lines(s, all_items, named))
-    else:
+    elif "lists" in s:
         for label, addrs in s["lists"].items():
             out.append(f"  {label}: " + _addrs(addrs, sizes, all_items))
+    else:
+        # a kind with no lines of its own here (docs/architecture.md): its
+        # blocks, grouped by where the kind says it keeps them
+        kept = {o["addr"] for o in s["outside"]}
+        places: dict[str, list] = {}
+        for a, place in structure_where(s).items():
+            if a not in kept:
+                places.setdefault(place, []).append(a)
+        for place, addrs in places.items():
+            out.append(f"  {place}: " + _addrs(addrs, sizes, all_items))
     for o in s["outside"]:
         out.append(f"  kept apart: {o['addr']:#x} ({sizes.get(o['addr'], '?')} B): {o['why']}")
     return out

@@ -3,8 +3,10 @@
 Every view is a :class:`~.base.StructureView`: it draws the plain data of
 ``Strategy.structure()`` together with the shown step's explained events, and
 reports clicks and hovers as block addresses.  :func:`view_for` picks the view
-class for a structure ``kind``; kinds register themselves with
-:func:`register_view`.
+class for a structure ``kind``; each ``*_view`` module of this package is
+found and imported by :func:`view_for`, and registers its view for its kinds
+with :func:`register_view` (docs/architecture.md).  A kind with no view of
+its own is drawn by the generic lists view.
 """
 
 from __future__ import annotations
@@ -29,14 +31,20 @@ def view_for(kind: str) -> type[StructureView]:
     return _VIEWS.get(kind) or _VIEWS["lists"]
 
 
+_loaded = False
+
+
 def _load_views() -> None:
-    # Each module registers its view on import; importing here (not at the top)
-    # keeps this package importable while a module is being written.
-    from importlib import import_module
-    for module in ("lists_view", "ring_view", "tree_view", "buddy_view", "tlsf_view", "buckets_view",
-                   "arena_view", "pages_view"):
-        try:
-            import_module(f"{__name__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{module}":
-                raise
+    """Import every ``*_view`` module of this package once: each registers its
+    view on import, so a new view is a new module here, listed nowhere.
+    (Importing here, not at the top, keeps the package importable while the
+    views import it.)"""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    import pkgutil
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.endswith("_view"):
+            importlib.import_module(f"{__name__}.{module.name}")
