@@ -49,26 +49,28 @@ row_bytes)``.
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainterPath
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from . import block_facts, heap_cells, palette
-from .heap_tracker import Inconsistent, Pointer, TrackedHeap, apply_events
+from . import block_facts, heap_cells
+from .heap_tracker import Pointer, TrackedHeap
 from .line_label import LineLabel
 from .map_axes import AddressAxis, MapAxes, scale_texts
+from .map_cells import CellImage
+from .map_coords import address_at, block_top, scene_pos_of, view_aspect
 from .map_grid import BlockSeparators
-from .map_labels import MapLabels, label_budget
+from .map_labels import MapLabels, label_budget, search_words
 from .map_legend import Legend  # noqa: F401  (compare mode imports the map's legend from here)
 from .map_marks import StepMarksLayer
 from .map_pointers import MARKER, PointerLayer
 from .map_selection import SelectionLayer, block_range
+from .map_step import ShownStep
 from .map_transition import MapTransition
 from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
-from .theme import Presentation, lut as theme_lut
+from .theme import Presentation
 
 #: the map's least height in pixels, axes included
 PLOT_MIN_HEIGHT = 100
@@ -92,6 +94,16 @@ def typical_block_bytes(trace) -> float | None:
 
 
 
+def _forward(part: str, name: str, doc: str, settable: bool = False) -> property:
+    """A property reading (and, if ``settable``, writing) ``self.<part>.<name>``."""
+    def get(self):
+        return getattr(getattr(self, part), name)
+
+    def set_(self, value):
+        setattr(getattr(self, part), name, value)
+    return property(get, set_ if settable else None, doc=doc)
+
+
 class HeapMapWidget(Subscriber, QWidget):
     """The heap map with its legend and a line naming the block under the mouse."""
 
@@ -110,13 +122,11 @@ class HeapMapWidget(Subscriber, QWidget):
     def __init__(self, parent=None, max_cells: int = heap_cells.MAX_CELLS) -> None:
         super().__init__(parent)
         self.max_cells = max_cells
-        #: the heap after the shown step, and the heap drawn (the same, or a micro-step of it)
-        self.heap = TrackedHeap(heap_cells.block_arrays([], 0), ())
+        #: the shown step, and the heap drawn (the heap after it, or a micro-step of it)
+        self.shown_step = ShownStep()
         self.shown_heap = self.heap
         self.blocks = self.heap.blocks
         self.layout_: heap_cells.HeapLayout | None = None
-        self.image = np.zeros((0, 0), np.uint8)
-        self.record = None
         self.marks = StepMarks()
         #: the event shown (None: the whole step)
         self.event_index: int | None = None
@@ -125,20 +135,9 @@ class HeapMapWidget(Subscriber, QWidget):
         #: bytes of a typical block (rows are cut for it); None: the heap's mean
         self.block_bytes: float | None = None
         self.follow = True            # keep the whole heap in view until the user zooms
-        self._before = None           # the heap before the step, or a function giving it
-        self._micro: dict[int, TrackedHeap] = {}
-        self._ids_source = None       # callable -> {payload: trace id}, asked lazily on hover
-        self._ids: dict | None = None
-        self._places_source = None    # callable -> {free block: where the structure keeps it}
         self.selected: int | None = None       # the selected block's address
         self.hover_block: int | None = None    # the block hovered here or in another view
         self._own_hover: int | None = None     # ... when the mouse is over this map
-        self._scratch = heap_cells.Scratch()
-        # (serial of the heap the image shows, its row bytes, bytes per cell)
-        self._image_of: tuple | None = None
-        #: how the cell images were made (the benchmark and the tests read them)
-        self.partial_paints = 0
-        self.full_paints = 0
         #: the heap and the pointers only, none of the step's marks (set_quiet)
         self.quiet = False
         self.presentation = Presentation()
@@ -161,12 +160,8 @@ class HeapMapWidget(Subscriber, QWidget):
         self.vb.sigRangeChangedManually.connect(self._user_moved_view)
         self.vb.sigRangeChanged.connect(self._view_range_changed)
 
-        self.image_item = pg.ImageItem(axisOrder="row-major")
-        self.image_item.setLookupTable(palette.LUT)   # all 256 entries: pyqtgraph stretches a shorter LUT over 0..255
-        self.image_item.setZValue(0)
-        plot.addItem(self.image_item)
-
-        # The parts drawn over the cells (each module's docstring says what it draws).
+        # The cells and the parts drawn over them (each module's docstring says what it draws).
+        self.cells = CellImage(plot, self.font().family())
         self.grid = BlockSeparators(plot)
         self.marks_layer = StepMarksLayer(plot, self.plot_widget)
         self.labels = MapLabels(plot, self.font().family())
@@ -178,11 +173,6 @@ class HeapMapWidget(Subscriber, QWidget):
         #: numbers left out for want of room): the line under the map says it
         #: when the mouse is not over a block
         self.search_note = ""
-
-        self.empty_text = pg.TextItem("empty heap: press Space to play, → to step", color="#555",
-                                      anchor=(0.5, 0.5))
-        self.empty_text.setFont(QFont(self.font().family(), 16))
-        plot.addItem(self.empty_text)
 
         # The hover line has the map's whole width and wraps between words
         # (two lines kept for it, so the map does not jump): the map's scale
@@ -211,6 +201,7 @@ class HeapMapWidget(Subscriber, QWidget):
         """The parts' items under the map's own names (tests, compare mode
         and the exporter read them)."""
         m, labels, pointers = self.marks_layer, self.labels, self.pointers
+        self.image_item, self._scratch = self.cells.item, self.cells.scratch
         self.current_item, self.searched_item, self.grown_item = m.current, m.searched, m.grown
         self.released_item, self.placed_item, self.cut_item = m.released, m.placed, m.cut
         self.failed_item, self.banner = m.failed, m.banner
@@ -223,32 +214,17 @@ class HeapMapWidget(Subscriber, QWidget):
         self.selected_outer, self.selected_item, self.hover_item = sel.outer, sel.core, sel.hover
         self._fresh, self._anim = self.transition.fresh, self.transition.anim
 
-    @property
-    def crowded(self) -> int:
-        """Numbers that overlap others at this zoom for want of room."""
-        return self.labels.crowded
-
-    @property
-    def _number_places(self) -> list:
-        return self.labels.number_places
-
-    @_number_places.setter
-    def _number_places(self, places) -> None:
-        self.labels.number_places = places
-
-    @property
-    def _extra_rows(self) -> int:
-        """Rows the failure marker needs past the heap."""
-        return self.marks_layer.extra_rows
-
-    @property
-    def manual_transitions(self) -> bool:
-        """An exporter steps transitions itself (seek_transition) instead of the clock."""
-        return self.transition.manual
-
-    @manual_transitions.setter
-    def manual_transitions(self, manual: bool) -> None:
-        self.transition.manual = bool(manual)
+    # what the parts hold, under the map's own names
+    heap = _forward("shown_step", "heap", "The heap after the shown step.")
+    record = _forward("shown_step", "record", "The shown step's record (None: none).")
+    image = _forward("cells", "image", "The cell image drawn (one byte a cell: heap_cells' codes).")
+    partial_paints = _forward("cells", "partial_paints", "Frames painted only where the step changed the heap.")
+    full_paints = _forward("cells", "full_paints", "Frames whose whole heap was painted.")
+    crowded = _forward("labels", "crowded", "Numbers that overlap others at this zoom for want of room.")
+    _number_places = _forward("labels", "number_places", "The number labels to place.", settable=True)
+    _extra_rows = _forward("marks_layer", "extra_rows", "Rows the failure marker needs past the heap.")
+    manual_transitions = _forward("transition", "manual", "An exporter steps transitions itself "
+                                  "(seek_transition) instead of the clock.", settable=True)
 
     # ------------------------------------------------------------ presentation
     def apply_presentation(self, pres: Presentation) -> None:
@@ -259,11 +235,8 @@ class HeapMapWidget(Subscriber, QWidget):
         self.legend.apply_presentation(pres)
         self.plot_widget.setBackground(pres.theme.background)
         self.axes.apply_presentation(pres, self.font())
-        self.image_item.setLookupTable(theme_lut(pres.theme))
-        for part in (self.grid, self.marks_layer, self.labels, self.pointers, self.selection):
+        for part in (self.cells, self.grid, self.marks_layer, self.labels, self.pointers, self.selection):
             part.apply_presentation(pres)
-        self.empty_text.setColor(pres.muted)
-        self.empty_text.setFont(QFont(self.font().family(), round(pres.pt(1.45))))
         info_font = QFont(self.info.font())
         info_font.setPointSizeF(pres.pt())
         self.info.setFont(info_font)
@@ -275,10 +248,7 @@ class HeapMapWidget(Subscriber, QWidget):
     # ----------------------------------------------------------------- drawing
     def view_aspect(self) -> float:
         """Width / height of the map area in pixels (2 before it is shown)."""
-        r = self.vb.sceneBoundingRect()
-        if r.width() < 50 or r.height() < 50:
-            return 2.0
-        return r.width() / r.height()
+        return view_aspect(self.vb)
 
     def show_heap(self, strategy, record=None, ids_source=None, blocks=None, before=None) -> None:
         """Draw ``strategy``'s heap (None: nothing loaded) and light up what
@@ -311,13 +281,7 @@ class HeapMapWidget(Subscriber, QWidget):
             pointers = tuple(p if isinstance(p, Pointer) else Pointer(p["name"], p["addr"], p["role"])
                              for p in pointers)
             heap = TrackedHeap(arrays, pointers)
-        self.heap = heap
-        self.record = record
-        self._before = before
-        self._micro = {}
-        self._ids_source = ids_source
-        self._ids = None
-        self._places_source = places_source
+        self.shown_step = ShownStep(heap, record, before, ids_source, places_source)
         self.event_index = event_index
         self._stop_transition()
         self._render()
@@ -381,28 +345,6 @@ class HeapMapWidget(Subscriber, QWidget):
             self.marks_layer.draw_cuts(self.layout_.row_bytes, progress)
 
     # ------------------------------------------------------------ the picture
-    def _before_heap(self) -> TrackedHeap | None:
-        before = self._before
-        if callable(before):
-            before = self._before = before()
-        return before
-
-    def _micro_heap(self, index: int) -> TrackedHeap:
-        """The heap after the step's events up to ``index`` (cached per step)."""
-        heap = self._micro.get(index)
-        if heap is None:
-            before = self._before_heap()
-            events = self.record.events or []
-            if before is None or index >= len(events) - 1:
-                heap = self.heap
-            else:
-                try:
-                    heap = apply_events(before, events[:index + 1], after=self.heap)
-                except Inconsistent:
-                    heap = self.heap
-            self._micro[index] = heap
-        return heap
-
     def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
         """How to lay out a heap of ``heap_end`` bytes in this map (compare
         mode's rows override it to share one address scale)."""
@@ -411,25 +353,15 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def _render(self) -> None:
         """Draw the shown step (up to its shown event)."""
-        record, index = self.record, self.event_index
-        micro = index is not None and record is not None and record.events
-        shown = self._micro_heap(index) if micro else self.heap
-        self.shown_heap = shown
+        step, index = self.shown_step, self.event_index
+        micro = step.is_micro(index)
+        shown = self.shown_heap = step.heap_at(index)
         self.blocks = shown.blocks
-        heap_end = self.heap.blocks.brk
-        if micro:
-            before = self._before_heap()
-            if before is not None:
-                heap_end = max(heap_end, before.blocks.brk)
-        layout = self.layout_for(heap_end)
-        self.layout_ = layout
-        self._paint_cells(shown, layout, micro)
-        self.image_item.setImage(self.image, autoLevels=False)
-        self.image_item.setRect(QRectF(0, 0, layout.row_bytes, layout.rows))
+        heap_end = step.heap_end(index)
+        layout = self.layout_ = self.layout_for(heap_end)
+        self.cells.paint(shown, layout, micro, empty=heap_end == 0)
         self.axes.left.set_row_bytes(layout.row_bytes)
-        self.empty_text.setVisible(heap_end == 0)
-        self.empty_text.setPos(layout.row_bytes / 2, 0.5)
-        self.marks = StepMarks() if self.quiet else step_marks(record, index if micro else None)
+        self.marks = StepMarks() if self.quiet else step_marks(step.record, index if micro else None)
         self.transition.prepare([], False)
         self._draw_marks_of_step()
         self.pointers.show(shown.pointers, layout, shown.blocks)
@@ -445,21 +377,6 @@ class HeapMapWidget(Subscriber, QWidget):
         # The hover line described the old heap: describe the same spot in the new one.
         self._show_info()
 
-    def _paint_cells(self, shown: TrackedHeap, layout, micro: bool) -> None:
-        """The cell image of ``shown``: only the bytes a step changed, when the
-        image holds the heap it was edited from (the tracker says which,
-        gui/heap_tracker.py); the whole heap otherwise."""
-        drawn = self._image_of
-        if (not micro and drawn is not None and shown.base == drawn[0] and drawn[1] == layout.row_bytes
-                and drawn[2] == layout.bytes_per_cell and self.image.shape == (layout.rows, layout.cols)):
-            for lo, hi in shown.spans:
-                heap_cells.repaint(self.image, shown.blocks, layout, lo, hi)
-            self.partial_paints += 1
-        else:
-            self.image, _ = heap_cells.heap_image(shown.blocks, layout=layout, scratch=self._scratch)
-            self.full_paints += 1
-        self._image_of = None if micro else (shown.serial, layout.row_bytes, layout.bytes_per_cell)
-
     def _draw_marks_of_step(self) -> None:
         """Outline what the shown step (so far) did, number its search, and
         say what a micro-step's transition brings in."""
@@ -467,8 +384,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self.marks_layer.show(marks, row_bytes, self._block_range)
         self._number_visits()
         fresh, cut = self.marks_layer.fresh_items()
-        if type(marks.current_event).__name__ == "Visit":
-            fresh += self.labels.newest_numbers(marks)
+        fresh += self.labels.newest_numbers(marks)
         self.transition.prepare(fresh, cut)
         if self.marks_layer.show_failure(self.record, self.blocks.brk, row_bytes, self.layout_.rows):
             self._place_notes()
@@ -486,11 +402,7 @@ class HeapMapWidget(Subscriber, QWidget):
         return block_range(self.blocks, addr)
 
     def _block_top(self, addr: int, size: int) -> tuple[float, float]:
-        """The middle of the top edge of a block's piece in its first row
-        (view coordinates): a number stands on it."""
-        row_bytes = self.layout_.row_bytes
-        x, y = addr % row_bytes, addr // row_bytes
-        return x + min(size, row_bytes - x) / 2, float(y)
+        return block_top(self.layout_.row_bytes, addr, size)
 
     def _show_scale(self) -> None:
         """The scale under the bottom axis: the longest of its forms that fits."""
@@ -504,27 +416,11 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def _draw_separators(self) -> None:
         """The lines between blocks and rows at the current view's scale."""
-        (x0, x1), (y0, y1) = self.vb.viewRange()
-        r = self.vb.sceneBoundingRect()
-        if r.width() <= 0 or r.height() <= 0 or x1 <= x0 or y1 <= y0:
-            bytes_per_px, row_px = float("inf"), 0.0
-        else:
-            bytes_per_px, row_px = (x1 - x0) / r.width(), r.height() / (y1 - y0)
-        self.grid.draw(self.blocks, self.layout_, (y0, y1), bytes_per_px, row_px)
+        self.grid.draw(self.blocks, self.layout_, self.vb)
 
     def _say_search(self) -> None:
         """The search in words under the map when its numbers do not say it all."""
-        marks = self.marks
-        n, skipped = len(marks.visits), marks.skipped
-        parts = []
-        if skipped:
-            last = len(marks.numbered) - marks.first
-            parts.append(f"{n:,} blocks searched: 1–{marks.first} and {n - last + 1:,}–{n:,} "
-                         f"numbered, {skipped:,} in between not")
-        if self.crowded:
-            parts.append(f"{self.crowded} number{'s' if self.crowded > 1 else ''} crowded: "
-                         f"zoom in (wheel) to read them")
-        self.search_note = "; ".join(parts)
+        self.search_note = search_words(self.marks, self.crowded)
         self._show_info()
 
     def _show_info(self) -> None:
@@ -605,31 +501,15 @@ class HeapMapWidget(Subscriber, QWidget):
     # ------------------------------------------------------------------ hover
     def address_at(self, scene_pos) -> int:
         """The heap address drawn at a scene position, or -1 off the heap."""
-        if self.layout_ is None or not self.vb.sceneBoundingRect().contains(scene_pos):
-            return -1
-        p = self.vb.mapSceneToView(scene_pos)
-        x, y = p.x(), p.y()
-        row_bytes = self.layout_.row_bytes
-        if not (0 <= x < row_bytes and y >= 0):
-            return -1
-        return int(y) * row_bytes + int(x)
+        return address_at(self.vb, self.layout_, scene_pos)
 
     def scene_pos_of(self, address: int) -> QPointF:
         """Scene position of the middle of the byte at ``address`` (tests hover with it)."""
-        x, y = self.layout_.point_of(address)
-        return self.vb.mapViewToScene(QPointF(x + 0.5, y + 0.5))
+        return scene_pos_of(self.vb, self.layout_, address)
 
     def describe_address(self, address: int) -> str:
-        """What is at ``address``, in words, for the hover line (the same
-        words as the structure view's, :mod:`gui.block_facts`)."""
-        if address is None or address < 0:
-            return " "
-        return block_facts.describe_address(self.blocks, address, self._trace_ids(), self._places_source)
-
-    def _trace_ids(self) -> dict:
-        if self._ids is None:
-            self._ids = self._ids_source() if self._ids_source else {}
-        return self._ids
+        """What is at ``address``, in words, for the hover line."""
+        return self.shown_step.describe(self.blocks, address)
 
     def _mouse_moved(self, scene_pos) -> None:
         self._hover_pos = scene_pos
@@ -718,7 +598,4 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def cell_colour(self, address: int) -> tuple[int, int, int, int]:
         """RGBA drawn for the cell holding ``address``, read from the rendered QImage."""
-        self.image_item.render()
-        row, col = self.layout_.cell_of(address)
-        c = self.image_item.qimage.pixelColor(col, row)
-        return c.red(), c.green(), c.blue(), c.alpha()
+        return self.cells.colour_at(self.layout_, address)

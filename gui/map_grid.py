@@ -15,6 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QPainterPath
 
+from .map_coords import pixels
 from .map_outlines import OutlineItem
 from .theme import LIGHT
 
@@ -46,16 +47,16 @@ class BlockSeparators:
         self.blocks.apply_presentation(pres)
         self.rows.apply_presentation(pres)
 
-    def draw(self, b, lay, view_rows: tuple[float, float], bytes_per_px: float, row_px: float) -> None:
-        """Draw them for the blocks ``b`` laid out by ``lay``, with rows
-        ``view_rows`` (first, last) in view at ``bytes_per_px`` across and
-        ``row_px`` pixels a row down."""
+    def draw(self, b, lay, vb) -> None:
+        """Draw them for the blocks ``b`` laid out by ``lay``, at the scale
+        of the view box ``vb`` now."""
+        bytes_per_px, row_px = pixels(vb)
         min_bytes = SEPARATOR_MIN_PX * bytes_per_px
         path = QPainterPath()
         if len(b) > 1 and row_px >= 6 and min_bytes < lay.row_bytes:
             # the blocks in view only: zoomed in on a 100 000-block heap, its
             # blocks get their lines too
-            y0, y1 = view_rows
+            (_, _), (y0, y1) = vb.viewRange()
             lo = max(0, int(np.floor(y0))) * lay.row_bytes
             hi = max(0, int(np.ceil(y1))) * lay.row_bytes
             i0 = max(1, int(np.searchsorted(b.addr, lo, side="right")) - 1)

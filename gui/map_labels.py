@@ -49,6 +49,20 @@ def label_budget(width: float, height: float, pres: Presentation) -> int:
     return int(width * height / room) if width > 50 else 40
 
 
+def search_words(marks, crowded: int) -> str:
+    """What a search's numbers on the map do not say, in words (the line
+    under the map says it): the visits left unnumbered, the numbers crowded."""
+    n, skipped = len(marks.visits), marks.skipped
+    parts = []
+    if skipped:
+        last = len(marks.numbered) - marks.first
+        parts.append(f"{n:,} blocks searched: 1–{marks.first} and {n - last + 1:,}–{n:,} "
+                     f"numbered, {skipped:,} in between not")
+    if crowded:
+        parts.append(f"{crowded} number{'s' if crowded > 1 else ''} crowded: zoom in (wheel) to read them")
+    return "; ".join(parts)
+
+
 def _numbers_of(label: pg.TextItem) -> list[str]:
     return label.textItem.toPlainText().split("·")
 
@@ -89,10 +103,10 @@ class MapLabels:
         label.hide()
         self.plot.addItem(label)
         self._styled.append((label, role, points))
-        self._style(label, role, points)
+        self._dress(label, role, points)
         return label
 
-    def _style(self, label: pg.TextItem, role: str, points: int) -> None:
+    def _dress(self, label: pg.TextItem, role: str, points: int) -> None:
         pres = self.presentation
         theme = pres.theme
         if role == "number":
@@ -113,7 +127,7 @@ class MapLabels:
         self.presentation = pres
         self.leader.apply_presentation(pres)
         for label, role, points in self._styled:
-            self._style(label, role, points)
+            self._dress(label, role, points)
 
     # -------------------------------------------------------------- numbers
     def number(self, marks, budget: int, block_top) -> None:
@@ -154,8 +168,10 @@ class MapLabels:
         self.number_places = placed
 
     def newest_numbers(self, marks) -> list[pg.TextItem]:
-        """The shown label carrying the newest visit's number (a micro-step
-        at a Visit: it fades in)."""
+        """The shown label carrying the newest visit's number when a
+        micro-step stops at a Visit (it fades in)."""
+        if type(marks.current_event).__name__ != "Visit":
+            return []
         last = str(len(marks.visits))
         return [label for label, _ in zip(self.numbers, self.numbered_blocks)
                 if label.isVisible() and last in _numbers_of(label)]
