@@ -62,11 +62,11 @@ from .map_cells import CellImage
 from .map_coords import address_at, block_top, scene_pos_of, view_aspect
 from .map_grid import BlockSeparators
 from .map_labels import MapLabels, label_budget, search_words
-from .map_legend import Legend  # noqa: F401  (compare mode imports the map's legend from here)
+from .map_legend import Legend    # (compare mode imports it from here)
 from .map_marks import StepMarksLayer
 from .map_pointers import MARKER, PointerLayer
 from .map_selection import SelectionLayer, block_range
-from .map_step import ShownStep
+from .map_step import DrawnStep
 from .map_transition import MapTransition
 from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
@@ -91,7 +91,6 @@ def typical_block_bytes(trace) -> float | None:
         return live / blocks + 16
     mean = stats.get("mean_size", 0)
     return mean + 16 if mean else None
-
 
 
 def _forward(part: str, name: str, doc: str, settable: bool = False) -> property:
@@ -123,7 +122,7 @@ class HeapMapWidget(Subscriber, QWidget):
         super().__init__(parent)
         self.max_cells = max_cells
         #: the shown step, and the heap drawn (the heap after it, or a micro-step of it)
-        self.shown_step = ShownStep()
+        self.drawn_step = DrawnStep()
         self.shown_heap = self.heap
         self.blocks = self.heap.blocks
         self.layout_: heap_cells.HeapLayout | None = None
@@ -215,8 +214,8 @@ class HeapMapWidget(Subscriber, QWidget):
         self._fresh, self._anim = self.transition.fresh, self.transition.anim
 
     # what the parts hold, under the map's own names
-    heap = _forward("shown_step", "heap", "The heap after the shown step.")
-    record = _forward("shown_step", "record", "The shown step's record (None: none).")
+    heap = _forward("drawn_step", "heap", "The heap after the shown step.")
+    record = _forward("drawn_step", "record", "The shown step's record (None: none).")
     image = _forward("cells", "image", "The cell image drawn (one byte a cell: heap_cells' codes).")
     partial_paints = _forward("cells", "partial_paints", "Frames painted only where the step changed the heap.")
     full_paints = _forward("cells", "full_paints", "Frames whose whole heap was painted.")
@@ -281,7 +280,7 @@ class HeapMapWidget(Subscriber, QWidget):
             pointers = tuple(p if isinstance(p, Pointer) else Pointer(p["name"], p["addr"], p["role"])
                              for p in pointers)
             heap = TrackedHeap(arrays, pointers)
-        self.shown_step = ShownStep(heap, record, before, ids_source, places_source)
+        self.drawn_step = DrawnStep(heap, record, before, ids_source, places_source)
         self.event_index = event_index
         self._stop_transition()
         self._render()
@@ -353,7 +352,7 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def _render(self) -> None:
         """Draw the shown step (up to its shown event)."""
-        step, index = self.shown_step, self.event_index
+        step, index = self.drawn_step, self.event_index
         micro = step.is_micro(index)
         shown = self.shown_heap = step.heap_at(index)
         self.blocks = shown.blocks
@@ -362,7 +361,6 @@ class HeapMapWidget(Subscriber, QWidget):
         self.cells.paint(shown, layout, micro, empty=heap_end == 0)
         self.axes.left.set_row_bytes(layout.row_bytes)
         self.marks = StepMarks() if self.quiet else step_marks(step.record, index if micro else None)
-        self.transition.prepare([], False)
         self._draw_marks_of_step()
         self.pointers.show(shown.pointers, layout, shown.blocks)
         self._place_notes()
@@ -509,7 +507,7 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def describe_address(self, address: int) -> str:
         """What is at ``address``, in words, for the hover line."""
-        return self.shown_step.describe(self.blocks, address)
+        return self.drawn_step.describe(self.blocks, address)
 
     def _mouse_moved(self, scene_pos) -> None:
         self._hover_pos = scene_pos

@@ -6,8 +6,9 @@ step (or of its first events, a micro-step): the blocks the search examined
 block placed, the blocks freed and what they joined, the bytes the heap
 grew by, a thick line where a block was cut, the blocks the current event
 names (ringed), and a request that failed (hatched past the break, with a
-banner that flashes).  Each kind of mark is one :class:`~gui.map_outlines.
-OutlineItem` whatever the number of blocks it outlines.  The search's
+banner that flashes).  Each kind of mark is one
+:class:`~gui.map_outlines.OutlineItem` whatever the number of blocks it
+outlines.  The search's
 numbers are labels (:mod:`gui.map_labels`).
 """
 

@@ -1,6 +1,6 @@
 """The step a heap map shows, and the heap it draws for it.
 
-:class:`ShownStep` holds the heap after the step, the step's record and the
+:class:`DrawnStep` holds the heap after the step, the step's record and the
 heap before it (or a function giving it, asked only for a micro-step), and
 gives the heap at one of the step's events: the heap before the step with
 the events so far applied (:func:`gui.heap_tracker.apply_events`), made once
@@ -13,7 +13,7 @@ from . import block_facts, heap_cells
 from .heap_tracker import Inconsistent, TrackedHeap, apply_events
 
 
-class ShownStep:
+class DrawnStep:
     """The heap after a step (``heap``), the step's ``record`` and the heap
     before it (``before``: a TrackedHeap, a function giving one, or None).
     ``ids_source()`` gives {payload: trace id} and ``places_source()`` {free
