@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
-from . import palette
+from . import axis_style, palette
 from .subscriber import Subscriber
 from .theme import Presentation
 
@@ -102,18 +102,11 @@ class PlotPanel(Subscriber, QWidget):
         self.presentation = pres
         theme = pres.theme
         self.view.setBackground(theme.background)
-        tick_font = QFont(self.font())
-        tick_font.setPointSizeF(pres.pt(0.95))
+        tick_font = axis_style.tick_font(self.font(), pres)
         for p, title in zip(self.plots, self.titles(theme)):
             p.setTitle(title, color=theme.ink, size=f"{pres.pt(1.15):.1f}pt")
-            for name in ("left", "bottom"):
-                ax = p.getAxis(name)
-                ax.setTextPen(theme.ink)
-                ax.setPen(pg.mkPen(theme.axis, width=pres.line_scale))
-                ax.setStyle(tickFont=tick_font)
-                ax.labelStyle = {"color": pres.muted, "font-size": f"{pres.pt(0.95):.1f}pt"}
-                ax._updateLabel()
-                ax.picture = None
+            # the same styling as the heap map's axes
+            axis_style.style_axes([p.getAxis(name) for name in ("left", "bottom")], pres, tick_font)
             p.showGrid(x=True, y=True, alpha=0.35 if theme.name == "dark" else 0.25)
         for c, colour, width in self._curves:
             if colour == palette.CURVE_HEAP:

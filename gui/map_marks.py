@@ -1,0 +1,196 @@
+"""What the shown step did, drawn over the heap map's cells.
+
+:class:`StepMarksLayer` draws the :class:`~gui.step_marks.StepMarks` of a
+step (or of its first events, a micro-step): the blocks the search examined
+(outlined in search order's colour; a long search filled instead), the
+block placed, the blocks freed and what they joined, the bytes the heap
+grew by, a thick line where a block was cut, the blocks the current event
+names (ringed), and a request that failed (hatched past the break, with a
+banner that flashes).  Each kind of mark is one
+:class:`~gui.map_outlines.OutlineItem` whatever the number of blocks it
+outlines.  The search's
+numbers are labels (:mod:`gui.map_labels`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QPainterPath
+from PySide6.QtWidgets import QLabel
+
+from . import palette
+from .map_outlines import OutlineItem, outline_path
+from .step_marks import StepMarks
+from .theme import LIGHT
+
+#: a search longer than this is lit by filling its blocks rather than outlining them
+MANY_VISITS = 200
+
+#: the events whose mark fades in when a micro-step reaches them, by the mark
+#: they draw (a cut slides in instead: :meth:`StepMarksLayer.draw_cuts`)
+FRESH_MARK = {"Placed": "placed", "Released": "released", "Coalesce": "released",
+              "BuddyMerge": "released", "Grow": "grown"}
+CUT_EVENTS = ("Split", "BuddySplit")
+
+
+def current_colour(theme) -> QColor:
+    """The ring of the event a micro-step stops at: the theme's contrast, see-through."""
+    colour = QColor(theme.contrast)
+    colour.setAlpha(90)
+    return colour
+
+
+def fit_width(label: QLabel, width: int) -> None:
+    """Size ``label`` to its text on one line, or, when that is wider than
+    ``width``, to ``width`` with the words wrapped."""
+    if label.isHidden():
+        return
+    label.setWordWrap(False)
+    label.adjustSize()
+    if label.width() > width > 40:
+        label.setWordWrap(True)
+        label.resize(width, label.heightForWidth(width))
+
+
+def _contrast(theme):
+    return theme.contrast
+
+
+class StepMarksLayer:
+    """The marks of the shown step on ``plot`` (a pyqtgraph PlotItem), and
+    the failure banner floating over ``banner_parent`` (the plot widget)."""
+
+    def __init__(self, plot, banner_parent) -> None:
+        self.current = OutlineItem(current_colour(LIGHT), 10, z=8, theme_colour=current_colour)
+        self.searched = OutlineItem(palette.SEARCHED, 2.5, z=10)
+        self.grown = OutlineItem(palette.GROWN, 3, Qt.DotLine, z=10.5, theme_colour=lambda t: t.grown)
+        self.released = OutlineItem(palette.RELEASED, 3, Qt.DashLine, z=11, theme_colour=_contrast)
+        placed_fill = QColor(palette.PLACED)
+        placed_fill.setAlpha(40)
+        self.placed = OutlineItem(palette.PLACED, 4, brush=QBrush(placed_fill), z=12)
+        self.cut = OutlineItem(palette.BLACK, 4, z=12.5, theme_colour=_contrast)
+        self.failed = OutlineItem(palette.FAILED, 3, brush=QBrush(QColor(palette.FAILED), Qt.BDiagPattern),
+                                  z=13)
+        for item in self.items():
+            plot.addItem(item)
+        self.marks = StepMarks()
+        #: rows a failure's hatching needs past the heap's last row
+        self.extra_rows = 0
+        self._searched_filled: bool | None = None
+        self._line_scale = 1.0
+        # The failure banner floats over the map (a child widget, not in a
+        # layout, so showing it never moves the map).
+        self.banner = QLabel(banner_parent)
+        self.banner.setStyleSheet(f"background: {palette.FAILED}; color: white; padding: 6px 12px;"
+                                  "border-radius: 4px; font-weight: bold;")
+        self.banner.hide()
+        self._flash = QTimer(self.banner)
+        self._flash.setInterval(160)
+        self._flash.timeout.connect(self._flash_tick)
+        self._flash_left = 0
+
+    def items(self) -> list[OutlineItem]:
+        return [self.current, self.searched, self.grown, self.released, self.placed, self.cut, self.failed]
+
+    def apply_presentation(self, pres) -> None:
+        """Outline widths and colours, and the banner's text size."""
+        self._line_scale = pres.line_scale
+        for item in self.items():
+            item.apply_presentation(pres)
+        self._searched_filled = None        # the searched outline's width: again
+        self.style_searched(len(self.marks.visits))
+        self.banner.setStyleSheet(f"background: {palette.FAILED}; color: white; padding: 6px 12px;"
+                                  f"border-radius: 4px; font-weight: bold; font-size: {pres.pt(1.1):.1f}pt;")
+
+    def show(self, marks: StepMarks, row_bytes: int, block_range) -> None:
+        """Draw ``marks`` in rows of ``row_bytes``; ``block_range(addr)`` is
+        the (addr, size) of the shown block holding an address, or None."""
+        self.marks = marks
+        self.style_searched(len(marks.visits))
+        self.searched.show_ranges(marks.visits, row_bytes)
+        self.placed.show_ranges(marks.placed, row_bytes)
+        self.released.show_ranges(marks.released, row_bytes)
+        self.grown.show_ranges(marks.grown, row_bytes)
+        self.draw_cuts(row_bytes)
+        ranges = []
+        for a in marks.current:
+            r = block_range(a)
+            if r is not None and r not in ranges:
+                ranges.append(r)
+        self.current.show_ranges(ranges, row_bytes)
+
+    def fresh_items(self) -> tuple[list, bool]:
+        """What the current event (a micro-step's) adds: the marks that fade
+        in, and whether its cut slides in."""
+        ev = self.marks.current_event
+        if ev is None:
+            return [], False
+        name = type(ev).__name__
+        fresh = [self.current]
+        if name in FRESH_MARK:
+            fresh.append(getattr(self, FRESH_MARK[name]))
+        return fresh, name in CUT_EVENTS
+
+    def style_searched(self, visits: int) -> None:
+        """A search of many blocks (K&R's free walking a ring of thousands) is
+        lit by filling its blocks: thick outlines of thousands of blocks, each
+        a pixel or two wide, cost 17 ms a frame to paint and read no better."""
+        many = visits > MANY_VISITS
+        if many == self._searched_filled:
+            return
+        self._searched_filled = many
+        self.searched.set_width((1.0 if many else 2.5) * self._line_scale)
+        fill = QColor(palette.SEARCHED)
+        fill.setAlpha(150)
+        self.searched.setBrush(QBrush(fill) if many else QBrush(Qt.NoBrush))
+
+    def draw_cuts(self, row_bytes: int, newest: float = 1.0) -> None:
+        """A thick line across the row at each cut; the newest one drawn to
+        ``newest`` of its length (it slides down from the top of its row
+        during a transition)."""
+        path = QPainterPath()
+        cuts = self.marks.cuts
+        for i, addr in enumerate(cuts):
+            x, y = addr % row_bytes, addr // row_bytes
+            grow = newest if i == len(cuts) - 1 else 1.0
+            path.moveTo(QPointF(x, y - 0.1))
+            path.lineTo(QPointF(x, y - 0.1 + 1.2 * grow))
+        self.cut.setPath(path)
+
+    # ------------------------------------------------------------ a failure
+    def show_failure(self, record, brk: int, row_bytes: int, rows: int) -> bool:
+        """Hatch the bytes a failed request would have needed past the break
+        ``brk`` and say it in the banner (flashing when it appears); True
+        when the step failed."""
+        failed = self.marks.failed
+        self.extra_rows = 0
+        if not failed:
+            self.failed.clear()
+            self.failed.setVisible(True)
+            self.banner.hide()
+            self._flash.stop()
+            return False
+        # Where the heap would have had to grow: right after the break.
+        self.failed.setPath(outline_path([(brk, failed)], row_bytes))
+        self.extra_rows = max(0, -(-(brk + failed) // row_bytes) - rows)
+        kind = getattr(record, "kind", "malloc")
+        self.banner.setText(f"✗ {kind}({record.request}) failed: no block fits "
+                            f"and the heap cannot grow by {failed:,} bytes")
+        if not self.banner.isVisible():
+            self.banner.show()
+            self._flash_left = 6
+            self._flash.start()
+        return True
+
+    def place_banner(self, width: int) -> None:
+        """The banner at the top of a map ``width`` pixels wide, its words
+        wrapped rather than cut off at the map's edge."""
+        fit_width(self.banner, width - 16)
+        self.banner.move(max(0, (width - self.banner.width()) // 2), 8)
+
+    def _flash_tick(self) -> None:
+        self._flash_left -= 1
+        self.failed.setVisible(self._flash_left % 2 == 0)
+        if self._flash_left <= 0:
+            self.failed.setVisible(True)
+            self._flash.stop()
