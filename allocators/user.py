@@ -401,6 +401,12 @@ class UserStrategy(Strategy):
                     f"(payload {payload:#x}), handed out at step {step}")
         return f"the live block at {block_addr:#x} of {end - block_addr} bytes, handed out at step {step}"
 
+    def largest_request(self) -> int:
+        """Your blocks may take no bytes beside the request: only a request
+        past the heap's whole room (the heap limit, the pool, the 1 TiB address
+        space) fails before your ``_malloc`` sees it."""
+        return self.arena.room
+
     # ----------------------------------------------------------- public API
     def malloc(self, size: int) -> int | None:
         self._step += 1

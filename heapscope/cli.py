@@ -444,7 +444,25 @@ def cmd_check(args) -> int:
     for key, value in stats.items():
         shown = f"{value:.1f}" if isinstance(value, float) else str(value)
         print(f"  {key.ljust(width)}  {shown}")
+    _warn_of_large_requests(args.trace, trace)
     return 0
+
+
+def _warn_of_large_requests(name: str, trace) -> None:
+    """A warning (not an error: the trace is valid) for requests past
+    LARGE_REQUEST, naming how many and the first."""
+    import numpy as np
+    from .traces.limits import LARGE_REQUEST
+    from .traces.trace import FREE
+    from .values import format_size
+    large = np.flatnonzero((trace.kind != FREE) & (trace.sizes > LARGE_REQUEST))
+    if not len(large):
+        return
+    first = int(large[0])
+    print(f"heapscope: warning: {name}: {len(large)} request{'s' if len(large) != 1 else ''} "
+          f"past {format_size(LARGE_REQUEST)} (the first at op {first + 1}: "
+          f"{int(trace.sizes[first])} bytes); a request no heap of a strategy can hold "
+          f"fails at once", file=sys.stderr)
 
 
 def _inspect_options(p: argparse.ArgumentParser) -> None:
