@@ -560,15 +560,17 @@ def cmd_render(args) -> int:
         reason = video_unavailable()
         if reason:
             raise CliError(reason)
-    folder = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(folder):
-        raise CliError(f"{args.output}: no folder {folder}")
+    spec = args.trace or str(default_trace_path())
+    from .outputs import OutputError, check_output
+    try:
+        check_output(args.output, [spec] if os.path.exists(spec) else [])
+    except OutputError as exc:
+        raise CliError(str(exc)) from None
     request = RenderRequest(args.trace, strategies, args.output, step=args.step, steps=args.steps,
                             size=args.size, presenter=args.presenter, theme=args.theme,
                             fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
                             animate=args.animate, params=common_params(args),
                             strategy_params=policy_params(args))
-    spec = args.trace or str(default_trace_path())
     trace = load_trace(spec)
     source = spec if os.path.exists(spec) else None
     progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
