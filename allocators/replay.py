@@ -1065,6 +1065,10 @@ class Timeline:
             return text
         if kind != FREE:
             if rec.failed:
+                largest = self.strategy.largest_request()
+                if size > largest:      # refused before the policy saw it: no search to tell
+                    text += f" -> NULL (more than {self.strategy.name} can ever hand out: at most {largest})"
+                    return text
                 why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
                 text += f" -> NULL (out of memory: {why})"
             else:

@@ -239,8 +239,10 @@ def test_the_window_explains_an_absurd_request(tmp_path):
     tl = Timeline(read_rep(rep), "phkmalloc").build()
     tl.seek(1)
     assert tl.last_record.failed
-    assert "fails at once" in tl.describe() or any(
-        "fails at once" in getattr(e, "text", "") for e in tl.last_record.events)
+    assert tl.describe() == (f"step 1: malloc({TIB}) for id 0 -> NULL (more than phkmalloc can "
+                             f"ever hand out: at most {TIB - 8})")
+    assert any("fails at once" in getattr(e, "text", "") for e in tl.last_record.events)
+    assert any(isinstance(e, GrowFailed) for e in tl.last_record.events)
 
 
 # -------------------------------------------------------------- check
