@@ -74,6 +74,10 @@ the reference.  In short:
 
 **What the base does for you**
 
+A request past the heap's whole room (the heap limit, the pool, the 1 TiB
+address space: :meth:`UserStrategy.largest_request`) fails before your
+``_malloc`` sees it, counted as refused growth.
+
 Every call of your methods is watched.  A result the C library's contract
 forbids (a payload misaligned, outside the heap, overlapping a live block, the
 same block handed out twice, a block not booked or not unbooked, a realloc
