@@ -15,10 +15,23 @@ minus the base, then falls; the measures still report the largest heap
 steps, never its last value), and ``peak`` keeps the highest break the arena
 ever reached, for a caller that wants it without a series.
 
+Both live in an address space of :data:`ADDRESS_SPACE` bytes (1 TiB, the
+largest size a trace or a parameter may state): the heap never grows past
+it, so :attr:`Arena.room`, the most bytes the heap may ever span, is the
+heap limit, the pool size, or that.  A request larger than the room can
+never be granted, and strategies refuse it at once
+(``Strategy.largest_request``).
+
 Addresses are plain byte offsets; nothing is ever really allocated.
 """
 
 from __future__ import annotations
+
+from .params import MAX_BYTES
+
+#: bytes of the simulated address space every heap lives in: sizes and
+#: addresses stay within the int64 columns of the measures
+ADDRESS_SPACE = MAX_BYTES
 
 
 class Arena:
@@ -46,17 +59,24 @@ class Arena:
         self.peak = self.brk
 
     @property
+    def room(self) -> int:
+        """The most bytes the heap may ever span: the pool, the heap limit, or
+        the whole address space."""
+        return ADDRESS_SPACE if self.limit is None else self.limit
+
+    @property
     def size(self) -> int:
         """H in DESIGN.md: break minus base."""
         return self.brk - self.base
 
     def sbrk(self, increment: int) -> int | None:
         """Move the break up by ``increment`` bytes; return the old break, or None
-        when the pool is fixed or the limit would be passed (ENOMEM)."""
+        when the pool is fixed or the limit (or the address space) would be
+        passed (ENOMEM)."""
         if increment < 0:
             raise ValueError("sbrk takes a non-negative increment here; shrink() gives memory back")
-        if (self.fixed and increment) or (self.limit is not None
-                                          and self.size + increment > self.limit):
+        if (self.fixed and increment) or self.size + increment > (
+                ADDRESS_SPACE if self.limit is None else self.limit):
             self.refusals += 1
             return None
         old = self.brk

@@ -139,6 +139,11 @@ class BSDBuckets(Strategy):
             return sz + self.pagesize
         return sz
 
+    def largest_request(self) -> int:
+        """No request past the largest bucket's capacity is ever granted (4.3BSD
+        returns NULL for it): it fails at once, as any request past the room."""
+        return min(super().largest_request(), self.capacities[-1])
+
     def bucket_for(self, nbytes: int) -> int:
         """The bucket a request of ``nbytes`` goes to (NBUCKETS if none holds it)."""
         return bisect_left(self.capacities, nbytes)

@@ -285,6 +285,13 @@ class BinaryBuddy(Strategy):
         if events is not None:
             events.append(ListInsert(block, 1 << k, (k,)))
 
+    def largest_request(self) -> int:
+        """A request of n bytes takes a block of the least power of two holding
+        ``n + header``, and no block outgrows the room (the heap limit, the
+        pool, the address space): past the largest power of two within it,
+        less the header, a request fails at once."""
+        return (1 << (self.arena.room.bit_length() - 1)) - self.header if self.arena.room else -1
+
     # ------------------------------------------------- the fused bulk path
     def bulk_ops(self) -> tuple:
         """Fused malloc, free and realloc for bulk replay (``Strategy.bulk_ops``):

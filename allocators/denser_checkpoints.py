@@ -241,7 +241,8 @@ class Densifier:
             chunk = min(chunk, max(16, int((deadline - time.perf_counter()) / self._step_seconds)))
         stop = min(target, p + chunk)
         t0 = time.perf_counter()
-        replay_ops(strategy, program, tl._kinds[p:stop], tl._ids[p:stop], tl._sizes[p:stop])
+        replay_ops(strategy, program, tl._kinds[p:stop], tl._ids[p:stop], tl._sizes[p:stop],
+                   largest=tl._largest)
         spent = time.perf_counter() - t0
         self.seconds += spent
         self._bare_seconds += spent

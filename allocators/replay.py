@@ -205,23 +205,55 @@ def _add_counts(total: OpRecord, rec: OpRecord) -> None:
         setattr(total, name, getattr(total, name) + getattr(rec, name))
 
 
-def policy_ops(strategy: Strategy, fused: bool = True) -> tuple:
+def policy_ops(strategy: Strategy, fused: bool = True, largest: int = 0) -> tuple:
     """The (malloc, free, realloc) a bulk replay calls, once the bulk record is
     in place: the policy's :meth:`~Strategy.bulk_ops` (fused versions where
     the policy has them, e.g. TLSF's), or with ``fused=False`` its readable
-    ``_malloc``, ``_free`` and ``_realloc`` (to time or test the two apart)."""
-    if fused:
-        return strategy.bulk_ops()
-    return strategy._malloc, strategy._free, strategy._realloc
+    ``_malloc``, ``_free`` and ``_realloc`` (to time or test the two apart);
+    bounded (:func:`bounded_ops`) when ``largest``, the largest request the
+    replay will make, is past what the strategy can ever grant."""
+    ops = strategy.bulk_ops() if fused else (strategy._malloc, strategy._free, strategy._realloc)
+    return bounded_ops(strategy, ops, largest)
+
+
+def bounded_ops(strategy: Strategy, ops: tuple, largest: int) -> tuple:
+    """``ops`` as they are when no request up to ``largest`` can be past
+    ``strategy.largest_request()`` (every ordinary trace: nothing is added to
+    the hot loop); else ops whose malloc and realloc fail such a request at
+    once, as the public calls do (``Strategy._refuse_request``), instead of
+    handing it to the policy, whose model could spend memory and time in
+    proportion to it (phkmalloc books every page of a run)."""
+    bound = strategy.largest_request()
+    if largest <= bound:
+        return ops
+    malloc, free, realloc = ops
+    refuse = strategy._refuse_request
+
+    def bounded_malloc(size: int) -> int | None:
+        return refuse(size) if size > bound else malloc(size)
+
+    def bounded_realloc(payload: int, size: int) -> int | None:
+        return refuse(size) if size > bound else realloc(payload, size)
+
+    return bounded_malloc, free, bounded_realloc
+
+
+def largest_size(sizes) -> int:
+    """The largest request among ``sizes`` (a list or an array), 0 for none."""
+    if isinstance(sizes, np.ndarray):
+        return int(sizes.max()) if len(sizes) else 0
+    return max(sizes, default=0)
 
 
 def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, sizes: list,
-               fused: bool = True) -> OpRecord:
+               fused: bool = True, largest: int | None = None) -> OpRecord:
     """Apply the operations (parallel lists of kind, id, size) with events
     off: the same as :func:`apply_op` on each, without a record per operation.
     Returns the bulk record, whose counters add up those operations; the
     strategy is left with a fresh, empty record.  ``fused=False`` calls the
-    policy's readable methods even where it has fused ones (:func:`policy_ops`)."""
+    policy's readable methods even where it has fused ones (:func:`policy_ops`).
+    ``largest`` is the largest of ``sizes`` if the caller knows it (else it
+    is looked up): a request past the strategy's bound fails at once."""
     rec = bulk_record(strategy)
     if not calls_policy_directly(strategy):
         try:
@@ -230,7 +262,9 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
         finally:
             strategy.rec = OpRecord()
         return rec
-    _malloc, _free, _realloc = policy_ops(strategy, fused)
+    if largest is None:
+        largest = largest_size(sizes)
+    _malloc, _free, _realloc = policy_ops(strategy, fused, largest)
     live = program.live
     failed = program.failed_ids
     live_bytes = program.live_bytes
@@ -280,8 +314,9 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
 def replay_bare(trace, strategy: Strategy, fused: bool = True) -> float:
     """Replay with no measures and no events; return the seconds spent."""
     kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
+    largest = largest_size(trace.sizes)
     t0 = time.perf_counter()
-    replay_ops(strategy, Program(), kinds, ids, sizes, fused)
+    replay_ops(strategy, Program(), kinds, ids, sizes, fused, largest)
     return time.perf_counter() - t0
 
 
@@ -296,18 +331,19 @@ def _row_size(fields: tuple) -> int:
 
 
 def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list, ids: list,
-                 sizes: list, buf: bytearray, row: int, done: list) -> None:
+                 sizes: list, buf: bytearray, row: int, done: list, largest: int) -> None:
     """:func:`replay_ops` counting in the bulk record ``counted``, packing a
     row of measures into ``buf`` after every operation, the first at row
     ``row``; ``done[0]`` says how many operations were applied, also when one
     raises.  The row is the policy's (``Strategy.measure_row``: by default
     every field of ``metrics.ROW_FIELDS``), what :func:`record_row` would read
     from the heap.  A policy's row may leave out counters it never adds to:
-    they are checked here not to have moved."""
+    they are checked here not to have moved.  ``largest`` bounds ``sizes``
+    (:func:`bounded_ops`)."""
     if not calls_policy_directly(strategy):
         return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
     rec = strategy.rec = counted
-    _malloc, _free, _realloc = strategy.bulk_ops()
+    _malloc, _free, _realloc = bounded_ops(strategy, strategy.bulk_ops(), largest)
     fields, measure = strategy.measure_row(rec)
     left_out = [name for name in ROW_COUNTERS if name not in fields]
     before = [getattr(rec, name) for name in left_out]
@@ -620,6 +656,9 @@ class Timeline:
         if ops is None:
             ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
         self._kinds, self._ids, self._sizes = ops
+        #: the largest request of the trace: bulk replay bounds requests past
+        #: the strategy's largest_request only when there is one
+        self._largest = largest_size(trace.sizes)
         self.series = MetricSeries(self.n)
         self.checkpoints: list[bytes] = []
         self.checkpoint_steps: list[int] = []   # the position of each checkpoint, ascending
@@ -714,7 +753,7 @@ class Timeline:
             s0 = time.perf_counter()
             try:
                 _measure_ops(strategy, program, counted, kinds[t:stop], ids[t:stop], sizes[t:stop],
-                             buf, t - block, done)
+                             buf, t - block, done, self._largest)
             except UserStrategyError as exc:
                 t += done[0]
                 writer.write(block, buf, t - block)
@@ -915,7 +954,8 @@ class Timeline:
         """Replay the timeline's own heap forward to position ``t``, events off."""
         p = self.position
         if t > p:
-            replay_ops(self.strategy, self.program, self._kinds[p:t], self._ids[p:t], self._sizes[p:t])
+            replay_ops(self.strategy, self.program, self._kinds[p:t], self._ids[p:t], self._sizes[p:t],
+                       largest=self._largest)
             self.replayed_ops += t - p
             self.position = t
 
@@ -960,7 +1000,8 @@ class Timeline:
         if t == self.position:
             return self.after()
         strategy, program, start = self._restore(t)
-        replay_ops(strategy, program, self._kinds[start:t], self._ids[start:t], self._sizes[start:t])
+        replay_ops(strategy, program, self._kinds[start:t], self._ids[start:t], self._sizes[start:t],
+                   largest=self._largest)
         self.replayed_ops += t - start
         strategy.record = True
         return HeapState.of(t, strategy, program)
@@ -1029,6 +1070,10 @@ class Timeline:
             return text
         if kind != FREE:
             if rec.failed:
+                largest = self.strategy.largest_request()
+                if size > largest:      # refused before the policy saw it: no search to tell
+                    text += f" -> NULL (more than {self.strategy.name} can ever hand out: at most {largest})"
+                    return text
                 why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
                 text += f" -> NULL (out of memory: {why})"
             else:

@@ -18,6 +18,14 @@ The public ``malloc``/``free``/``realloc`` wrap those and open one
 invariants of DESIGN.md (blocks cover ``[base, brk)`` exactly, no overlap or gap,
 payload alignment, live blocks and books agree) and then the policy's own;
 tests call it after every operation, as sortedcontainers calls ``_check()``.
+
+A request no heap of the strategy could ever hold (past
+:meth:`Strategy.largest_request`: the heap limit, the pool, the 1 TiB
+address space, or a bound of the policy's own model, such as TLSF's largest
+block class) never reaches the policy: it fails at once, in O(1) memory and
+time, recorded as refused growth (:meth:`Strategy._refuse_request`).  Bulk
+replay, which calls the policy directly, applies the same bound
+(``allocators/replay.py``, ``bounded_ops``).
 """
 
 from __future__ import annotations
@@ -157,7 +165,10 @@ class Strategy:
         if size < 0:
             raise ValueError(f"malloc of a negative size {size}")
         rec = self.rec = OpRecord(MALLOC, size, [] if self.record else None)
-        payload = self._malloc(size)
+        if size > self.largest_request():
+            payload = self._refuse_request(size)
+        else:
+            payload = self._malloc(size)
         rec.payload = payload
         if payload is None:
             rec.failed = True
@@ -181,11 +192,13 @@ class Strategy:
             raise ValueError(f"realloc to a negative size {size}")
         rec = self.rec = OpRecord(REALLOC, size, [] if self.record else None)
         rec.old_payload = payload
-        if payload is None:
+        if payload is not None and payload not in self.live:
+            raise InvalidFree(f"realloc of {payload:#x}, which is not a live block of this heap")
+        if size > self.largest_request():
+            new = self._refuse_request(size)    # the old block stays, as a failed realloc leaves it
+        elif payload is None:
             new = self._malloc(size)
         else:
-            if payload not in self.live:
-                raise InvalidFree(f"realloc of {payload:#x}, which is not a live block of this heap")
             new = self._realloc(payload, size)
         rec.payload = new
         if new is None:
@@ -218,6 +231,35 @@ class Strategy:
         self._check_heap(blocks)
         self._check_structure(blocks)
         return blocks
+
+    # ------------------------------------------------------- absurd requests
+    def largest_request(self) -> int:
+        """The largest request this strategy could ever grant; a larger one
+        fails at once, before the policy sees it (:meth:`_refuse_request`).
+
+        By default the heap's room (the pool, the heap limit or the address
+        space, :attr:`Arena.room`) less a word: every built-in policy puts at
+        least a word beside each block it hands out, a header or boundary tag
+        in the block or its own pages in the heap (tests/test_request_bounds.py
+        checks that none grants more).  A policy whose model is smaller
+        (TLSF's largest block class, the buddy system's powers of two)
+        narrows it; :class:`~allocators.user.UserStrategy` allows the whole
+        room.  The value must not change while the strategy lives: bulk
+        replay reads it once."""
+        return self.arena.room - self.word
+
+    def _refuse_request(self, size: int) -> None:
+        """Fail a request past :meth:`largest_request` at once: the heap would
+        have to grow past what it may ever span, so it counts as refused
+        growth (``Arena.refuse``; ``heapscope grade`` accepts the NULL) and
+        is recorded as the policies record a refused ``sbrk``."""
+        self.arena.refuse()
+        events = self.rec.events
+        if events is not None:
+            events.append(Note(f"{size} bytes is more than {self.name} can ever hand out "
+                               f"(at most {self.largest_request()} here): it fails at once"))
+            events.append(GrowFailed(size))
+        return None
 
     # ------------------------------------------------------------------ measures
     def search_length(self, rec: OpRecord | None = None) -> int:

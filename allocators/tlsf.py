@@ -220,6 +220,14 @@ class TLSF(Strategy):
         sentinel's, ``2 * block_header_overhead``."""
         return 2 * self.word
 
+    def largest_request(self) -> int:
+        """The largest request whose search lands in a list: past
+        ``block_size_max - block_size_max / 64`` the search rounding
+        (``mapping_search``) reaches ``2**fl_index_max``, past the last first
+        level, and tlsf_malloc returns NULL.  Also at most the room."""
+        size_max = self.block_size_max
+        return min(super().largest_request(), size_max - (size_max >> (SL_INDEX_COUNT_LOG2 + 1)))
+
     # --------------------------------------------------------- mapping
     def adjust_request_size(self, size: int) -> int:
         """Align up to the word and to at least ``block_size_min``; 0 when the

@@ -77,6 +77,10 @@ the reference.  In short:
 
 **What the base does for you**
 
+A request past the heap's whole room (the heap limit, the pool, the 1 TiB
+address space: :meth:`UserStrategy.largest_request`) fails before your
+``_malloc`` sees it, counted as refused growth.
+
 Every call of your methods is watched.  A result the C library's contract
 forbids (a payload misaligned, outside the heap, overlapping a live block, the
 same block handed out twice, a block not booked or not unbooked, a realloc
@@ -452,6 +456,12 @@ class UserStrategy(Strategy):
             return (f"the live block at {block_addr:#x} of {end - block_addr} bytes "
                     f"(payload {payload:#x}), handed out at step {step}")
         return f"the live block at {block_addr:#x} of {end - block_addr} bytes, handed out at step {step}"
+
+    def largest_request(self) -> int:
+        """Your blocks may take no bytes beside the request: only a request
+        past the heap's whole room (the heap limit, the pool, the 1 TiB address
+        space) fails before your ``_malloc`` sees it."""
+        return self.arena.room
 
     # ----------------------------------------------------------- public API
     def malloc(self, size: int) -> int | None:

@@ -22,6 +22,14 @@ spreadsheet, a range of steps as an animation.
 Long exports report progress and stop when asked
 (:class:`ExportCancelled`, the partial file removed).  ``heapscope render``
 uses the same functions without a window on screen.
+
+Every file is written through :mod:`heapscope.outputs`: checked before work
+starts, written to a temporary file beside it and renamed when finished, so
+a failed or cancelled export never leaves half a file or spoils the one
+there.  Animations are streamed: each frame goes to the encoder as it is
+drawn (:class:`heapscope.gif.GifStream`, imageio-ffmpeg's writer), so memory
+stays flat in the number of frames; frame counts and picture sizes are
+bounded (:mod:`heapscope.frame_limits`).
 """
 
 from __future__ import annotations
@@ -38,6 +46,9 @@ from PySide6.QtWidgets import QApplication, QGraphicsObject, QWidget
 
 from .. import video
 from ..allocators import series_io
+from ..frame_limits import MAX_FRAMES, FrameLimitError, check_frame_count, check_picture
+from ..gif import GifStream
+from ..outputs import OutputError, atomic_output, atomic_path, check_output
 from ..video import VIDEO_MISSING  # noqa: F401  (the message, for callers)
 
 PICTURE_FORMATS = ("png", "svg")
@@ -93,19 +104,29 @@ def grab_image(widget: QWidget) -> QImage:
 
 
 def save_png(widget: QWidget, path) -> QImage:
-    image = grab_image(widget)
-    if not image.save(os.fspath(path), "PNG"):
-        raise ExportError(f"{os.fspath(path)}: cannot write the PNG file")
+    return save_image(grab_image(widget), path)
+
+
+def save_image(image: QImage, path) -> QImage:
+    """``image`` as a PNG file, written atomically (:func:`heapscope.outputs.atomic_path`)."""
+    with atomic_path(path) as tmp:
+        if not image.save(tmp, "PNG"):
+            raise ExportError(f"{os.fspath(path)}: cannot write the PNG file")
     return image
 
 
 def save_svg(widget: QWidget, path, title: str = "heapscope") -> None:
     """The widget painted into an SVG file by QSvgGenerator, its heap maps
-    as rectangles (:class:`VectorCells`)."""
-    from PySide6.QtSvg import QSvgGenerator
+    as rectangles (:class:`VectorCells`), written atomically."""
     settle()
+    with atomic_path(path) as tmp:
+        _write_svg(widget, tmp, os.fspath(path), title)
+
+
+def _write_svg(widget: QWidget, tmp: str, path: str, title: str) -> None:
+    from PySide6.QtSvg import QSvgGenerator
     generator = QSvgGenerator()
-    generator.setFileName(os.fspath(path))
+    generator.setFileName(tmp)
     size = widget.size()
     generator.setSize(size)
     generator.setViewBox(QRect(0, 0, size.width(), size.height()))
@@ -114,13 +135,13 @@ def save_svg(widget: QWidget, path, title: str = "heapscope") -> None:
     with vector_heap_maps(widget):
         painter = QPainter()
         if not painter.begin(generator):
-            raise ExportError(f"{os.fspath(path)}: cannot write the SVG file")
+            raise ExportError(f"{path}: cannot write the SVG file")
         try:
             widget.render(painter, QPoint(0, 0))
         finally:
             painter.end()
-    if not os.path.exists(os.fspath(path)):
-        raise ExportError(f"{os.fspath(path)}: cannot write the SVG file")
+    if not os.path.getsize(tmp):
+        raise ExportError(f"{path}: cannot write the SVG file")
 
 
 def save_picture(widget: QWidget, path, title: str = "heapscope") -> None:
@@ -199,12 +220,14 @@ def save_measures(timeline, path, start: int = 1, stop: int | None = None, about
     the number of steps written."""
     fmt = format_of(path)
     if fmt == "csv":
-        return series_io.write_csv(timeline.series, path, start, stop)
+        with atomic_path(path) as tmp:
+            return series_io.write_csv(timeline.series, tmp, start, stop)
     if fmt == "json":
         about = dict(about or {})
         about.setdefault("strategy", timeline.strategy_name)
         about.setdefault("params", {k: v for k, v in timeline.params.items()})
-        return series_io.write_json(timeline.series, path, start, stop, about)
+        with atomic_path(path) as tmp:
+            return series_io.write_json(timeline.series, tmp, start, stop, about)
     raise ExportError(f"{os.fspath(path)}: the measures are CSV or JSON, not {fmt.upper()}")
 
 
@@ -311,12 +334,20 @@ def _seek_transitions(views, ms: float) -> None:
 
 def step_images(window, widget: QWidget, steps: StepRange, progress: ProgressFn | None = None,
                 cancel: CancelFn | None = None) -> Iterator[QImage]:
-    """The images of ``widget`` at every step of ``steps``, in order."""
+    """The images of ``widget`` at every step of ``steps``, in order, made one
+    at a time as the consumer asks; ExportError past :data:`MAX_FRAMES` frames
+    (animated steps make several a step, so their count shows as they play)."""
     total = len(steps)
+    frames = 0
     for i, position in enumerate(steps.positions()):
         if cancel is not None and cancel():
             raise ExportCancelled(f"export stopped after {i} of {total} steps")
         for _ in frames_of_step(window, position, steps.fps, steps.animate, steps.speed):
+            frames += 1
+            if frames > MAX_FRAMES:
+                raise ExportError(f"steps {steps.first}-{steps.last} played make more than "
+                                  f"{MAX_FRAMES:,} frames: export fewer steps, or without "
+                                  "playing their events")
             yield widget.grab().toImage()
         if progress is not None:
             progress(i + 1, total)
@@ -332,19 +363,17 @@ def rgb_array(image: QImage) -> np.ndarray:
 
 def write_gif(images: Iterable[QImage], path, fps: float) -> int:
     """An animated GIF (looping) of ``images`` at ``fps``; the frame count.
-    Each frame gets its own 256-colour palette (median cut, no dithering:
-    flat UI colours stay flat)."""
-    from PIL import Image
-    frames = []
-    for image in images:
-        rgb = Image.fromarray(rgb_array(image), "RGB")
-        frames.append(rgb.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
-    if not frames:
-        raise ExportError("no frames to write")
-    duration = max(20, round(1000 / max(fps, 0.01)))
-    frames[0].save(os.fspath(path), "GIF", save_all=True, append_images=frames[1:],
-                   duration=duration, loop=0, disposal=1)
-    return len(frames)
+    Each frame goes to the file as it comes (:class:`heapscope.gif.GifStream`:
+    its own 256-colour palette, cropped to what changed), so memory does not
+    grow with the frames; the file appears, whole, when the last is written."""
+    with atomic_output(path) as f:
+        gif = GifStream(f, fps)
+        for image in images:
+            gif.add(rgb_array(image))
+        if not gif.frames:
+            raise ExportError("no frames to write")
+        gif.close()
+    return gif.frames
 
 
 def video_unavailable() -> str | None:
@@ -358,6 +387,14 @@ def write_mp4(images: Iterable[QImage], path, fps: float) -> int:
     reason = video_unavailable()
     if reason:
         raise ExportError(reason)
+    with atomic_path(path) as tmp:
+        count = _encode_mp4(images, tmp, fps)
+    return count
+
+
+def _encode_mp4(images: Iterable[QImage], path: str, fps: float) -> int:
+    """write_mp4's encoding into ``path``: each frame is sent to ffmpeg as it
+    comes (its writer holds none of them)."""
     import imageio_ffmpeg
     writer = None
     count = 0
@@ -367,7 +404,7 @@ def write_mp4(images: Iterable[QImage], path, fps: float) -> int:
             h, w = rgb.shape[:2]
             if writer is None:
                 size = (w + w % 2, h + h % 2)
-                writer = imageio_ffmpeg.write_frames(os.fspath(path), size, fps=fps, codec="libx264",
+                writer = imageio_ffmpeg.write_frames(path, size, fps=fps, codec="libx264",
                                                      pix_fmt_out="yuv420p", macro_block_size=2,
                                                      quality=8, ffmpeg_log_level="error")
                 writer.send(None)
@@ -389,7 +426,7 @@ def save_animation(window, widget: QWidget, path, steps: StepRange, progress: Pr
                    cancel: CancelFn | None = None) -> int:
     """Steps ``steps`` of ``widget`` as GIF or MP4 (by ``path``'s suffix);
     the frame count.  The window is left at the last step.  A cancelled
-    export removes its partial file."""
+    export leaves no partial file (and the file that was there as it was)."""
     fmt = format_of(path)
     if fmt not in ANIMATION_FORMATS:
         raise ExportError(f"{os.fspath(path)}: an animation is GIF or MP4, not {fmt.upper()}")
@@ -399,13 +436,14 @@ def save_animation(window, widget: QWidget, path, steps: StepRange, progress: Pr
             raise ExportError(reason)
     if not len(steps):
         raise ExportError("the range of steps is empty")
-    images = step_images(window, widget, steps, progress, cancel)
     try:
-        return write_gif(images, path, steps.fps) if fmt == "gif" else write_mp4(images, path, steps.fps)
-    except ExportCancelled:
-        with contextlib.suppress(OSError):
-            os.remove(os.fspath(path))
-        raise
+        check_output(path, what="animation")
+        check_frame_count(len(steps), f"steps ({steps.first}-{steps.last})")
+        check_picture(widget.width(), widget.height(), fmt)
+    except (OutputError, FrameLimitError) as exc:
+        raise ExportError(str(exc)) from None
+    images = step_images(window, widget, steps, progress, cancel)
+    return write_gif(images, path, steps.fps) if fmt == "gif" else write_mp4(images, path, steps.fps)
 
 
 # ================================================================ one entry
@@ -422,6 +460,10 @@ def export(window, request: ExportRequest, progress: ProgressFn | None = None,
     """Do ``request`` in ``window``; a line saying what was written."""
     fmt = format_of(request.path)
     path = os.fspath(request.path)
+    try:
+        check_output(path)
+    except OutputError as exc:
+        raise ExportError(str(exc)) from None
     if request.part == "measures" or fmt in MEASURE_FORMATS:
         timeline = window.timeline
         if timeline is None:

@@ -536,7 +536,25 @@ def cmd_check(args) -> int:
     for key, value in stats.items():
         shown = f"{value:.1f}" if isinstance(value, float) else str(value)
         print(f"  {key.ljust(width)}  {shown}")
+    _warn_of_large_requests(args.trace, trace)
     return 0
+
+
+def _warn_of_large_requests(name: str, trace) -> None:
+    """A warning (not an error: the trace is valid) for requests past
+    LARGE_REQUEST, naming how many and the first."""
+    import numpy as np
+    from .traces.limits import LARGE_REQUEST
+    from .traces.trace import FREE
+    from .values import format_size
+    large = np.flatnonzero((trace.kind != FREE) & (trace.sizes > LARGE_REQUEST))
+    if not len(large):
+        return
+    first = int(large[0])
+    print(f"heapscope: warning: {name}: {len(large)} request{'s' if len(large) != 1 else ''} "
+          f"past {format_size(LARGE_REQUEST)} (the first at op {first + 1}: "
+          f"{int(trace.sizes[first])} bytes); a request no heap of a strategy can hold "
+          f"fails at once", file=sys.stderr)
 
 
 def _inspect_options(p: argparse.ArgumentParser) -> None:
@@ -636,15 +654,17 @@ def cmd_render(args) -> int:
         reason = video_unavailable()
         if reason:
             raise CliError(reason)
-    folder = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(folder):
-        raise CliError(f"{args.output}: no folder {folder}")
+    spec = args.trace or str(default_trace_path())
+    from .outputs import OutputError, check_output
+    try:
+        check_output(args.output, [spec] if os.path.exists(spec) else [])
+    except OutputError as exc:
+        raise CliError(str(exc)) from None
     request = RenderRequest(args.trace, strategies, args.output, step=args.step, steps=args.steps,
                             size=args.size, presenter=args.presenter, theme=args.theme,
                             fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
                             animate=args.animate, params=common_params(args),
                             strategy_params=policy_params(args), time_limit=args.time_limit)
-    spec = args.trace or str(default_trace_path())
     trace = load_trace(spec)
     source = spec if names_a_file(spec) else None
     progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None

@@ -16,6 +16,14 @@ structure view, the gauges, the plots).
 
 The pictures are the window's own (:mod:`gui.export` writes them): what a
 teacher sees when opening the trace at that step is what the slide shows.
+
+Bounded: ``--size`` and the windows side by side stay within
+:mod:`heapscope.frame_limits` (7680 pixels a side, one 7680x4320 picture),
+a range of steps makes at most 10 000 frames or files; each is refused
+before any work.  GIF and MP4 frames go to the encoder as they are drawn,
+so memory is flat in the number of frames.  Outputs are checked before work
+and written through a temporary file (:mod:`heapscope.outputs`); the
+windows' settings live in a temporary folder removed at the end.
 """
 
 from __future__ import annotations
@@ -29,6 +37,9 @@ from .allocators.isolation import DEFAULT_TIME_LIMIT, MainThreadGuard, UserCodeT
 from .allocators.registry import STRATEGIES, make_strategy
 from .allocators.replay import Timeline
 from .allocators.user import UserStrategyError
+from .frame_limits import (MAX_FRAMES, FrameLimitError, check_frame_count, check_picture,
+                           check_window_size)
+from .outputs import OutputError, atomic_path, check_output
 
 #: the window's size when --size is not given
 DEFAULT_SIZE = (1280, 720)
@@ -59,14 +70,16 @@ class RenderRequest:
 
 
 def parse_size(text: str) -> tuple[int, int]:
-    """``WxH`` (e.g. 1280x720) to a pair of ints, each 320..8192."""
+    """``WxH`` (e.g. 1280x720) to a pair of ints within the limits of
+    :func:`heapscope.frame_limits.check_window_size` (ValueError names them)."""
     w, sep, h = text.lower().partition("x")
     try:
         size = (int(w), int(h))
     except ValueError:
         size = None
-    if not sep or size is None or not all(320 <= v <= 8192 for v in size):
-        raise ValueError(f"a size is WxH with each between 320 and 8192 pixels, e.g. 1280x720; got {text!r}")
+    if not sep or size is None:
+        raise ValueError(f"a size is WxH in pixels, e.g. 1280x720; got {text!r}")
+    check_window_size(*size)
     return size
 
 
@@ -151,9 +164,10 @@ def _quiet_offscreen(kind, context, message: str) -> None:
         print(f"qt: {message}", file=sys.stderr)
 
 
-def make_windows(trace, timelines, request: RenderRequest, source: str | None, first_position: int):
+def make_windows(trace, timelines, request: RenderRequest, source: str | None, first_position: int,
+                 settings_dir: str):
     """One window per timeline, laid out at ``request.size``, showing
-    ``first_position``."""
+    ``first_position``; their settings files go in ``settings_dir``."""
     from PySide6.QtCore import QSettings
     from .gui.app import configure_app
     from .gui.main_window import MainWindow
@@ -161,7 +175,6 @@ def make_windows(trace, timelines, request: RenderRequest, source: str | None, f
     width, height = request.size
     configure_app(app, screen_height=height)
     windows = []
-    settings_dir = tempfile.mkdtemp(prefix="heapscope-render-")
     for i, timeline in enumerate(timelines):
         # never the user's settings: a render is the same for everyone
         settings = QSettings(os.path.join(settings_dir, f"window{i}.ini"), QSettings.IniFormat)
@@ -220,10 +233,36 @@ def side_by_side(images):
 def render(request: RenderRequest, trace, source: str | None = None, progress=None, warn=None) -> list[str]:
     """Draw ``request``; the files written.  ``progress(what, done, total)``
     hears of the replays and of the frames drawn."""
-    from .gui import export
     fmt = output_format(request.output)
+    check_request(request, trace, fmt, [source] if source else [])
     timelines = replay_all(trace, request, warn,
                            (lambda key, d, n: progress(f"replay {key}", d, n)) if progress else None)
+    with tempfile.TemporaryDirectory(prefix="heapscope-render-", ignore_cleanup_errors=True) as settings:
+        return _draw(request, trace, timelines, fmt, source, progress, settings)
+
+
+def check_request(request: RenderRequest, trace, fmt: str, inputs=()) -> None:
+    """RenderError, before any work, for an output that cannot be written
+    (:func:`heapscope.outputs.check_output`), a picture past the pixel
+    budget or a range of steps past :data:`MAX_FRAMES`."""
+    try:
+        check_output(request.output, inputs)
+        width, height = request.size
+        check_window_size(width, height)
+        k = len(dict.fromkeys(request.strategies))
+        if fmt in ("gif", "mp4", "png"):      # one picture of every window side by side
+            check_picture(width * k, height, fmt, k)
+        if request.steps is not None:
+            first, last = request.steps
+            count = max(0, min(last, len(trace)) - first + 1)
+            check_frame_count(count, "frames" if fmt in ("gif", "mp4") else f"{fmt.upper()} files")
+    except (OutputError, FrameLimitError) as exc:
+        raise RenderError(str(exc)) from None
+
+
+def _draw(request: RenderRequest, trace, timelines, fmt: str, source, progress, settings: str) -> list[str]:
+    """render() once the replays are done: the windows, then the files."""
+    from .gui import export
     n = min(t.n for t in timelines)
     if request.steps is not None:
         first, last = request.steps
@@ -242,22 +281,27 @@ def render(request: RenderRequest, trace, source: str | None = None, progress=No
                             [STRATEGIES[name] for name in users])
     try:
         with guard:
-            return _draw(request, trace, timelines, source, positions, fmt, progress, guard)
+            return _draw_files(request, trace, timelines, source, positions, fmt, progress, guard,
+                               settings)
     except UserCodeTimedOut as exc:
         raise RenderError(str(exc)) from None
 
 
-def _draw(request, trace, timelines, source, positions, fmt, progress, guard) -> list[str]:
+def _draw_files(request, trace, timelines, source, positions, fmt, progress, guard,
+                settings: str) -> list[str]:
     """The files of ``render``, drawn; ``guard.rearm()`` at every frame."""
     from .gui import export
-    windows = make_windows(trace, timelines, request, source, positions[0])
+    windows = make_windows(trace, timelines, request, source, positions[0], settings)
     try:
         widgets = [export.part_widget(w, request.part) for w in windows]
         if fmt in ("gif", "mp4"):
             images = _frames(windows, widgets, positions, request,
                              (lambda d, n: progress("draw", d, n)) if progress else None, guard)
             writer = export.write_gif if fmt == "gif" else export.write_mp4
-            writer(_checked(images, guard), request.output, request.fps)
+            try:
+                writer(_checked(images, guard), request.output, request.fps)
+            except export.ExportError as exc:
+                raise RenderError(str(exc)) from None
             return [request.output]
         written = []
         for position in positions:
@@ -271,9 +315,10 @@ def _draw(request, trace, timelines, source, positions, fmt, progress, guard) ->
             export.settle()
             guard.check()             # a frame the time limit cut short is not written
             if fmt == "png":
-                image = side_by_side([export.grab_image(x) for x in widgets])
-                if not image.save(path, "PNG"):
-                    raise RenderError(f"{path}: cannot write the PNG file")
+                try:
+                    export.save_image(side_by_side([export.grab_image(x) for x in widgets]), path)
+                except export.ExportError as exc:
+                    raise RenderError(str(exc)) from None
             else:
                 _svg(widgets, path, f"heapscope: {', '.join(request.strategies)} at step {position}")
             written.append(path)
@@ -294,36 +339,54 @@ def _checked(images, guard):
 def _frames(windows, widgets, positions, request, progress, guard=None):
     """The side-by-side pictures of every step (of every frame of each step's
     events, with ``request.animate``: a window whose step has fewer events
-    holds its last frame until the others are done)."""
+    holds its last frame until the others are done).  Made one at a time as
+    the encoder asks for them; RenderError past :data:`MAX_FRAMES` (animated
+    steps make several frames each)."""
     from .gui import export
+    frames = 0
     for i, position in enumerate(positions):
         players = [export.frames_of_step(w, position, request.fps, request.animate) for w in windows]
         last = [None] * len(windows)
-        while True:
-            if guard is not None:
-                guard.rearm()
-            moved = False
-            for k, (player, widget) in enumerate(zip(players, widgets)):
-                if next(player, StopIteration) is not StopIteration:
-                    last[k] = widget.grab().toImage()
-                    moved = True
-            if not moved:
-                break
-            yield side_by_side(last)
+        try:
+            while True:
+                if guard is not None:
+                    guard.rearm()
+                moved = False
+                for k, (player, widget) in enumerate(zip(players, widgets)):
+                    if next(player, StopIteration) is not StopIteration:
+                        last[k] = widget.grab().toImage()
+                        moved = True
+                if not moved:
+                    break
+                frames += 1
+                if frames > MAX_FRAMES:
+                    raise RenderError(f"steps {positions[0]}:{positions[-1]} played make more than "
+                                      f"{MAX_FRAMES:,} frames: draw fewer steps, or without --animate")
+                yield side_by_side(last)
+        finally:
+            for player in players:      # while the windows are still there
+                player.close()
         if progress is not None:
             progress(i + 1, len(positions))
 
 
 def _svg(widgets, path: str, title: str) -> None:
-    """The widgets side by side in one SVG, through QSvgGenerator."""
+    """The widgets side by side in one SVG, through QSvgGenerator, written
+    atomically."""
+    from .gui import export
+    if len(widgets) == 1:
+        export.save_svg(widgets[0], path, title)
+        return
+    with atomic_path(path) as tmp:
+        _svg_side_by_side(widgets, tmp, title)
+
+
+def _svg_side_by_side(widgets, path: str, title: str) -> None:
     import contextlib
     from PySide6.QtCore import QPoint, QRect, QSize
     from PySide6.QtGui import QPainter
     from PySide6.QtSvg import QSvgGenerator
     from .gui import export
-    if len(widgets) == 1:
-        export.save_svg(widgets[0], path, title)
-        return
     width = sum(x.width() for x in widgets)
     height = max(x.height() for x in widgets)
     generator = QSvgGenerator()

@@ -221,3 +221,75 @@ def test_a_pipe_is_not_read_twice_to_sniff_it(tmp_path):
     writer.start()
     assert ops(read_trace_file(fifo)) == [("a", 0, 10), ("a", 1, 20), ("f", 0)]
     writer.join(5)
+
+
+# --- calls that never resume ---------------------------------------------------
+def _unfinished_text(n: int, pids: int) -> str:
+    """n malloc calls cut by "<unfinished ...>" that never resume, spread
+    over ``pids`` threads, each thread's first call between two that do return."""
+    lines = ["[pid 1] prog->malloc(8) = 0x10"]
+    lines += [f"[pid {2 + i % pids}] prog->malloc({16 + i % 7} <unfinished ...>" for i in range(n)]
+    lines.append("[pid 1] prog->free(0x10) = <void>")
+    return "\n".join(lines) + "\n"
+
+
+def _fed(text: str):
+    """A reader fed ``text`` line by line, and the most calls it held in flight."""
+    from heapscope.traces.ltrace import _Reader
+    reader = _Reader("gen.txt", None, False)
+    most = 0
+    for lineno, raw in enumerate(text.encode().splitlines(), 1):
+        reader.feed(raw, lineno)
+        most = max(most, sum(map(len, reader.pending.values())))
+    return reader, most
+
+
+@pytest.mark.parametrize("pids", [1, 10_000])
+def test_calls_that_never_resume_are_bounded_in_memory_and_counted(pids):
+    from heapscope.traces.ltrace import MAX_NESTED_CALLS, MAX_PENDING_PIDS
+    n = 60_000
+    reader, most = _fed(_unfinished_text(n, pids))
+    # never more in flight than the bounds allow, whatever the input's length
+    assert most <= min(pids, MAX_PENDING_PIDS) * MAX_NESTED_CALLS
+    assert most < n // 10
+    trace = reader.end(n + 2)
+    assert reader.counts.never_resumed == n
+    assert not reader.pending
+    assert ops(trace) == [("a", 0, 8), ("f", 0)]
+
+
+def test_a_realloc_that_never_resumes_gives_its_block_back():
+    # the second unfinished call of pid 1 is past the bound: the realloc's 0x10
+    # is the program's again, freed at the end as any block still live
+    text = "[pid 1] prog->malloc(8) = 0x10\n[pid 1] prog->realloc(0x10, 64 <unfinished ...>\n" + \
+        "".join(f"[pid 1] prog->free(0x{0x100 + i:x} <unfinished ...>\n" for i in range(4))
+    reader, _ = _fed(text)
+    assert reader.counts.never_resumed == 1
+    assert ops(reader.end(6)) == [("a", 0, 8), ("f", 0)]
+
+
+def test_nested_unfinished_calls_of_one_thread_still_resume():
+    text = """\
+[pid 1] prog->realloc(0x0, 32 <unfinished ...>
+[pid 1] prog->malloc(8 <unfinished ...>
+[pid 2] prog->malloc(5) = 0x30
+[pid 1] <... malloc resumed> ) = 0x10
+[pid 1] <... realloc resumed> ) = 0x20
+"""
+    reader, _ = _fed(text)
+    assert ops(reader.end(5)) == [("a", 0, 5), ("a", 1, 8), ("a", 2, 32),
+                                  ("f", 0), ("f", 1), ("f", 2)]
+    assert reader.counts.never_resumed == 0
+
+
+def test_convert_names_the_calls_that_never_resumed(tmp_path, capsys):
+    src = write(tmp_path, _unfinished_text(500, 3))
+    out = tmp_path / "out.rep"
+    assert main(["convert", str(src), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "500 calls left unfinished" in err
+    # calls still waiting at the end of the file count too
+    src = write(tmp_path, "[pid 1] prog->malloc(8) = 0x10\n[pid 2] prog->malloc(9 <unfinished ...>\n",
+                "end.txt")
+    assert main(["convert", str(src), "-o", str(out)]) == 0
+    assert "1 calls left unfinished" in capsys.readouterr().err

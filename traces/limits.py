@@ -20,5 +20,10 @@ MAX_INPUT_BYTES = 2 * 1024**3
 #: may hold several ops, as the CS:APP driver reads them: 1 MiB is some
 #: 70 000 of them.)
 MAX_LINE_BYTES = 1024 * 1024
+#: Requests past this many bytes (1 GiB) are valid but unlikely to be a real
+#: program's: ``heapscope check`` warns of them.  (A request larger than a
+#: strategy's heap can ever hold fails at once in every strategy:
+#: ``Strategy.largest_request``.)
+LARGE_REQUEST = 1 << 30
 
-__all__ = ["MAX_OPS", "MAX_IDS", "MAX_SIZE", "MAX_INPUT_BYTES", "MAX_LINE_BYTES"]
+__all__ = ["MAX_OPS", "MAX_IDS", "MAX_SIZE", "MAX_INPUT_BYTES", "MAX_LINE_BYTES", "LARGE_REQUEST"]

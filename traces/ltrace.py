@@ -12,7 +12,12 @@ size sometimes in hex, ``@villoc(...)`` annotations).  Understood here:
 - with ``-f``, a pid before each line: ``[pid 1234] `` on a terminal,
   ``1234 `` in a file written with ``-o``; a call interrupted by another
   thread's is split into ``func(args <unfinished ...>`` and, later,
-  ``<... func resumed> ) = ret``, matched per pid;
+  ``<... func resumed> ) = ret``, matched per pid.  A call that never
+  resumes (its thread died, the output was cut) is counted and left out:
+  the reader keeps at most :data:`MAX_NESTED_CALLS` calls in flight per
+  pid and :data:`MAX_PENDING_PIDS` pids with one, so that such calls cannot
+  pile up in memory (ltrace shows one unfinished call per thread, one more
+  for each traced call nested in it);
 - ``-t``/``-tt``/``-ttt``/``-r`` time stamps and ``-i`` instruction pointers
   before the call; the ``lib->`` caller name ltrace 0.7 puts before it;
 - ltrace's own lines (``--- SIGCHLD ---``, ``+++ exited (status 0) +++``),
@@ -45,6 +50,15 @@ from .pointer_trace import PointerTrace
 from .rep import trace_name
 from .source import DEFAULT_LIMITS, ReadLimits, TraceSource, open_source
 from .trace import Trace
+
+#: Calls of one pid kept waiting for their "<... resumed>": ltrace shows at
+#: most one unfinished call per thread, and one more per traced call made
+#: inside it (an interposed malloc calling the real one).  Past this, the
+#: oldest of that pid's calls never resumed.
+MAX_NESTED_CALLS = 4
+#: Pids with a call in flight at once (threads of one program); past this the
+#: pid whose calls started longest ago never resumed.
+MAX_PENDING_PIDS = 4096
 
 #: Prefixes ltrace may put before a call, stripped in any order.
 _PREFIXES = re.compile(
@@ -117,6 +131,7 @@ class LtraceCounts:
     posix_memalign: int = 0       # skipped: the pointer is not in the output
     orphan_resumed: int = 0       # "<... resumed>" whose call is not in the file
     no_return: int = 0            # calls that never returned
+    never_resumed: int = 0        # "<unfinished ...>" whose "<... resumed>" never came
     pids: set = field(default_factory=set)
 
 
@@ -247,15 +262,17 @@ class _Reader:
             else:
                 args = self._args(func, text, lineno)
                 p = _Pending(func, text, lineno, self.start(func, args, lineno))
-            self.pending.setdefault(pid, []).append(p)
+            self._wait_for(pid, p)
             return
         m = _RESUMED.match(body)
         if m and m.group("func") in ARITY:
             func = m.group("func")
-            stack = self.pending.get(pid, [])
+            stack = self.pending.get(pid, ())
             for i in range(len(stack) - 1, -1, -1):
                 if stack[i].func == func:
                     p = stack.pop(i)
+                    if not stack:
+                        del self.pending[pid]
                     break
             else:
                 self.counts.orphan_resumed += 1
@@ -280,6 +297,28 @@ class _Reader:
             self.counts.no_return += 1
         # anything else is ltrace's noise or the program's own output
 
+    def _wait_for(self, pid, p: _Pending) -> None:
+        """Keep an unfinished call until it resumes, within the bounds
+        (:data:`MAX_NESTED_CALLS`, :data:`MAX_PENDING_PIDS`): past them the
+        oldest call waited for never resumed."""
+        pending = self.pending
+        stack = pending.get(pid)
+        if stack is None:
+            if len(pending) >= MAX_PENDING_PIDS:
+                for old in pending.pop(next(iter(pending))):   # dicts keep insertion order
+                    self._never_resumed(old)
+            stack = pending[pid] = []
+        elif len(stack) >= MAX_NESTED_CALLS:
+            self._never_resumed(stack.pop(0))
+        stack.append(p)
+
+    def _never_resumed(self, p: _Pending) -> None:
+        """A call whose "<... resumed>" never came: counted; a realloc's old
+        block, let go when it was called, is the program's again."""
+        self.counts.never_resumed += 1
+        if p.released and p.released[1] is not None:
+            self.out.restore(*p.released)
+
     def _seen(self, pid) -> None:
         self.calls += 1
         if pid is not None:
@@ -288,8 +327,8 @@ class _Reader:
     def end(self, last_line: int) -> Trace:
         for stack in self.pending.values():
             for p in stack:
-                if p.released and p.released[1] is not None:
-                    self.out.restore(*p.released)   # a realloc that never came back
+                self._never_resumed(p)
+        self.pending.clear()
         if self.calls == 0:
             what = f" of pid {', '.join(map(str, sorted(self.pids)))}" if self.pids else ""
             raise TraceError(f"no malloc, calloc, realloc or free call{what} in this file "
@@ -350,7 +389,8 @@ def skipped_lines(counts: LtraceCounts, pointer_counts) -> list[str]:
                     (counts.posix_memalign, "posix_memalign calls (ltrace does not show the "
                      "block): left out"),
                     (counts.orphan_resumed, "resumed calls whose start is not in the file: left out"),
-                    (counts.no_return, "calls that never returned")):
+                    (counts.no_return, "calls that never returned"),
+                    (counts.never_resumed, "calls left unfinished (no \"<... resumed>\"): their allocations left out")):
         if n:
             out.append(f"{n:,} {what}")
     return out

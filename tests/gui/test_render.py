@@ -148,10 +148,10 @@ def status_of(argv) -> int:
     (["-s", "tlsf", "--step", "3", "--steps", "1:2", "-o", "x.png"], "not allowed with argument"),
     (["-s", "tlsf", "-o", "x.png"], "--steps is required"),
     (["-s", "tlsf", "--steps", "9:3", "-o", "x.gif"], "0 <= A <= B"),
-    (["-s", "tlsf", "--step", "3", "--size", "100x100", "-o", "x.png"], "between 320 and 8192"),
+    (["-s", "tlsf", "--step", "3", "--size", "100x100", "-o", "x.png"], "between 320 and 7680"),
     (["-s", "tlsf", "--step", "3", "--size", "400x400", "-o", "x.png"], "smaller than the window"),
     (["-s", "tlsf", "--steps", "900:950", "-o", "x.gif"], "the replay has 300 steps"),
-    (["-s", "tlsf", "--step", "3", "-o", "no/such/folder/x.png"], "no folder"),
+    (["-s", "tlsf", "--step", "3", "-o", "no/such/folder/x.png"], "does not exist"),
 ])
 def test_bad_requests_are_one_line_errors(qtbot, trace_path, tmp_path, capsys, args, message, monkeypatch):
     monkeypatch.chdir(tmp_path)
