@@ -785,6 +785,13 @@ class UserStrategy(Strategy):
                 held[1] = addr + size
         return addr
 
+    def _refuse_request(self, size: int) -> None:
+        # The base refuses a request past largest_request() itself, counting a
+        # refusal: that is the arena's door too, so the guard takes it as its own.
+        super()._refuse_request(size)
+        if self.guarded:
+            self._door = self._door_now()
+
     # --------------------------------------------------- the arena's one door
     def _door_now(self) -> tuple:
         a = self.arena
