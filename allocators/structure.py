@@ -171,7 +171,8 @@ def members(structure: dict) -> list[int]:
         pages = structure["chunk_pages"]
         for listed in structure["chunk_lists"].values():
             for page in listed:
-                out.extend(pages[page]["free_chunks"])
+                # a listed page with no pginfo names no chunks (the check says so, not a KeyError)
+                out.extend(pages[page]["free_chunks"] if page in pages else ())
         out.extend(structure["free_runs"])
     elif kind == "block-table":
         out.extend(structure["free_clusters"])
@@ -228,7 +229,7 @@ def where(structure: dict) -> dict[int, str]:
         pages = structure["chunk_pages"]
         for j, listed in structure["chunk_lists"].items():
             for page in listed:
-                for a in pages[page]["free_chunks"]:
+                for a in (pages[page]["free_chunks"] if page in pages else ()):
                     out[a] = f"page_dir[{j}], page {page:#x}"
         for a in structure["free_runs"]:
             out[a] = "the free-page list"
