@@ -221,3 +221,94 @@ def test_next_fit_after_wrapping_round_a_later_block_is_later_on_the_ring(trace)
             assert "lies below the rover" not in v.reason
             cases += 1
     assert cases >= 3
+
+
+# ------------------------------------------------------------- a fixed pool (--pool-size)
+#
+# In a pool nothing calls sbrk: the heap as the gauges measure it is the part
+# of the pool touched so far, so a block reaching into the untouched part makes
+# the heap grow too and both answers count.  Worked by hand on an 8 KiB pool.
+
+from heapscope.traces import Trace  # noqa: E402
+
+POOL_TRACE = Trace.from_ops([("a", 0, 100), ("a", 1, 200), ("f", 0), ("a", 2, 50), ("a", 3, 5000)])
+
+
+def pool_steps(name):
+    tl = Timeline(POOL_TRACE, name, {"pool_size": 8192}).build()
+    return {t: (before, rec, size, hb, ha) for t, before, rec, size, hb, ha in malloc_steps(tl)}
+
+
+def test_next_fit_in_a_pool_first_malloc_counts_both_answers():
+    # K&R: 100 B is 7 units of 16 B + a header unit = 128 B, cut from the tail
+    # of the one free block 0x0 (8192 B); the heap grows from 0 to 128 B.
+    before, rec, size, hb, ha = pool_steps("next-fit")[1]
+    assert (hb, ha) == (0, 128)
+    v = reveal(1, size, before, rec, "next-fit", hb, ha)
+    assert v.answers == (0, GROW) and v.answer == 0
+    assert "both answers count" in v.reason
+    for guess in (0, GROW, 0x100):          # any byte of the block means the block
+        assert judge(1, size, before, rec, guess, "next-fit", hb, ha).correct
+    # without the heap sizes around the step nothing says the pool was carved
+    assert reveal(1, size, before, rec, "next-fit").answers == (0,)
+
+
+def test_next_fit_in_a_pool_a_reused_block_is_the_only_answer():
+    # step 4, malloc(50): 4 units + header = 80 B; the freed 128 B block at
+    # 8192 - 128 = 0x1f80 comes right after the rover (0x0) and fits; the heap
+    # stays at 128 + 224 = 352 B, so "the heap grows" is wrong
+    before, rec, size, hb, ha = pool_steps("next-fit")[4]
+    assert (hb, ha) == (352, 352)
+    v = reveal(4, size, before, rec, "next-fit", hb, ha)
+    assert v.answers == (0x1f80,) and "both answers" not in v.reason
+    wrong = judge(4, size, before, rec, GROW, "next-fit", hb, ha)
+    assert not wrong.correct
+    assert wrong.reason.startswith("The heap does not grow: 0x1f80 (128 B) is free and big enough for 80 B.")
+    assert not judge(4, size, before, rec, 0x0, "next-fit", hb, ha).correct
+    assert judge(4, size, before, rec, 0x1f80, "next-fit", hb, ha).headline == "✓ Right: malloc(50) took block 0x1f80"
+
+
+def test_next_fit_in_a_pool_a_big_request_reaches_the_untouched_part():
+    # step 5, malloc(5000): 313 units + header = 5024 B from the tail of 0x0
+    # (7840 B), below the 352 B touched so far: the heap grows by 5024 B
+    before, rec, size, hb, ha = pool_steps("next-fit")[5]
+    assert (hb, ha) == (352, 352 + 5024)
+    v = reveal(5, size, before, rec, "next-fit", hb, ha)
+    assert v.answers == (0, GROW)
+    assert "5,024 B" in v.reason and "both answers count" in v.reason
+    assert v.headline == "step 5: malloc(5000) took block 0x0" and v.skipped
+
+
+def test_buddy_in_a_pool_carves_a_chunk_then_fails_past_the_pool():
+    steps = pool_steps("buddy")
+    # step 1: the first 4 KiB chunk of the pool is carved (H 0 -> 4096) and
+    # halved down to order 7 (100 B + 8 B header <= 128 B)
+    before, rec, size, hb, ha = steps[1]
+    assert (hb, ha) == (0, 4096)
+    v = reveal(1, size, before, rec, "buddy", hb, ha)
+    assert v.answers == (0, GROW) and "order 7" in v.reason and "both answers count" in v.reason
+    # step 2: 200 B + 8 needs order 8; AVAIL[8] holds the buddy 0x100 of R3: no growth
+    before, rec, size, hb, ha = steps[2]
+    v = reveal(2, size, before, rec, "buddy", hb, ha)
+    assert v.answers == (0x100,) and "AVAIL[8] is not empty" in v.reason
+    assert not judge(2, size, before, rec, GROW, "buddy", hb, ha).correct
+    # step 5: 5000 B needs order 13 (8 KiB), the whole pool and more: NULL
+    before, rec, size, hb, ha = steps[5]
+    assert rec.failed
+    v = judge(5, size, before, rec, GROW, "buddy", hb, ha)
+    assert v.correct and v.answers == (GROW,) and "returns NULL" in v.reason
+    assert v.headline == "✓ Right: malloc(5000) took new memory: the heap grew"
+
+
+def test_tlsf_in_a_pool_names_the_class_and_counts_both_answers():
+    steps = pool_steps("tlsf")
+    before, rec, size, hb, ha = steps[1]
+    v = reveal(1, size, before, rec, "tlsf", hb, ha)
+    # mapping_search: 100 B rounds to 104 (8-byte aligned), class (0, 13) with
+    # 8-byte second-level cells below 256 B: 104 // 8 = 13
+    assert v.answers == (0, GROW) and "class (0, 13)" in v.reason
+    before, rec, size, hb, ha = steps[4]                  # 50 B -> 56 B, class (0, 7): the freed 112 B block
+    v = reveal(4, size, before, rec, "tlsf", hb, ha)
+    assert v.answers == (0,) and "class (0, 7)" in v.reason
+    wrong = judge(4, size, before, rec, 320, "tlsf", hb, ha)
+    assert not wrong.correct and wrong.headline == "✗ Wrong: malloc(50) took block 0x0"
