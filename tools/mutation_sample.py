@@ -82,7 +82,7 @@ def main() -> int:
     total = len(ids)
     if args.sample != "all":
         random.Random(args.seed).shuffle(ids)
-        ids = sorted(ids[:int(args.sample)])
+        ids = ids[:int(args.sample)]      # in shuffled order: any prefix is a random sample
     target = src / args.module
     pristine = target.read_bytes()
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args.tests]
