@@ -312,3 +312,116 @@ def test_tlsf_in_a_pool_names_the_class_and_counts_both_answers():
     assert v.answers == (0,) and "class (0, 7)" in v.reason
     wrong = judge(4, size, before, rec, 320, "tlsf", hb, ha)
     assert not wrong.correct and wrong.headline == "✗ Wrong: malloc(50) took block 0x0"
+
+
+# ------------------------------------------------------------- the judge on a heap made by hand
+#
+# A four-block heap and the events of one malloc written by hand, no strategy:
+# every line below is what the docstrings of allocators/predict.py promise,
+# with the numbers worked out here.
+
+from types import SimpleNamespace  # noqa: E402
+
+from heapscope.allocators.predict import _sentence, _times, hx, ordinal, plural  # noqa: E402
+
+HEAP = [(0x0, 64, "free"), (0x40, 32, "used"), (0x60, 128, "free"), (0xe0, 256, "free"), (0x1e0, 16, "meta")]
+LISTS = {"kind": "lists", "sizes": {0x0: 64, 0x60: 128, 0xe0: 256}, "pointers": [], "outside": [],
+         "lists": {"all": [0x0, 0x60, 0xe0]}}
+BEFORE = SimpleNamespace(blocks=HEAP, structure=LISTS)
+
+
+def record(events, failed=False):
+    rec = ev.OpRecord("malloc", 0, events)
+    rec.failed = failed
+    return rec
+
+
+# malloc(90): the search passes 0x0 (64 B), takes 0x60 (128 B) and cuts 96 B from it
+FOUND = record([ev.Visit(0x0, 64, False), ev.Visit(0x60, 128, True), ev.Split(0x60, 128, 0x60, 96, 0xc0, 32),
+                ev.Placed(0x60, 96, 0x68, 90)])
+WHY_FOUND = "The policy examined 2 blocks (0x0 64 B, 0x60 128 B) and took 0x60 (128 B), the first that fits 96 B."
+# malloc(500): nothing fits; sbrk(4096), the block of 512 B placed in the new memory
+GREW = record([ev.Visit(0x0, 64, False), ev.Visit(0x60, 128, False), ev.Visit(0xe0, 256, False),
+               ev.Grow(0x1f0, 4096), ev.Placed(0x1f0, 512, 0x1f8, 500)])
+WHY_GREW = ("No free block was taken for 500 B: the policy examined 3 blocks, none big enough "
+            "(the largest free block was 256 B), so the heap grows by 4,096 B (sbrk).")
+
+
+def test_the_generic_account_of_a_search_that_found_a_block():
+    v = reveal(3, 90, BEFORE, FOUND)
+    assert v.answers == (0x60,) and v.reason == WHY_FOUND and v.skipped
+    assert v.headline == "step 3: malloc(90) took block 0x60"
+    right = judge(3, 90, BEFORE, FOUND, 0x70)             # a byte of 0x60 means 0x60
+    assert right.correct and right.guess == 0x60 and right.reason == WHY_FOUND
+    assert right.headline == "✓ Right: malloc(90) took block 0x60"
+    grow = judge(3, 90, BEFORE, FOUND, GROW)
+    assert grow.reason == "The heap does not grow: 0x60 (128 B) is free and big enough for 96 B. " + WHY_FOUND
+    assert grow.headline == "✗ Wrong: malloc(90) took block 0x60"
+    passed = judge(3, 90, BEFORE, FOUND, 0x0)
+    assert passed.reason == "0x0 (64 B) is too small for 96 B: the search examined it 1st and went on. " + WHY_FOUND
+    later = judge(3, 90, BEFORE, FOUND, 0xe0)
+    assert later.reason == "0xe0 (256 B) was not examined: the search stopped at 0x60. " + WHY_FOUND
+    assert not (grow.correct or passed.correct or later.correct)
+
+
+def test_the_generic_account_of_a_search_that_grew_the_heap():
+    v = reveal(4, 500, BEFORE, GREW)
+    assert v.answers == (GROW,) and v.answer == GROW and v.reason == WHY_GREW
+    assert v.headline == "step 4: malloc(500) took new memory: the heap grew"
+    assert judge(4, 500, BEFORE, GREW, GROW).correct
+    third = judge(4, 500, BEFORE, GREW, 0xe0)              # no Split: the block placed is the need, 512 B
+    assert third.reason == "0xe0 (256 B) is too small for 512 B: the search examined it 3rd and went on. " + WHY_GREW
+    # a heap grown in a pool without sbrk: both answers would count, but no block was chosen here
+    assert reveal(4, 500, BEFORE, GREW, "", 100, 700).answers == (GROW,)
+
+
+def test_a_failed_malloc_and_a_search_of_nothing():
+    failed = record([ev.GrowFailed(4096)], failed=True)
+    v = judge(5, 5000, BEFORE, failed, GROW)
+    assert v.correct and v.reason == (
+        "No free block was taken for 5,000 B: nothing in the free structure could serve it (the largest free "
+        "block was 256 B), so the heap must grow. Here it cannot: the heap limit (or the pool) is reached, "
+        "so malloc returns NULL.")
+    small = judge(5, 5000, BEFORE, failed, 0x0)
+    assert small.reason.startswith("0x0 (64 B) is too small for 5,000 B. No free block")
+    empty = SimpleNamespace(blocks=[(0x0, 32, "used")], structure=dict(LISTS, sizes={}, lists={}))
+    assert reveal(1, 8, empty, record([ev.Grow(0x20, 4096), ev.Placed(0x20, 16, 0x28, 8)])).reason == (
+        "No free block was taken for 8 B: nothing in the free structure could serve it (nothing was free), "
+        "so the heap grows by 4,096 B (sbrk).")
+
+
+def test_a_long_search_lists_six_blocks_then_how_many_more():
+    blocks = [(i * 0x10, 16, "free") for i in range(9)] + [(0x90, 64, "free")]
+    before = SimpleNamespace(blocks=blocks, structure=dict(LISTS, sizes={b[0]: b[1] for b in blocks}))
+    rec = record([ev.Visit(a, 16, False) for a, _, _ in blocks[:9]] + [ev.Visit(0x90, 64, True),
+                                                                        ev.Placed(0x90, 64, 0x98, 50)])
+    assert reveal(1, 50, before, rec, "my-fit").reason == (
+        "My-fit examined 10 blocks (0x0 16 B, 0x10 16 B, 0x20 16 B, 0x30 16 B, 0x40 16 B, 0x50 16 B, … 4 more) "
+        "and took 0x90 (64 B), the first that fits 64 B.")
+    direct = record([ev.Placed(0x90, 64, 0x98, 50)])       # no search shown at all
+    assert reveal(1, 50, before, direct, "my-fit").reason == "My-fit took 0x90 (64 B) for 64 B."
+
+
+def test_clicks_that_are_no_answer():
+    with pytest.raises(InvalidGuess, match=r"^block 0x40 \(32 B\) is in use: malloc only hands out free blocks "
+                                           r"\(yellow, or the green top block\)$"):
+        judge(3, 90, BEFORE, FOUND, 0x5f)
+    with pytest.raises(InvalidGuess, match="^block 0x1e0 is the allocator's own bytes: click a free block$"):
+        check_guess(BEFORE, 0x1e0)
+    with pytest.raises(InvalidGuess, match="^0x1f0 is past the break: click a free block, or answer that the "
+                                           "heap will grow$"):
+        check_guess(BEFORE, 0x1f0)
+    with pytest.raises(InvalidGuess, match="past the break"):
+        check_guess(SimpleNamespace(blocks=[(0x10, 16, "free")], structure=LISTS), 0x8)   # below the heap
+    assert check_guess(BEFORE, 0x1df) == 0xe0 and check_guess(BEFORE, 0) == 0
+
+
+def test_the_wording_helpers():
+    assert [ordinal(n) for n in (1, 2, 3, 4, 10, 11, 12, 13, 20, 21, 22, 23, 101, 111, 112, 113, 120, 121)] == [
+        "1st", "2nd", "3rd", "4th", "10th", "11th", "12th", "13th", "20th", "21st", "22nd", "23rd",
+        "101st", "111th", "112th", "113th", "120th", "121st"]
+    assert plural(1, "block") == "1 block" and plural(0, "block") == "0 blocks"
+    assert plural(1500, "block") == "1,500 blocks" and plural(2, "child", "children") == "2 children"
+    assert hx(None) == "base" and hx(0) == "0x0" and hx(0x1f80) == "0x1f80"
+    assert (_times(1), _times(2), _times(3)) == ("once", "twice", "3 times")
+    assert _sentence("  the  heap\ngrows ") == "The heap grows" and _sentence("") == ""
