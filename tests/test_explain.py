@@ -398,3 +398,10 @@ def test_an_unknown_event_names_its_address_fields():
     odd = Odd(1, 2, None, 4, 5, "x")
     assert event_addresses(odd) == (1, 2, 4)        # addr, parent, *_addr; never None, never size
     assert describe_event(odd) == repr(odd)
+
+
+def test_an_explained_line_cannot_be_changed_once_made():
+    import dataclasses
+    line = explain_step(None, ev.OpRecord("free", 0, [ev.Released(0x100, 48)]))[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        line.text = "something else"           # the panel and the structure view share the line
