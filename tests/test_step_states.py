@@ -300,3 +300,27 @@ def test_a_pool_is_carved_only_from_the_event_that_carves_it():
     for i in range(len(events)):
         expected = before["outside"] if i < carve else after["outside"]
         assert states.at(i)["outside"] == expected, (i, events[i])
+
+
+def test_a_chunk_page_made_and_dissolved_within_one_step():
+    # phkmalloc, pages of 256 B: page 0x100 is cut into sixteen 16 B chunks,
+    # one is taken and given back, and the page is dissolved, all in one step;
+    # neither the structure before nor after has the page, so its pginfo in
+    # the states between comes from its ChunkPageMade alone
+    empty = sp.make("page-directory", {0x0: 256}, pagesize=256, pages=[], chunk_pages={},
+                    chunk_lists={4: []}, free_runs=[0x0], lists={})
+    events = [ev.ChunkPageMade(0x100, 4, 16, 16, 0x100, 0), ev.ChunkTaken(0x100, 4, 0, 0x100, 16, 0),
+              ev.ChunkFreed(0x100, 4, 0, 0x100, 16), ev.ChunkPageUnlinked(0x100, 4),
+              ev.ChunkPageDissolved(0x100, 4, 256)]
+    states = StepStates(empty, empty, events)
+    all_chunks = [0x100 + 16 * i for i in range(16)]
+    made = states.at(0)
+    assert made["chunk_lists"] == {4: [0x100]}
+    page = made["chunk_pages"][0x100]
+    assert sorted(page.pop("free_chunks")) == all_chunks
+    assert page == {"shift": 4, "size": 16, "total": 16, "free": 16, "bitmap": 0xffff, "info": 0x100, "stolen": 0}
+    taken = states.at(1)["chunk_pages"][0x100]
+    assert taken["free"] == 15 and taken["bitmap"] == 0xfffe and 0x100 not in taken["free_chunks"]
+    assert states.at(2)["chunk_pages"][0x100]["bitmap"] == 0xffff
+    assert states.at(3)["chunk_lists"] == {4: []}
+    assert states.at(4)["chunk_pages"] == {} and states.available
