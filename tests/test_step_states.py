@@ -324,3 +324,17 @@ def test_a_chunk_page_made_and_dissolved_within_one_step():
     assert states.at(2)["chunk_pages"][0x100]["bitmap"] == 0xffff
     assert states.at(3)["chunk_lists"] == {4: []}
     assert states.at(4)["chunk_pages"] == {} and states.available
+
+
+def test_by_the_last_event_the_pool_is_as_after_the_step():
+    # a step that only looks (one Visit) yet whose structure after names another
+    # untouched pool tail: the state after its last event is the state after it
+    def ring(tail, size):
+        return sp.make("address-ring", {0x0: 16, tail: size}, pointers=[sp.pointer("rover", None)],
+                       outside_blocks=[sp.outside(tail, "the pool not carved yet")], free_list=[0x0], rover=None)
+    before, after = ring(0x100, 0x100), ring(0x180, 0x80)
+    states = StepStates(before, after, [ev.Visit(0x0, 16, False)])
+    assert states.at(0)["outside"] == [{"addr": 0x180, "why": "the pool not carved yet"}]
+    assert states.at(0)["sizes"] == {0x0: 16, 0x180: 0x80}
+    two = StepStates(before, after, [ev.Visit(0x0, 16, False), ev.Visit(0x0, 16, False)])
+    assert two.at(0)["outside"] == before["outside"] and two.at(1)["outside"] == after["outside"]
