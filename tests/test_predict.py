@@ -425,3 +425,81 @@ def test_the_wording_helpers():
     assert hx(None) == "base" and hx(0) == "0x0" and hx(0x1f80) == "0x1f80"
     assert (_times(1), _times(2), _times(3)) == ("once", "twice", "3 times")
     assert _sentence("  the  heap\ngrows ") == "The heap grows" and _sentence("") == ""
+
+
+# the buddy system (Knuth's algorithm R) and 4.3BSD's buckets on heaps made by hand
+
+BUDDY_HEAP = [(0x0, 64, "used"), (0x40, 64, "free"), (0x80, 128, "free"), (0x100, 256, "free"),
+              (0x200, 64, "free"), (0x240, 64, "used")]
+BUDDY = SimpleNamespace(blocks=BUDDY_HEAP, structure={
+    "kind": "buddy", "sizes": {0x40: 64, 0x80: 128, 0x100: 256, 0x200: 64}, "pointers": [], "outside": [],
+    "avail": {5: [], 6: [0x40, 0x200], 7: [0x80], 8: [0x100], 9: []}})
+
+
+def test_buddy_r1_goes_up_one_order_and_r3_halves_once():
+    # malloc(20): 20 + 8 B header fits 2^5; AVAIL[5] empty, AVAIL[6] holds 0x40
+    rec = record([ev.AvailProbe(5, None), ev.AvailProbe(6, 0x40), ev.ListRemove(0x40, 64, (6,)),
+                  ev.BuddySplit(0x40, 6, 0x60), ev.ListInsert(0x60, 32, (5,)), ev.Placed(0x40, 32, 0x48, 20)])
+    why = ("The request needs a block of order 5, 2^5 = 32 B with its header; AVAIL[5] is empty, so R1 goes up "
+           "to AVAIL[6] and takes its first block, 0x40 (2^6 B), which R3 halves once down to 2^5.")
+    assert reveal(1, 20, BUDDY, rec, "buddy").reason == why
+    assert judge(1, 20, BUDDY, rec, 0x80, "buddy").reason == (
+        "0x80 is in AVAIL[7]: R1 takes the smallest non-empty AVAIL[j] with j ≥ 5, here AVAIL[6], and splits "
+        "it rather than a bigger block. " + why)
+    three = record([ev.AvailProbe(5, None), ev.AvailProbe(6, None), ev.AvailProbe(7, None), ev.AvailProbe(8, 0x100),
+                    ev.Placed(0x100, 32, 0x108, 20)])
+    assert reveal(1, 20, BUDDY, three, "buddy").reason == (
+        "The request needs a block of order 5, 2^5 = 32 B with its header; AVAIL[5] to AVAIL[7] are empty, so R1 "
+        "goes up to AVAIL[8] and takes its first block, 0x100 (2^8 B), which R3 halves 3 times down to 2^5.")
+
+
+def test_buddy_r2_takes_the_front_of_its_list():
+    # malloc(40): 48 B fits 2^6, and AVAIL[6] is not empty
+    rec = record([ev.AvailProbe(6, 0x40), ev.ListRemove(0x40, 64, (6,)), ev.Placed(0x40, 64, 0x48, 40)])
+    why = ("The request needs a block of order 6, 2^6 = 64 B with its header; AVAIL[6] is not empty, so R2 "
+           "takes its first block, 0x40.")
+    assert reveal(2, 40, BUDDY, rec, "buddy").reason == why
+    assert judge(2, 40, BUDDY, rec, 0x200, "buddy").reason == (
+        "0x200 is in AVAIL[6] but not at its front: R2 takes the first block of the list. " + why)
+    # malloc(100): 108 B needs 2^7; a block of AVAIL[6] is too small
+    big = record([ev.AvailProbe(7, 0x80), ev.ListRemove(0x80, 128, (7,)), ev.Placed(0x80, 128, 0x88, 100)])
+    assert judge(3, 100, BUDDY, big, 0x40, "buddy").reason.startswith(
+        "0x40 is in AVAIL[6]: a block of 2^6 = 64 B is too small. The request needs a block of order 7, "
+        "2^7 = 128 B with its header; AVAIL[7] is not empty")
+
+
+def test_buddy_grows_by_a_chunk_when_every_list_up_is_empty():
+    rec = record([ev.AvailProbe(k, None) for k in (9, 10, 11, 12)] + [ev.Grow(0x280, 4096),
+                 ev.Placed(0x280, 512, 0x288, 300)])
+    assert reveal(4, 300, BUDDY, rec, "buddy").reason == (
+        "The request needs a block of order 9, 2^9 = 512 B with its header; AVAIL[9] to AVAIL[12] are all "
+        "empty, so a new chunk of 4,096 B comes from sbrk.")
+    one = record([ev.AvailProbe(12, None), ev.Grow(0x280, 4096), ev.Placed(0x280, 4096, 0x288, 4000)])
+    assert reveal(4, 4000, BUDDY, one, "buddy").reason.startswith(
+        "The request needs a block of order 12, 2^12 = 4,096 B with its header; AVAIL[12] is empty, so")
+
+
+BUCKETS = SimpleNamespace(
+    blocks=[(0x0, 32, "free"), (0x20, 32, "free"), (0x40, 64, "free"), (0x80, 64, "used")],
+    structure={"kind": "buckets", "sizes": {0x0: 32, 0x20: 32, 0x40: 64}, "pointers": [], "outside": [],
+               "buckets": {2: [0x0, 0x20], 3: [0x40], 4: []}, "block_sizes": {2: 32, 3: 64, 4: 128}})
+
+
+def test_buckets_take_the_head_of_one_bucket_and_no_other():
+    rec = record([ev.ListRemove(0x0, 32, (2,)), ev.Placed(0x0, 32, 0x8, 20)])
+    why = ("4.3BSD malloc rounds 20 B plus its header up to a power of two: nextf[2] (blocks of 32 B); it takes "
+           "the head of that list, 0x0, and never looks at another bucket.")
+    assert reveal(1, 20, BUCKETS, rec, "bsd-buckets").reason == why
+    assert judge(1, 20, BUCKETS, rec, 0x40, "bsd-buckets").reason == (
+        "0x40 is in nextf[3] (blocks of 64 B): malloc takes only from nextf[2] (blocks of 32 B); buckets are "
+        "never split nor joined. " + why)
+    assert judge(1, 20, BUCKETS, rec, 0x20, "bsd-buckets").reason == (
+        "0x20 is in the right bucket but not at its head: nextf[2] is LIFO, the head goes first. " + why)
+
+
+def test_buckets_refill_an_empty_bucket_from_sbrk():
+    rec = record([ev.Grow(0x100, 4096), ev.BucketRefill(4, 0x100, 128, 32), ev.ListRemove(0x100, 128, (4,)),
+                  ev.Placed(0x100, 128, 0x108, 100)])
+    assert reveal(2, 100, BUCKETS, rec, "bsd-buckets").reason == (
+        "4.3BSD malloc rounds 100 B plus its header up to nextf[4] (blocks of 128 B), and that list is empty, "
+        "so morecore gets 4,096 B from sbrk and carves it into 32 blocks of 128 B.")
