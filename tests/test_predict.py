@@ -503,3 +503,15 @@ def test_buckets_refill_an_empty_bucket_from_sbrk():
     assert reveal(2, 100, BUCKETS, rec, "bsd-buckets").reason == (
         "4.3BSD malloc rounds 100 B plus its header up to nextf[4] (blocks of 128 B), and that list is empty, "
         "so morecore gets 4,096 B from sbrk and carves it into 32 blocks of 128 B.")
+
+
+def test_best_fit_names_at_most_eight_sizes_of_its_path_down_the_tree():
+    blocks = [(0x100 * i, 16 * (i + 1), "free") for i in range(10)]
+    nodes = [{"addr": a, "key": s, "blocks": [a], "left": None, "right": None} for a, s, _ in blocks]
+    before = SimpleNamespace(blocks=blocks, structure={
+        "kind": "tree", "sizes": {a: s for a, s, _ in blocks}, "pointers": [], "outside": [],
+        "root": None, "nodes": nodes, "wilderness": None})
+    rec = record([ev.Visit(a, s, s >= 160) for a, s, _ in blocks] + [ev.Placed(0x900, 160, 0x908, 150)])
+    assert reveal(1, 150, before, rec, "splay-best-fit").reason == (
+        "Best fit takes the smallest block that fits 160 B: the search went down the tree from the root "
+        "(sizes 16, 32, 48, 64, 80, 96, 112, 128, …) and the smallest size at least 160 B was 160 B, the node 0x900.")
