@@ -515,3 +515,37 @@ def test_best_fit_names_at_most_eight_sizes_of_its_path_down_the_tree():
     assert reveal(1, 150, before, rec, "splay-best-fit").reason == (
         "Best fit takes the smallest block that fits 160 B: the search went down the tree from the root "
         "(sizes 16, 32, 48, 64, 80, 96, 112, 128, …) and the smallest size at least 160 B was 160 B, the node 0x900.")
+
+
+def ring_heap(rover):
+    blocks = [(0x0, 32, "free"), (0x20, 64, "used"), (0x60, 128, "free"), (0xe0, 256, "free")]
+    pointers = [] if rover is False else [{"name": "rover", "addr": rover, "role": "search"}]
+    return SimpleNamespace(blocks=blocks, structure={
+        "kind": "address-ring", "sizes": {0x0: 32, 0x60: 128, 0xe0: 256}, "pointers": pointers, "outside": [],
+        "free_list": [0x0, 0x60, 0xe0], "rover": rover or None})
+
+
+def test_first_fit_from_the_start_of_the_list_in_its_words():
+    rec = record([ev.Visit(0x0, 32, False), ev.Visit(0x60, 128, True), ev.Split(0x60, 128, 0x60, 96, 0xc0, 32),
+                  ev.Placed(0x60, 96, 0x68, 90)])
+    why = ("First fit searches from the start of the list (the lowest address) every time and takes the first "
+           "block that fits: it examined 2 blocks (0x0 32 B, 0x60 128 B); the first big enough for 96 B was "
+           "0x60 (128 B).")
+    before = ring_heap(False)
+    assert reveal(1, 90, before, rec, "first-fit").reason == why
+    assert judge(1, 90, before, rec, 0xe0, "first-fit").reason == (
+        "0xe0 lies above 0x60: first fit takes the first block that fits from the start of the list. " + why)
+    assert judge(1, 90, before, rec, 0x0, "first-fit").reason == (
+        "0x0 (32 B) is too small for 96 B: the search examined it 1st and went on. " + why)
+
+
+def test_next_fit_from_the_rover_in_its_words():
+    rec = record([ev.Visit(0xe0, 256, True), ev.Placed(0xe0, 256, 0xe8, 200)])
+    why = "Next fit starts its search just after the rover (freep = 0x60), and the first block it meets, " \
+          "0xe0 (256 B), fits 256 B."
+    before = ring_heap(0x60)
+    assert reveal(1, 200, before, rec, "next-fit").reason == why
+    assert judge(1, 200, before, rec, 0x0, "next-fit").reason == (
+        "Next fit starts at the rover (0x60), not at the start of the list: 0x0 lies below the rover, so this "
+        "search reaches it only after wrapping round, and it stopped at 0xe0 first; and at 32 B it is too "
+        "small for 256 B anyway. " + why)
