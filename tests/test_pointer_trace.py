@@ -132,3 +132,24 @@ def test_sizes_and_the_op_limit_are_errors_naming_the_input_line():
     with pytest.raises(TraceError, match="more than 1,500 operations: heapscope reads traces of at most 1,500"):
         big.alloc(0, 0)
     assert PointerTrace.continued(small.snapshot()).max_ops == 3
+
+
+def test_calls_without_a_line_record_line_0():
+    p = PointerTrace()
+    p.alloc(0x10, 8, line=3)
+    p.release(0x10)                       # a realloc under way
+    p.moved(0, 0x20, 16)                  # returned 0x20; no line given
+    p.alloc(0x30, 1, line=4)
+    p.free_all()                          # no line given either
+    assert list(p.finish().line_numbers) == [3, 0, 4, 0, 0]
+
+
+def test_counts_and_snapshots_are_plain_records():
+    from heapscope.traces.pointer_trace import Counts, Snapshot
+    assert Counts() == Counts(0, 0, 0, 0, {}) and Counts().extra == {}
+    a, b = Counts(), Counts()
+    a.extra["x"] = 1
+    assert b.extra == {}                  # each has its own dict
+    p = PointerTrace()
+    p.alloc(0x10, 8)
+    assert p.snapshot() == Snapshot(p, 1, {0x10: (0, 8)}, 1)
