@@ -631,6 +631,7 @@ def test_write_rep_plain_and_gzip_and_its_errors(tmp_path):
     assert plain.read_bytes() == b"0\n1\n2\n1\na 0 8\nf 0\n"
     assert gzip.decompress(packed.read_bytes()) == b"64\n1\n2\n1\na 0 8\nf 0\n"
     assert packed.read_bytes()[4:8] == b"\0\0\0\0"                     # mtime 0: the same bytes each time
+    assert packed.read_bytes()[3] == 0                                  # and no file name in the header
     assert gzip.decompress(upper.read_bytes()).startswith(b"0\n1\n2\n1\n")
     target = tmp_path / "no-such-dir" / "x.rep"
     with pytest.raises(TraceError) as info:
@@ -644,3 +645,15 @@ def test_parse_rep_refuses_lines_that_are_not_text():
         parse_rep(["0 1 1 1\n", 5], path="list.rep")
     assert str(info.value) == "list.rep: expected lines of text, got int"
     assert len(parse_rep([b"0 1 2 1\n", bytearray(b"a 0 8"), "f 0\n"])) == 2    # bytes, bytearray and str lines
+
+
+def test_a_lone_surrogate_in_a_line_of_text_is_a_trace_error():
+    with pytest.raises(TraceError) as info:
+        parse_rep(["0 1 2 1", "a 0 8", "f \ud800"], path="s.rep")
+    assert info.value.path == "s.rep" and info.value.line == 3 and "UTF-8" in info.value.message
+
+
+def test_a_header_byte_that_is_not_utf8_is_placed_in_its_own_line(tmp_path):
+    # the header starts on line 2, after an empty line: the bad byte is the first of that line
+    err = read_error(tmp_path, b"\n\xff0\n10\n2\n1\n")
+    assert err.line == 2 and err.message == "not UTF-8 text (byte 0xff at column 1)"
