@@ -309,7 +309,11 @@ def test_tlsf_in_a_pool_names_the_class_and_counts_both_answers():
     assert v.answers == (0, GROW) and "class (0, 13)" in v.reason
     before, rec, size, hb, ha = steps[4]                  # 50 B -> 56 B, class (0, 7): the freed 112 B block
     v = reveal(4, size, before, rec, "tlsf", hb, ha)
-    assert v.answers == (0,) and "class (0, 7)" in v.reason
+    # the freed block 0x0 holds 100 B rounded to 104 plus its 8 B size word: 112 B, filed in (0, 104 // 8)
+    assert v.answers == (0,) and v.reason == (
+        "TLSF's mapping_search rounds 50 B up to 56 B, class (0, 7), so that every block of that class and "
+        "above fits; list (0, 7) is empty, and sl_bitmap[0] gives the next non-empty list of that first "
+        "level, list (0, 13), and TLSF takes its head, 0x0 (112 B).")
     wrong = judge(4, size, before, rec, 320, "tlsf", hb, ha)
     assert not wrong.correct and wrong.headline == "✗ Wrong: malloc(50) took block 0x0"
 
