@@ -553,3 +553,22 @@ def test_next_fit_from_the_rover_in_its_words():
         "Next fit starts at the rover (0x60), not at the start of the list: 0x0 lies below the rover, so this "
         "search reaches it only after wrapping round, and it stopped at 0xe0 first; and at 32 B it is too "
         "small for 256 B anyway. " + why)
+
+
+def test_best_fit_says_why_another_block_is_not_the_best():
+    blocks = [(0x0, 64, "free"), (0x100, 128, "free"), (0x200, 256, "free"), (0x300, 1024, "free")]
+    nodes = [{"addr": a, "key": s, "blocks": [a], "left": None, "right": None} for a, s, _ in blocks[:3]]
+    before = SimpleNamespace(blocks=blocks, structure={
+        "kind": "tree", "sizes": {a: s for a, s, _ in blocks}, "pointers": [],
+        "outside": [{"addr": 0x300, "why": "wilderness"}], "root": 0x100, "nodes": nodes, "wilderness": 0x300})
+    rec = record([ev.Visit(0x100, 128, True), ev.Visit(0x0, 64, False), ev.Split(0x100, 128, 0x100, 104, 0x168, 24),
+                  ev.Placed(0x100, 104, 0x108, 100)])
+    why = (" Best fit takes the smallest block that fits 104 B: the search went down the tree from the root "
+           "(sizes 128, 64) and the smallest size at least 104 B was 128 B, the node 0x100.")
+    assert judge(1, 100, before, rec, 0x200, "splay-best-fit").reason == (
+        "0x200 (256 B) fits but is bigger than 0x100 (128 B): best fit compares sizes and takes the smallest "
+        "block that fits, not the first one nor the lowest." + why)
+    assert judge(1, 100, before, rec, 0x300, "splay-best-fit").reason == (
+        "The wilderness 0x300 is kept out of the tree and used only when no block in the tree fits; here 0x100 "
+        "(128 B) does." + why)
+    assert judge(1, 100, before, rec, 0x0, "splay-best-fit").reason == "0x0 (64 B) is too small for 104 B." + why
