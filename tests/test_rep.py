@@ -657,3 +657,11 @@ def test_a_header_byte_that_is_not_utf8_is_placed_in_its_own_line(tmp_path):
     # the header starts on line 2, after an empty line: the bad byte is the first of that line
     err = read_error(tmp_path, b"\n\xff0\n10\n2\n1\n")
     assert err.line == 2 and err.message == "not UTF-8 text (byte 0xff at column 1)"
+
+
+@pytest.mark.parametrize("comment_line", [0, 1, 2, 3])
+def test_a_comment_on_any_line_of_the_file_is_blank(comment_line):
+    lines = ["0 1 2 1", "a 0 8", "f 0", ""]
+    lines.insert(comment_line, "# a comment")
+    t = parse_rep("\n".join(lines))
+    assert [tuple(int(x) for x in op) for op in t] == [(ALLOC, 0, 8), (FREE, 0, 0)]
