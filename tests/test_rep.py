@@ -665,3 +665,13 @@ def test_a_comment_on_any_line_of_the_file_is_blank(comment_line):
     lines.insert(comment_line, "# a comment")
     t = parse_rep("\n".join(lines))
     assert [tuple(int(x) for x in op) for op in t] == [(ALLOC, 0, 8), (FREE, 0, 0)]
+
+
+def test_more_operations_than_the_limit_names_the_first_line_past_it(tmp_path):
+    from heapscope.traces.source import ReadLimits
+    path = tmp_path / "long.rep"
+    # the header admits 2 operations, the file holds 4; the limit is 3: line 5 + 3 = 8 is the 4th op
+    path.write_text("0\n4\n2\n1\na 0 8\nf 0\na 1 8\nf 1\n")
+    with pytest.raises(TraceError) as info:
+        read_rep(path, limits=ReadLimits(max_ops=3))
+    assert str(info.value) == f"{path}:8: more than 3 operations, the most heapscope reads"
