@@ -675,3 +675,10 @@ def test_more_operations_than_the_limit_names_the_first_line_past_it(tmp_path):
     with pytest.raises(TraceError) as info:
         read_rep(path, limits=ReadLimits(max_ops=3))
     assert str(info.value) == f"{path}:8: more than 3 operations, the most heapscope reads"
+
+
+@pytest.mark.parametrize("text", ["0 1\n# between the header's lines\n2 1\na 0 8\nf 0\n",
+                                  "0\n# one\n1 2\n# two\n1\na 0 8\nf 0\n"])
+def test_a_comment_between_the_header_lines_is_blank(text):
+    t = parse_rep(text)
+    assert t.header == (0, 1, 2, 1) and len(t) == 2
