@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 
 from heapscope.allocators import events as ev
 from heapscope.allocators import make_strategy, strategy_names
-from heapscope.allocators.explain import describe_event, explain_step
+from heapscope.allocators.explain import at, count, describe_event, event_addresses, explain_step, nbytes, times
 from heapscope.allocators.replay import Timeline
 from heapscope.traces import Trace, make_workload
 
@@ -242,3 +242,166 @@ def test_step_line_separators():
     tl = Timeline(TRACE, "next-fit").build()
     tl.seek(4)
     assert tl.describe() == "step 4: free(0x3ed0) for id 1: walked 1 free block"
+
+
+# ------------------------------------------------------------- generic words, one by one
+#
+# Each event type with distinct, small values, and the line and addresses a
+# reader should see, written out by hand from the event's documented meaning
+# (allocators/events.py), not from describe_event.
+
+HAND_WORDED = [
+    (ev.Visit(0x40, 48, fits=False, busy=True), "passed busy block 0x40 (48 B)", (0x40,)),
+    (ev.Visit(0x40, 48, fits=True, place=True),
+     "walked past free block 0x40 (48 B) to the freed block's place: the block goes here", (0x40,)),
+    (ev.Visit(0x40, 48, fits=False, place=True),
+     "walked past free block 0x40 (48 B) to the freed block's place", (0x40,)),
+    (ev.Visit(0x40, 48, fits=True), "examined free block 0x40 (48 B): big enough", (0x40,)),
+    (ev.Visit(0x40, 48, fits=False), "examined free block 0x40 (48 B): too small", (0x40,)),
+    (ev.WalkStep(0x80, 16, stop=True),
+     "walked past free block 0x80 (16 B) to file the new memory: the new memory goes after it", (0x80,)),
+    (ev.WalkStep(0x80, 16, stop=False), "walked past free block 0x80 (16 B) to file the new memory", (0x80,)),
+    (ev.InsertionPoint(0x200, 32, prev=0x100, next=0x300),
+     "block 0x200 (32 B) belongs between 0x100 and 0x300 in address order", (0x200, 0x100, 0x300)),
+    (ev.InsertionPoint(0x200, 32, prev=None, next=None),
+     "block 0x200 (32 B) belongs between the start and the end in address order", (0x200,)),
+    (ev.TreeJoin(left=0x10, right=0x30, root=0x20),
+     "joined the subtrees: 0x20, the least node of the right subtree, took the left subtree 0x10 "
+     "as its left child and is the root", (0x20, 0x10, 0x30)),
+    (ev.TreeJoin(left=None, right=None, root=None), "the tree is empty", ()),
+    (ev.TreeJoin(left=None, right=0x30, root=0x30), "its only subtree, rooted at 0x30, is the tree now", (0x30,)),
+    (ev.TreeJoin(left=0x10, right=None, root=0x10), "its only subtree, rooted at 0x10, is the tree now", (0x10,)),
+    (ev.Split(0x100, 96, 0x100, 32, 0x120, 64),
+     "split 0x100 (96 B): 32 B at 0x100 for the request, 64 B at 0x120 stays free", (0x100, 0x120)),
+    (ev.Coalesce(0x100, 32, 0x120, 64),
+     "joined free neighbours 0x100 (32 B) and 0x120 (64 B) into 96 B at 0x100", (0x100, 0x120)),
+    (ev.Grow(0x1000, 4096), "grew the heap: sbrk(4096) returned 0x1000", (0x1000,)),
+    (ev.GrowFailed(4096), "could not grow the heap by 4096 B (out of memory)", ()),
+    (ev.PointerMove("rover", None, 0x40), "rover moved from the start to 0x40", (0x40,)),
+    (ev.PointerMove("rover", 0x40, None), "rover moved from 0x40 to the start", (0x40,)),
+    (ev.PointerMove("rover", 0x40, 0x80), "rover moved from 0x40 to 0x80", (0x80, 0x40)),
+    (ev.Placed(0x100, 48, 0x108, 40), "placed the request (40 B) in block 0x100 of 48 B; payload at 0x108",
+     (0x100,)),
+    (ev.Released(0x100, 48), "released block 0x100 (48 B)", (0x100,)),
+    (ev.Rotation("zig-zag", 64, 0x50, parent=0x60, grandparent=0x70, side="left"),
+     "splay step zig-zag on the node of size 64 at 0x50", (0x50, 0x60, 0x70)),
+    (ev.Rotation("zig", 64, 0x50, parent=0x60), "splay step zig on the node of size 64 at 0x50", (0x50, 0x60)),
+    (ev.MappingSearch(240, 256, 1, 2, request=239),
+     "mapping_search(239): rounded to 256, class (1, 2)", ()),
+    (ev.MappingSearch(240, 256, 1, 2, request=256),
+     "mapping_search(240): rounded to 256, class (1, 2)", ()),
+    (ev.MappingSearch(240, 256, 1, 2), "mapping_search(240): rounded to 256, class (1, 2)", ()),
+    (ev.BuddySplit(0x400, 10, 0x600),
+     "split the block of order 10 at 0x400; its upper half 0x600 goes on AVAIL[9]", (0x400, 0x600)),
+    (ev.BuddyMerge(0x400, 0x600, 9), "merged 0x400 with its buddy 0x600 into a block of order 10",
+     (0x400, 0x600)),
+    (ev.AvailProbe(7, None), "AVAIL[7] is empty", ()),
+    (ev.AvailProbe(7, 0x80), "AVAIL[7] holds 0x80 at its front", (0x80,)),
+    (ev.BitmapProbe("second-level", 1, 2, None),
+     "looked at the second-level bitmap from (1, 2): found nothing", ()),
+    (ev.BitmapProbe("first-level", 1, 2, (3, 4)),
+     "looked at the first-level bitmap from (1, 2): found list (3, 4)", ()),
+    (ev.ListInsert(0x40, 16, (5,)), "pushed 0x40 (16 B) on list 5", (0x40,)),
+    (ev.ListInsert(0x40, 16, (1, 30)), "pushed 0x40 (16 B) on list (1, 30)", (0x40,)),
+    (ev.ListRemove(0x40, 16, (1, 30)), "took 0x40 (16 B) off list (1, 30)", (0x40,)),
+    (ev.ListRemove(0x40, 16, ()), "took 0x40 (16 B) off list ()", (0x40,)),
+    (ev.TreeInsert(0x40, 16, None, "root"), "put 0x40 (16 B) in the empty tree as its root", (0x40,)),
+    (ev.TreeInsert(0x40, 16, 0x90, "list"), "hung 0x40 (16 B) in the size list of node 0x90", (0x40, 0x90)),
+    (ev.TreeInsert(0x40, 16, 0x90, "left"), "put 0x40 (16 B) in the tree as the left child of 0x90",
+     (0x40, 0x90)),
+    (ev.TreeRemove(0x40, 16, None), "took 0x40 (16 B) out of the tree", (0x40,)),
+    (ev.TreeRemove(0x40, 16, 0x90), "took 0x40 (16 B) out of the tree; 0x90 of its list takes its place",
+     (0x40, 0x90)),
+    (ev.BucketRefill(3, 0x800, 64, 16), "bucket 3 was empty: carved 16 blocks of 64 B from 0x800", (0x800,)),
+    (ev.Shrink(0x3000, 0x1000),
+     "gave 4096 B back to the system: the break went down from 0x3000 to 0x2000", ()),
+    (ev.TopExtended(0x700, 100, 28),
+     "the last free block 0x700 (100 B) ends at the break: it grew by 28 B of new memory to 128 B", (0x700,)),
+    (ev.ArenaExtended(None, 0x10, 64, 0x50, 8),
+     "the static top now leads into the new memory: a free block of 64 B at 0x10, the new top word at 0x50",
+     (0x10, 0x50)),
+    (ev.ArenaExtended(0x8, 0x10, 64, 0x50, 8),
+     "the old top word 0x8 now leads into the new memory: a free block of 64 B at 0x10, "
+     "the new top word at 0x50", (0x10, 0x50, 0x8)),
+    (ev.BlockFragmented(0x1000, 5, 128),
+     "cut block 0x1000 into 128 fragments of 32 B; all but the first went on the fragment list of 32 B",
+     (0x1000,)),
+    (ev.FragLinked(0x1040, 32, 5, 0x1020),
+     "linked fragment 0x1040 (32 B) after 0x1020, a free fragment of the same block", (0x1040, 0x1020)),
+    (ev.FragBlockEmptied(0x1000, 5, 128),
+     "every fragment of block 0x1000 is free: its 127 other fragments left the fragment list of 32 B "
+     "and the block is freed whole", (0x1000,)),
+    (ev.TableMoved(0x1000, 4096, 0x8000, 8192),
+     "the block table moved from 0x1000 (4096 B) to 0x8000 (8192 B)", (0x8000, 0x1000)),
+    (ev.ChunkPageMade(0x2000, 4, 16, 254, 0x2000, 2),
+     "cut page 0x2000 into 254 free chunks of 16 B (its bookkeeping took 2 more)", (0x2000,)),
+    (ev.ChunkPageMade(0x2000, 4, 16, 256, 0x5000, 0),
+     "cut page 0x2000 into 256 free chunks of 16 B", (0x2000, 0x5000)),
+    (ev.ChunkTaken(0x2000, 4, 3, 0x2030, 16, 0), "took chunk 3 at 0x2030 (16 B) of page 0x2000", (0x2030, 0x2000)),
+    (ev.ChunkFreed(0x2000, 4, 3, 0x2030, 16), "chunk 3 at 0x2030 (16 B) of page 0x2000 is free", (0x2030, 0x2000)),
+    (ev.ChunkPageLinked(0x2000, 4, None),
+     "page 0x2000 has a free chunk again: back on its list of 16 B chunks, at the head", (0x2000,)),
+    (ev.ChunkPageLinked(0x2000, 4, 0x1000),
+     "page 0x2000 has a free chunk again: back on its list of 16 B chunks, after 0x1000", (0x2000, 0x1000)),
+    (ev.ChunkPageUnlinked(0x2000, 5), "page 0x2000 left the list of pages of 32 B chunks", (0x2000,)),
+    (ev.ChunkPageDissolved(0x2000, 5, 4096), "every chunk of page 0x2000 is free: it is a plain page again",
+     (0x2000,)),
+    (ev.Note("anything at all"), "anything at all", ()),
+]
+
+
+@pytest.mark.parametrize("event, words, addrs", HAND_WORDED, ids=lambda x: type(x).__name__)
+def test_generic_words_and_addresses_of_each_event(event, words, addrs):
+    assert describe_event(event) == words
+    assert event_addresses(event) == addrs
+
+
+def test_explain_step_without_a_strategy_uses_the_generic_words():
+    rec = ev.OpRecord("malloc", 40, [ev.Grow(0x1000, 4096), ev.Released(0x100, 48)])
+    lines = explain_step(None, rec)
+    assert [(x.index, x.text, x.addrs, x.type) for x in lines] == [
+        (0, "grew the heap: sbrk(4096) returned 0x1000", (0x1000,), "Grow"),
+        (1, "released block 0x100 (48 B)", (0x100,), "Released")]
+    assert explain_step(None, None) == [] and explain_step(None, ev.OpRecord("free", 0, None)) == []
+
+
+def test_explain_step_prefers_the_strategys_words_and_falls_back_per_event():
+    class Half:
+        def explain_events(self, events):
+            return ["mine" if i == 0 else None for i in range(len(events))]
+    rec = ev.OpRecord("malloc", 40, [ev.GrowFailed(8), ev.GrowFailed(16)])
+    assert [x.text for x in explain_step(Half(), rec)] == [
+        "mine", "could not grow the heap by 16 B (out of memory)"]
+
+
+def test_the_small_wording_helpers():
+    assert nbytes(512) == "512 B"
+    assert at(None) == "NULL" and at(None, "the start") == "the start" and at(0x1a40) == "0x1a40"
+    assert count(1, "free block") == "1 free block" and count(3, "free block") == "3 free blocks"
+    assert count(0, "free block") == "0 free blocks"
+    assert count(1, ("child", "children")) == "1 child" and count(2, ("child", "children")) == "2 children"
+    assert times(1) == "once" and times(2) == "twice" and times(3) == "3 times" and times(0) == "0 times"
+
+
+def test_an_unknown_event_names_its_address_fields():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Odd:
+        addr: int
+        parent: int
+        replaced_by: object
+        low_addr: int
+        size: int
+        name: str
+
+    odd = Odd(1, 2, None, 4, 5, "x")
+    assert event_addresses(odd) == (1, 2, 4)        # addr, parent, *_addr; never None, never size
+    assert describe_event(odd) == repr(odd)
+
+
+def test_an_explained_line_cannot_be_changed_once_made():
+    import dataclasses
+    line = explain_step(None, ev.OpRecord("free", 0, [ev.Released(0x100, 48)]))[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        line.text = "something else"           # the panel and the structure view share the line

@@ -602,3 +602,83 @@ def test_fast_path_agrees_when_tokens_move_within_a_line(body_and_line):
         ref = rep_module._parse_body_slow(body, first_line, None)  # must not raise
         for a, b in zip(got, ref):
             assert np.array_equal(a, b)
+
+
+# ------------------------------------------------------------- names, text and writing, word for word
+
+def test_trace_names_drop_gz_then_rep_whatever_their_case():
+    from heapscope.traces.rep import trace_name
+    assert trace_name("/a/b/binary2-bal.rep") == "binary2-bal"
+    assert trace_name("x/realloc.REP.GZ") == "realloc"
+    assert trace_name("t.gz") == "t" and trace_name("t.rep.txt") == "t.rep.txt"
+    assert trace_name(".rep") == ".rep" and trace_name(".gz") == ".gz"     # nothing would be left
+    assert trace_name("a.rep.rep") == "a.rep"                             # one .rep only
+
+
+def test_format_rep_writes_the_classic_header_and_one_op_a_line():
+    t = Trace.from_ops([("a", 0, 8), ("r", 0, 24), ("a", 1, 1), ("f", 0), ("f", 1)])
+    assert format_rep(t) == "0\n2\n5\n1\na 0 8\nr 0 24\na 1 1\nf 0\nf 1\n"
+    assert format_rep(t, sugg_heapsize=4096, weight=7).startswith("4096\n2\n5\n7\na 0 8\n")
+    assert format_rep(Trace.from_ops([])) == "0\n0\n0\n1\n"
+
+
+def test_write_rep_plain_and_gzip_and_its_errors(tmp_path):
+    t = Trace.from_ops([("a", 0, 8), ("f", 0)])
+    plain, packed, upper = tmp_path / "t.rep", tmp_path / "t.rep.gz", tmp_path / "T.REP.GZ"
+    write_rep(t, plain)
+    write_rep(t, packed, sugg_heapsize=64)
+    write_rep(t, upper)
+    assert plain.read_bytes() == b"0\n1\n2\n1\na 0 8\nf 0\n"
+    assert gzip.decompress(packed.read_bytes()) == b"64\n1\n2\n1\na 0 8\nf 0\n"
+    assert packed.read_bytes()[4:8] == b"\0\0\0\0"                     # mtime 0: the same bytes each time
+    assert packed.read_bytes()[3] == 0                                  # and no file name in the header
+    assert gzip.decompress(upper.read_bytes()).startswith(b"0\n1\n2\n1\n")
+    target = tmp_path / "no-such-dir" / "x.rep"
+    with pytest.raises(TraceError) as info:
+        write_rep(t, target)
+    assert str(info.value) == f"{target}: cannot write the file: No such file or directory"
+    assert info.value.line is None
+
+
+def test_parse_rep_refuses_lines_that_are_not_text():
+    with pytest.raises(TraceError) as info:
+        parse_rep(["0 1 1 1\n", 5], path="list.rep")
+    assert str(info.value) == "list.rep: expected lines of text, got int"
+    assert len(parse_rep([b"0 1 2 1\n", bytearray(b"a 0 8"), "f 0\n"])) == 2    # bytes, bytearray and str lines
+
+
+def test_a_lone_surrogate_in_a_line_of_text_is_a_trace_error():
+    with pytest.raises(TraceError) as info:
+        parse_rep(["0 1 2 1", "a 0 8", "f \ud800"], path="s.rep")
+    assert info.value.path == "s.rep" and info.value.line == 3 and "UTF-8" in info.value.message
+
+
+def test_a_header_byte_that_is_not_utf8_is_placed_in_its_own_line(tmp_path):
+    # the header starts on line 2, after an empty line: the bad byte is the first of that line
+    err = read_error(tmp_path, b"\n\xff0\n10\n2\n1\n")
+    assert err.line == 2 and err.message == "not UTF-8 text (byte 0xff at column 1)"
+
+
+@pytest.mark.parametrize("comment_line", [0, 1, 2, 3])
+def test_a_comment_on_any_line_of_the_file_is_blank(comment_line):
+    lines = ["0 1 2 1", "a 0 8", "f 0", ""]
+    lines.insert(comment_line, "# a comment")
+    t = parse_rep("\n".join(lines))
+    assert [tuple(int(x) for x in op) for op in t] == [(ALLOC, 0, 8), (FREE, 0, 0)]
+
+
+def test_more_operations_than_the_limit_names_the_first_line_past_it(tmp_path):
+    from heapscope.traces.source import ReadLimits
+    path = tmp_path / "long.rep"
+    # the header admits 2 operations, the file holds 4; the limit is 3: line 5 + 3 = 8 is the 4th op
+    path.write_text("0\n4\n2\n1\na 0 8\nf 0\na 1 8\nf 1\n")
+    with pytest.raises(TraceError) as info:
+        read_rep(path, limits=ReadLimits(max_ops=3))
+    assert str(info.value) == f"{path}:8: more than 3 operations, the most heapscope reads"
+
+
+@pytest.mark.parametrize("text", ["0 1\n# between the header's lines\n2 1\na 0 8\nf 0\n",
+                                  "0\n# one\n1 2\n# two\n1\na 0 8\nf 0\n"])
+def test_a_comment_between_the_header_lines_is_blank(text):
+    t = parse_rep(text)
+    assert t.header == (0, 1, 2, 1) and len(t) == 2

@@ -110,18 +110,22 @@ class PageDirectoryKind(StructureKind):
     follower = PageDirectoryFollower
 
     def members(self, s: dict) -> list[int]:
-        pages = s["chunk_pages"]
-        out = [a for listed in s["chunk_lists"].values() for page in listed
-               for a in pages[page]["free_chunks"]]
-        return out + list(s["free_runs"])
+        return [a for _, _, chunks in self._listed(s) for a in chunks] + list(s["free_runs"])
 
-    def where(self, s: dict) -> dict[int, str]:
+    @staticmethod
+    def _listed(s: dict):
+        """(list index, the page's free chunks) of every listed page; a listed
+        page with no pginfo names no chunks (the check then says so, not a KeyError)."""
         pages = s["chunk_pages"]
-        out = {}
         for j, listed in s["chunk_lists"].items():
             for page in listed:
-                for a in pages[page]["free_chunks"]:
-                    out[a] = f"page_dir[{j}], page {page:#x}"
+                yield j, page, pages[page]["free_chunks"] if page in pages else ()
+
+    def where(self, s: dict) -> dict[int, str]:
+        out = {}
+        for j, page, chunks in self._listed(s):
+            for a in chunks:
+                out[a] = f"page_dir[{j}], page {page:#x}"
         for a in s["free_runs"]:
             out[a] = "the free-page list"
         return out
