@@ -207,7 +207,7 @@ class CompareMode(QObject):
         if not self.active:
             self.active = True
             w.bind_single_views(False)
-            w.pages.setCurrentWidget(self.view)
+            w.window_layout.show_page(compare=True)
         self._sync_action()
 
     def deactivate(self) -> None:
@@ -223,7 +223,7 @@ class CompareMode(QObject):
         if self.active:
             self.active = False
             self.view.unbind()
-            w.pages.setCurrentIndex(0)
+            w.window_layout.show_page(compare=False)
             w.bind_single_views(True)
         self._sync_action()
 
@@ -305,7 +305,7 @@ class CompareMode(QObject):
         self.active = False
         w.strategy_name = name
         w.model.show([key], position)
-        w.pages.setCurrentIndex(0)
+        w.window_layout.show_page(compare=False)
         w.bind_single_views(True)
         w.loading.shown_single()
         self._sync_action()

@@ -37,6 +37,9 @@ MAP_MIN_HEIGHT = 120
 class WindowLayout(QObject):
     """The central widget of ``window`` and the rules that keep it fitting."""
 
+    #: the pages of the window's stack
+    SINGLE_PAGE, COMPARE_PAGE = 0, 1
+
     def __init__(self, window) -> None:
         super().__init__(window)
         self.window = window
@@ -103,8 +106,8 @@ class WindowLayout(QObject):
         single_box.addLayout(middle, 1)
         single_box.addWidget(self.gauge_strip)
         self.pages = QStackedWidget()
-        self.pages.addWidget(single)
-        self.pages.addWidget(w.compare.view)
+        self.pages.insertWidget(self.SINGLE_PAGE, single)
+        self.pages.insertWidget(self.COMPARE_PAGE, w.compare.view)
         central = QWidget()
         box = QVBoxLayout(central)
         box.setContentsMargins(0, 0, 0, 0)
@@ -223,6 +226,10 @@ class WindowLayout(QObject):
         w.statusBar().setVisible(not (compact and w.presentation.presenter))
 
     # =============================================================== panels
+    def show_page(self, compare: bool) -> None:
+        """The compare-mode page, or the one-strategy page."""
+        self.pages.setCurrentIndex(self.COMPARE_PAGE if compare else self.SINGLE_PAGE)
+
     def set_plots_visible(self, visible: bool) -> None:
         """Show or hide the plots over time (L)."""
         self.window.plots.setVisible(visible)
