@@ -134,7 +134,7 @@ class CompareMode(QObject):
         if w.loader.busy:
             # a trace is being read: read it for compare mode instead
             self._activate_page()
-            w._start(w.loader.request)
+            w.loading.start(w.loader.request)
             return
         if w.trace is None:
             # nothing to show yet: the trace loaded next is built for these
@@ -174,7 +174,7 @@ class CompareMode(QObject):
                 return
             model.set_trace(result.request.trace, ctx.get("source"), result.request.label)
             if ctx.get("source"):
-                w._remember_recent(ctx["source"])
+                w.recent.remember(ctx["source"])
         for timeline in result.timelines.values():
             model.add_timeline(timeline)
         names = [n for n in ctx["names"] if model.timeline_for(n, w.params_for(n)) is not None]
@@ -206,8 +206,8 @@ class CompareMode(QObject):
         w = self.window
         if not self.active:
             self.active = True
-            w._bind_single_views(False)
-            w.pages.setCurrentWidget(self.view)
+            w.bind_single_views(False)
+            w.window_layout.show_page(compare=True)
         self._sync_action()
 
     def deactivate(self) -> None:
@@ -223,8 +223,8 @@ class CompareMode(QObject):
         if self.active:
             self.active = False
             self.view.unbind()
-            w.pages.setCurrentIndex(0)
-            w._bind_single_views(True)
+            w.window_layout.show_page(compare=False)
+            w.bind_single_views(True)
         self._sync_action()
 
     def _show(self, names: list[str], position: int, keys=None) -> None:
@@ -263,6 +263,13 @@ class CompareMode(QObject):
                 row.set_predict_bar(bar)
                 bar.refresh()
 
+    def apply_presentation(self, pres) -> None:
+        """The rows' predict bands in ``pres``'s sizes and colours (the view
+        itself is styled with the window's other views)."""
+        for row in self.view.rows:
+            if row.predict_bar is not None:
+                row.predict_bar.apply_presentation(pres)
+
     def _question_changed(self, step) -> None:
         if self.active:
             for row in self.view.shown_rows():
@@ -298,9 +305,9 @@ class CompareMode(QObject):
         self.active = False
         w.strategy_name = name
         w.model.show([key], position)
-        w.pages.setCurrentIndex(0)
-        w._bind_single_views(True)
-        w._shown_single()
+        w.window_layout.show_page(compare=False)
+        w.bind_single_views(True)
+        w.loading.shown_single()
         self._sync_action()
         self.changed.emit(False)
 

@@ -1,8 +1,8 @@
 """File > Export: what to save, in which format, which steps, how fast.
 
 The dialog only gathers an :class:`~gui.export.ExportRequest`; the window
-runs it (:meth:`MainWindow.run_export`) with a progress dialog that can be
-cancelled.  The formats offered follow what is chosen: a part of the window
+runs it (:meth:`MainWindow.run_export`, :func:`export_with_progress`) with a
+progress dialog that can be cancelled.  The formats offered follow what is chosen: a part of the window
 as PNG, SVG, GIF or MP4 (MP4 greyed out, with the reason, when no encoder
 is installed), the measures over time as CSV or JSON.  The step range and
 the frame rate matter for animations and measures only.
@@ -162,3 +162,52 @@ class ExportDialog(QDialog):
         if not path.lower().endswith("." + fmt):
             path += "." + fmt
         return export.ExportRequest(self.part(), path, steps)
+
+
+def ask_and_export(window) -> None:
+    """File > Export: the dialog, then the export with its progress."""
+    if window.timeline is None:
+        window.show_error("Nothing to export", "Open a trace first.")
+        return
+    window.player.pause()
+    folder = str(window.settings.value("export_folder", "") or "")
+    dialog = ExportDialog(window.model.n, window.model.position, folder, window)
+    if dialog.exec():
+        request = dialog.request()
+        window.settings.setValue("export_folder", os.path.dirname(os.path.abspath(request.path)))
+        window.run_export(request)
+
+
+def export_with_progress(window, request) -> str | None:
+    """Do an :class:`~gui.export.ExportRequest`, with a progress dialog
+    (shown after half a second) that can cancel it; the line saying what
+    was written, or None when it failed or was cancelled (a message box
+    says why)."""
+    from PySide6.QtWidgets import QProgressDialog
+    position = window.model.position
+    progress = QProgressDialog("Exporting…", "Cancel", 0, 100, window)
+    progress.setWindowTitle("Export")
+    progress.setWindowModality(Qt.WindowModal)
+    progress.setMinimumDuration(500)
+    progress.setAutoClose(False)
+
+    def report(done, total):
+        progress.setMaximum(total)
+        progress.setValue(done)
+        progress.setLabelText(f"Exporting step {done:,} of {total:,}…")
+
+    try:
+        text = export.export(window, request, report, progress.wasCanceled)
+    except export.ExportCancelled as exc:
+        window.statusBar().showMessage(f"Export cancelled: {exc}", 8000)
+        return None
+    except (export.ExportError, OSError) as exc:
+        window.show_error("Cannot export", f"heapscope could not export to {request.path}.", str(exc))
+        return None
+    finally:
+        progress.close()
+        progress.deleteLater()
+        if request.steps is not None and window.model.position != position:
+            window.seek(position)          # back where the teacher was
+    window.statusBar().showMessage(text[0].upper() + text[1:], 8000)
+    return text
