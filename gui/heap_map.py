@@ -59,7 +59,7 @@ from PySide6.QtWidgets import (QGraphicsPathItem, QHBoxLayout, QLabel,
 from . import block_facts, heap_cells, palette
 from .flow_layout import FlowLayout
 from .gauges import human_bytes
-from .heap_tracker import Inconsistent, Pointer, TrackedHeap, apply_events
+from ..allocators.heap_edits import Inconsistent, Pointer, TrackedHeap, apply_events
 from .line_label import LineLabel
 from .step_marks import StepMarks, step_marks
 from .subscriber import Subscriber
