@@ -131,7 +131,10 @@ class _Window:
 class BlockEditor:
     """Applies events to a :class:`TrackedHeap` without copying its columns
     until :meth:`finish`: the rows the events touch are pulled out into small
-    Python lists (windows) and edited there.
+    Python lists (windows) and edited there.  Each event's own
+    ``edit(editor)`` calls the verbs below (``put_free``, ``put_rows``,
+    ``grow``, ``move_pointer`` ...: the module's table); :meth:`apply_all`
+    finds it once per event type (:func:`edit_of`).
 
     ``live`` is the strategy's ``{payload: LiveBlock}``, read for the header
     bytes of a placed block; without it (a micro-step drawn from the events
