@@ -229,6 +229,9 @@ class Trim:
     old_brk: int
     extra: int
 
+    def edit(self, heap) -> None:
+        heap.shrink(self.old_brk - self.extra)
+
 
 @dataclass(frozen=True, slots=True)
 class Mapped:

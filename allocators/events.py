@@ -16,22 +16,42 @@ structure, in order: a view can follow the structure from the events alone
 ``structure()``).  Which event changes what, kind by kind, is in
 ``docs/structure.md`` ("Events a view can rely on").
 
+**Each event type carries its meaning**, as methods of its class (one
+definition per type, nothing per instance: the classes keep ``__slots__``):
+
+- ``describe()``: its generic words, true of any policy, the line the
+  explain panel and ``heapscope inspect`` show when the strategy has none of
+  its own (:func:`heapscope.allocators.explain.describe_event`);
+- ``addresses()``: the block addresses it names, the one it is mostly about
+  first (:func:`heapscope.allocators.explain.event_addresses`: a click on the
+  line selects them);
+- ``edit(heap)``: how it changes the heap map's block list, in the verbs of
+  :class:`heapscope.allocators.heap_edits.BlockEditor` (``put_free``,
+  ``put_used``, ``put_rows``, ``grow``, ``move_pointer`` ...).
+
 An event that changes no block of the heap walk -- a look (a visit, a probe,
 a walk), a change to a list, a tree or a pointer, or memory apart from the
-heap -- says so with the class attribute ``changes_blocks = False``.  The
-heap map edits its blocks from the events of each step
-(``gui/heap_tracker.py``) and cannot know what an event of a new kind did:
-a step holding one that does not say so, and that the map has no edit for,
-is drawn from a full walk of the heap instead.
+heap -- has no ``edit`` and says so with the class attribute
+``changes_blocks = False``.  A user strategy's own event type plugs in the
+same way (docs/user-strategies.md): with an ``edit`` the map edits it in;
+with neither ``edit`` nor ``changes_blocks = False`` a step holding it is
+drawn from a full walk of the heap, since the map cannot know what it did.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from .phrases import at, list_name, nbytes
 
 MALLOC = "malloc"
 FREE = "free"
 REALLOC = "realloc"
+
+#: the words ``Strategy._take_core`` uses in the Note it records when it carves
+#: bytes of a fixed pool
+_CARVED = re.compile(r"carved (\d+) bytes at (0x[0-9a-f]+) from the pool")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +76,19 @@ class Visit:
     place: bool = False
     busy: bool = False
 
+    def describe(self) -> str:
+        if self.busy:
+            return f"passed busy block {self.addr:#x} ({nbytes(self.size)})"
+        if self.place:
+            tail = ": the block goes here" if self.fits else ""
+            return (f"walked past free block {self.addr:#x} ({nbytes(self.size)}) "
+                    f"to the freed block's place{tail}")
+        verdict = "big enough" if self.fits else "too small"
+        return f"examined free block {self.addr:#x} ({nbytes(self.size)}): {verdict}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
+
 
 @dataclass(frozen=True, slots=True)
 class WalkStep:
@@ -69,6 +102,13 @@ class WalkStep:
     addr: int
     size: int
     stop: bool
+
+    def describe(self) -> str:
+        tail = ": the new memory goes after it" if self.stop else ""
+        return f"walked past free block {self.addr:#x} ({nbytes(self.size)}) to file the new memory{tail}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +125,13 @@ class InsertionPoint:
     size: int
     prev: int | None
     next: int | None
+
+    def describe(self) -> str:
+        return (f"block {self.addr:#x} ({nbytes(self.size)}) belongs between {at(self.prev, 'the start')} "
+                f"and {at(self.next, 'the end')} in address order")
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(a for a in (self.addr, self.prev, self.next) if a is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +150,23 @@ class Split:
     rest_addr: int
     rest_size: int
 
+    def describe(self) -> str:
+        return (f"split {self.addr:#x} ({nbytes(self.size)}): {nbytes(self.taken_size)} at "
+                f"{self.taken_addr:#x} for the request, {nbytes(self.rest_size)} at {self.rest_addr:#x} "
+                "stays free")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.taken_addr, self.rest_addr)
+
+    def edit(self, heap) -> None:
+        # ``rest`` becomes free; ``taken`` keeps the state of the block it
+        # was cut from (a Placed follows)
+        taken = heap.row_at(self.taken_addr)
+        if taken is None:
+            heap.refuse(f"split of {self.addr:#x} outside the heap")
+        heap.put_free(self.rest_addr, self.rest_size)
+        heap.put_rows([[self.taken_addr, self.taken_size] + taken[2:]])
+
 
 @dataclass(frozen=True, slots=True)
 class Coalesce:
@@ -119,6 +183,16 @@ class Coalesce:
     def size(self) -> int:
         return self.low_size + self.high_size
 
+    def describe(self) -> str:
+        return (f"joined free neighbours {self.low_addr:#x} ({nbytes(self.low_size)}) and "
+                f"{self.high_addr:#x} ({nbytes(self.high_size)}) into {nbytes(self.size)} at {self.low_addr:#x}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.low_addr, self.high_addr)
+
+    def edit(self, heap) -> None:
+        heap.put_free(self.low_addr, self.low_size + self.high_size)
+
 
 @dataclass(frozen=True, slots=True)
 class Grow:
@@ -128,12 +202,28 @@ class Grow:
     old_brk: int
     increment: int
 
+    def describe(self) -> str:
+        return f"grew the heap: sbrk({self.increment}) returned {self.old_brk:#x}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.old_brk,)
+
+    def edit(self, heap) -> None:
+        # pending until the events that follow name the blocks made of them
+        heap.grow(self.old_brk, self.increment)
+
 
 @dataclass(frozen=True, slots=True)
 class GrowFailed:
     """``sbrk(increment)`` failed (limit reached or fixed pool): ENOMEM."""
     changes_blocks = False
     increment: int
+
+    def describe(self) -> str:
+        return f"could not grow the heap by {nbytes(self.increment)} (out of memory)"
+
+    def addresses(self) -> tuple[int, ...]:
+        return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +237,16 @@ class PointerMove:
     old: int | None
     new: int | None
 
+    def describe(self) -> str:
+        return f"{self.name} moved from {at(self.old, 'the start')} to {at(self.new, 'the start')}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(a for a in (self.new, self.old) if a is not None)
+
+    def edit(self, heap) -> None:
+        # no block changes, but the map draws the pointer
+        heap.move_pointer(self.name, self.new)
+
 
 @dataclass(frozen=True, slots=True)
 class Placed:
@@ -158,6 +258,16 @@ class Placed:
     payload: int
     request: int
 
+    def describe(self) -> str:
+        return (f"placed the request ({nbytes(self.request)}) in block {self.addr:#x} of "
+                f"{nbytes(self.size)}; payload at {self.payload:#x}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
+
+    def edit(self, heap) -> None:
+        heap.put_used(self.addr, self.size, self.payload, self.request)
+
 
 @dataclass(frozen=True, slots=True)
 class Released:
@@ -165,6 +275,15 @@ class Released:
     event of every free; what the policy does with it follows)."""
     addr: int
     size: int
+
+    def describe(self) -> str:
+        return f"released block {self.addr:#x} ({nbytes(self.size)})"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
+
+    def edit(self, heap) -> None:
+        heap.put_free(self.addr, self.size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +308,12 @@ class Rotation:
     grandparent: int | None = None
     side: str = ""
 
+    def describe(self) -> str:
+        return f"splay step {self.kind} on the node of size {self.key} at {self.addr:#x}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(a for a in (self.addr, self.parent, self.grandparent) if a is not None)
+
 
 @dataclass(frozen=True, slots=True)
 class BuddySplit:
@@ -198,6 +323,18 @@ class BuddySplit:
     addr: int
     order: int
     buddy: int
+
+    def describe(self) -> str:
+        return (f"split the block of order {self.order} at {self.addr:#x}; its upper half "
+                f"{self.buddy:#x} goes on AVAIL[{self.order - 1}]")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr, self.buddy)
+
+    def edit(self, heap) -> None:
+        half = 1 << (self.order - 1)
+        lo, hi = sorted((self.addr, self.buddy))
+        heap.put_rows([heap.free_row(lo, half), heap.free_row(hi, half)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +346,16 @@ class BuddyMerge:
     addr: int
     buddy: int
     order: int
+
+    def describe(self) -> str:
+        return (f"merged {self.addr:#x} with its buddy {self.buddy:#x} into a block of "
+                f"order {self.order + 1}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr, self.buddy)
+
+    def edit(self, heap) -> None:
+        heap.put_free(min(self.addr, self.buddy), 2 << self.order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +370,13 @@ class BitmapProbe:
     sl: int
     found: tuple[int, int] | None
 
+    def describe(self) -> str:
+        found = "nothing" if self.found is None else f"list {self.found}"
+        return f"looked at the {self.level} bitmap from ({self.fl}, {self.sl}): found {found}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class ListInsert:
@@ -236,6 +390,17 @@ class ListInsert:
     size: int
     where: tuple[int, ...]
 
+    def describe(self) -> str:
+        return f"pushed {self.addr:#x} ({nbytes(self.size)}) on list {list_name(self.where)}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
+
+    def edit(self, heap) -> None:
+        # the block is free (a fixed pool's uncarved tail shrinks when a
+        # chunk is carved from it)
+        heap.put_free(self.addr, self.size)
+
 
 @dataclass(frozen=True, slots=True)
 class ListRemove:
@@ -246,11 +411,30 @@ class ListRemove:
     size: int
     where: tuple[int, ...]
 
+    def describe(self) -> str:
+        return f"took {self.addr:#x} ({nbytes(self.size)}) off list {list_name(self.where)}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
+
 
 @dataclass(frozen=True, slots=True)
 class Note:
     """Anything a strategy wants said in the explain panel."""
     text: str
+
+    def describe(self) -> str:
+        return self.text
+
+    def addresses(self) -> tuple[int, ...]:
+        return ()
+
+    def edit(self, heap) -> None:
+        # the words ``Strategy._take_core`` uses when it carves a fixed pool:
+        # those bytes are taken into use (pending, as grown bytes)
+        m = _CARVED.search(self.text)
+        if m:
+            heap.carve(int(m.group(2), 16), int(m.group(1)))
 
 
 # ---- events of one policy each (their views read them from here too)
@@ -263,6 +447,14 @@ class AvailProbe:
     order: int
     first: int | None
 
+    def describe(self) -> str:
+        if self.first is None:
+            return f"AVAIL[{self.order}] is empty"
+        return f"AVAIL[{self.order}] holds {self.first:#x} at its front"
+
+    def addresses(self) -> tuple[int, ...]:
+        return () if self.first is None else (self.first,)
+
 
 @dataclass(frozen=True, slots=True)
 class BucketRefill:
@@ -273,6 +465,16 @@ class BucketRefill:
     addr: int
     block_size: int
     count: int
+
+    def describe(self) -> str:
+        return (f"bucket {self.bucket} was empty: carved {self.count} blocks of "
+                f"{nbytes(self.block_size)} from {self.addr:#x}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
+
+    def edit(self, heap) -> None:
+        heap.put_free_run(self.addr, self.block_size, self.count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +487,20 @@ class TreeInsert:
     size: int
     parent: int | None
     side: str
+
+    def describe(self) -> str:
+        if self.side == "root":
+            return f"put {self.addr:#x} ({nbytes(self.size)}) in the empty tree as its root"
+        if self.side == "list":
+            return f"hung {self.addr:#x} ({nbytes(self.size)}) in the size list of node {self.parent:#x}"
+        return (f"put {self.addr:#x} ({nbytes(self.size)}) in the tree as the {self.side} child "
+                f"of {self.parent:#x}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,) if self.parent is None else (self.addr, self.parent)
+
+    def edit(self, heap) -> None:
+        heap.put_free(self.addr, self.size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +515,13 @@ class TreeRemove:
     addr: int
     size: int
     replaced_by: int | None
+
+    def describe(self) -> str:
+        tail = "" if self.replaced_by is None else f"; {self.replaced_by:#x} of its list takes its place"
+        return f"took {self.addr:#x} ({nbytes(self.size)}) out of the tree{tail}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,) if self.replaced_by is None else (self.addr, self.replaced_by)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +538,17 @@ class TreeJoin:
     right: int | None
     root: int | None
 
+    def describe(self) -> str:
+        if self.left is not None and self.right is not None:
+            return (f"joined the subtrees: {self.root:#x}, the least node of the right subtree, "
+                    f"took the left subtree {self.left:#x} as its left child and is the root")
+        if self.root is None:
+            return "the tree is empty"
+        return f"its only subtree, rooted at {self.root:#x}, is the tree now"
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(a for a in (self.root, self.left, self.right) if a is not None))
+
 
 @dataclass(frozen=True, slots=True)
 class MappingSearch:
@@ -328,6 +562,14 @@ class MappingSearch:
     fl: int
     sl: int
     request: int | None = None
+
+    def describe(self) -> str:
+        # the program's request when rounding changed it, else the adjusted size
+        asked = self.request if self.request is not None and self.request != self.rounded else self.size
+        return f"mapping_search({asked}): rounded to {self.rounded}, class ({self.fl}, {self.sl})"
+
+    def addresses(self) -> tuple[int, ...]:
+        return ()
 
 
 # ---- events of the seeds' classic allocators (V7, GNU malloc, phkmalloc)
@@ -345,6 +587,16 @@ class Shrink:
     old_brk: int
     decrement: int
 
+    def describe(self) -> str:
+        return (f"gave {nbytes(self.decrement)} back to the system: the break went down from "
+                f"{self.old_brk:#x} to {self.old_brk - self.decrement:#x}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return ()
+
+    def edit(self, heap) -> None:
+        heap.shrink_to(self.old_brk - self.decrement, self.old_brk)
+
 
 @dataclass(frozen=True, slots=True)
 class TopExtended:
@@ -360,6 +612,17 @@ class TopExtended:
     @property
     def size(self) -> int:
         return self.old_size + self.added
+
+    def describe(self) -> str:
+        return (f"the last free block {self.addr:#x} ({nbytes(self.old_size)}) ends at the break: "
+                f"it grew by {nbytes(self.added)} of new memory to {nbytes(self.size)}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr,)
+
+    def edit(self, heap) -> None:
+        # the last cluster and the new bytes: one free block
+        heap.put_free(self.addr, self.old_size + self.added)
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,6 +641,21 @@ class ArenaExtended:
     top: int
     top_size: int
 
+    def describe(self) -> str:
+        old = "the static top" if self.old_top is None else f"the old top word {self.old_top:#x}"
+        return (f"{old} now leads into the new memory: a free block of {nbytes(self.size)} at "
+                f"{self.addr:#x}, the new top word at {self.top:#x}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(a for a in (self.addr, self.top, self.old_top) if a is not None)
+
+    def edit(self, heap) -> None:
+        rows = [heap.free_row(self.addr, self.size), heap.meta_row(self.top, self.top_size)]
+        if self.old_top is not None:
+            # the old top word leads into the new memory: a free one-word block
+            rows.insert(0, heap.free_row(self.old_top, self.addr - self.old_top))
+        heap.put_rows(rows)
+
 
 @dataclass(frozen=True, slots=True)
 class BlockFragmented:
@@ -389,6 +667,19 @@ class BlockFragmented:
     block: int
     log: int
     count: int
+
+    def describe(self) -> str:
+        return (f"cut block {self.block:#x} into {self.count} fragments of {nbytes(1 << self.log)}; "
+                f"all but the first went on the fragment list of {nbytes(1 << self.log)}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.block,)
+
+    def edit(self, heap) -> None:
+        # the first fragment is the request's (taken), the rest are free
+        frag = 1 << self.log
+        heap.put_taken(self.block, frag)
+        heap.put_free_run(self.block + frag, frag, self.count - 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,6 +694,16 @@ class FragLinked:
     log: int
     after: int
 
+    def describe(self) -> str:
+        return (f"linked fragment {self.addr:#x} ({nbytes(self.size)}) after {self.after:#x}, "
+                f"a free fragment of the same block")
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(a for a in (self.addr, self.after) if a is not None)
+
+    def edit(self, heap) -> None:
+        heap.put_free(self.addr, self.size)
+
 
 @dataclass(frozen=True, slots=True)
 class FragBlockEmptied:
@@ -413,6 +714,16 @@ class FragBlockEmptied:
     block: int
     log: int
     count: int
+
+    def describe(self) -> str:
+        return (f"every fragment of block {self.block:#x} is free: its {self.count - 1} other "
+                f"fragments left the fragment list of {nbytes(1 << self.log)} and the block is freed whole")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.block,)
+
+    def edit(self, heap) -> None:
+        heap.put_free(self.block, self.count << self.log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,6 +736,17 @@ class TableMoved:
     old_size: int
     new_addr: int
     new_size: int
+
+    def describe(self) -> str:
+        return (f"the block table moved from {self.old_addr:#x} ({nbytes(self.old_size)}) to "
+                f"{self.new_addr:#x} ({nbytes(self.new_size)})")
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.new_addr, self.old_addr)
+
+    def edit(self, heap) -> None:
+        # the new ``_heapinfo`` is meta; the old one is freed by the events that follow
+        heap.put_meta(self.new_addr, self.new_size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,6 +764,20 @@ class ChunkPageMade:
     info: int
     stolen: int
 
+    def describe(self) -> str:
+        return (f"cut page {self.page:#x} into {self.total} free chunks of {nbytes(self.size)}"
+                + (f" (its bookkeeping took {self.stolen} more)" if self.stolen else ""))
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys((self.page, self.info)))
+
+    def edit(self, heap) -> None:
+        # ``stolen`` meta chunks (the pginfo), then ``total`` free chunks
+        size = self.size
+        heap.put_rows([heap.meta_row(self.page + i * size, size) for i in range(self.stolen)]
+                      + [heap.free_row(self.page + i * size, size)
+                         for i in range(self.stolen, self.stolen + self.total)])
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkTaken:
@@ -456,6 +792,16 @@ class ChunkTaken:
     size: int
     words: int
 
+    def describe(self) -> str:
+        return f"took chunk {self.index} at {self.addr:#x} ({nbytes(self.size)}) of page {self.page:#x}"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr, self.page)
+
+    def edit(self, heap) -> None:
+        # used if the books have its payload, else meta (a pginfo or pgfree)
+        heap.put_taken(self.addr, self.size)
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkFreed:
@@ -466,6 +812,15 @@ class ChunkFreed:
     index: int
     addr: int
     size: int
+
+    def describe(self) -> str:
+        return f"chunk {self.index} at {self.addr:#x} ({nbytes(self.size)}) of page {self.page:#x} is free"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.addr, self.page)
+
+    def edit(self, heap) -> None:
+        heap.put_free(self.addr, self.size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,6 +834,14 @@ class ChunkPageLinked:
     shift: int
     after: int | None
 
+    def describe(self) -> str:
+        place = "at the head" if self.after is None else f"after {self.after:#x}"
+        return (f"page {self.page:#x} has a free chunk again: back on its list of "
+                f"{nbytes(1 << self.shift)} chunks, {place}")
+
+    def addresses(self) -> tuple[int, ...]:
+        return tuple(a for a in (self.page, self.after) if a is not None)
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkPageUnlinked:
@@ -490,6 +853,12 @@ class ChunkPageUnlinked:
     page: int
     shift: int
 
+    def describe(self) -> str:
+        return f"page {self.page:#x} left the list of pages of {nbytes(1 << self.shift)} chunks"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.page,)
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkPageDissolved:
@@ -500,6 +869,16 @@ class ChunkPageDissolved:
     page: int
     shift: int
     pagesize: int
+
+    def describe(self) -> str:
+        return f"every chunk of page {self.page:#x} is free: it is a plain page again"
+
+    def addresses(self) -> tuple[int, ...]:
+        return (self.page,)
+
+    def edit(self, heap) -> None:
+        # one meta block until the events that follow free it
+        heap.put_meta(self.page, self.pagesize)
 
 
 class OpRecord:

@@ -45,7 +45,8 @@ the reference.  In short:
     animation (``Split``, ``Coalesce``, ``ListInsert``, ``PointerMove``...).
     ``Placed``, ``Released`` and ``Grow`` are recorded for you.  A step
     holding an event class of your own is drawn on the heap map from a full
-    walk, unless the class says ``changes_blocks = False``.
+    walk, unless the class says ``changes_blocks = False`` or has an
+    ``edit(heap)`` method of its own (docs/user-strategies.md, "Events").
 ``self._copy_payload(src, dst, n)``
     In a ``_realloc`` of your own that moves a block: C's ``memcpy``.
 

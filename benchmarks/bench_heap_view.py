@@ -23,7 +23,7 @@ on a 100 000-block heap: a timeline of the same heap (the N mallocs and
 frees, then random mallocs and frees of the same sizes), the window's model
 and a heap map bound to it; one redraw is ``model.seek(t + 1)`` (the
 timeline replays the step with its events, the heap tracker edits the
-blocks it changed: gui/heap_tracker.py), the map's redraw, and rendering
+blocks it changed: allocators/heap_tracker.py), the map's redraw, and rendering
 its view.  Reported as redraws per second and as a ratio to the 30 per
 second budget, for steps forward, steps back (the tracker undoes its
 edits; the timeline starts from a copy in its step-back cache, replayed
@@ -31,7 +31,7 @@ once from a checkpoint on the first step back: allocators/replay.py,
 ``BackCache``), and, for comparison, steps that walk the whole heap as the
 map did before the tracker (the tracker made to forget its heap before each
 step), and steps back after a jump (the tracker has no edit to undo: it
-walks once every few steps, gui/heap_tracker.py).  For the step-back cache: the slowest step back (the one that fills
+walks once every few steps, allocators/heap_tracker.py).  For the step-back cache: the slowest step back (the one that fills
 it), the copies it holds and their bytes (as the cache counts them, and one
 copy measured by tracemalloc).
 """

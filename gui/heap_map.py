@@ -26,7 +26,7 @@ whatever the heap's size, :class:`HeapMapWidget` composes its parts:
 
 Micro-steps: :meth:`HeapMapWidget.set_current_event` shows the step up to
 one of its events -- the heap before the step with the events so far applied
-(:func:`gui.heap_tracker.apply_events`), and the marks so far.  The event
+(:func:`allocators.heap_tracker.apply_events`), and the marks so far.  The event
 itself is ringed.
 
 The picture is a function of the step (and of the view's size and zoom)
@@ -55,7 +55,7 @@ from PySide6.QtGui import QFont, QPainterPath
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from . import block_facts, heap_cells
-from .heap_tracker import Pointer, TrackedHeap
+from ..allocators.heap_edits import Pointer, TrackedHeap
 from .line_label import LineLabel
 from .map_axes import AddressAxis, MapAxes, scale_texts
 from .map_cells import CellImage
@@ -254,7 +254,7 @@ class HeapMapWidget(Subscriber, QWidget):
         ``record`` (the shown step's OpRecord) touched.  ``ids_source()``
         gives {payload: trace id} for the hover text; ``blocks`` may pass a
         walk() already made; ``before`` is the heap before the step (a
-        :class:`~gui.heap_tracker.TrackedHeap`), for micro-steps."""
+        :class:`~allocators.heap_tracker.TrackedHeap`), for micro-steps."""
         if strategy is None:
             arrays, pointers = heap_cells.block_arrays([], 0), ()
         else:
@@ -268,12 +268,12 @@ class HeapMapWidget(Subscriber, QWidget):
                     heap: TrackedHeap | None = None) -> None:
         """Draw a heap given as block columns (the fast path the benchmark
         times) after the step ``record``, and the policy's ``pointers``
-        (:class:`~gui.heap_tracker.Pointer` or ``structure()`` dicts).
+        (:class:`~allocators.heap_tracker.Pointer` or ``structure()`` dicts).
         ``places_source()`` gives {free block: where the structure keeps it}
         for the hover text.  ``before`` (a TrackedHeap, or a function giving
         one) is the heap before the step, asked only for a micro-step;
         ``event_index`` shows the step up to that event.  ``heap`` (the
-        model's :class:`~gui.heap_tracker.TrackedHeap` of ``arrays`` and
+        model's :class:`~allocators.heap_tracker.TrackedHeap` of ``arrays`` and
         ``pointers``) says what changed since the heap drawn before, so only
         those cells are painted again."""
         if heap is None or heap.blocks is not arrays:

@@ -4,7 +4,7 @@ per-pixel conversion), so a frame costs the same for 100 blocks or 100 000.
 
 :class:`CellImage` paints again only the bytes a step changed when the image
 holds the heap the step was edited from (the tracker says which bytes,
-gui/heap_tracker.py), and the whole heap otherwise.
+allocators/heap_tracker.py), and the whole heap otherwise.
 """
 
 from __future__ import annotations

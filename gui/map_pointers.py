@@ -71,7 +71,7 @@ class PointerLayer:
         self.note.adjustSize()
 
     def show(self, pointers, layout: heap_cells.HeapLayout, blocks: heap_cells.BlockArrays) -> None:
-        """Draw ``pointers`` (:class:`~gui.heap_tracker.Pointer`) on a heap
+        """Draw ``pointers`` (:class:`~allocators.heap_edits.Pointer`) on a heap
         laid out by ``layout``; ``blocks`` says whether a list is empty."""
         search, markers, at_sentinel = [], [], []
         for p in pointers:

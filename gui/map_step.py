@@ -3,14 +3,14 @@
 :class:`DrawnStep` holds the heap after the step, the step's record and the
 heap before it (or a function giving it, asked only for a micro-step), and
 gives the heap at one of the step's events: the heap before the step with
-the events so far applied (:func:`gui.heap_tracker.apply_events`), made once
+the events so far applied (:func:`allocators.heap_edits.apply_events`), made once
 per event and step.
 """
 
 from __future__ import annotations
 
 from . import block_facts, heap_cells
-from .heap_tracker import Inconsistent, TrackedHeap, apply_events
+from ..allocators.heap_edits import Inconsistent, TrackedHeap, apply_events
 
 
 class DrawnStep:

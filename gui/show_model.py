@@ -28,10 +28,10 @@ strategy's structure (``Strategy.structure()``), where each free block lives
 changes, so each is computed at most once per shown step, whichever views ask.
 
 The blocks are not walked on every step: each shown timeline has a
-:class:`~gui.heap_tracker.HeapTracker` that edits the blocks with each
+:class:`~heapscope.allocators.heap_tracker.HeapTracker` that edits the blocks with each
 step's events (a short move forward is replayed one step at a time for
 that, one step back undoes the last edit), and walks the heap only after a
-jump (``gui/heap_tracker.py``).
+jump (``allocators/heap_tracker.py``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ from ..allocators.step_states import StepStates
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
-from .heap_tracker import HeapTracker, TrackedHeap, seek_tracked
+from ..allocators.heap_edits import TrackedHeap
+from ..allocators.heap_tracker import HeapTracker, seek_tracked
 from .step_measures import StepMeasures
 
 #: a timeline's key: (strategy name, its parameters as sorted pairs)

@@ -20,7 +20,7 @@ from heapscope.allocators.replay import Program, Timeline, replay_ops
 from heapscope.gui import heap_cells
 from heapscope.gui.compare_dialog import CompareDialog
 from heapscope.gui.compare_mode import CompareError, check_names
-from heapscope.gui.heap_tracker import TrackedHeap
+from heapscope.allocators.heap_edits import TrackedHeap
 from heapscope.gui.step_animator import MAX_ANIMATED_SPEED, plan
 from heapscope.gui.step_marks import step_marks
 from heapscope.gui.structure_views import view_for

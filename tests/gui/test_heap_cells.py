@@ -162,7 +162,7 @@ def test_repainting_pieces_gives_the_image_painted_whole():
 
 
 def test_a_moved_wilderness_is_painted_again_where_it_was_and_where_it_is():
-    from heapscope.gui.heap_tracker import top_spans
+    from heapscope.allocators.heap_edits import top_spans
     blocks = [Block(0, 32, "free"), Block(32, 32, "used", 40, 16, 8), Block(64, 64, "free")]
     before = hc.block_arrays(blocks, 128, top=0)
     after = hc.block_arrays(blocks, 128, top=64)

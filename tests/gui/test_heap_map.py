@@ -10,7 +10,7 @@ from heapscope.allocators.events import Coalesce, Placed, PointerMove, Visit
 from heapscope.allocators.next_fit import NextFit
 from heapscope.gui import palette
 from heapscope.gui.heap_map import HeapMapWidget
-from heapscope.gui.heap_tracker import TrackedHeap, apply_events
+from heapscope.allocators.heap_edits import TrackedHeap, apply_events
 
 from .conftest import wait_loaded
 
@@ -188,7 +188,7 @@ def test_the_pointer_is_drawn_where_the_step_left_it(qtbot):
     # the triangle sits under the first byte of its block, pointing up at it
     assert list(zip(xs, ys)) == [(16288 % row_bytes, 16288 // row_bytes + 1)]
     # The window does not walk the heap after a step: it edits the heap before
-    # it with the step's events (gui/heap_tracker.py).  That path too must
+    # it with the step's events (allocators/heap_edits.py).  That path too must
     # leave the rover at the last move, 16288, not the first, 16352 (the step
     # started with the rover at 16288, where free id 0 left it).
     before = TrackedHeap.walk(next_fit_after(ops[:-1]))

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from heapscope.gui import heap_cells
 from heapscope.gui.heap_map import HeapMapWidget
-from heapscope.gui.heap_tracker import Pointer
+from heapscope.allocators.heap_edits import Pointer
 from heapscope.gui.map_labels import MapLabels, search_words
 from heapscope.gui.map_marks import MANY_VISITS, StepMarksLayer
 from heapscope.gui.map_pointers import PointerLayer

@@ -18,7 +18,7 @@ from heapscope.allocators.events import (Coalesce, Grow, Placed, Released, Split
 from heapscope.allocators.replay import Program, Timeline, apply_op
 from heapscope.gui import heap_cells, palette
 from heapscope.gui.heap_map import HeapMapWidget
-from heapscope.gui.heap_tracker import TrackedHeap
+from heapscope.allocators.heap_edits import TrackedHeap
 from heapscope.gui.show_model import ShowModel
 from heapscope.gui.step_marks import FIRST_NUMBERED, LAST_NUMBERED
 

@@ -19,8 +19,8 @@ from heapscope.allocators.events import Coalesce, Grow, ListRemove
 from heapscope.allocators.registry import strategy_names
 from heapscope.allocators.replay import Timeline
 from heapscope.gui import heap_cells
-from heapscope.gui.heap_tracker import (BlockEditor, HeapTracker, Inconsistent, TrackedHeap,
-                                        apply_events, seek_tracked)
+from heapscope.allocators.heap_edits import BlockEditor, Inconsistent, TrackedHeap, apply_events
+from heapscope.allocators.heap_tracker import HeapTracker, seek_tracked
 from heapscope.gui.show_model import ShowModel
 
 COLUMNS = ("addr", "size", "state", "payload", "request", "header")
@@ -292,7 +292,7 @@ def test_a_long_random_walk_of_steps_and_seeks_shows_the_walked_heap(trace, name
 
 
 def test_a_short_move_forward_is_replayed_step_by_step(trace, monkeypatch):
-    from heapscope.gui import heap_tracker
+    from heapscope.allocators import heap_tracker
     monkeypatch.setattr(heap_tracker, "WALK_BLOCKS_PER_STEP", 0)    # never cheaper to walk
     tl = Timeline(trace, "next-fit").build()
     tracker = HeapTracker()
@@ -328,7 +328,7 @@ def test_a_move_of_many_steps_on_a_small_heap_walks_instead(trace, name):
     """Editing a step in costs what walking ~100 blocks does: playing many
     steps a frame over a small heap walks it once instead, and shows the
     same heap; one step, or few steps for the heap's size, are edited in."""
-    from heapscope.gui.heap_tracker import WALK_BLOCKS_PER_STEP
+    from heapscope.allocators.heap_tracker import WALK_BLOCKS_PER_STEP
     tl = Timeline(trace, name).build()
     tracker = HeapTracker()
     pointers = lambda: tl.strategy.structure()["pointers"]     # noqa: E731
@@ -379,7 +379,7 @@ def test_steps_back_after_a_jump_walk_once_in_a_while(qtbot, trace):
     """After a jump the tracker has no edit to undo: the first step back
     walks the heap BACK_WALK_AHEAD steps further back and edits the steps
     up to the shown one in, so the next steps back are undone."""
-    from heapscope.gui.heap_tracker import BACK_WALK_AHEAD
+    from heapscope.allocators.heap_tracker import BACK_WALK_AHEAD
     tl = Timeline(trace, "tlsf", checkpoint_every=2000).build()
     model, key, view = shown_on_a_map(qtbot, trace, tl, 100)
     model.seek(3540)                        # a jump: the map walks the heap

@@ -20,7 +20,7 @@ from heapscope import traces
 from heapscope.allocators.replay import Timeline
 from heapscope.gui import heap_cells
 from heapscope.gui.heap_map import HeapMapWidget
-from heapscope.gui.heap_tracker import TrackedHeap
+from heapscope.allocators.heap_edits import TrackedHeap
 from heapscope.gui.show_model import ShowModel
 from heapscope.gui.step_animator import move_ms, plan
 from heapscope.gui.structure_panel import StructurePanel

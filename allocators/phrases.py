@@ -1,0 +1,32 @@
+"""How the explain lines write sizes, addresses and counts: shared by the
+events' own words (:mod:`heapscope.allocators.events`), the strategies'
+explain texts and :mod:`heapscope.allocators.explain`, which names them too."""
+
+from __future__ import annotations
+
+
+def nbytes(n: int) -> str:
+    """'512 B': how every line says a size."""
+    return f"{n} B"
+
+
+def at(addr: int | None, none: str = "NULL") -> str:
+    """An address as the lines write it (0x1a40), ``none`` for None."""
+    return none if addr is None else f"{addr:#x}"
+
+
+def count(n: int, unit: tuple[str, str] | str) -> str:
+    """'1 free block', '3 free blocks'; ``unit`` is (singular, plural) or a
+    noun made plural with an s."""
+    one, many = unit if isinstance(unit, tuple) else (unit, unit + "s")
+    return f"{n} {one if n == 1 else many}"
+
+
+def times(n: int) -> str:
+    """'once', 'twice', '3 times'."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def list_name(where: tuple) -> str:
+    """A free list's ``where`` as the lines write it: '(3, 7)', '5', '()'."""
+    return "(" + ", ".join(str(w) for w in where) + ")" if len(where) != 1 else f"{where[0]}"
