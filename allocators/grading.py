@@ -307,6 +307,7 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
     strategy = None
     try:
         strategy = factory()
+        strategy.own_seconds = 0.0     # count the time in the student's own methods
         # No events: the window records them, grade checks results and walks;
         # making an event per block a search visits would cost the check pass
         # several times the strategy's own work (the timed runs keep none either).

@@ -422,9 +422,11 @@ class UserStrategy(Strategy):
         #: [low, high) of every block handed out and every region carved, by the
         #: guard's own count: H in a fixed pool (see heap_held)
         self._held = [self.arena.brk, self.arena.base]
-        #: seconds spent in your malloc/free/realloc while guarded: grade
-        #: spends at most as much again on its walk checks
-        self.own_seconds = 0.0
+        #: seconds spent in your malloc/free/realloc while guarded, counted
+        #: only when grade sets it to 0.0 (it spends at most as much again on
+        #: its walk checks); None elsewhere, so that two replays to the same
+        #: step leave the same state (checkpoints, seeks, densified timelines)
+        self.own_seconds = None
 
     # ------------------------------------------------------------ reporting
     def _user_fault(self, method: str, exc: BaseException) -> UserStrategyError:
@@ -474,7 +476,8 @@ class UserStrategy(Strategy):
         refusals = self.arena.refusals
         t0 = perf_counter()
         payload = Strategy.malloc(self, size)
-        self.own_seconds += perf_counter() - t0
+        if self.own_seconds is not None:
+            self.own_seconds += perf_counter() - t0
         self._check_door("_malloc")
         if payload is None:
             if len(self.live) != before:
@@ -498,7 +501,8 @@ class UserStrategy(Strategy):
         lb = self.live[payload]
         t0 = perf_counter()
         Strategy.free(self, payload)
-        self.own_seconds += perf_counter() - t0
+        if self.own_seconds is not None:
+            self.own_seconds += perf_counter() - t0
         self._check_door("_free")
         if payload in self.live:
             raise self._mistake("_free", f"your _free({payload:#x}) did not unbook the block: call "
@@ -522,7 +526,8 @@ class UserStrategy(Strategy):
             refusals = self.arena.refusals
             t0 = perf_counter()
             new = Strategy.realloc(self, None, size)
-            self.own_seconds += perf_counter() - t0
+            if self.own_seconds is not None:
+                self.own_seconds += perf_counter() - t0
             self._check_door(method)
             if new is None:
                 if len(self.live) != before:
@@ -545,7 +550,8 @@ class UserStrategy(Strategy):
         refusals = self.arena.refusals
         t0 = perf_counter()
         new = Strategy.realloc(self, payload, size)
-        self.own_seconds += perf_counter() - t0
+        if self.own_seconds is not None:
+            self.own_seconds += perf_counter() - t0
         self._check_door(method)
         if new is None:
             if self.live.get(payload) != old or len(self.live) != before:
