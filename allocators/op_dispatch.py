@@ -77,54 +77,91 @@ def run_ops(calls: Calls, program, rec, kinds, ids, sizes, measure: Callable | N
     operation ``measure(buf, off, live_bytes, payload)`` runs if given
     (``payload`` -1 for a NULL result and for ``free(NULL)``), ``off``
     advancing by ``step``; then ``done[0]`` says how many operations were
-    applied and measured, also when one raises (without a measure nothing
-    is counted: the hot loop of a bare replay carries no counter)."""
+    applied and measured, also when one raises.
+
+    The loop is :data:`DISPATCH`, compiled twice: with the measure after each
+    operation, and without (a bare replay's hot loop then tests nothing it
+    does not need)."""
+    if measure is None:
+        _run_bare(calls, program, rec, kinds, ids, sizes)
+    else:
+        _run_measured(calls, program, rec, kinds, ids, sizes, measure, buf, off, step, done)
+
+
+#: The dispatch, written once: one trace operation (kind, ident, size) to
+#: its strategy call (the names of :class:`Calls`) and the books (``live``,
+#: ``failed``, ``live_bytes``), leaving ``payload`` (-1 for none) for a
+#: measure.  :func:`_compile` puts it in the two loops of :func:`run_ops`.
+DISPATCH = """\
+if kind == ALLOC:
+    rec.kind = MALLOC_KIND
+    payload = malloc(size)
+    if payload is None:
+        failed.add(ident)
+        payload = -1
+    else:
+        live[ident] = (payload, size)
+        live_bytes += size
+elif kind == FREE:
+    rec.kind = FREE_KIND
+    entry = live.pop(ident, None)
+    if entry is None:
+        failed.discard(ident)      # free(NULL) of a failed malloc
+        if free_null is not None:
+            free_null()
+        payload = -1
+    else:
+        payload = entry[0]
+        free(payload)
+        live_bytes -= entry[1]
+elif kind == REALLOC:
+    rec.kind = REALLOC_KIND
+    entry = live.get(ident)
+    payload = realloc_null(size) if entry is None else realloc(entry[0], size)
+    if payload is None:
+        if entry is None:
+            failed.add(ident)
+        payload = -1
+    else:
+        failed.discard(ident)
+        live[ident] = (payload, size)
+        live_bytes += size - (entry[1] if entry else 0)
+else:
+    raise ValueError(f"unknown operation kind {kind}")
+"""
+
+_LOOP = """\
+def {name}(calls, program, rec, kinds, ids, sizes{params}):
     malloc, free, realloc, realloc_null, free_null = calls
     live = program.live
     failed = program.failed_ids
     live_bytes = program.live_bytes
-    start = off
+    start = off = {off}
     try:
         for kind, ident, size in zip(kinds, ids, sizes):
-            if kind == ALLOC:
-                rec.kind = MALLOC_KIND
-                payload = malloc(size)
-                if payload is None:
-                    failed.add(ident)
-                    payload = -1
-                else:
-                    live[ident] = (payload, size)
-                    live_bytes += size
-            elif kind == FREE:
-                rec.kind = FREE_KIND
-                entry = live.pop(ident, None)
-                if entry is None:
-                    failed.discard(ident)      # free(NULL) of a failed malloc
-                    if free_null is not None:
-                        free_null()
-                    payload = -1
-                else:
-                    payload = entry[0]
-                    free(payload)
-                    live_bytes -= entry[1]
-            elif kind == REALLOC:
-                rec.kind = REALLOC_KIND
-                entry = live.get(ident)
-                payload = realloc_null(size) if entry is None else realloc(entry[0], size)
-                if payload is None:
-                    if entry is None:
-                        failed.add(ident)
-                    payload = -1
-                else:
-                    failed.discard(ident)
-                    live[ident] = (payload, size)
-                    live_bytes += size - (entry[1] if entry else 0)
-            else:
-                raise ValueError(f"unknown operation kind {kind}")
-            if measure is not None:
-                measure(buf, off, live_bytes, payload)
-                off += step
+{dispatch}{after}
     finally:
         program.live_bytes = live_bytes
-        if done is not None:
-            done[0] = (off - start) // step
+{count}
+"""
+
+
+def _compile(name: str, measured: bool):
+    """One loop around :data:`DISPATCH`, with or without the measure."""
+    source = _LOOP.format(
+        name=name,
+        params=", measure, buf, off, step, done" if measured else "",
+        off="off" if measured else "0",
+        dispatch="".join(" " * 12 + line + "\n" for line in DISPATCH.splitlines()),
+        after=(" " * 12 + "measure(buf, off, live_bytes, payload)\n" + " " * 12 + "off += step")
+        if measured else "",
+        count=(" " * 8 + "if done is not None:\n" + " " * 12 + "done[0] = (off - start) // step")
+        if measured else "")
+    scope = {"ALLOC": ALLOC, "FREE": FREE, "REALLOC": REALLOC, "MALLOC_KIND": MALLOC_KIND,
+             "FREE_KIND": FREE_KIND, "REALLOC_KIND": REALLOC_KIND}
+    exec(compile(source, f"<op_dispatch {name}>", "exec"), scope)
+    return scope[name]
+
+
+_run_bare = _compile("_run_bare", measured=False)
+_run_measured = _compile("_run_measured", measured=True)
