@@ -365,45 +365,24 @@ class BSDBuckets(Strategy):
             yield self.core_top, reserve
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        """O(buckets) from the per-bucket counts."""
-        reserve = self.arena.brk - self.core_top
-        top_bucket = -1
-        if reserve:
-            top = reserve
-        elif self.last_block in self.ov_next:      # the last carved block is free
-            top_bucket = self.ov_index[self.last_block]
-            top = self.block_sizes[top_bucket]
-        else:
-            top = 0
-        below = 0
-        counts = self.free_count
-        # Buckets above free_high are empty: start there.
-        for k in range(self.free_high, -1, -1):
-            if counts[k] - (k == top_bucket) > 0:
-                below = self.block_sizes[k]
-                break
-        return self.free_bytes + reserve, top if top > below else below, top, below
+        """O(buckets) from the per-bucket counts (:meth:`_probe`)."""
+        return self._probe()()
 
-    def measure_row(self, rec) -> tuple:
-        """The timeline build's row after each step (``Strategy.measure_row``):
-        :meth:`fragmentation_probe` worked out in place on containers bound
-        once, and of the record's counters only visits and grows, the ones
-        this policy adds to.  The same values as the default row (tested
-        after every op); a subclass gets the default."""
-        if type(self) is not BSDBuckets:
-            return super().measure_row(rec)
+    def _probe(self):
+        """The fragmentation probe as a function of no arguments, its
+        containers bound once: what :meth:`fragmentation_probe` answers, and
+        what the build's row (:meth:`measure_row`) calls after every step,
+        so the probe is written once and costs no attribute look-ups there.
+        It holds the containers of now: a bulk replay's lifetime."""
         s = self
         arena = self.arena
-        fixed = arena.fixed
         ov_next = self.ov_next
         ov_index = self.ov_index
         counts = self.free_count
         sizes = self.block_sizes
-        pack = _ROW.pack_into
 
-        def row(buf, off, live_bytes, payload):
-            brk = arena.brk
-            reserve = brk - s.core_top
+        def probe():
+            reserve = arena.brk - s.core_top
             top_bucket = -1
             if reserve:
                 top = reserve
@@ -422,8 +401,28 @@ class BSDBuckets(Strategy):
                     below = sizes[k]
                     break
                 k -= 1
-            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
-                 s.header_in_use, s.free_bytes + reserve, top, below,
+            return s.free_bytes + reserve, top if top > below else below, top, below
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` itself (one account of the free blocks,
+        not a second one inline), without ``largest_free`` (the max of the
+        two it gives) and with only the counters this policy adds to
+        (visits, grows).  The same values as the default row (tested
+        after every op); a subclass gets the default."""
+        if type(self) is not BSDBuckets:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        probe = self._probe()
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            free, _, top, below = probe()
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
                  rec.visits, rec.grows, payload)
         return ROW_FIELDS, row
 

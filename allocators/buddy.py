@@ -626,66 +626,26 @@ class BinaryBuddy(Strategy):
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """O(orders): the AVAIL counts give the largest free block; the block
         touching the break is found by trying each order below it, and kept
-        until a split, a merge or a new chunk changes it."""
-        reserve = self.arena.brk - self.core_top
-        total = self.free_bytes + reserve
-        top = 0
-        top_order = -1
-        if reserve:
-            top = reserve
-        elif self._chunks:
-            end = self.core_top
-            kval = self.kval
-            cached_end, block, k = self._last_block
-            if cached_end != end or kval.get(block) != k:
-                for k in range(self.min_order, self.top_order + 1):
-                    block = end - (1 << k)
-                    if kval.get(block) == k:
-                        break
-                self._last_block = (end, block, k)
-            if block in self.linkf:
-                top, top_order = 1 << k, k
-        below = self._largest_order(top_order)
-        return total, top if top > below else below, top, below
+        until a split, a merge or a new chunk changes it (:meth:`_probe`)."""
+        return self._probe()()
 
-    def _largest_order(self, top_order: int) -> int:
-        """Bytes of the largest block on the AVAIL lists other than the top
-        one (of order ``top_order``, -1 for none), 0 if there is none; the
-        highest non-empty list found becomes ``avail_high``."""
-        counts = self.avail_count
-        min_order = self.min_order
-        k = self.avail_high
-        while k >= min_order and not counts[k]:
-            k -= 1
-        self.avail_high = k
-        if k == top_order and counts[k] == 1:
-            k -= 1
-            while k >= min_order and not counts[k]:
-                k -= 1
-        return 1 << k if k >= min_order else 0
-
-    def measure_row(self, rec) -> tuple:
-        """The timeline build's row after each step (``Strategy.measure_row``):
-        :meth:`fragmentation_probe` worked out in place on containers bound
-        once, without the rotations and walked counters this policy never
-        adds to.  The same values as the default row (tested after every
-        op); a subclass gets the default."""
-        if type(self) is not BinaryBuddy:
-            return super().measure_row(rec)
+    def _probe(self):
+        """The fragmentation probe as a function of no arguments, its
+        containers bound once: what :meth:`fragmentation_probe` answers, and
+        what the build's row (:meth:`measure_row`) calls after every step,
+        so the probe is written once and costs no attribute look-ups there.
+        It holds the containers of now: a bulk replay's lifetime."""
         s = self
         arena = self.arena
-        fixed = arena.fixed
         kval = self.kval
         linkf = self.linkf
         chunks = self._chunks
         counts = self.avail_count
         min_order = self.min_order
-        pack = _ROW.pack_into
 
-        def row(buf, off, live_bytes, payload):
-            brk = arena.brk
+        def probe():
             end = s.core_top
-            reserve = brk - end
+            reserve = arena.brk - end
             top = 0
             top_order = -1
             if reserve:
@@ -701,7 +661,8 @@ class BinaryBuddy(Strategy):
                     s._last_block = (end, block, k)
                 if block in linkf:
                     top, top_order = 1 << k, k
-            # _largest_order, inline
+            # the largest block on the AVAIL lists other than the top one;
+            # the highest non-empty list found becomes avail_high
             k = s.avail_high
             while k >= min_order and not counts[k]:
                 k -= 1
@@ -711,8 +672,28 @@ class BinaryBuddy(Strategy):
                 while k >= min_order and not counts[k]:
                     k -= 1
             below = 1 << k if k >= min_order else 0
-            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes, s.in_use,
-                 s.header_in_use, s.free_bytes + reserve, top, below,
+            return s.free_bytes + reserve, top if top > below else below, top, below
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` itself (one account of the free blocks,
+        not a second one inline), without ``largest_free`` (the max of the
+        two it gives) and with only the counters this policy adds to
+        (visits, splits, merges, grows).  The same values as the default row (tested
+        after every op); a subclass gets the default."""
+        if type(self) is not BinaryBuddy:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        probe = self._probe()
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            free, _, top, below = probe()
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
                  rec.visits, rec.splits, rec.merges, rec.grows, payload)
         return ROW_FIELDS, row
 

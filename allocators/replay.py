@@ -7,6 +7,9 @@ allows: it calls the policy's ``_malloc``/``_free``/``_realloc`` directly (or
 the fused versions a policy offers in their place, ``Strategy.bulk_ops``) and
 gives the strategy one *bulk* record whose counters run on over all the
 operations (see :func:`bulk_record`), so no record is made per operation.
+Both, and the timeline's build with its measures, dispatch every operation
+through the one loop of :mod:`allocators.op_dispatch` (what a trace op calls
+and what it does to the :class:`Program`'s books is written there once).
 
 :class:`Timeline` does one full replay up front (:meth:`Timeline.build`),
 keeping the per-step measures (:mod:`allocators.metrics`) and checkpoints:
@@ -55,7 +58,8 @@ import numpy as np
 
 from ..traces.trace import ALLOC, FREE, REALLOC
 
-from .events import FREE as FREE_KIND, MALLOC as MALLOC_KIND, REALLOC as REALLOC_KIND, OpRecord
+from .events import MALLOC as MALLOC_KIND, OpRecord
+from .op_dispatch import bulk_calls, public_calls, run_ops
 from .metrics import ROW_COUNTERS, ROW_FIELDS, MetricSeries, summarize
 from .registry import make_strategy
 from .state_copy import copy_state
@@ -135,39 +139,14 @@ class Program:
 
 def apply_op(strategy: Strategy, program: Program, kind: int, ident: int, size: int) -> OpRecord:
     """Apply one trace operation through the strategy's public calls; return
-    the strategy's record of it.  :func:`replay_ops` and the timeline's build
-    do the same for many operations at once: keep them in step."""
-    live = program.live
-    if kind == ALLOC:
-        payload = strategy.malloc(size)
-        if payload is None:
-            program.failed_ids.add(ident)
-        else:
-            live[ident] = (payload, size)
-            program.live_bytes += size
-    elif kind == FREE:
-        entry = live.pop(ident, None)
-        if entry is None:
-            # Its malloc failed: the program holds NULL, and free(NULL) is a no-op.
-            program.failed_ids.discard(ident)
-            strategy.free(None)
-        else:
-            strategy.free(entry[0])
-            program.live_bytes -= entry[1]
-    elif kind == REALLOC:
-        entry = live.get(ident)
-        old = entry[0] if entry else None
-        payload = strategy.realloc(old, size)
-        if payload is None:
-            if entry is None:
-                program.failed_ids.add(ident)
-        else:
-            program.failed_ids.discard(ident)
-            live[ident] = (payload, size)
-            program.live_bytes += size - (entry[1] if entry else 0)
-    else:
-        raise ValueError(f"unknown operation kind {kind}")
+    the strategy's record of it.  The operation is dispatched by
+    :func:`~allocators.op_dispatch.run_ops`, as every replay's are."""
+    run_ops(public_calls(strategy), program, _SCRATCH, (kind,), (ident,), (size,))
     return strategy.rec
+
+
+#: the record run_ops sets the kind of when the public calls make their own
+_SCRATCH = OpRecord()
 
 
 def bulk_record(strategy: Strategy) -> OpRecord:
@@ -255,58 +234,16 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
     ``largest`` is the largest of ``sizes`` if the caller knows it (else it
     is looked up): a request past the strategy's bound fails at once."""
     rec = bulk_record(strategy)
-    if not calls_policy_directly(strategy):
-        try:
-            for kind, ident, size in zip(kinds, ids, sizes):
-                _add_counts(rec, apply_op(strategy, program, kind, ident, size))
-        finally:
-            strategy.rec = OpRecord()
-        return rec
-    if largest is None:
-        largest = largest_size(sizes)
-    _malloc, _free, _realloc = policy_ops(strategy, fused, largest)
-    live = program.live
-    failed = program.failed_ids
-    live_bytes = program.live_bytes
     try:
-        for kind, ident, size in zip(kinds, ids, sizes):
-            if kind == ALLOC:
-                rec.kind = MALLOC_KIND
-                payload = _malloc(size)
-                if payload is None:
-                    failed.add(ident)
-                else:
-                    live[ident] = (payload, size)
-                    live_bytes += size
-            elif kind == FREE:
-                rec.kind = FREE_KIND
-                entry = live.pop(ident, None)
-                if entry is None:
-                    failed.discard(ident)      # free(NULL) of a failed malloc
-                else:
-                    _free(entry[0])
-                    live_bytes -= entry[1]
-            elif kind == REALLOC:
-                rec.kind = REALLOC_KIND
-                entry = live.get(ident)
-                if entry is None:
-                    payload = _malloc(size)
-                    if payload is None:
-                        failed.add(ident)
-                        continue
-                    failed.discard(ident)
-                    live[ident] = (payload, size)
-                    live_bytes += size
-                else:
-                    payload = _realloc(entry[0], size)
-                    if payload is not None:
-                        failed.discard(ident)
-                        live[ident] = (payload, size)
-                        live_bytes += size - entry[1]
-            else:
-                raise ValueError(f"unknown operation kind {kind}")
+        if calls_policy_directly(strategy):
+            if largest is None:
+                largest = largest_size(sizes)
+            run_ops(bulk_calls(policy_ops(strategy, fused, largest)), program, rec, kinds, ids, sizes)
+        else:
+            def add_counts(buf, off, live_bytes, payload):
+                _add_counts(rec, strategy.rec)
+            run_ops(public_calls(strategy), program, _SCRATCH, kinds, ids, sizes, add_counts)
     finally:
-        program.live_bytes = live_bytes
         strategy.rec = OpRecord()
     return rec
 
@@ -343,55 +280,12 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
     if not calls_policy_directly(strategy):
         return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
     rec = strategy.rec = counted
-    _malloc, _free, _realloc = bounded_ops(strategy, strategy.bulk_ops(), largest)
+    calls = bulk_calls(bounded_ops(strategy, strategy.bulk_ops(), largest))
     fields, measure = strategy.measure_row(rec)
     left_out = [name for name in ROW_COUNTERS if name not in fields]
     before = [getattr(rec, name) for name in left_out]
-    live = program.live
-    failed = program.failed_ids
-    live_bytes = program.live_bytes
     step = _row_size(fields)
-    start = off = row * step
-    try:
-        for kind, ident, size in zip(kinds, ids, sizes):
-            if kind == ALLOC:
-                rec.kind = MALLOC_KIND
-                payload = _malloc(size)
-                if payload is None:
-                    failed.add(ident)
-                    payload = -1
-                else:
-                    live[ident] = (payload, size)
-                    live_bytes += size
-            elif kind == FREE:
-                rec.kind = FREE_KIND
-                entry = live.pop(ident, None)
-                if entry is None:
-                    failed.discard(ident)      # free(NULL) of a failed malloc
-                    payload = -1
-                else:
-                    payload = entry[0]
-                    _free(payload)
-                    live_bytes -= entry[1]
-            elif kind == REALLOC:
-                rec.kind = REALLOC_KIND
-                entry = live.get(ident)
-                payload = _malloc(size) if entry is None else _realloc(entry[0], size)
-                if payload is None:
-                    if entry is None:
-                        failed.add(ident)
-                    payload = -1
-                else:
-                    failed.discard(ident)
-                    live[ident] = (payload, size)
-                    live_bytes += size - (entry[1] if entry else 0)
-            else:
-                raise ValueError(f"unknown operation kind {kind}")
-            measure(buf, off, live_bytes, payload)
-            off += step
-    finally:
-        program.live_bytes = live_bytes
-        done[0] = (off - start) // step
+    run_ops(calls, program, rec, kinds, ids, sizes, measure, buf, row * step, step, done)
     moved = [name for name, was in zip(left_out, before) if getattr(rec, name) != was]
     if moved:
         raise RuntimeError(f"{strategy.name}: its measure_row leaves out the counters {moved}, "
@@ -403,14 +297,14 @@ def _measure_public_ops(strategy: Strategy, program: Program, counted: OpRecord,
     """:func:`_measure_ops` through the public calls, one record each."""
     fields = strategy.measure_row(counted)[0]
     step = _row_size(fields)
-    off = row * step
-    done[0] = 0
-    for kind, ident, size in zip(kinds, ids, sizes):
-        rec = apply_op(strategy, program, kind, ident, size)
-        buf[off:off + step] = _packed_row(fields, _row_after(strategy, program, rec, counted))
+
+    def measure(buf, off, live_bytes, payload):
+        rec = strategy.rec
+        buf[off:off + step] = _packed_row(fields, _row_after(strategy, live_bytes, rec, counted))
         _add_counts(counted, rec)
-        off += step
-        done[0] += 1
+
+    run_ops(public_calls(strategy), program, _SCRATCH, kinds, ids, sizes, measure, buf, row * step,
+            step, done)
 
 
 def _packed_row(fields: tuple, full: tuple) -> bytes:
@@ -418,13 +312,13 @@ def _packed_row(fields: tuple, full: tuple) -> bytes:
     return struct.pack(f"<{len(fields)}q", *(full[ROW_FIELDS.index(f)] for f in fields))
 
 
-def _row_after(strategy: Strategy, program: Program, rec: OpRecord, counted: OpRecord) -> tuple:
+def _row_after(strategy: Strategy, live_bytes: int, rec: OpRecord, counted: OpRecord) -> tuple:
     """The full row (:data:`ROW_FIELDS`) of one operation applied by
-    :func:`apply_op` (its own record ``rec``), its counters added to the bulk
-    record ``counted``."""
+    :func:`apply_op` (its own record ``rec``; the program then holds
+    ``live_bytes``), its counters added to the bulk record ``counted``."""
     arena = strategy.arena
     heap = strategy.touched_high - strategy.touched_low if arena.fixed else arena.brk + strategy.mapped_bytes
-    return (heap, program.live_bytes, strategy.in_use, strategy.header_in_use,
+    return (heap, live_bytes, strategy.in_use, strategy.header_in_use,
             *strategy.fragmentation_probe(),
             *(getattr(counted, name) + getattr(rec, name) for name in _COUNTER_FIELDS),
             -1 if rec.payload is None else rec.payload)
@@ -772,7 +666,7 @@ class Timeline:
             except UserStrategyError as exc:
                 self._stop_at_fault(last, wall0, cpu0, exc)
                 return self
-            writer.write(last, _packed_row(fields, _row_after(strategy, program, record, counted)), 1)
+            writer.write(last, _packed_row(fields, _row_after(strategy, program.live_bytes, record, counted)), 1)
         self._finish_build(n, wall0, cpu0, strategy, program, record)
         if progress:
             progress(n, n)

@@ -974,81 +974,76 @@ class TLSF(Strategy):
         F is kept as blocks enter and leave the lists, and the largest free
         blocks sit in the highest non-empty list (fls of both bitmaps).  The
         "top" block is the free block just below the sentinel: TLSF never lets a
-        free block touch the break itself."""
-        total = self._free_bytes
-        if not total:
-            return 0, 0, 0, 0
-        W = self.word
-        size_word = self._size_word
-        sentinel = self._sentinel
-        top_block = self._prev_phys[sentinel] if size_word[sentinel] & PREV_FREE_BIT else None
-        top = W + (size_word[top_block] & ~FLAG_BITS) if top_block is not None else 0
-        below = 0
-        fl_map = self.fl_bitmap
-        while fl_map and not below:
-            fl = fl_map.bit_length() - 1
-            row = self.sl_bitmap[fl]
-            while row and not below:
-                sl = row.bit_length() - 1
-                for block in self._lists[fl * SL_INDEX_COUNT + sl]:
-                    if block != top_block:
-                        size = W + (size_word[block] & ~FLAG_BITS)
-                        if size > below:
-                            below = size
-                row &= ~(1 << sl)
-            fl_map &= ~(1 << fl)
-        return total, top if top > below else below, top, below
+        free block touch the break itself (:meth:`_probe`)."""
+        return self._probe()()
 
-    def measure_row(self, rec) -> tuple:
-        """The timeline build's row after each step (``Strategy.measure_row``):
-        :meth:`fragmentation_probe` worked out in place on containers bound
-        once, without the rotations and walked counters TLSF never adds to.
-        The same values as the default row (tested after every op); a
-        subclass gets the default."""
-        if type(self) is not TLSF:
-            return super().measure_row(rec)
+    def _probe(self):
+        """The fragmentation probe as a function of no arguments, its
+        containers bound once: what :meth:`fragmentation_probe` answers, and
+        what the build's row (:meth:`measure_row`) calls after every step,
+        so the probe is written once and costs no attribute look-ups there.
+        It holds the containers of now: a bulk replay's lifetime."""
         s = self
-        arena = self.arena
-        fixed = arena.fixed
         W = self.word
         size_word = self._size_word
         prev_phys = self._prev_phys
         lists = self._lists
         sl_bitmap = self.sl_bitmap
+        size_bits = ~FLAG_BITS
+
+        def probe():
+            total = s._free_bytes
+            if not total:
+                return 0, 0, 0, 0
+            top = below = 0
+            sentinel = s._sentinel
+            if size_word[sentinel] & PREV_FREE_BIT:
+                top_block = prev_phys[sentinel]
+                top = W + (size_word[top_block] & size_bits)
+            else:
+                top_block = None
+            # the largest blocks other than the top one are in the highest
+            # non-empty list that holds one: fls of both bitmaps
+            fl_map = s.fl_bitmap
+            while fl_map:
+                fl = fl_map.bit_length() - 1
+                row_map = sl_bitmap[fl]
+                while row_map:
+                    sl = row_map.bit_length() - 1
+                    for block in lists[fl * SL_INDEX_COUNT + sl]:
+                        if block != top_block:
+                            size = size_word[block] & size_bits
+                            if size > below:
+                                below = size
+                    if below:
+                        break
+                    row_map ^= 1 << sl
+                if below:
+                    below += W
+                    break
+                fl_map ^= 1 << fl
+            return total, top if top > below else below, top, below
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The timeline build's row after each step (``Strategy.measure_row``):
+        :meth:`fragmentation_probe` itself (one account of the free blocks,
+        not a second one inline), without ``largest_free`` (the max of the
+        two it gives) and with only the counters this policy adds to
+        (visits, splits, merges, grows).  The same values as the default row (tested
+        after every op); a subclass gets the default."""
+        if type(self) is not TLSF:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        probe = self._probe()
         pack = _ROW.pack_into
 
         def row(buf, off, live_bytes, payload):
-            total = s._free_bytes
-            top = below = 0
-            if total:
-                sentinel = s._sentinel
-                if size_word[sentinel] & PREV_FREE_BIT:
-                    top_block = prev_phys[sentinel]
-                    top = W + (size_word[top_block] & -4)
-                else:
-                    top_block = None
-                # the largest blocks other than the top one are in the
-                # highest non-empty list that holds one: fls of both bitmaps
-                fl_map = s.fl_bitmap
-                while fl_map:
-                    fl = fl_map.bit_length() - 1
-                    row_map = sl_bitmap[fl]
-                    while row_map:
-                        sl = row_map.bit_length() - 1
-                        for block in lists[(fl << 5) + sl]:
-                            if block != top_block:
-                                size = size_word[block] & -4
-                                if size > below:
-                                    below = size
-                        if below:
-                            break
-                        row_map ^= 1 << sl
-                    if below:
-                        below += W
-                        break
-                    fl_map ^= 1 << fl
+            free, _, top, below = probe()
             pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, s.header_in_use, total, top, below,
+                 s.in_use, s.header_in_use, free, top, below,
                  rec.visits, rec.splits, rec.merges, rec.grows, payload)
         return ROW_FIELDS, row
 
