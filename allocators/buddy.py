@@ -51,8 +51,8 @@ chunk and R1 probes its list once more.
 
 View: the split tree over each chunk (:meth:`BinaryBuddy.split_tree`) next to
 the ``AVAIL[k]`` lists (:meth:`BinaryBuddy.avail`); :class:`AvailProbe`,
-:class:`~allocators.events.BuddySplit` and
-:class:`~allocators.events.BuddyMerge` events animate the search, the split
+:class:`~heapscope.allocators.events.BuddySplit` and
+:class:`~heapscope.allocators.events.BuddyMerge` events animate the search, the split
 cascade and the merge cascade with the XOR
 (:meth:`BinaryBuddy.buddy_of`).
 """

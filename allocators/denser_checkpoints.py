@@ -1,8 +1,8 @@
 """Denser checkpoints for a timeline already built, taken where nobody waits.
 
 A build spaces its checkpoints so that pickling costs about
-:data:`~allocators.replay.CHECKPOINT_SHARE` of it and a seek replays at most
-:data:`~allocators.replay.SEEK_REPLAY_SECONDS` from one
+:data:`~heapscope.allocators.replay.CHECKPOINT_SHARE` of it and a seek replays at most
+:data:`~heapscope.allocators.replay.SEEK_REPLAY_SECONDS` from one
 (:meth:`Timeline._checkpoint_gap <allocators.replay.Timeline._checkpoint_gap>`).
 That is one strategy's seek.  Compare mode seeks ``k`` timelines at once, so a
 jump there costs ``k`` such replays; to cost what one strategy's seek costs,
@@ -12,8 +12,8 @@ A :class:`Densifier` gives a built timeline the checkpoints for that *after*
 its build, without slowing the build: it cuts each span between two of the
 build's checkpoints into ``share`` spans (more if the bare replay of one would
 still take longer than ``seconds / share``; never shorter than
-:data:`~allocators.replay.MIN_CHECKPOINT_GAP` steps), replays the trace bare
-(events and measures off, :func:`~allocators.replay.replay_ops` with the
+:data:`~heapscope.allocators.replay.MIN_CHECKPOINT_GAP` steps), replays the trace bare
+(events and measures off, :func:`~heapscope.allocators.replay.replay_ops` with the
 policy's fused paths) from the span's checkpoint, and pickles the heap at each
 cut into the timeline's ``checkpoints`` -- the same pickles the build keeps,
 so a seek restores them as it restores the build's.  A span already cut as

@@ -97,7 +97,7 @@ per chunk ``frontlink`` passes to reach a large chunk's place (``rec.walked``),
 memory at the end of top, whose next ``Visit`` gives its new size),
 :class:`Trim`, :class:`Mapped`, :class:`Unmapped`, ``Placed``, ``Released``.
 A step's events say every change to ``structure()``:
-:mod:`allocators.structure_replay` follows them (kind ``bins``).
+:mod:`heapscope.allocators.structure_replay` follows them (kind ``bins``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What one operation did, so a view can animate it and the explain panel can
 say it in words.
 
-Every public operation of a :class:`~allocators.strategy.Strategy` fills one
+Every public operation of a :class:`~heapscope.allocators.strategy.Strategy` fills one
 :class:`OpRecord`.  Its counters (visits, splits, merges, rotations, probes) are
 always kept because the measures need them; the ordered list of events is only
 kept while ``strategy.record`` is true (bulk replay switches it off and turns it
@@ -12,7 +12,7 @@ header), not payload addresses, unless a field says ``payload``.
 
 The events of a step say every change the step made to the policy's free
 structure, in order: a view can follow the structure from the events alone
-(:mod:`allocators.structure_replay` does, and the tests check it against
+(:mod:`heapscope.allocators.structure_replay` does, and the tests check it against
 ``structure()``).  Which event changes what, kind by kind, is in
 ``docs/structure.md`` ("Events a view can rely on").
 

@@ -1,7 +1,7 @@
 """A step's events in words: what the explain panel lists and ``heapscope
 inspect`` prints.
 
-:func:`explain_step` turns the events of one :class:`~allocators.events.OpRecord`
+:func:`explain_step` turns the events of one :class:`~heapscope.allocators.events.OpRecord`
 into :class:`ExplainedEvent` lines, in order.  Each line carries the event, its
 text, and the block addresses it names (so a click on the line can select the
 block on the map and in the structure view).

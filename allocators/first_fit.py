@@ -2,7 +2,7 @@
 against (Knuth, TAOCP vol. 1, 2.5, algorithm A; Wilson, Johnstone, Neely &
 Boles, "Dynamic Storage Allocation: A Survey and Critical Review", 1995, 3.4).
 
-It is K&R's allocator (see :mod:`allocators.next_fit`) with one change: every
+It is K&R's allocator (see :mod:`heapscope.allocators.next_fit`) with one change: every
 search starts from the lowest address instead of the rover, so small free
 blocks collect near the start of the heap ("splinters") and searches there grow
 long.  Blocks, headers, tail cutting, coalescing and ``morecore`` are K&R's.

@@ -6,7 +6,7 @@ malloc's free clusters), and small chunks of a few power-of-two sizes
 step; walking thousands of free chunks each time would cost more than the
 policy itself.
 
-Runs are kept in a :class:`~allocators.free_index.FreeSizeIndex`; chunks
+Runs are kept in a :class:`~heapscope.allocators.free_index.FreeSizeIndex`; chunks
 only as a count per size, since all chunks of a size are alike.
 """
 

@@ -6,7 +6,7 @@ lab's code or traces is used: what follows is its published rules.
 **Correctness**, at every operation of every trace: each payload a malloc or
 realloc returns is aligned, lies inside the heap and overlaps no live
 payload, and realloc keeps the first min(old, new) bytes (the rules of
-mdriver; :class:`~allocators.user.UserStrategy` checks them, with a tag per
+mdriver; :class:`~heapscope.allocators.user.UserStrategy` checks them, with a tag per
 block standing for its bytes).  More than mdriver: the strategy's books and
 results agree, no exception escapes it, its heap walk covers the heap with no
 gap or overlap and agrees with the books, its own ``_check_structure`` holds
@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Callable
 
-from ..traces.trace import ALLOC, FREE
+from heapscope.traces.trace import ALLOC, FREE
 from . import structure as structure_protocol
 from .replay import KIND_NAMES, Program, apply_op, replay_ops
 from .registry import make_strategy

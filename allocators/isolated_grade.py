@@ -1,7 +1,7 @@
 """``heapscope grade`` with the student's code in a worker process.
 
-:func:`grade_in_workers` is :func:`allocators.grading.grade` (same
-arguments, same :class:`~allocators.grading.Grade`), except that each
+:func:`grade_in_workers` is :func:`heapscope.allocators.grading.grade` (same
+arguments, same :class:`~heapscope.allocators.grading.Grade`), except that each
 trace is graded in a worker process of its own with a time limit
 (allocators/isolation.py): the checks, the timed runs and the reference's
 timed runs of one trace run there, one trace after the other, so the timings

@@ -3,7 +3,7 @@
 A strategy of your own (allocators/user.py) is code heapscope did not write:
 it may loop forever, call ``sys.exit`` or ``os._exit``, or raise a
 ``BaseException`` that is no ``Exception``.  Its replays therefore run in a
-worker process (:class:`allocators.parallel.ParallelBuild`, which starts the
+worker process (:class:`heapscope.allocators.parallel.ParallelBuild`, which starts the
 workers, ships the strategy's source and kills them), and this module is what
 makes such a worker stoppable and its end explainable:
 
@@ -36,7 +36,7 @@ faster (``heapscope inspect``, ``render`` of one strategy, the window).
 :class:`MainThreadGuard` is the other half, for user code that must run in
 the caller's own process (the window seeking a user timeline it has built,
 ``render`` drawing its frames): a timer interrupts the main thread with
-:class:`~allocators.user.StopUserCode` once the limit has passed.  It can
+:class:`~heapscope.allocators.user.StopUserCode` once the limit has passed.  It can
 stop Python code only; a call into C that never returns is not stopped.
 """
 
@@ -279,7 +279,7 @@ class MainThreadGuard:
 
     ``with MainThreadGuard(limit, "seeking loops"):`` runs the block; after
     ``limit`` seconds a timer (``setitimer``, SIGALRM) raises
-    :class:`~allocators.user.StopUserCode` wherever the main thread runs
+    :class:`~heapscope.allocators.user.StopUserCode` wherever the main thread runs
     Python -- the user's loop -- and again every :data:`ANSWER_EVERY` s
     until the block ends (an exception swallowed by the user's ``except:``
     or by a Qt callback is raised again); the block then ends with

@@ -2,7 +2,7 @@
 what it does to the program's books.
 
 A trace operation is (kind, id, size), kind one of ALLOC, FREE and REALLOC
-(:mod:`traces.trace`).  :func:`run_ops` maps each to a call of the strategy
+(:mod:`heapscope.traces.trace`).  :func:`run_ops` maps each to a call of the strategy
 and keeps the :class:`~heapscope.allocators.replay.Program`'s books (its live
 ids, live bytes and the ids whose malloc failed), for every replay:
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from ..traces.trace import ALLOC, FREE, REALLOC
+from heapscope.traces.trace import ALLOC, FREE, REALLOC
 
 from .events import FREE as FREE_KIND, MALLOC as MALLOC_KIND, REALLOC as REALLOC_KIND
 

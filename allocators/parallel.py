@@ -18,9 +18,9 @@ never blocks on a message that has not arrived) or runs :meth:`ParallelBuild.wai
 on a thread of its own; :meth:`ParallelBuild.cancel` may be called from
 anywhere, a progress callback included.
 
-What comes back: with ``keep="timeline"`` a :class:`~allocators.replay.Timeline`
+What comes back: with ``keep="timeline"`` a :class:`~heapscope.allocators.replay.Timeline`
 of the caller's own trace, rebuilt from what the worker shipped
-(:class:`~allocators.replay.BuiltTimeline`: measures, checkpoints, final
+(:class:`~heapscope.allocators.replay.BuiltTimeline`: measures, checkpoints, final
 state; never the trace, which the caller has); with ``keep="summary"`` only
 the summary row (``heapscope compare``, which keeps no checkpoints either).
 

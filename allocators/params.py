@@ -2,7 +2,7 @@
 
 Each strategy class lists the parameters it takes as :class:`Param` values in
 its ``params`` attribute; the ones every strategy takes (word, align,
-heap_limit, pool_size) are declared on :class:`~allocators.strategy.Strategy`
+heap_limit, pool_size) are declared on :class:`~heapscope.allocators.strategy.Strategy`
 itself, and a subclass may declare one of them again to narrow it (TLSF
 aligns to the word only).  The declarations are the single source for:
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
-from ..values import BadValue, format_size, parse_bool, parse_int, parse_size
+from heapscope.values import BadValue, format_size, parse_bool, parse_int, parse_size
 
 #: kinds of value
 INT = "int"

@@ -2,7 +2,7 @@
 or from an installed package (the entry point group ``heapscope.allocators``).
 
 A loaded strategy is registered under its ``name`` in
-:data:`allocators.registry.STRATEGIES`, so the picker, ``compare``,
+:data:`heapscope.allocators.registry.STRATEGIES`, so the picker, ``compare``,
 ``heapscope strategies`` and ``-P NAME.param=...`` see it as they see the
 built-ins.  Every mistake in the file is one :class:`PluginError` naming the
 file (and the line of a syntax error): the command line prints it and exits

@@ -12,8 +12,8 @@ in the policy's own terms.
 
 The answer and the reasons are read from the step itself, never from a table
 of canned lines: the heap and the free structure just before the step
-(:class:`~allocators.replay.HeapState`, ``Timeline.before()`` or ``after()``
-one position earlier), and the step's events (:mod:`allocators.events`):
+(:class:`~heapscope.allocators.replay.HeapState`, ``Timeline.before()`` or ``after()``
+one position earlier), and the step's events (:mod:`heapscope.allocators.events`):
 which blocks the search examined and in which order, where it started (the
 rover, the list head), TLSF's ``mapping_search`` class and bitmap probes, the
 buddy system's AVAIL probes, the bucket the request went to, a growth of the
@@ -24,7 +24,7 @@ strategy of your own, gets the generic account of its search.
 
 The block chosen is the free block of the heap before the step that holds
 the block malloc placed.  When the heap grew by ``sbrk`` before the block was
-placed (a :class:`~allocators.events.Grow`, or a failed growth), the right
+placed (a :class:`~heapscope.allocators.events.Grow`, or a failed growth), the right
 answer is "the heap grows" (:data:`GROW`).  In a fixed pool, carving fresh
 memory from the part of the pool not touched yet also grows the heap as the
 gauges measure it (its high-water mark): there both answers count.

@@ -8,11 +8,11 @@ the fused versions a policy offers in their place, ``Strategy.bulk_ops``) and
 gives the strategy one *bulk* record whose counters run on over all the
 operations (see :func:`bulk_record`), so no record is made per operation.
 Both, and the timeline's build with its measures, dispatch every operation
-through the one loop of :mod:`allocators.op_dispatch` (what a trace op calls
+through the one loop of :mod:`heapscope.allocators.op_dispatch` (what a trace op calls
 and what it does to the :class:`Program`'s books is written there once).
 
 :class:`Timeline` does one full replay up front (:meth:`Timeline.build`),
-keeping the per-step measures (:mod:`allocators.metrics`) and checkpoints:
+keeping the per-step measures (:mod:`heapscope.allocators.metrics`) and checkpoints:
 the strategy's pickled state plus which trace ids are live where.  Any step t
 is then reached by restoring the checkpoint at or before t and replaying
 forward with events off, switching them on only for the last operation so a
@@ -38,7 +38,7 @@ position stays; :meth:`Timeline.after` is the shown state in the same form.
 A free of an id whose malloc failed (the heap limit was reached) does nothing,
 as ``free(NULL)`` does in C: the program would have got NULL back.
 
-A user strategy that makes a mistake (:class:`~allocators.user.UserStrategyError`)
+A user strategy that makes a mistake (:class:`~heapscope.allocators.user.UserStrategyError`)
 stops the build there: the timeline keeps the steps before it, as a cancelled
 build does, and ``fault`` holds the error for the window to show.
 """
@@ -56,7 +56,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..traces.trace import ALLOC, FREE, REALLOC
+from heapscope.traces.trace import ALLOC, FREE, REALLOC
 
 from .events import MALLOC as MALLOC_KIND, OpRecord
 from .op_dispatch import bulk_calls, public_calls, run_ops
@@ -140,7 +140,7 @@ class Program:
 def apply_op(strategy: Strategy, program: Program, kind: int, ident: int, size: int) -> OpRecord:
     """Apply one trace operation through the strategy's public calls; return
     the strategy's record of it.  The operation is dispatched by
-    :func:`~allocators.op_dispatch.run_ops`, as every replay's are."""
+    :func:`~heapscope.allocators.op_dispatch.run_ops`, as every replay's are."""
     run_ops(public_calls(strategy), program, _SCRATCH, (kind,), (ident,), (size,))
     return strategy.rec
 
@@ -398,7 +398,7 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
 
 
 class BackCache:
-    """Copies of the heap at a few positions (:mod:`allocators.state_copy`),
+    """Copies of the heap at a few positions (:mod:`heapscope.allocators.state_copy`),
     for stepping back.
 
     A checkpoint is a pickle: restoring one of a big heap costs far more than
@@ -410,7 +410,7 @@ class BackCache:
     following steps back starts from a copy of the nearest copy and replays
     at most ``spacing`` steps.  Bounded: at most ``states`` copies of at most
     ``max_bytes`` together (the copies' own containers, as
-    :func:`~allocators.state_copy.copy_state` counts them); the copies
+    :func:`~heapscope.allocators.state_copy.copy_state` counts them); the copies
     farthest from where the timeline goes are dropped first."""
 
     def __init__(self, states: int = BACK_CACHE_STATES, max_bytes: int = BACK_CACHE_BYTES) -> None:
@@ -506,7 +506,7 @@ def _go_on_after(blob: bytes, strategy: Strategy, program: Program) -> tuple[Str
 class BuiltTimeline:
     """What a build leaves for seeking, without the trace: the measures, the
     checkpoints and the final state.  A worker process ships this back
-    (:mod:`allocators.parallel`); :meth:`Timeline.from_built` takes it."""
+    (:mod:`heapscope.allocators.parallel`); :meth:`Timeline.from_built` takes it."""
     strategy_name: str
     params: dict
     n: int
@@ -714,7 +714,7 @@ class Timeline:
         self.added_checkpoint_bytes = 0
 
     def densify(self, share: int = 1, max_bytes: int | None = None):
-        """A :class:`~allocators.denser_checkpoints.Densifier` that adds
+        """A :class:`~heapscope.allocators.denser_checkpoints.Densifier` that adds
         checkpoints so that a seek replays about ``1/share`` of what it
         replays now (compare mode: ``share`` rows seek together), run in
         slices by the caller (``.run(seconds)``, ``.run_all()``)."""

@@ -58,7 +58,7 @@ with ``where=(class,)``, :class:`ListWalkStep` per block an address-ordered
 insertion passes (``rec.walked``), ``Split``, ``Coalesce``, ``Grow``,
 ``GrowFailed``, ``Placed`` and ``Released``.  They say every change to
 ``structure()`` (kind ``size-classes``), which
-:mod:`allocators.structure_replay` follows.
+:mod:`heapscope.allocators.structure_replay` follows.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The measures of a replay over time, written as CSV or JSON for a
 spreadsheet, a notebook or a plotting script.
 
-One row per step, the columns of the core's :class:`~allocators.metrics.MetricSeries`
+One row per step, the columns of the core's :class:`~heapscope.allocators.metrics.MetricSeries`
 (``SERIES_COLUMNS``, then ``is_malloc``, ``failed`` and ``payload``) after a
 ``step`` column: step t is the heap after the t-th operation, as the window
 and ``heapscope inspect`` number it.  Derived measures (external

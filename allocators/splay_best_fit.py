@@ -25,7 +25,7 @@ The rules, as simulated here:
   (its parent is the root), **zig-zig** (it and its parent are both left or
   both right children: rotate the grandparent first) or **zig-zag** (rotate
   the parent, then the grandparent) steps.  Each step is a
-  :class:`~allocators.events.Rotation` event; ``rec.rotations`` counts single
+  :class:`~heapscope.allocators.events.Rotation` event; ``rec.rotations`` counts single
   rotations (zig 1, zig-zig 2, zig-zag 2), Sleator & Tarjan's cost measure,
   apart from the visits (the nodes examined by the search).
 * **Wilderness.**  The free block at the top of the heap stays out of the

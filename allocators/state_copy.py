@@ -1,6 +1,6 @@
 """A copy of a strategy's state, to replay on apart from the original: what
 the timeline's step-back cache keeps (``allocators/replay.py``,
-:class:`~allocators.replay.BackCache`; docs/timeline.md).
+:class:`~heapscope.allocators.replay.BackCache`; docs/timeline.md).
 
 A checkpoint is a pickle: restoring one of a 100 000-block heap makes every
 int and tuple of the heap again, 100-250 ms (the garbage collector's passes

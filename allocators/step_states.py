@@ -1,7 +1,7 @@
 """The whole free structure after each event of a step: what a structure view
 draws at a micro-step, and the two ends of each transition it animates.
 
-:class:`~allocators.structure_replay.StructureReplay` rebuilds, event by
+:class:`~heapscope.allocators.structure_replay.StructureReplay` rebuilds, event by
 event, the part of ``structure()`` that the events promise to say
 (docs/structure.md, "Events a view can rely on").  A view draws the whole
 answer, so :class:`StepStates` completes each replayed state into one:

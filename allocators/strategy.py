@@ -14,7 +14,7 @@ A strategy subclass implements four things:
   tree order, bitmap bits, buddy orders...).  Raise :class:`HeapInvariantError`.
 
 The public ``malloc``/``free``/``realloc`` wrap those and open one
-:class:`~allocators.events.OpRecord` per call.  ``check()`` runs the shared
+:class:`~heapscope.allocators.events.OpRecord` per call.  ``check()`` runs the shared
 invariants of DESIGN.md (blocks cover ``[base, brk)`` exactly, no overlap or gap,
 payload alignment, live blocks and books agree) and then the policy's own;
 tests call it after every operation, as sortedcontainers calls ``_check()``.
@@ -243,7 +243,7 @@ class Strategy:
         in the block or its own pages in the heap (tests/test_request_bounds.py
         checks that none grants more).  A policy whose model is smaller
         (TLSF's largest block class, the buddy system's powers of two)
-        narrows it; :class:`~allocators.user.UserStrategy` allows the whole
+        narrows it; :class:`~heapscope.allocators.user.UserStrategy` allows the whole
         room.  The value must not change while the strategy lives: bulk
         replay reads it once."""
         return self.arena.room - self.word
@@ -308,7 +308,7 @@ class Strategy:
 
     def structure(self) -> dict:
         """The free structure as plain data, in the one shape of
-        :mod:`allocators.structure` (``docs/structure.md``): what the structure
+        :mod:`heapscope.allocators.structure` (``docs/structure.md``): what the structure
         view draws, ``heapscope inspect`` prints and the tests compare with the
         heap walk.  Cheap enough to call on every shown step.
 
@@ -319,7 +319,7 @@ class Strategy:
 
     def explain_event(self, event) -> str | None:
         """This policy's own words for one of its events, or None for the
-        generic words of :func:`allocators.explain.describe_event`.  Override to
+        generic words of :func:`heapscope.allocators.explain.describe_event`.  Override to
         say what an event means in the original's terms."""
         return None
 
@@ -390,7 +390,7 @@ class Strategy:
         the max of ``top_free`` and ``largest_below_top``, as every probe
         gives it), and only the counters it ever adds to (the build checks
         after each block of steps that the others did not move).  Its values must be exactly this default's (tests
-        compare every column with :func:`~allocators.replay.record_row`)."""
+        compare every column with :func:`~heapscope.allocators.replay.record_row`)."""
         probe = self.fragmentation_probe
         pack = _FULL_ROW.pack_into
         if self.arena.fixed:

@@ -1,7 +1,7 @@
 """Following a free structure from a step's events alone.
 
 Given the structure before a step (``Strategy.structure()``, see
-:mod:`allocators.structure`) and the step's events, :class:`StructureReplay`
+:mod:`heapscope.allocators.structure`) and the step's events, :class:`StructureReplay`
 rebuilds the structure after it, event by event.  It is the executable form
 of what the events promise in ``docs/structure.md``: a view that animates a
 step, or shows it event by event, can trust them to say every change.  The

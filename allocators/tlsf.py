@@ -93,7 +93,7 @@ from typing import Iterator
 from . import structure
 from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRemove, MappingSearch,
                      Note, Placed, Released, Split, Visit)
-from ..values import format_size
+from heapscope.values import format_size
 from .params import BOOL, INT, MAX_CHUNK, SIZE, Param, ParamError
 from .strategy import FREE_BLOCK, META, USED, Block, LiveBlock, Strategy
 

@@ -41,7 +41,7 @@ the reference.  In short:
     Count one block your search examined (the search length gauge), and show
     it numbered on the map.
 ``self._event(event)``
-    Record an event of :mod:`allocators.events` for the explain panel and the
+    Record an event of :mod:`heapscope.allocators.events` for the explain panel and the
     animation (``Split``, ``Coalesce``, ``ListInsert``, ``PointerMove``...).
     ``Placed``, ``Released`` and ``Grow`` are recorded for you.  A step
     holding an event class of your own is drawn on the heap map from a full
@@ -71,7 +71,7 @@ the reference.  In short:
     fragmentation gauges call it after every step, and the default walks the
     whole heap.
 ``params``
-    Your own parameters (:class:`~allocators.params.Param`), taken by
+    Your own parameters (:class:`~heapscope.allocators.params.Param`), taken by
     ``__init__(self, *, mine=..., **common)``, which must pass ``**common``
     (word, align, heap_limit, pool_size) to ``super().__init__``.  The base
     sets ``self.word``, ``self.align`` and ``self.arena`` from them.
@@ -875,7 +875,7 @@ class UserStrategy(Strategy):
         """Your free lists in the protocol's generic ``lists`` shape, for
         :meth:`structure`: ``lists`` maps a label (``"class 3: 64-127 B"``) to
         the block addresses on that list, in list order; ``pointers`` are
-        :func:`allocators.structure.pointer` values.  Sizes are read from your
+        :func:`heapscope.allocators.structure.pointer` values.  Sizes are read from your
         walk, the uncarved pool tail goes ``outside``."""
         free = {b[0]: b[1] for b in self._blocks() if b[2] == FREE_BLOCK}
         tail = self._tail

@@ -28,7 +28,7 @@ def configure_app(app: QApplication, screen_height: int | None = None) -> QAppli
     """Names (for QSettings), the font size and pyqtgraph's colours.  The font
     follows the screen (``screen_height`` logical pixels; default the primary
     screen's): 11 pt on a 900-line screen, 13.2 pt on 1080 lines
-    (:func:`gui.theme.screen_factor`)."""
+    (:func:`heapscope.gui.theme.screen_factor`)."""
     from .main_window import APPLICATION, ORGANIZATION
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
@@ -55,7 +55,7 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     ``theme`` when given (else as the settings remember them).  ``compare``: 2
     to 7 strategies to show side by side instead (built at once, in worker
     processes)."""
-    from .. import traces
+    from heapscope import traces
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
     configure_app(app)

@@ -4,7 +4,7 @@ Compare mode seeks every row's timeline at each jump; each restores its
 nearest checkpoint and replays from it, so ``k`` rows cost ``k`` times one
 strategy's seek.  When compare mode shows its rows, a
 :class:`BackgroundDensifier` gives each row's timeline checkpoints ``k`` times
-denser (:class:`~allocators.denser_checkpoints.Densifier`), so each replays
+denser (:class:`~heapscope.allocators.denser_checkpoints.Densifier`), so each replays
 about ``1/k`` of one strategy's replay.
 
 The work runs on the GUI thread in short slices from a zero-interval timer
@@ -15,14 +15,14 @@ there (DESIGN.md's pitfalls).  It stops when compare mode is left or another
 trace is opened (:meth:`BackgroundDensifier.cancel`): the checkpoints taken
 until then stay, each whole, and a seek gives the same heap with or without
 them.  The rows share one byte budget
-(:data:`~allocators.denser_checkpoints.DENSER_BYTES`).
+(:data:`~heapscope.allocators.denser_checkpoints.DENSER_BYTES`).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..allocators.denser_checkpoints import DENSER_BYTES
+from heapscope.allocators.denser_checkpoints import DENSER_BYTES
 
 #: one slice of work between two looks at the event queue, in seconds
 SLICE_SECONDS = 0.008

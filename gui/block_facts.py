@@ -1,7 +1,7 @@
 """What one block is, in one line: the hover text of the heap map and of the
 structure view, so both say the same facts about the same block.
 
-Pure Python over :class:`gui.heap_cells.BlockArrays` (no Qt): the block's
+Pure Python over :class:`heapscope.gui.heap_cells.BlockArrays` (no Qt): the block's
 address, size and state; for a used block its trace id, the size the program
 asked for, its payload, header and padding; for a free block where the
 strategy keeps it (``allocators.structure.where``: "in AVAIL[7]", "in list

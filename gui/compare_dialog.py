@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QLabel, QListWidget, QListWidgetItem,
                                QVBoxLayout)
 
-from ..allocators.registry import STRATEGIES, strategy_names
+from heapscope.allocators.registry import STRATEGIES, strategy_names
 
 from .compare_view import MAX_ROWS, MIN_ROWS
 

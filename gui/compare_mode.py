@@ -1,10 +1,10 @@
 """Compare mode in the window: what it shows, how it gets there, and back.
 
-:class:`CompareMode` belongs to the :class:`~gui.main_window.MainWindow`.  It
+:class:`CompareMode` belongs to the :class:`~heapscope.gui.main_window.MainWindow`.  It
 keeps the strategies to compare (2 to 7, user strategies included), owns the
 actions (Strategy > Compare Mode ``C``, Compare Strategies… ``Shift+C``), the
-:class:`~gui.compare_view.CompareView` (one page of the window's stack) and
-a :class:`~gui.parallel_loader.ParallelLoader`.
+:class:`~heapscope.gui.compare_view.CompareView` (one page of the window's stack) and
+a :class:`~heapscope.gui.parallel_loader.ParallelLoader`.
 
 Timelines are built once: the model keeps every timeline built for the open
 trace, per (strategy, parameters), so entering compare mode builds only the
@@ -15,7 +15,7 @@ shows, the single-strategy views are unbound from the model (they cost
 nothing), and the compare rows are unbound when it leaves.
 
 A jump seeks every row; so that seven rows jump nearly as fast as one
-strategy, showing the rows starts a :class:`~gui.background_densifier.BackgroundDensifier`
+strategy, showing the rows starts a :class:`~heapscope.gui.background_densifier.BackgroundDensifier`
 that gives each row's timeline checkpoints as many times denser as there are
 rows, in short slices while the window is idle; leaving compare mode or
 opening another trace stops it.
@@ -33,8 +33,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 
-from ..allocators.predict import GROW
-from ..allocators.registry import STRATEGIES
+from heapscope.allocators.predict import GROW
+from heapscope.allocators.registry import STRATEGIES
 
 from .background_densifier import BackgroundDensifier
 from .compare_dialog import CompareDialog
@@ -319,7 +319,7 @@ class CompareMode(QObject):
     def show_timelines(self, trace, timelines, position: int = 0, source: str | None = None,
                        label: str = "") -> None:
         """Show timelines already built for ``trace`` (2 to 7 of them, e.g.
-        from :func:`allocators.parallel.build_timelines`) side by side at
+        from :func:`heapscope.allocators.parallel.build_timelines`) side by side at
         ``position``: no build, no event loop needed."""
         timelines = list(timelines)
         names = check_names([tl.strategy_name for tl in timelines])
@@ -332,13 +332,13 @@ class CompareMode(QObject):
 
 def build_compare_window(trace, names, position: int = 0, params: dict | None = None,
                          strategy_params: dict | None = None, size=(1920, 1080)):
-    """A :class:`~gui.main_window.MainWindow` in compare mode showing ``trace``
-    (a Trace, or a spec :func:`traces.load_trace` reads) through ``names``
+    """A :class:`~heapscope.gui.main_window.MainWindow` in compare mode showing ``trace``
+    (a Trace, or a spec :func:`heapscope.traces.load_trace` reads) through ``names``
     at ``position``, ``size`` pixels big; the timelines are built first, all
     at once in worker processes.  Needs a QApplication; returns the window
     (not shown: ``window.grab()`` renders it offscreen)."""
-    from .. import traces
-    from ..allocators.parallel import BuildFailed, BuildSpec, build_timelines
+    from heapscope import traces
+    from heapscope.allocators.parallel import BuildFailed, BuildSpec, build_timelines
     from .main_window import MainWindow
     names = check_names(names)
     if isinstance(trace, str):
@@ -346,7 +346,7 @@ def build_compare_window(trace, names, position: int = 0, params: dict | None = 
     params = dict(params or {})
     own = {k: dict(v) for k, v in (strategy_params or {}).items()}
     specs = [BuildSpec(n, {**params, **own.get(n, {})}) for n in names]
-    from ..allocators.isolation import DEFAULT_TIME_LIMIT
+    from heapscope.allocators.isolation import DEFAULT_TIME_LIMIT
     built = build_timelines(trace, specs, time_limit=DEFAULT_TIME_LIMIT)   # a plugin that loops is stopped
     failed = [r for r in built.values() if isinstance(r, BuildFailed)]
     if failed:

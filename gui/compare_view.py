@@ -1,6 +1,6 @@
 """Compare mode's view: one row per strategy at one step, and a live ranking.
 
-The model (:class:`~gui.show_model.ShowModel`) shows several timelines of one
+The model (:class:`~heapscope.gui.show_model.ShowModel`) shows several timelines of one
 trace at one position, one *row* each (``model.show([key, ...])``); this view
 draws them one above the other so that a class can see, at the same moment
 of the program, what each policy has made of the heap:
@@ -19,8 +19,8 @@ of the program, what each policy has made of the heap:
   went), black for a free (what it went back into); under the map, what the
   strategy did with it;
 * the :class:`RankingTable` ranks the strategies by what
-  :func:`allocators.metrics.summarize` says of the replay up to the shown
-  step (:mod:`gui.ranking`): waste, utilisation, search length, work per
+  :func:`heapscope.allocators.metrics.summarize` says of the replay up to the shown
+  step (:mod:`heapscope.gui.ranking`): waste, utilisation, search length, work per
   operation, failed requests; click a heading to rank by it.
 
 One timeline drives all rows: the window's timeline bar, player, step
@@ -44,8 +44,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGr
                                QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter,
                                QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
 
-from ..allocators.registry import STRATEGIES
-from ..traces.trace import FREE
+from heapscope.allocators.registry import STRATEGIES
+from heapscope.traces.trace import FREE
 
 from . import heap_cells, palette
 from .gauges import NO_VALUE, human_bytes, percent
@@ -121,7 +121,7 @@ class SharedScale:
         """The layout of the biggest heap shown (and of ``at_least`` bytes)
         in maps of :attr:`geometry`: rows at least :data:`MIN_ROW_PX` tall,
         so that a short row still shows its blocks.  Rows are cut for the
-        trace's typical block (:func:`gui.heap_map.typical_block_bytes`), as
+        trace's typical block (:func:`heapscope.gui.heap_map.typical_block_bytes`), as
         the one map does, so the row length changes only when the biggest
         heap crosses a power of four.  At a micro-step the heaps before the
         step count too (a heap trimmed by the step is drawn whole until the

@@ -1,7 +1,7 @@
 """The explain panel: what the shown step did, one line per event, in the
 policy's own words.
 
-The lines are :func:`allocators.explain.explain_step` of the shown step (the
+The lines are :func:`heapscope.allocators.explain.explain_step` of the shown step (the
 model computes them once per step), numbered in order.  Clicking a line
 selects the block it names first (``ExplainedEvent.addrs[0]``) in the model,
 so the heap map outlines it and the structure view marks it; the clicked

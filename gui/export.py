@@ -11,7 +11,7 @@ spreadsheet, a range of steps as an animation.
   rectangles instead, one per run of equal cells in a row
   (:class:`VectorCells`), so a slide can scale it without blur and a script
   can read the blocks back.
-* **Measures over time** as CSV or JSON: :mod:`allocators.series_io`.
+* **Measures over time** as CSV or JSON: :mod:`heapscope.allocators.series_io`.
 * **Steps as GIF or MP4**: one frame per step of the range, or, animated,
   each step playing its events as the window's step animator plays them
   (:func:`frames_of_step`, deterministic: the structure view's glides and
@@ -44,12 +44,12 @@ from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsObject, QWidget
 
-from .. import video
-from ..allocators import series_io
-from ..frame_limits import MAX_FRAMES, FrameLimitError, check_frame_count, check_picture
-from ..gif import GifStream
-from ..outputs import OutputError, atomic_output, atomic_path, check_output
-from ..video import VIDEO_MISSING  # noqa: F401  (the message, for callers)
+from heapscope import video
+from heapscope.allocators import series_io
+from heapscope.frame_limits import MAX_FRAMES, FrameLimitError, check_frame_count, check_picture
+from heapscope.gif import GifStream
+from heapscope.outputs import OutputError, atomic_output, atomic_path, check_output
+from heapscope.video import VIDEO_MISSING  # noqa: F401  (the message, for callers)
 
 PICTURE_FORMATS = ("png", "svg")
 ANIMATION_FORMATS = ("gif", "mp4")

@@ -1,6 +1,6 @@
 """File > Export: what to save, in which format, which steps, how fast.
 
-The dialog only gathers an :class:`~gui.export.ExportRequest`; the window
+The dialog only gathers an :class:`~heapscope.gui.export.ExportRequest`; the window
 runs it (:meth:`MainWindow.run_export`, :func:`export_with_progress`) with a
 progress dialog that can be cancelled.  The formats offered follow what is chosen: a part of the window
 as PNG, SVG, GIF or MP4 (MP4 greyed out, with the reason, when no encoder
@@ -179,7 +179,7 @@ def ask_and_export(window) -> None:
 
 
 def export_with_progress(window, request) -> str | None:
-    """Do an :class:`~gui.export.ExportRequest`, with a progress dialog
+    """Do an :class:`~heapscope.gui.export.ExportRequest`, with a progress dialog
     (shown after half a second) that can cancel it; the line saying what
     was written, or None when it failed or was cancelled (a message box
     says why)."""

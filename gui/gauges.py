@@ -1,9 +1,9 @@
 """Big-number gauges beside the heap map, readable from the back of a room.
 
 Each gauge is a title, one large number, a bar and a line of detail.  The
-numbers come from :class:`gui.step_measures.StepMeasures` at the shown
+numbers come from :class:`heapscope.gui.step_measures.StepMeasures` at the shown
 position; see that module for the definitions.  Bound to the window's
-:class:`~gui.show_model.ShowModel`, the panel follows its shown step.
+:class:`~heapscope.gui.show_model.ShowModel`, the panel follows its shown step.
 """
 
 from __future__ import annotations

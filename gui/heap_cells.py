@@ -2,7 +2,7 @@
 
 The heap map draws the whole heap in address order, wrapped into rows.  One
 *cell* covers ``bytes_per_cell`` bytes and shows the kind of byte at its middle
-(payload, header, padding, free, top, meta: the codes of :mod:`gui.palette`).
+(payload, header, padding, free, top, meta: the codes of :mod:`heapscope.gui.palette`).
 With 100 000 blocks a per-block loop in Python is far too slow for a 16 ms
 frame, so everything here is vectorised:
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import palette
-from ..allocators.block_list import (STATE_FREE, STATE_META, STATE_USED,  # noqa: F401 (names of this module)
+from heapscope.allocators.block_list import (STATE_FREE, STATE_META, STATE_USED,  # noqa: F401 (names of this module)
                                      WILDERNESS_POINTERS, BlockArrays, block_arrays, top_of)
 
 #: Cells in the image at most (a 1024 x 1024 picture is finer than the screen).

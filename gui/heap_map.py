@@ -1,36 +1,36 @@
 """The heap map: the whole heap in address order, wrapped into rows.
 
-One ``pg.ImageItem`` shows the cell image of :mod:`gui.heap_cells` through the
+One ``pg.ImageItem`` shows the cell image of :mod:`heapscope.gui.heap_cells` through the
 palette's LUT (an 8-bit indexed QImage: no per-pixel conversion), so a frame
 costs the same for 100 blocks or 100 000.  Over it, each a handful of items
 whatever the heap's size, :class:`HeapMapWidget` composes its parts:
 
-- :mod:`gui.map_grid`: lines between blocks and gaps between rows, only where
+- :mod:`heapscope.gui.map_grid`: lines between blocks and gaps between rows, only where
   they hide at most a sixteenth of what they separate (so no state is drawn
   white at real sizes);
-- :mod:`gui.map_marks`: what the current step did (:mod:`gui.step_marks`):
+- :mod:`heapscope.gui.map_marks`: what the current step did (:mod:`heapscope.gui.step_marks`):
   the free blocks its search examined, where a block was cut, the block
   placed or freed and what it joined, the bytes the heap grew by, a request
   that failed (with its banner);
-- :mod:`gui.map_labels`: the search's numbers, in search order (a long search
+- :mod:`heapscope.gui.map_labels`: the search's numbers, in search order (a long search
   at both ends, with the count it left unnumbered), the pointers' names, and
   where each goes on screen;
-- :mod:`gui.map_pointers`: the policy's pointers where the step left them: a
+- :mod:`heapscope.gui.map_pointers`: the policy's pointers where the step left them: a
   search pointer (K&R's rover, Kruse's head: where the next search starts) as
   an orange triangle under its block, a marker (Vmbest's wilderness) as a
   green diamond, a pointer at a sentinel in words;
-- :mod:`gui.map_transition`: a micro-step's new marks fading in and its cut
+- :mod:`heapscope.gui.map_transition`: a micro-step's new marks fading in and its cut
   sliding down its row over the model's ``transition_ms``;
-- :mod:`gui.map_legend` above the map and, under it, a line naming the block
-  under the mouse; the axes styled as the plots' (:mod:`gui.axis_style`).
+- :mod:`heapscope.gui.map_legend` above the map and, under it, a line naming the block
+  under the mouse; the axes styled as the plots' (:mod:`heapscope.gui.axis_style`).
 
 Micro-steps: :meth:`HeapMapWidget.set_current_event` shows the step up to
 one of its events -- the heap before the step with the events so far applied
-(:func:`allocators.heap_tracker.apply_events`), and the marks so far.  The event
+(:func:`heapscope.allocators.heap_tracker.apply_events`), and the marks so far.  The event
 itself is ringed.
 
 The picture is a function of the step (and of the view's size and zoom)
-alone: the layout has no memory (:func:`gui.heap_cells.choose_layout`), the
+alone: the layout has no memory (:func:`heapscope.gui.heap_cells.choose_layout`), the
 left axis has a fixed width, so a step looks the same whichever way it was
 reached.
 
@@ -38,7 +38,7 @@ Hovering names the block under the mouse; a click selects it (outlined, and
 marked in the structure view too); the wheel zooms and a drag pans
 (pyqtgraph's ViewBox); View > Fit heap brings the whole heap back.
 
-Bound to the window's :class:`~gui.show_model.ShowModel` (:meth:`bind`), the
+Bound to the window's :class:`~heapscope.gui.show_model.ShowModel` (:meth:`bind`), the
 map draws the model's shown step and event, its selection and its hover, and
 reports clicks and hovers to it.
 
@@ -55,7 +55,7 @@ from PySide6.QtGui import QFont, QPainterPath
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from . import block_facts, heap_cells
-from ..allocators.heap_edits import Pointer, TrackedHeap
+from heapscope.allocators.heap_edits import Pointer, TrackedHeap
 from .line_label import LineLabel
 from .map_axes import AddressAxis, MapAxes, scale_texts
 from .map_cells import CellImage
@@ -254,7 +254,7 @@ class HeapMapWidget(Subscriber, QWidget):
         ``record`` (the shown step's OpRecord) touched.  ``ids_source()``
         gives {payload: trace id} for the hover text; ``blocks`` may pass a
         walk() already made; ``before`` is the heap before the step (a
-        :class:`~allocators.heap_tracker.TrackedHeap`), for micro-steps."""
+        :class:`~heapscope.allocators.heap_tracker.TrackedHeap`), for micro-steps."""
         if strategy is None:
             arrays, pointers = heap_cells.block_arrays([], 0), ()
         else:
@@ -268,12 +268,12 @@ class HeapMapWidget(Subscriber, QWidget):
                     heap: TrackedHeap | None = None) -> None:
         """Draw a heap given as block columns (the fast path the benchmark
         times) after the step ``record``, and the policy's ``pointers``
-        (:class:`~allocators.heap_tracker.Pointer` or ``structure()`` dicts).
+        (:class:`~heapscope.allocators.heap_tracker.Pointer` or ``structure()`` dicts).
         ``places_source()`` gives {free block: where the structure keeps it}
         for the hover text.  ``before`` (a TrackedHeap, or a function giving
         one) is the heap before the step, asked only for a micro-step;
         ``event_index`` shows the step up to that event.  ``heap`` (the
-        model's :class:`~allocators.heap_tracker.TrackedHeap` of ``arrays`` and
+        model's :class:`~heapscope.allocators.heap_tracker.TrackedHeap` of ``arrays`` and
         ``pointers``) says what changed since the heap drawn before, so only
         those cells are painted again."""
         if heap is None or heap.blocks is not arrays:
@@ -457,7 +457,7 @@ class HeapMapWidget(Subscriber, QWidget):
         self._show_row_label()
 
     def _place_labels(self) -> None:
-        """Put the numbers and the pointers' names on screen (:meth:`gui.map_labels.
+        """Put the numbers and the pointers' names on screen (:meth:`heapscope.gui.map_labels.
         MapLabels.place`), off the pointers' symbols and what the map keeps clear."""
         occupied = list(self._reserved_rects()) + self.pointers.symbol_squares(self.vb)
         self.labels.place(self.vb, occupied, self.pointers.half)

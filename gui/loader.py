@@ -2,7 +2,7 @@
 
 A :class:`ReplayJob` runs on a plain Python thread: it makes the trace (reads
 a file, runs a workload generator, or takes a trace already in memory), builds
-the :class:`allocators.replay.Timeline` with progress reports, and hands the
+the :class:`heapscope.allocators.replay.Timeline` with progress reports, and hands the
 result back through signals, which Qt queues to the GUI thread because the
 job object itself lives there.  (The job is not moved to a QThread: after such
 a thread ended, deleting its objects raced Qt's own deferred deletion, and a
@@ -18,7 +18,7 @@ silent FIFO, so a huge or endless input shows progress and can be cancelled
 (the reader's limits stop it anyway).
 
 A strategy of your own (a plugin) is not replayed on that thread: the thread
-runs an :class:`allocators.parallel.ParallelBuild` of it in a worker process
+runs an :class:`heapscope.allocators.parallel.ParallelBuild` of it in a worker process
 with the window's time limit (allocators/isolation.py) and waits for it.
 Cancel, another strategy or closing the window kills the worker at once
 (:meth:`ReplayJob.cancel`); a worker silent past the limit, one that dies or
@@ -26,7 +26,7 @@ exits, fails the load with the reason (``BuildFailed``), and the window keeps
 what it showed.
 
 While the job runs, Python's cyclic garbage collector runs only in the GUI
-thread (:mod:`gui.gui_thread_gc`): an automatic collection triggered by the
+thread (:mod:`heapscope.gui.gui_thread_gc`): an automatic collection triggered by the
 replay's allocations would otherwise destroy, in the replay thread, Qt objects
 that the GUI thread made and left in reference cycles (a closed window's
 pyqtgraph menus), and the process crashed some time later.
@@ -44,10 +44,10 @@ from typing import Callable
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog
 
-from ..allocators.isolation import DEFAULT_TIME_LIMIT, needs_worker
-from ..allocators.parallel import BuildFailed, BuildSpec, ParallelBuild
-from ..allocators.replay import ReplayCancelled, Timeline
-from ..traces import ReadCancelled, load_trace, read_trace_file
+from heapscope.allocators.isolation import DEFAULT_TIME_LIMIT, needs_worker
+from heapscope.allocators.parallel import BuildFailed, BuildSpec, ParallelBuild
+from heapscope.allocators.replay import ReplayCancelled, Timeline
+from heapscope.traces import ReadCancelled, load_trace, read_trace_file
 from .gui_thread_gc import GuiThreadCollector
 
 #: the progress dialog appears only for jobs that take longer than this (ms)
@@ -74,7 +74,7 @@ def reading_progress(label: str, done: int, total: int) -> tuple[str, int, int]:
 @dataclass(frozen=True)
 class ReadTrace:
     """A request's ``make_trace`` that reads a file (or a spec, as
-    :func:`traces.load_trace` takes it) with the job's progress and cancel.
+    :func:`heapscope.traces.load_trace` takes it) with the job's progress and cancel.
     ``is_file``: ``spec`` is a path even if it looks like a workload name."""
     spec: str | os.PathLike
     is_file: bool = False

@@ -1,25 +1,25 @@
 """heapscope's main window: a trace replayed through one strategy, step by step.
 
-What is shown lives in one :class:`~gui.show_model.ShowModel` (the trace, the
+What is shown lives in one :class:`~heapscope.gui.show_model.ShowModel` (the trace, the
 timelines built from it, the shown strategy, the position, the event within
 the step, the selected and the hovered block).  Every view subscribes to it
-and redraws from it (:mod:`gui.subscriber`).  The window composes the views
+and redraws from it (:mod:`heapscope.gui.subscriber`).  The window composes the views
 and its parts, each a class in a module of its own that talks to the others
 through the model and public methods and signals:
 
-* :mod:`gui.window_loading` (:class:`TraceLoading`): opening a trace,
-  replaying it in the background (:mod:`gui.loader`), showing the result,
+* :mod:`heapscope.gui.window_loading` (:class:`TraceLoading`): opening a trace,
+  replaying it in the background (:mod:`heapscope.gui.loader`), showing the result,
   the watch on a strategy of your own; a strategy already replayed for this
   trace shows at once; a trace that cannot be read is reported in a message
   box naming the file and line, and the window keeps what it showed;
-* :mod:`gui.recent_files` (:class:`RecentFiles`): File > Open Recent;
-* :mod:`gui.window_layout` (:class:`WindowLayout`): the panels, the gauges
+* :mod:`heapscope.gui.recent_files` (:class:`RecentFiles`): File > Open Recent;
+* :mod:`heapscope.gui.window_layout` (:class:`WindowLayout`): the panels, the gauges
   in a column or a strip, the sizes for presenter mode and the theme;
-* :mod:`gui.compare_mode` (:class:`CompareMode`): 2 to 7 strategies side by
+* :mod:`heapscope.gui.compare_mode` (:class:`CompareMode`): 2 to 7 strategies side by
   side, in a second page of the window's stack; the timeline bar, the
   player, the step animator and the keys drive both pages;
-* :mod:`gui.window_menus`: the actions, menus and tool bar;
-  :mod:`gui.keys_help`: the F1 list read back from them.
+* :mod:`heapscope.gui.window_menus`: the actions, menus and tool bar;
+  :mod:`heapscope.gui.keys_help`: the F1 list read back from them.
 
 The window keeps the commands (navigation, predict mode, dialogs) and the
 public attributes the tests, ``heapscope render`` and the benchmarks use,
@@ -32,9 +32,9 @@ from __future__ import annotations
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QStyle
 
-from .. import traces
-from ..allocators.isolation import DEFAULT_TIME_LIMIT
-from ..allocators.registry import STRATEGIES, strategy_names
+from heapscope import traces
+from heapscope.allocators.isolation import DEFAULT_TIME_LIMIT
+from heapscope.allocators.registry import STRATEGIES, strategy_names
 
 from . import keys_help, window_menus
 from .compare_mode import CompareMode
@@ -498,7 +498,7 @@ class MainWindow(QMainWindow):
         ask_and_export(self)
 
     def run_export(self, request) -> str | None:
-        """Do an :class:`~gui.export.ExportRequest` with a progress dialog that
+        """Do an :class:`~heapscope.gui.export.ExportRequest` with a progress dialog that
         can cancel it: the line saying what was written, or None (a message
         box says why) (gui/export_dialog.py)."""
         from .export_dialog import export_with_progress

@@ -4,7 +4,7 @@ scale in words (the heap, a cell, a row), as long as fits.
 The left axis has a fixed width, room for a 32-bit address in the tick font:
 an axis that widened for long addresses and kept its width would make the
 same step look different after another one.  Both axes are styled as the
-plots' (:mod:`gui.axis_style`).
+plots' (:mod:`heapscope.gui.axis_style`).
 """
 
 from __future__ import annotations

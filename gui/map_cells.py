@@ -1,5 +1,5 @@
 """The heap map's cells: one ``pg.ImageItem`` showing the cell image of
-:mod:`gui.heap_cells` through the theme's LUT (an 8-bit indexed QImage: no
+:mod:`heapscope.gui.heap_cells` through the theme's LUT (an 8-bit indexed QImage: no
 per-pixel conversion), so a frame costs the same for 100 blocks or 100 000.
 
 :class:`CellImage` paints again only the bytes a step changed when the image

@@ -132,7 +132,7 @@ class MapLabels:
     # -------------------------------------------------------------- numbers
     def number(self, marks, budget: int, block_top) -> None:
         """Number at most ``budget`` of the visits of ``marks`` (a
-        :class:`~gui.step_marks.StepMarks`, renumbered for it), each label
+        :class:`~heapscope.gui.step_marks.StepMarks`, renumbered for it), each label
         standing on its block (``block_top(addr, size)``: view coordinates);
         the count left out under the first block left without a number."""
         self.numbered_for = budget

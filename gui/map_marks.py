@@ -1,15 +1,15 @@
 """What the shown step did, drawn over the heap map's cells.
 
-:class:`StepMarksLayer` draws the :class:`~gui.step_marks.StepMarks` of a
+:class:`StepMarksLayer` draws the :class:`~heapscope.gui.step_marks.StepMarks` of a
 step (or of its first events, a micro-step): the blocks the search examined
 (outlined in search order's colour; a long search filled instead), the
 block placed, the blocks freed and what they joined, the bytes the heap
 grew by, a thick line where a block was cut, the blocks the current event
 names (ringed), and a request that failed (hatched past the break, with a
 banner that flashes).  Each kind of mark is one
-:class:`~gui.map_outlines.OutlineItem` whatever the number of blocks it
+:class:`~heapscope.gui.map_outlines.OutlineItem` whatever the number of blocks it
 outlines.  The search's
-numbers are labels (:mod:`gui.map_labels`).
+numbers are labels (:mod:`heapscope.gui.map_labels`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 where the next search starts) as an orange triangle under its block's first
 byte, every marker (Vmbest's wilderness) as a green diamond, all of them in
 two ``pg.ScatterPlotItem``s whatever their number, and names each one (a
-label of :class:`~gui.map_labels.MapLabels`).  A pointer at a sentinel
+label of :class:`~heapscope.gui.map_labels.MapLabels`).  A pointer at a sentinel
 outside the heap (K&R's ``&base``) has no block to point at: a note at the
 map's corner says it in words, in a corner where it hides no pointer.
 """
@@ -71,7 +71,7 @@ class PointerLayer:
         self.note.adjustSize()
 
     def show(self, pointers, layout: heap_cells.HeapLayout, blocks: heap_cells.BlockArrays) -> None:
-        """Draw ``pointers`` (:class:`~allocators.heap_edits.Pointer`) on a heap
+        """Draw ``pointers`` (:class:`~heapscope.allocators.heap_edits.Pointer`) on a heap
         laid out by ``layout``; ``blocks`` says whether a list is empty."""
         search, markers, at_sentinel = [], [], []
         for p in pointers:

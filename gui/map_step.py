@@ -3,14 +3,14 @@
 :class:`DrawnStep` holds the heap after the step, the step's record and the
 heap before it (or a function giving it, asked only for a micro-step), and
 gives the heap at one of the step's events: the heap before the step with
-the events so far applied (:func:`allocators.heap_edits.apply_events`), made once
+the events so far applied (:func:`heapscope.allocators.heap_edits.apply_events`), made once
 per event and step.
 """
 
 from __future__ import annotations
 
 from . import block_facts, heap_cells
-from ..allocators.heap_edits import Inconsistent, TrackedHeap, apply_events
+from heapscope.allocators.heap_edits import Inconsistent, TrackedHeap, apply_events
 
 
 class DrawnStep:
@@ -32,7 +32,7 @@ class DrawnStep:
 
     def describe(self, blocks, address: int) -> str:
         """What is at ``address`` of ``blocks`` (this step's heap or one of
-        its micro-steps), in words (the structure view's words, :mod:`gui.block_facts`)."""
+        its micro-steps), in words (the structure view's words, :mod:`heapscope.gui.block_facts`)."""
         if address is None or address < 0:
             return " "
         if self._ids is None:

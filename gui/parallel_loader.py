@@ -1,9 +1,9 @@
 """Building several strategies' timelines at once for the window.
 
-The window's :class:`~gui.loader.Loader` builds one timeline on a Python
+The window's :class:`~heapscope.gui.loader.Loader` builds one timeline on a Python
 thread; for compare mode that would replay the strategies one after the
 other on one core (the replay is pure Python and holds the interpreter
-lock).  A :class:`ParallelLoader` runs an :class:`allocators.parallel.ParallelBuild`
+lock).  A :class:`ParallelLoader` runs an :class:`heapscope.allocators.parallel.ParallelBuild`
 instead -- one worker process per strategy, every core busy -- and polls it
 from a Qt timer (``poll(0)`` never blocks), so the window keeps drawing.
 Its :class:`BuildDialog` shows one progress bar per strategy and a Cancel
@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGridLayout, QLabel, QProgressBar,
                                QVBoxLayout)
 
-from ..allocators.parallel import BuildFailed, BuildSpec, Failed, Finished, ParallelBuild, Progress
+from heapscope.allocators.parallel import BuildFailed, BuildSpec, Failed, Finished, ParallelBuild, Progress
 
 #: how often the build is polled (ms)
 POLL_MS = 40

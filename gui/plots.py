@@ -4,7 +4,7 @@ Three pyqtgraph plots share the x axis (the step number): heap size and live
 bytes, external fragmentation, search length.  Clicking anywhere in a plot
 asks to seek to the step under the mouse (:attr:`PlotPanel.seek_requested`).
 Long traces stay fast with pyqtgraph's peak downsampling and clip-to-view.
-Bound to the window's :class:`~gui.show_model.ShowModel`, the panel plots
+Bound to the window's :class:`~heapscope.gui.show_model.ShowModel`, the panel plots
 the shown timeline, moves its cursor with the position and seeks the model.
 """
 

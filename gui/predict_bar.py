@@ -1,7 +1,7 @@
 """The band over the heap map in predict mode: the question, the answers
 one can give besides a click, the verdict with its reason, and the score.
 
-It shows one :class:`~gui.predict_mode.PredictSession` (one row of the
+It shows one :class:`~heapscope.gui.predict_mode.PredictSession` (one row of the
 window) and redraws when the session changes.  Right and wrong are told
 apart by a mark and a word (✓ Right / ✗ Wrong), not by colour alone; the
 colours are Okabe & Ito's bluish green and vermillion.

@@ -10,7 +10,7 @@ block (on its heap map or its structure view) or with "the heap will grow";
 when every row has answered, the step plays (the window seeks to it, and the
 animation of the step, when there is one, runs) and each row's answer is
 marked right or wrong with the reason in its policy's words
-(:func:`allocators.predict.judge`).  "Show the answer" plays the step
+(:func:`heapscope.allocators.predict.judge`).  "Show the answer" plays the step
 without scoring it.  Scores are kept per row.
 
 The window calls :meth:`PredictMode.stop_before` from the forward moves of
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from ..allocators import predict
-from ..traces.trace import ALLOC
+from heapscope.allocators import predict
+from heapscope.traces.trace import ALLOC
 
 
 class PredictSession(QObject):

@@ -1,7 +1,7 @@
 """The measures compare mode ranks strategies by, up to the shown step.
 
 Compare mode's table is a live version of ``heapscope compare``'s: for each
-strategy, what :func:`allocators.metrics.summarize` would say if the trace
+strategy, what :func:`heapscope.allocators.metrics.summarize` would say if the trace
 ended at the shown step -- max live bytes and max heap (Vo's Salloc and
 Sarena, seed 000), waste = (max H - max L) / max L (Vo 1989), utilisation =
 max L / max H (the CS:APP mdriver's), the mean and longest search of the

@@ -6,7 +6,7 @@ does not scale.  As in napari, where a layer is a model of plain state that
 emits an event on every change and each Qt view connects to the events it
 draws (``napari.layers.Layer.events``, ``napari._qt.layer_controls``), a
 :class:`ShowModel` holds the state and emits a signal when a part of it
-changes; the views (:mod:`gui.subscriber`) redraw what they show from it.
+changes; the views (:mod:`heapscope.gui.subscriber`) redraw what they show from it.
 
 The state:
 
@@ -22,7 +22,7 @@ The state:
   under the mouse in any view).
 
 What a view derives from the shown step -- the heap's blocks as columns, the
-step's events in words (:func:`allocators.explain.explain_step`), the
+step's events in words (:func:`heapscope.allocators.explain.explain_step`), the
 strategy's structure (``Strategy.structure()``), where each free block lives
 -- is computed by :class:`ShownStep` on first use and kept until the step
 changes, so each is computed at most once per shown step, whichever views ask.
@@ -41,15 +41,15 @@ from functools import cached_property
 
 from PySide6.QtCore import QObject, Signal
 
-from ..allocators import structure as structure_protocol
-from ..allocators.explain import explain_step
-from ..allocators.replay import BACK_CACHE_BYTES
-from ..allocators.step_states import StepStates
+from heapscope.allocators import structure as structure_protocol
+from heapscope.allocators.explain import explain_step
+from heapscope.allocators.replay import BACK_CACHE_BYTES
+from heapscope.allocators.step_states import StepStates
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
-from ..allocators.heap_edits import TrackedHeap
-from ..allocators.heap_tracker import HeapTracker, seek_tracked
+from heapscope.allocators.heap_edits import TrackedHeap
+from heapscope.allocators.heap_tracker import HeapTracker, seek_tracked
 from .step_measures import StepMeasures
 
 #: a timeline's key: (strategy name, its parameters as sorted pairs)

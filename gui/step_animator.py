@@ -49,7 +49,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
-from ..allocators import events as ev
+from heapscope.allocators import events as ev
 
 #: steps per second above which steps jump instead of playing their events
 MAX_ANIMATED_SPEED = 4
@@ -313,7 +313,7 @@ def _lone_modifier(event) -> bool:
 # ------------------------------------------------------------------ export
 
 def step_frames(view, step, speed: float = 1.0, fps: float = 25.0):
-    """Play ``step`` (a :class:`~gui.show_model.ShownStep`) on the structure
+    """Play ``step`` (a :class:`~heapscope.gui.show_model.ShownStep`) on the structure
     ``view`` at ``speed`` steps per second and yield one ``QImage`` per frame
     at ``fps``, stepped in time rather than by the clock: the same frames on
     every run.  The first frame shows the first event, the last the whole

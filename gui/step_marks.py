@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..allocators.events import (BuddyMerge, BuddySplit, Coalesce, Grow, GrowFailed, Placed,
+from heapscope.allocators.events import (BuddyMerge, BuddySplit, Coalesce, Grow, GrowFailed, Placed,
                                  Released, Split, Visit)
-from ..allocators.explain import event_addresses
+from heapscope.allocators.explain import event_addresses
 
 #: a search of up to FIRST_NUMBERED + LAST_NUMBERED visits is numbered whole;
 #: a longer one gets its first FIRST_NUMBERED and its last LAST_NUMBERED numbers

@@ -1,6 +1,6 @@
 """The measures the gauges and plots show, per position of the timeline.
 
-Pure numpy over a :class:`allocators.metrics.MetricSeries`, computed once per
+Pure numpy over a :class:`heapscope.allocators.metrics.MetricSeries`, computed once per
 replay so that showing a step is a lookup.  Position ``t`` (the heap after t
 operations) reads row ``t - 1`` of the series; position 0 is the empty heap.
 

@@ -1,10 +1,10 @@
 """The shown step in words for compare mode: the request, the same in every
-row, and what one strategy did with it (:meth:`allocators.replay.Timeline.describe`
+row, and what one strategy did with it (:meth:`heapscope.allocators.replay.Timeline.describe`
 says both at once for one strategy)."""
 
 from __future__ import annotations
 
-from ..traces.trace import ALLOC, FREE
+from heapscope.traces.trace import ALLOC, FREE
 
 
 def request_words(model) -> str:

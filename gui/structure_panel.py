@@ -1,8 +1,8 @@
 """The structure view in the window: the shown strategy's free structure.
 
-A :class:`StructurePanel` subscribes to the :class:`~gui.show_model.ShowModel`
+A :class:`StructurePanel` subscribes to the :class:`~heapscope.gui.show_model.ShowModel`
 and holds the structure view for the shown strategy's ``structure()["kind"]``
-(:func:`gui.structure_views.view_for`; the generic lists view for a kind whose
+(:func:`heapscope.gui.structure_views.view_for`; the generic lists view for a kind whose
 own view is not there).  On every shown step it feeds the view the structure
 and the step's explained events (both computed once per step by the model);
 clicks and hovers in the view select and hover in the model, so the heap map
@@ -15,7 +15,7 @@ At a micro-step the view draws the structure as it is after that event
 ``transition_ms`` while a step plays its events (gui/step_animator.py).
 
 While the player runs fast, the view redraws at most every
-:attr:`~gui.subscriber.Subscriber.PLAY_INTERVAL_MS`, and not at all while the
+:attr:`~heapscope.gui.subscriber.Subscriber.PLAY_INTERVAL_MS`, and not at all while the
 panel is hidden or collapsed.
 """
 

@@ -1,4 +1,4 @@
-"""A view that subscribes to the :class:`~gui.show_model.ShowModel`.
+"""A view that subscribes to the :class:`~heapscope.gui.show_model.ShowModel`.
 
 A widget mixes in :class:`Subscriber` and names, in :attr:`~Subscriber.SUBSCRIBES`,
 which of its methods each model signal calls, and in
@@ -22,7 +22,7 @@ from PySide6.QtCore import QElapsedTimer, QTimer
 
 
 class Subscriber:
-    """Mixin for a QWidget showing a :class:`~gui.show_model.ShowModel` (put it
+    """Mixin for a QWidget showing a :class:`~heapscope.gui.show_model.ShowModel` (put it
     first among the bases)."""
 
     #: model signal name -> name of the method of this view it calls

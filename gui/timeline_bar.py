@@ -6,7 +6,7 @@ The buttons show the window's QActions (the same ones the menus and keys
 trigger), so there is one place where each command is defined.  The bar only
 reports what the user asked for (:attr:`TimelineBar.seek_requested`,
 :attr:`TimelineBar.speed_requested`).  Bound to the window's
-:class:`~gui.show_model.ShowModel`, a seek request moves the model, and the
+:class:`~heapscope.gui.show_model.ShowModel`, a seek request moves the model, and the
 bar shows the model's position and its step in words.
 """
 

@@ -10,7 +10,7 @@ structure and its words: the user's code runs in the GUI thread then.  A
   (``setitimer``, SIGALRM, every 0.2 s) runs a handler in the GUI thread, at
   whatever Python code it is running; when every tick for the time limit
   found the user's code on the stack and the event loop did not run in
-  between, the handler raises :class:`~allocators.user.StopUserCode` there
+  between, the handler raises :class:`~heapscope.allocators.user.StopUserCode` there
   (only there: never in heapscope's or Qt's own code);
 * the exception unwinds the user's code and whatever seek or redraw called
   it (a Qt slot prints nothing: the watch keeps ``sys.excepthook`` quiet for
@@ -34,8 +34,8 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..allocators.isolation import ANSWER_EVERY, user_frame
-from ..allocators.user import StopUserCode, UserStrategy, _user_files
+from heapscope.allocators.isolation import ANSWER_EVERY, user_frame
+from heapscope.allocators.user import StopUserCode, UserStrategy, _user_files
 
 #: how often the event loop notes that it runs (ms)
 HEARTBEAT_MS = 100

@@ -1,15 +1,15 @@
 """Loading in the window: opening a trace, replaying it through the picked
 strategy in the background, showing the result, and the user-code watch.
 
-:class:`TraceLoading` owns the window's :class:`~gui.loader.Loader` (one
+:class:`TraceLoading` owns the window's :class:`~heapscope.gui.loader.Loader` (one
 strategy, on a thread; compare mode's parallel build is
-:class:`~gui.compare_mode.CompareMode`'s) and its
-:class:`~gui.user_code_watch.UserCodeWatch`.  A built timeline is added to
+:class:`~heapscope.gui.compare_mode.CompareMode`'s) and its
+:class:`~heapscope.gui.user_code_watch.UserCodeWatch`.  A built timeline is added to
 the show model and shown there; every view follows the model.  What the user
 is told (the window's title, the trace label, the status bar, a message box
 when a load fails or a strategy of your own stops) goes through the window's
-public widgets and :meth:`~gui.main_window.MainWindow.show_error` /
-:meth:`~gui.main_window.MainWindow.message`.
+public widgets and :meth:`~heapscope.gui.main_window.MainWindow.show_error` /
+:meth:`~heapscope.gui.main_window.MainWindow.message`.
 
 Signals: :attr:`shown` once one strategy shows (the window's
 ``timeline_changed``), :attr:`failed` with the message shown when a load
@@ -24,12 +24,12 @@ import os
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from .. import traces
-from ..allocators.isolation import needs_worker
-from ..allocators.parallel import BuildFailed
-from ..allocators.params import ParamError
-from ..allocators.registry import STRATEGIES
-from ..allocators.user import UserStrategyError
+from heapscope import traces
+from heapscope.allocators.isolation import needs_worker
+from heapscope.allocators.parallel import BuildFailed
+from heapscope.allocators.params import ParamError
+from heapscope.allocators.registry import STRATEGIES
+from heapscope.allocators.user import UserStrategyError
 
 from .loader import LoadRequest, Loader, ReadTrace
 from .show_model import timeline_key

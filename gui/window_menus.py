@@ -8,7 +8,7 @@ Theme D), Playback (Play/Pause Space, Step Back Left, Step Forward Right,
 Previous / Next Event Shift+Left / Shift+Right, Start Home, End End, Go to
 Step Ctrl+G, Faster +, Slower -), Predict, Strategy (one per strategy,
 Ctrl+1..., Compare Mode C, Compare Strategies Shift+C), Help (Keys F1,
-About).  The F1 list reads them back (:mod:`gui.keys_help`).
+About).  The F1 list reads them back (:mod:`heapscope.gui.keys_help`).
 
 These functions make the window's public command attributes (``act_*``,
 ``strategy_actions``, ``menus``, ``strategy_box``, ``toolbar`` ...), each
@@ -22,8 +22,8 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QStyle, QToolBar, QToolButton, QWidget
 
-from ..allocators.registry import STRATEGIES, strategy_names
-from ..traces.bundled import examples as bundled_examples
+from heapscope.allocators.registry import STRATEGIES, strategy_names
+from heapscope.traces.bundled import examples as bundled_examples
 
 from .keys_help import plain
 from .recent_files import RecentFiles

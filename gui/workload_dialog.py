@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
-from ..allocators.params import BOOL, SIZE, Param, ParamError
-from ..values import format_size
+from heapscope.allocators.params import BOOL, SIZE, Param, ParamError
+from heapscope.values import format_size
 
 INT_MAX = 2**31 - 1
 #: the first entry of the runs list: the parameters as they are

@@ -2,7 +2,7 @@
 
 The debugging face a student uses from a script, and what the tests check the
 views against: the step's operation, its events in the explain panel's words
-(:func:`allocators.explain.explain_step`), the heap's blocks and the
+(:func:`heapscope.allocators.explain.explain_step`), the heap's blocks and the
 strategy's free structure (``Strategy.structure()``, docs/structure.md).
 
 :func:`inspect_step` builds the report as plain data (what ``--format json``

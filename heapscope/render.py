@@ -14,7 +14,7 @@ number added to the name), GIF or MP4 (one frame per step of the range, at
 ``--fps``).  ``--part`` draws one part of the window only (the heap map, the
 structure view, the gauges, the plots).
 
-The pictures are the window's own (:mod:`gui.export` writes them): what a
+The pictures are the window's own (:mod:`heapscope.gui.export` writes them): what a
 teacher sees when opening the trace at that step is what the slide shows.
 
 Bounded: ``--size`` and the windows side by side stay within

@@ -120,3 +120,37 @@ def test_the_package_imports_its_parts_relatively_or_through_heapscope(tmp_path)
         assert absolute_imports_of_mapped_folders(probe), code
     probe.write_text("from .tlsf import TLSF\nfrom ..traces import rep\nfrom heapscope.gui import app\nimport heapscope.traces\n")
     assert absolute_imports_of_mapped_folders(probe) == []
+
+
+
+def relative_imports_across_folders(source: str, depth: int) -> list[str]:
+    """The ``from ..x import`` lines of a module ``depth`` subpackages below
+    its source folder (0 for allocators/tlsf.py) that climb out of that
+    folder: they work only under the installed name (heapscope.allocators),
+    never from the checkout, where allocators/ is a package of its own."""
+    return [f"line {node.lineno}: from {'.' * node.level}{node.module or ''}"
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.level - 1 > depth]
+
+
+def test_no_import_reaches_across_source_folders_with_dots():
+    offenders = []
+    for folder in sorted(MAPPED):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            depth = len(path.relative_to(ROOT / folder).parts) - 1
+            offenders += [f"{path.relative_to(ROOT)} {line}"
+                          for line in relative_imports_across_folders(path.read_text(), depth)]
+    assert not offenders, "\n".join(offenders)
+    # in gui/structure_views/ (depth 1) '..' is gui itself, '...' is outside it
+    probe = "from .. import palette\nfrom . import base\nfrom ...allocators import events\n"
+    assert relative_imports_across_folders(probe, 1) == ["line 3: from ...allocators"]
+    assert relative_imports_across_folders("from ..values import parse_size\n", 0) == [
+        "line 1: from ..values"]
+
+
+def test_the_checkout_imports_its_modules_under_their_folder_names():
+    # `import allocators.tlsf` from the checkout works (issue 20: "both names work")
+    code = "import allocators.tlsf, allocators.grading, traces.rep, traces.record; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -3,13 +3,13 @@
 Two kinds of text are read: a .rep trace (``traces.rep``: header integers,
 then ``a``/``r``/``f`` ops) and ltrace output or villoc's input
 (``traces.ltrace``: ``malloc(24) = 0x...``).  The file is opened once, as a
-bounded stream (:func:`traces.source.open_source`: gzip inflated as it is
+bounded stream (:func:`heapscope.traces.source.open_source`: gzip inflated as it is
 read, limits, progress, cancel), and its first lines -- decompressed, and
 left in the stream for the reader, so a pipe can be sniffed too -- decide: a
 call, an ltrace resumption or an ltrace marker line there means ltrace;
 anything else goes to the .rep reader, whose messages say what a .rep should
 look like.  A new format adds its test to :func:`sniff` and its reader of a
-:class:`~traces.source.TraceSource` to :data:`READERS`.
+:class:`~heapscope.traces.source.TraceSource` to :data:`READERS`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def read_trace_file(path: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIM
     """Read any trace file heapscope understands, chosen by its content.
 
     ``limits``, ``progress`` and ``cancel`` are as in
-    :func:`traces.source.open_source`.
+    :func:`heapscope.traces.source.open_source`.
     """
     with open_source(path, limits=limits, progress=progress, cancel=cancel) as source:
         return READERS[sniff_source(source)](source)

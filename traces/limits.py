@@ -3,8 +3,8 @@
 A trace past one of these is refused with a message naming the limit, so that
 no input -- a huge file, an endless stream, a recording of a long-running
 program -- can take unbounded memory or time.  Readers of text files take
-them through :class:`traces.source.ReadLimits`, whose defaults these are.  ``MAX_IDS`` and ``MAX_SIZE``
-come from :mod:`traces.trace`, where the Trace type stores them.
+them through :class:`heapscope.traces.source.ReadLimits`, whose defaults these are.  ``MAX_IDS`` and ``MAX_SIZE``
+come from :mod:`heapscope.traces.trace`, where the Trace type stores them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Turning a user's trace spec (a file path or a workload name) into a Trace.
 
 A spec is either a path to a trace file (a .rep or ltrace/villoc output,
-gzip-compressed or not; a FIFO or a device too: see :mod:`traces.formats`), a
-bundled trace, or a workload name from :data:`traces.workloads.WORKLOADS`
+gzip-compressed or not; a FIFO or a device too: see :mod:`heapscope.traces.formats`), a
+bundled trace, or a workload name from :data:`heapscope.traces.workloads.WORKLOADS`
 with optional parameters::
 
     traces/bundled/default.rep
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from ..values import BadValue, parse_assignments, parse_scalar
+from heapscope.values import BadValue, parse_assignments, parse_scalar
 from .bundled import example_path, examples
 from .errors import TraceError
 from .formats import read_trace_file
@@ -66,7 +66,7 @@ def load_trace(spec: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
 
     A spec names a file when it is a path object, ends in .rep / .rep.gz or
     contains a path separator.  Otherwise a bundled trace's name
-    (``gcc-cc1``: see :func:`traces.bundled.examples`) or a workload's
+    (``gcc-cc1``: see :func:`heapscope.traces.bundled.examples`) or a workload's
     (with optional ``:key=value,...`` parameters) always means that trace,
     even when the current folder holds a file of that name: ``heapscope
     grade`` with no trace names must grade the bundled traces, whatever
@@ -74,7 +74,7 @@ def load_trace(spec: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
     (``./default``); a bare name that is no bundled trace or workload is
     still read as a file when one exists (a FIFO, a device too).
     ``limits``, ``progress`` and ``cancel`` are for files (see
-    :func:`traces.formats.read_trace_file`).
+    :func:`heapscope.traces.formats.read_trace_file`).
     """
     hooks = dict(limits=limits, progress=progress, cancel=cancel)
     if names_a_file(spec):

@@ -33,9 +33,9 @@ its old address when called and takes the new one when it returns.  ltrace
 cannot tell a thread (one heap) from a forked process (its own heap): all
 pids go into one heap unless ``pids`` keeps only some.
 
-The file is read as a bounded stream of lines (:mod:`traces.source`:
+The file is read as a bounded stream of lines (:mod:`heapscope.traces.source`:
 gzip-compressed too, a FIFO too, with progress and cancel): lines, total size
-and ops are capped by :mod:`traces.limits`.  Errors name the file and line.
+and ops are capped by :mod:`heapscope.traces.limits`.  Errors name the file and line.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each example runs a free program that Debian ships (an interpreter, a
 compiler, a database) on a small input kept here, under ``heapscope record``,
 and keeps one program's trace as ``traces/bundled/NAME.rep.gz``.  The script
-also writes ``manifest.json`` (read by :func:`traces.bundled.examples`) and
+also writes ``manifest.json`` (read by :func:`heapscope.traces.bundled.examples`) and
 ``README.md``: the exact command, the environment it set, the program's
 version, the machine and the date of each, so that anyone can record the same
 trace again.  The traces are our own recordings: no third-party trace file

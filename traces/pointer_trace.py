@@ -1,7 +1,7 @@
 """From calls on addresses (what a program does) to ops on ids (a .rep trace).
 
 A program frees and reallocates *pointers*; a .rep trace names *ids*.  The
-recorder (:mod:`traces.record`) and the importers (:mod:`traces.ltrace`) see
+recorder (:mod:`heapscope.traces.record`) and the importers (:mod:`heapscope.traces.ltrace`) see
 the former and build the latter with :class:`PointerTrace`:
 
 - an allocation gives its pointer a new id, even when the address was used
@@ -15,7 +15,7 @@ the former and build the latter with :class:`PointerTrace`:
 - blocks still live at the end are freed there, in the order they were
   allocated, unless the caller keeps them live.
 
-Ops are kept in compact arrays, and a trace past :data:`traces.limits.MAX_OPS`
+Ops are kept in compact arrays, and a trace past :data:`heapscope.traces.limits.MAX_OPS`
 is refused with a message naming the limit.
 """
 

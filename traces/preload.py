@@ -11,7 +11,7 @@ PATH.  Without one the user is told, in one line, what to install.
 The library runs inside every recorded program, so it is never loaded on
 trust (:func:`preload_library`):
 
-- the cache folder is private (:mod:`traces.private_folder`): created 0700,
+- the cache folder is private (:mod:`heapscope.traces.private_folder`): created 0700,
   the user's own, not a link; a folder others could write is closed (0700)
   and what was in it rebuilt; another user's folder is refused;
 - beside each library a *build record* (``recorder-KEY.json``) keeps the

@@ -1,7 +1,7 @@
 """``heapscope record``: run a program under the recorder and keep its traces.
 
 The program runs with ``LD_PRELOAD`` set to the recorder library
-(:mod:`traces.preload`, C source in ``recorder.c``) and
+(:mod:`heapscope.traces.preload`, C source in ``recorder.c``) and
 ``HEAPSCOPE_RECORD_DIR`` set to a temporary folder, where every process
 appends fixed-size binary records to ``<pid>.hsr``.  When it has ended, each
 file becomes one trace per program it ran (:func:`read_recordings`):
@@ -11,7 +11,7 @@ file becomes one trace per program it ran (:func:`read_recordings`):
 - a forked child starts with its parent's heap, so its trace starts with the
   parent's operations up to the fork (the FORK record says how many records
   the parent had written), then goes on with its own;
-- pointers become ids through :class:`traces.pointer_trace.PointerTrace`.
+- pointers become ids through :class:`heapscope.traces.pointer_trace.PointerTrace`.
 
 The trace of the *main* program -- the last program run by the process
 ``record`` started, whose exit status ``record`` passes on -- is written to
@@ -25,7 +25,7 @@ Nothing the program did is lost, and nothing is left behind:
   an argument; the traces are written through a temporary file and a
   rename (:mod:`heapscope.outputs`);
 - a stop signal sent to heapscope goes to the program
-  (:mod:`traces.record_run`); what it recorded until it ended is written;
+  (:mod:`heapscope.traces.record_run`); what it recorded until it ended is written;
 - a trace is never refused for its size after the program ran: the recorder
   stops at heapscope's limits (``traces/limits.py``) and says so at once,
   and the reader cuts each trace so that it keeps within them;
@@ -49,7 +49,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..outputs import OutputError, check_output, same_file
+from heapscope.outputs import OutputError, check_output, same_file
 
 from .errors import TraceError
 from .limits import MAX_INPUT_BYTES, MAX_OPS, MAX_SIZE
@@ -405,7 +405,7 @@ def record(command: list[str], output: str | os.PathLike, keep_live: bool = Fals
     ``say`` prints what heapscope has to say while the program runs (a
     recording stopped at a limit).  Raises OutputError (before anything runs)
     when ``output`` cannot or must not be written,
-    :class:`traces.preload.RecorderUnavailable` when the library cannot be
+    :class:`heapscope.traces.preload.RecorderUnavailable` when the library cannot be
     built or checked, OSError when the command cannot start, TraceError when
     nothing was recorded or a raw file cannot be read.
     """

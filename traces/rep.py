@@ -19,11 +19,11 @@ line may hold several operations (``a 0 8 a 1 16 f 0``), even after the 4th
 header integer.  We are stricter in one way: an operation does not continue
 on the next line, so that a line with a missing or extra field is reported
 as such.  Blank lines and lines starting with ``#`` are ignored.  gzip data
-is inflated as it is read (see :mod:`traces.source`).
+is inflated as it is read (see :mod:`heapscope.traces.source`).
 
-The file is read as a stream, in blocks of lines (:mod:`traces.source`), so
+The file is read as a stream, in blocks of lines (:mod:`heapscope.traces.source`), so
 memory stays bounded whatever the input: past the limits of
-:class:`~traces.source.ReadLimits` (bytes, line length, operations, ids)
+:class:`~heapscope.traces.source.ReadLimits` (bytes, line length, operations, ids)
 the trace is refused with a message naming the limit.
 
 Every problem is a :class:`TraceError` naming the file and line.  A line
@@ -52,7 +52,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..outputs import atomic_output
+from heapscope.outputs import atomic_output
 from .errors import TraceError
 from .source import DEFAULT_LIMITS, Cancel, Progress, ReadLimits, TraceSource, open_source
 from .trace import ALLOC, FREE, KIND_LETTERS, LETTER_KINDS, MAX_IDS, REALLOC, Trace
@@ -76,7 +76,7 @@ def read_rep(path: PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
              progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:
     """Read a .rep file (plain or gzip-compressed; a FIFO or device too) into
     a checked Trace.  ``progress`` and ``cancel`` are as in
-    :func:`traces.source.open_source`."""
+    :func:`heapscope.traces.source.open_source`."""
     with open_source(path, limits=limits, progress=progress, cancel=cancel) as source:
         return read_rep_source(source)
 

@@ -66,7 +66,7 @@ class ReadLimits:
     ``max_bytes``: bytes of text, after decompression (the compressed input
     counts too); ``max_line``: bytes on one line; ``max_ops``: operations;
     ``max_ids``: the ids a trace declares (``num_ids``).  The defaults are
-    :mod:`traces.limits`, the one place for every reader.
+    :mod:`heapscope.traces.limits`, the one place for every reader.
     """
 
     max_bytes: int = MAX_INPUT_BYTES

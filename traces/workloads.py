@@ -1,19 +1,19 @@
 """Synthetic workloads from the seed benchmarks, as deterministic generators.
 
-Each generator returns a :class:`~traces.trace.Trace` and is deterministic
+Each generator returns a :class:`~heapscope.traces.trace.Trace` and is deterministic
 given its ``seed`` (numpy's ``default_rng``).  Every malloc gets a fresh id, so
 ``num_ids`` is the number of mallocs and an id is never reused.  The trace's
 name is the workload spec that rebuilds it, e.g. ``"vo1989:seed=3"`` (only
 parameters that differ from the defaults are listed), which
-:func:`traces.load_trace` accepts.
+:func:`heapscope.traces.load_trace` accepts.
 
 Each generator declares its parameters as strategies declare theirs
-(:class:`~allocators.params.Param`: kind, range, default, one line of help),
+(:class:`~heapscope.allocators.params.Param`: kind, range, default, one line of help),
 with :func:`workload`; the declarations are the single source for checking a
 value (:func:`make_workload`), for reading one from text (a spec such as
 ``djgpp1997:max_size=8K``) and for the window's workload dialog.  Ranges keep
-every accepted trace within :data:`traces.limits.MAX_OPS` operations and
-:data:`traces.trace.MAX_SIZE` bytes a request.  ``presets`` name the runs the
+every accepted trace within :data:`heapscope.traces.limits.MAX_OPS` operations and
+:data:`heapscope.traces.trace.MAX_SIZE` bytes a request.  ``presets`` name the runs the
 seed itself made (Plotnick's four, Machin's smaller blocks...).
 """
 
@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..allocators.params import BOOL, INT, SIZE, Param, ParamError
+from heapscope.allocators.params import BOOL, INT, SIZE, Param, ParamError
 from .errors import TraceError
 from .limits import MAX_OPS
 from .trace import ALLOC, FREE, MAX_SIZE, Trace

@@ -43,7 +43,7 @@ from bisect import insort
 
 from PySide6.QtCore import QPointF, QRectF
 
-from ...allocators import events as ev
+from heapscope.allocators import events as ev
 from .. import palette
 from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,

@@ -2,7 +2,7 @@
 
 A structure view draws one strategy's free structure -- the plain data of
 ``Strategy.structure()`` (docs/structure.md) -- and lights what the shown step
-did to it, from the step's explained events (:func:`allocators.explain.explain_step`).
+did to it, from the step's explained events (:func:`heapscope.allocators.explain.explain_step`).
 It never reads the strategy object: a view, a test and ``heapscope inspect``
 see the same data.
 

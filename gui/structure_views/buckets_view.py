@@ -41,7 +41,7 @@ import re
 
 from PySide6.QtCore import QPointF, QRectF
 
-from ...allocators import events as ev
+from heapscope.allocators import events as ev
 
 from .. import palette
 from . import register_view

@@ -39,7 +39,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
-from ...allocators import events as ev
+from heapscope.allocators import events as ev
 from . import register_view
 from .transition import Morph, cross_fade, lerp_rect
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, SPLIT_FILL, TAKEN,

@@ -44,10 +44,10 @@ from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphi
                                QGraphicsSimpleTextItem, QGraphicsTextItem, QGraphicsView, QLabel,
                                QSizePolicy, QVBoxLayout)
 
-from ...allocators import events as ev
-from ...allocators.dlmalloc import BINBLOCKWIDTH, BinmapChange, BinmapProbe, BinProbe, Mapped, Unmapped
-from ...allocators.segregated_fit import ClassProbe
-from ...allocators.structure import parse_tlsf_key
+from heapscope.allocators import events as ev
+from heapscope.allocators.dlmalloc import BINBLOCKWIDTH, BinmapChange, BinmapProbe, BinProbe, Mapped, Unmapped
+from heapscope.allocators.segregated_fit import ClassProbe
+from heapscope.allocators.structure import parse_tlsf_key
 from .. import palette
 from ..gauges import human_bytes
 from . import register_view

@@ -51,7 +51,7 @@ import re
 
 from PySide6.QtCore import QPointF
 
-from ...allocators import events as ev
+from heapscope.allocators import events as ev
 from .. import palette
 from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Badge, Card, Fold, Pointer,

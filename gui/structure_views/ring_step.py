@@ -2,13 +2,13 @@
 
 Both list rings -- K&R's address-ordered ring (next fit, first fit; K&R 8.7)
 and Kruse's rotating LIFO ring -- are changed by the same few events:
-:class:`~allocators.events.Visit` (a node examined, in order),
-:class:`~allocators.events.Split` (the tail or upper part of a node handed
-out, the rest stays on the list), :class:`~allocators.events.Placed` of a
+:class:`~heapscope.allocators.events.Visit` (a node examined, in order),
+:class:`~heapscope.allocators.events.Split` (the tail or upper part of a node handed
+out, the rest stays on the list), :class:`~heapscope.allocators.events.Placed` of a
 block that is no longer on the list (unlinked whole: an exact fit),
-:class:`~allocators.events.Released` and
-:class:`~allocators.events.Coalesce` (a freed block linked in, or joined to
-its free neighbours), :class:`~allocators.events.Grow` (new memory from
+:class:`~heapscope.allocators.events.Released` and
+:class:`~heapscope.allocators.events.Coalesce` (a freed block linked in, or joined to
+its free neighbours), :class:`~heapscope.allocators.events.Grow` (new memory from
 sbrk, handed to free), ListInsert / ListRemove and PointerMove.
 
 :func:`read_step` turns them, with the structure after the step, into marks
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...allocators import events as ev
+from heapscope.allocators import events as ev
 from .canvas import hex_addr, size_text
 
 #: roles, strongest first: the style of a card is its strongest role

@@ -38,8 +38,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QGraphicsSimpleTextItem, QListWidget, QListWidgetItem
 
-from ...allocators import events as ev
-from ...allocators.structure import parse_tlsf_key
+from heapscope.allocators import events as ev
+from heapscope.allocators.structure import parse_tlsf_key
 from . import register_view
 from .transition import Morph, cross_fade, signature
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, Glyph,
@@ -407,7 +407,7 @@ class TlsfView(SceneStructureView):
     def list_cell(self, cell: tuple[int, int], select_first: bool) -> None:
         """List the blocks of ``cell`` under the matrix; with ``select_first``,
         select its head and say so (``block_clicked``)."""
-        from ...allocators.structure import tlsf_key
+        from heapscope.allocators.structure import tlsf_key
         s = self._structure
         if s is None:
             return

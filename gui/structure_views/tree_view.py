@@ -45,7 +45,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPolygonF
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsSimpleTextItem
 
-from ...allocators import events as ev
+from heapscope.allocators import events as ev
 from . import register_view
 from .transition import Morph, cross_fade
 from .scene_view import (FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, WILD_FILL,

@@ -1,6 +1,6 @@
 """Running an experiment's replays: one job per (trace, strategy, parameters),
-measured by the core (a :class:`~allocators.replay.Timeline` and its summary
-from :mod:`allocators.metrics`), several at once in worker processes.
+measured by the core (a :class:`~heapscope.allocators.replay.Timeline` and its summary
+from :mod:`heapscope.allocators.metrics`), several at once in worker processes.
 
 A job's row is the timeline's summary (the same numbers ``heapscope compare``
 prints) plus what the seeds' tables need and a summary does not keep:
@@ -50,7 +50,7 @@ from ..traces.trace import ALLOC, FREE
 
 @dataclass(frozen=True)
 class Job:
-    """One replay.  ``trace`` is a spec :func:`traces.load_trace` reads (a
+    """One replay.  ``trace`` is a spec :func:`heapscope.traces.load_trace` reads (a
     bundled trace's name, a file) or ``(workload, ((key, value), ...))``;
     ``params`` the strategy's parameters as sorted ``(key, value)`` pairs."""
     key: tuple
