@@ -577,3 +577,37 @@ def test_malformed_answers_are_the_users_mistakes_not_ours(load, trace_path):
     s.malloc(10)
     with pytest.raises(UserStrategyError, match="your explain_event returned 42: return a line of text"):
         explain_step(s, s.rec)
+
+
+# ------------------------------------------------- small rules, worked by hand
+def test_the_default_structure_puts_every_free_block_on_one_list():
+    # Bump hands out 0x0 (24 bytes) and 0x18 (8); freeing 0x0 leaves one free block
+    namespace = {}
+    exec(BASE, namespace)
+    b = namespace["Bump"]()
+    p = b.malloc(24)
+    b.malloc(8)
+    b.free(p)
+    assert b.structure() == {"kind": "lists", "sizes": {0: 24}, "pointers": [], "outside": [],
+                             "lists": {"free blocks": [0]}}
+
+
+def test_an_exception_in_init_is_named_as_inits_before_any_operation():
+    namespace = {}
+    exec(BASE + textwrap.dedent('''
+    class BadInit(Bump):
+        def __init__(self, **common):
+            super().__init__(**common)
+            len(5)
+    '''), namespace)
+    with pytest.raises(UserStrategyError) as info:
+        namespace["BadInit"]()
+    e = info.value
+    assert (e.method, e.step, e.operation) == ("__init__", None, None)
+    assert e.message == "your __init__ raised TypeError: object of type 'int' has no len()"
+
+
+def test_values_in_messages_are_cut_at_60_characters():
+    from heapscope.allocators.user import _short
+    assert _short("x" * 58) == "'" + "x" * 58 + "'"              # repr: 60 characters, whole
+    assert _short("x" * 59) == "'" + "x" * 56 + "..."            # 61: the first 57 and "..."
