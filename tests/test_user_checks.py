@@ -611,3 +611,58 @@ def test_values_in_messages_are_cut_at_60_characters():
     from heapscope.allocators.user import _short
     assert _short("x" * 58) == "'" + "x" * 58 + "'"              # repr: 60 characters, whole
     assert _short("x" * 59) == "'" + "x" * 56 + "..."            # 61: the first 57 and "..."
+
+
+def test_malloc_that_books_another_payload_is_told_which(load, trace_path):
+    # grows 32 bytes at 0x0, books the payload 0x8 and returns 0x0
+    klass, _ = load('''
+        class BooksAnother(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                addr, need = self.grow(size + 8)
+                self.book(addr + 8, addr, need, size)
+                return addr
+        ''', "BooksAnother", "booksanother")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 1, "_malloc", "your _malloc returned 0x0 but did not book it")
+    assert e.message.endswith("for every block you hand out (it booked 0x8: the first argument "
+                              "of _note_alloc is the payload address you return)")
+
+
+def test_realloc_that_copies_part_of_the_bytes(load, trace_path):
+    # step 7, realloc of id 0 (24 bytes at 0x0) to 200: the bump is at 0xc0 by
+    # then (24 + 40 + 8 + 104 + 16 bytes); realloc must keep min(24, 200) bytes
+    klass, _ = load('''
+        class HalfCopy(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                new = self._malloc(size)
+                self._copy_payload(payload, new, 8)
+                self._free(payload)
+                return new
+        ''', "HalfCopy", "halfcopy")
+    t = graded(klass, trace_path)
+    assert_caught(t, 7, "_realloc", "your _realloc moved the block from 0x0 to 0xc0 and copied "
+                                    "only 8 of the 24 bytes realloc must keep (the smaller of "
+                                    "the old and the new size)")
+
+
+def test_malloc_that_books_more_header_than_its_block_has_room_for(load, trace_path):
+    # 24 bytes asked, a 24-byte block: no room for the 8 header bytes booked
+    klass, _ = load('''
+        class FatHeader(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                addr, need = self.grow(size)
+                self._note_alloc(addr, addr, need, size, 8)
+                self.entry[addr] = [addr, need, addr]
+                self.blocks.append(self.entry[addr])
+                return addr
+        ''', "FatHeader", "fatheader")
+    t = graded(klass, trace_path)
+    assert_caught(t, 1, "_malloc", "your _malloc booked 8 header bytes in a block of 24 bytes "
+                                   "holding 24: header bytes are the block's bytes that are "
+                                   "neither payload nor padding")
