@@ -592,19 +592,24 @@ def test_the_default_structure_puts_every_free_block_on_one_list():
                              "lists": {"free blocks": [0]}}
 
 
-def test_an_exception_in_init_is_named_as_inits_before_any_operation():
+@pytest.mark.parametrize("statement, raised", [
+    ("len(5)", "TypeError: object of type 'int' has no len()"),
+    ("int('x')", "ValueError: invalid literal for int() with base 10: 'x'"),
+    ("raise SystemExit(3)", "SystemExit: 3"),
+])
+def test_an_exception_in_init_is_named_as_inits_before_any_operation(statement, raised):
     namespace = {}
-    exec(BASE + textwrap.dedent('''
+    exec(BASE + textwrap.dedent(f'''
     class BadInit(Bump):
         def __init__(self, **common):
             super().__init__(**common)
-            len(5)
+            {statement}
     '''), namespace)
     with pytest.raises(UserStrategyError) as info:
         namespace["BadInit"]()
     e = info.value
     assert (e.method, e.step, e.operation) == ("__init__", None, None)
-    assert e.message == "your __init__ raised TypeError: object of type 'int' has no len()"
+    assert e.message == f"your __init__ raised {raised}"
 
 
 def test_values_in_messages_are_cut_at_60_characters():
