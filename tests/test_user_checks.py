@@ -671,3 +671,80 @@ def test_malloc_that_books_more_header_than_its_block_has_room_for(load, trace_p
     assert_caught(t, 1, "_malloc", "your _malloc booked 8 header bytes in a block of 24 bytes "
                                    "holding 24: header bytes are the block's bytes that are "
                                    "neither payload nor padding")
+
+
+def test_a_pool_carved_by_hand_counts_the_span_of_the_blocks_handed_out(load, tmp_path):
+    # A fixed pool of 64 bytes at 0x0 whose blocks are carved without
+    # _take_core: H is the span of what was handed out, 0x0 to 24 + 8 = 0x20,
+    # the peak live payload is 24 + 8: utilisation 32 / 32.
+    klass, _ = load('''
+        class Direct(Bump):
+            name = "NAME"
+
+            def __init__(self, **common):
+                super().__init__(**common)
+                self.used = 0
+
+            def grow(self, size):
+                need = align_up(max(size, 1), self.align)
+                if self.used + need > self.arena.brk - self.arena.base:
+                    return None, need
+                addr = self.arena.base + self.used
+                self.used += need
+                return addr, need
+
+            def _blocks(self):
+                yield from super()._blocks()
+                end = self.arena.base + self.used     # the rest of the pool: one free block
+                if end < self.arena.brk:
+                    yield end, self.arena.brk - end, FREE, None
+        ''', "Direct", "direct")
+    path = tmp_path / "two.rep"
+    path.write_text("0\n2\n4\n1\na 0 24\na 1 8\nf 0\nf 1\n")
+    t = graded(klass, path, params={"pool_size": 64})
+    assert t.valid, t.error
+    assert (t.heap, t.max_live, t.utilisation) == (32, 32, 1.0)
+
+
+def test_a_walk_that_calls_a_live_block_free(load, trace_path):
+    # the walk covers the heap, but says the first block (0x0, 24 bytes,
+    # handed out at step 1) is free: the live block is in no used block
+    klass, _ = load('''
+        class AllFree(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                for addr, size, payload in self.blocks:
+                    yield addr, size, FREE, None
+        ''', "AllFree", "allfree")
+    t = graded(klass, trace_path, check_every=1)
+    assert_caught(t, 1, "_blocks", "the live block at 0x0 of 24 bytes, handed out at step 1 "
+                                       "is in no used block of your walk")
+
+
+def test_a_failed_realloc_that_changed_the_books(load, trace_path):
+    # step 7, realloc(0x0, 200): None after unbooking the block at 0x0
+    klass, _ = load('''
+        class FailsDirty(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                self._free(payload)
+                return None
+        ''', "FailsDirty", "failsdirty")
+    t = graded(klass, trace_path)
+    assert_caught(t, 7, "_realloc", "your _realloc returned None (out of memory) but changed the "
+                                    "books: a failed realloc must leave the block at 0x0 as it was")
+
+
+def test_an_exception_in_realloc_is_named_as_reallocs(load, trace_path):
+    klass, _ = load('''
+        class RaisesInRealloc(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                raise ValueError("no realloc today")
+        ''', "RaisesInRealloc", "raisesinrealloc")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 7, "_realloc", "your _realloc raised ValueError: no realloc today")
+    assert e.operation == "realloc(0x0, 200)"
