@@ -387,6 +387,45 @@ def test_determinism_names_the_first_step_that_differs(load, tmp_path):
         in t.error.message
 
 
+OVERLAPS_LATER = '''
+RUNS = [0]
+
+
+class OverlapsLater(Bump):
+    """Right in its first instance (the check pass); every later one hands
+    out its first block again for the second request: an overlap only the
+    result checks would see."""
+    name = "overlaps-later"
+
+    def __init__(self, **common):
+        super().__init__(**common)
+        RUNS[0] += 1
+        self.first = None
+
+    def _malloc(self, size):
+        if RUNS[0] > 1 and self.first is not None:
+            return self.place(self.first, align_up(size, self.align), size)
+        self.first = super()._malloc(size)
+        return self.first
+'''
+
+
+def test_the_timed_runs_are_unguarded_and_compared_by_their_books(load, tmp_path):
+    # The timed runs replay without the result checks (the check pass ran them);
+    # a later instance that overlaps is therefore caught by its books differing,
+    # and named by the replay that looks for the step: the bump gave 0x0 then
+    # 0x8 the first time; the second time 0x0 twice.  A guarded timed run would
+    # report the overlap itself instead.
+    klass = load(OVERLAPS_LATER, "OverlapsLater")
+    t = graded(klass, rep(tmp_path, ["a 0 8", "a 1 8"]), timing=True)
+    assert not t.valid
+    assert t.error.step == 2 and t.line == 6
+    assert t.error.message == (
+        "not deterministic: step 2 returned 0x8 the first time and 0x0 the second: the same "
+        "trace must give the same heap every time (seed any random numbers you use, and do not "
+        "depend on the time, id() or the order of a set of objects)")
+
+
 def test_a_seeded_random_strategy_is_deterministic(load, tmp_path):
     klass = load(RANDOM.replace("random.randrange", "self.rng.randrange").replace(
         "    def _malloc(self, size):",
@@ -510,3 +549,59 @@ def test_the_walk_checks_run_at_least_at_the_end(load, tmp_path):
     path = rep(tmp_path, [f"a {i} 8" for i in range(3)])
     checked = check_trace(lambda: klass(), read_rep(path))
     assert checked.error is not None and checked.error.step == 3
+
+
+# ------------------------------------------------------- the index, by hand
+def _two_traces(fast: bool):
+    """Two graded traces with numbers chosen to work the index by hand:
+    A: 100 ops, peak 48 of a 64-byte heap (util 0.75); B: 300 ops, peak 0 of
+    32 bytes (util 0, valid).  fast: the strategy took 1 + 3 ms, TLSF 2 + 6 ms
+    (T = 400 / 0.004 = 100 Kops/s, T_ref = 50 Kops/s); else the other way."""
+    from heapscope.allocators.grading import BaselineRun, TraceGrade
+    own, ref = ((0.001, 0.003), (0.002, 0.006)) if fast else ((0.002, 0.006), (0.001, 0.003))
+    a = TraceGrade("a.rep", "a", 100, max_live=48, heap=64, seconds=own[0], reference_seconds=ref[0],
+                   baseline=BaselineRun(heap=96, seconds=0.004, max_live=48))
+    b = TraceGrade("b.rep", "b", 300, max_live=0, heap=32, seconds=own[1], reference_seconds=ref[1],
+                   baseline=BaselineRun(error="ValueError: no"))
+    return a, b
+
+
+def test_the_performance_index_worked_by_hand():
+    from heapscope.allocators.grading import Grade
+    a, b = _two_traces(fast=True)
+    g = Grade("mine", {}, [a, b])
+    assert g.valid
+    assert a.utilisation == 0.75 and b.utilisation == 0.0
+    assert g.mean_utilisation == pytest.approx(0.375)
+    assert g.throughput == pytest.approx(100_000) and g.reference_throughput == pytest.approx(50_000)
+    assert g.throughput_ratio == pytest.approx(2.0)
+    # 100 x (0.6 x 0.375 + 0.4 x min(2, 1)) = 22.5 + 40
+    assert g.perf_index == pytest.approx(62.5)
+    # B alone: utilisation 0 counts as 0 (not as missing): 100 x (0 + 0.4 x 1)
+    assert Grade("mine", {}, [b]).perf_index == pytest.approx(40.0)
+    slow = Grade("mine", {}, list(_two_traces(fast=False)))
+    # T = 400 / 0.008 = 50 Kops/s, T_ref = 100 Kops/s: 100 x (0.225 + 0.4 x 0.5)
+    assert slow.throughput_ratio == pytest.approx(0.5)
+    assert slow.perf_index == pytest.approx(42.5)
+    # the baseline: only A ran (B's strategy refused the trace): 48 / 96, 100 ops in 4 ms
+    assert g.baseline_mean_utilisation == pytest.approx(0.5)
+    assert g.baseline_throughput == pytest.approx(25_000)
+    assert a.baseline.throughput(100) == pytest.approx(25_000) and b.baseline.utilisation is None
+
+
+def test_the_summary_line_worked_by_hand():
+    from heapscope.allocators.grading import Grade
+    from heapscope.allocators.user import UserStrategyError
+    a, b = _two_traces(fast=True)
+    assert a.summary() == "valid, util 0.750, 100.0 Kops/s"
+    b.failed, b.failed_bytes = 2, 32           # 0 / (32 + 32)
+    assert b.summary() == "valid, util 0.000, 100.0 Kops/s, 2 requests refused"
+    b.failed = 1
+    assert b.summary().endswith(", 1 request refused")
+    b.error = UserStrategyError("it broke", method="_malloc", step=3)
+    assert b.summary() == "INVALID at step 3: it broke"
+    assert b.utilisation is None and b.throughput == pytest.approx(100_000)
+    g = Grade("mine", {}, [a, b])
+    # one invalid trace: the index is 0, the means count the valid ones only
+    assert not g.valid and g.perf_index == 0.0
+    assert g.mean_utilisation == 0.75 and g.throughput == pytest.approx(100_000)

@@ -293,3 +293,61 @@ def test_convert_names_the_calls_that_never_resumed(tmp_path, capsys):
                 "end.txt")
     assert main(["convert", str(src), "-o", str(out)]) == 0
     assert "1 calls left unfinished" in capsys.readouterr().err
+
+
+# --- what an import left out, in words -----------------------------------------
+# One line of each kind convert reports, counted by hand: pids 1 and 2; a free of
+# 0x99 and a realloc of 0x77, never allocated; 0x10 returned again while live;
+# one NULL; two posix_memalign; a resumption with no start; a malloc that never
+# returned; pid 2's malloc(9) still unfinished at the end.
+EVERY_SKIP = """\
+[pid 1] prog->malloc(8) = 0x10
+[pid 2] prog->free(0x99) = <void>
+[pid 1] prog->realloc(0x77, 16) = 0x20
+[pid 1] prog->malloc(8) = 0x10
+[pid 1] prog->malloc(4) = nil
+[pid 1] prog->posix_memalign(0x7ffe0, 64, 100) = 0
+[pid 2] prog->posix_memalign(0x7ffe8, 64, 200) = 0
+[pid 1] <... malloc resumed> ) = 0x40
+[pid 1] prog->malloc(5 <no return ...>
+[pid 2] prog->malloc(9 <unfinished ...>
+"""
+
+
+def test_skipped_lines_names_every_kind_of_call_left_out(tmp_path):
+    from heapscope.traces.ltrace import skipped_lines
+    trace, counts, pointer_counts = import_ltrace(write(tmp_path, EVERY_SKIP))
+    assert ops(trace) == [("a", 0, 8), ("a", 1, 16), ("f", 0), ("a", 2, 8), ("f", 1), ("f", 2)]
+    assert skipped_lines(counts, pointer_counts) == [
+        "2 pids in one heap (1, 2): ltrace cannot tell threads from processes; --pid keeps one",
+        "1 frees of pointers never seen allocated: dropped",
+        "1 reallocs of pointers never seen allocated: taken as allocations",
+        "1 addresses returned again while live: the old block freed there",
+        "1 calls that returned NULL: left out",
+        "2 posix_memalign calls (ltrace does not show the block): left out",
+        "1 resumed calls whose start is not in the file: left out",
+        "1 calls that never returned",
+        '1 calls left unfinished (no "<... resumed>"): their allocations left out',
+    ]
+
+
+def test_a_file_with_no_call_says_what_ltrace_command_makes_one(tmp_path):
+    path = write(tmp_path, "hello from the program\n+++ exited (status 0) +++\n")
+    with pytest.raises(TraceError) as err:
+        read_ltrace(path)
+    assert str(err.value) == (f"{path}: no malloc, calloc, realloc or free call in this file "
+                              "(is it the output of ltrace -e malloc+free+calloc+realloc?)")
+
+
+@pytest.mark.parametrize("line, message", [
+    # a size_t printed as signed: -16 is 2**64 - 16, a huge request, not 16
+    ("malloc(-16) = 0x10", "2: absurd size 18446744073709551600"),
+    # posix_memalign's arguments are read (and named) when it is cut and resumed
+    ("posix_memalign(0x7ffe0, 64, big <unfinished ...>",
+     "2: posix_memalign: expected a number for size, got 'big'"),
+])
+def test_more_bad_lines_name_the_argument_and_the_value(tmp_path, line, message):
+    path = write(tmp_path, "malloc(1) = 0x1\n" + line + "\n")
+    with pytest.raises(TraceError) as err:
+        read_ltrace(path)
+    assert str(err.value).startswith(f"{path}:{message}")

@@ -577,3 +577,174 @@ def test_malformed_answers_are_the_users_mistakes_not_ours(load, trace_path):
     s.malloc(10)
     with pytest.raises(UserStrategyError, match="your explain_event returned 42: return a line of text"):
         explain_step(s, s.rec)
+
+
+# ------------------------------------------------- small rules, worked by hand
+def test_the_default_structure_puts_every_free_block_on_one_list():
+    # Bump hands out 0x0 (24 bytes) and 0x18 (8); freeing 0x0 leaves one free block
+    namespace = {}
+    exec(BASE, namespace)
+    b = namespace["Bump"]()
+    p = b.malloc(24)
+    b.malloc(8)
+    b.free(p)
+    assert b.structure() == {"kind": "lists", "sizes": {0: 24}, "pointers": [], "outside": [],
+                             "lists": {"free blocks": [0]}}
+
+
+@pytest.mark.parametrize("statement, raised", [
+    ("len(5)", "TypeError: object of type 'int' has no len()"),
+    ("int('x')", "ValueError: invalid literal for int() with base 10: 'x'"),
+    ("raise SystemExit(3)", "SystemExit: 3"),
+])
+def test_an_exception_in_init_is_named_as_inits_before_any_operation(statement, raised):
+    namespace = {}
+    exec(BASE + textwrap.dedent(f'''
+    class BadInit(Bump):
+        def __init__(self, **common):
+            super().__init__(**common)
+            {statement}
+    '''), namespace)
+    with pytest.raises(UserStrategyError) as info:
+        namespace["BadInit"]()
+    e = info.value
+    assert (e.method, e.step, e.operation) == ("__init__", None, None)
+    assert e.message == f"your __init__ raised {raised}"
+
+
+def test_values_in_messages_are_cut_at_60_characters():
+    from heapscope.allocators.user import _short
+    assert _short("x" * 58) == "'" + "x" * 58 + "'"              # repr: 60 characters, whole
+    assert _short("x" * 59) == "'" + "x" * 56 + "..."            # 61: the first 57 and "..."
+
+
+def test_malloc_that_books_another_payload_is_told_which(load, trace_path):
+    # grows 32 bytes at 0x0, books the payload 0x8 and returns 0x0
+    klass, _ = load('''
+        class BooksAnother(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                addr, need = self.grow(size + 8)
+                self.book(addr + 8, addr, need, size)
+                return addr
+        ''', "BooksAnother", "booksanother")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 1, "_malloc", "your _malloc returned 0x0 but did not book it")
+    assert e.message.endswith("for every block you hand out (it booked 0x8: the first argument "
+                              "of _note_alloc is the payload address you return)")
+
+
+def test_realloc_that_copies_part_of_the_bytes(load, trace_path):
+    # step 7, realloc of id 0 (24 bytes at 0x0) to 200: the bump is at 0xc0 by
+    # then (24 + 40 + 8 + 104 + 16 bytes); realloc must keep min(24, 200) bytes
+    klass, _ = load('''
+        class HalfCopy(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                new = self._malloc(size)
+                self._copy_payload(payload, new, 8)
+                self._free(payload)
+                return new
+        ''', "HalfCopy", "halfcopy")
+    t = graded(klass, trace_path)
+    assert_caught(t, 7, "_realloc", "your _realloc moved the block from 0x0 to 0xc0 and copied "
+                                    "only 8 of the 24 bytes realloc must keep (the smaller of "
+                                    "the old and the new size)")
+
+
+def test_malloc_that_books_more_header_than_its_block_has_room_for(load, trace_path):
+    # 24 bytes asked, a 24-byte block: no room for the 8 header bytes booked
+    klass, _ = load('''
+        class FatHeader(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                addr, need = self.grow(size)
+                self._note_alloc(addr, addr, need, size, 8)
+                self.entry[addr] = [addr, need, addr]
+                self.blocks.append(self.entry[addr])
+                return addr
+        ''', "FatHeader", "fatheader")
+    t = graded(klass, trace_path)
+    assert_caught(t, 1, "_malloc", "your _malloc booked 8 header bytes in a block of 24 bytes "
+                                   "holding 24: header bytes are the block's bytes that are "
+                                   "neither payload nor padding")
+
+
+def test_a_pool_carved_by_hand_counts_the_span_of_the_blocks_handed_out(load, tmp_path):
+    # A fixed pool of 64 bytes at 0x0 whose blocks are carved without
+    # _take_core: H is the span of what was handed out, 0x0 to 24 + 8 = 0x20,
+    # the peak live payload is 24 + 8: utilisation 32 / 32.
+    klass, _ = load('''
+        class Direct(Bump):
+            name = "NAME"
+
+            def __init__(self, **common):
+                super().__init__(**common)
+                self.used = 0
+
+            def grow(self, size):
+                need = align_up(max(size, 1), self.align)
+                if self.used + need > self.arena.brk - self.arena.base:
+                    return None, need
+                addr = self.arena.base + self.used
+                self.used += need
+                return addr, need
+
+            def _blocks(self):
+                yield from super()._blocks()
+                end = self.arena.base + self.used     # the rest of the pool: one free block
+                if end < self.arena.brk:
+                    yield end, self.arena.brk - end, FREE, None
+        ''', "Direct", "direct")
+    path = tmp_path / "two.rep"
+    path.write_text("0\n2\n4\n1\na 0 24\na 1 8\nf 0\nf 1\n")
+    t = graded(klass, path, params={"pool_size": 64})
+    assert t.valid, t.error
+    assert (t.heap, t.max_live, t.utilisation) == (32, 32, 1.0)
+
+
+def test_a_walk_that_calls_a_live_block_free(load, trace_path):
+    # the walk covers the heap, but says the first block (0x0, 24 bytes,
+    # handed out at step 1) is free: the live block is in no used block
+    klass, _ = load('''
+        class AllFree(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                for addr, size, payload in self.blocks:
+                    yield addr, size, FREE, None
+        ''', "AllFree", "allfree")
+    t = graded(klass, trace_path, check_every=1)
+    assert_caught(t, 1, "_blocks", "the live block at 0x0 of 24 bytes, handed out at step 1 "
+                                       "is in no used block of your walk")
+
+
+def test_a_failed_realloc_that_changed_the_books(load, trace_path):
+    # step 7, realloc(0x0, 200): None after unbooking the block at 0x0
+    klass, _ = load('''
+        class FailsDirty(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                self._free(payload)
+                return None
+        ''', "FailsDirty", "failsdirty")
+    t = graded(klass, trace_path)
+    assert_caught(t, 7, "_realloc", "your _realloc returned None (out of memory) but changed the "
+                                    "books: a failed realloc must leave the block at 0x0 as it was")
+
+
+def test_an_exception_in_realloc_is_named_as_reallocs(load, trace_path):
+    klass, _ = load('''
+        class RaisesInRealloc(Bump):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                raise ValueError("no realloc today")
+        ''', "RaisesInRealloc", "raisesinrealloc")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 7, "_realloc", "your _realloc raised ValueError: no realloc today")
+    assert e.operation == "realloc(0x0, 200)"
