@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -79,6 +80,52 @@ def load_file(text: str) -> type[UserStrategy]:
     check_class(cls, spec.path)
     register_user(cls, spec.text, spec.path)
     return cls
+
+
+#: what the probe's child prints once the file's top level has run
+_PROBE_DONE = "heapscope: the file imported"
+#: the child: run the file's top level as an import would (not as __main__),
+#: its folder first on sys.path, then say so; a sys.exit is left to the
+#: import in heapscope's own process, which names its line
+_PROBE_CODE = "\n".join([
+    "import os, runpy, sys",
+    "path = sys.argv[1]",
+    "sys.path.insert(0, os.path.dirname(path))",
+    "try:",
+    "    runpy.run_path(path, run_name='_heapscope_probe')",
+    "except SystemExit:",
+    "    pass",
+    f"print({_PROBE_DONE!r}, flush=True)"])
+
+
+def probe_import(text: str, time_limit: float | None) -> None:
+    """Run the top level of ``FILE.py`` (of ``FILE.py:ClassName``) once in a
+    child process before heapscope imports it into its own: a file that loops
+    while it is imported, or ends the process (``os._exit``, a signal), is a
+    PluginError naming it instead of a hang or a silent exit.  A file that
+    raises is left to :func:`load_file`, whose message names its line.  Costs
+    one interpreter start (about a third of a second); the command line calls
+    it, the tests' in-process loads need not."""
+    spec = parse_spec(text)
+    if not os.path.isfile(spec.path):
+        return                                # load_file says what is wrong with it
+    real = os.path.realpath(spec.path)
+    if real in _MODULES:
+        return
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE_CODE, real], capture_output=True,
+                              text=True, timeout=time_limit, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise PluginError(f"{spec.path}: importing it gave no answer in {time_limit:g} s (a loop "
+                          "at the top level of the file? --time-limit SECONDS sets the limit)") from None
+    if _PROBE_DONE in done.stdout or done.returncode == 1:
+        return                        # imported, raised or called sys.exit: load_file reports it
+    if done.returncode < 0:
+        import signal
+        name = signal.Signals(-done.returncode).name
+        raise PluginError(f"{spec.path}: importing it killed the process (signal {name})")
+    raise PluginError(f"{spec.path}: importing it ended the process with exit status "
+                      f"{done.returncode} (os._exit at the top level of the file?)")
 
 
 def _import_file(path: str):

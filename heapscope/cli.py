@@ -892,7 +892,7 @@ def _grade_options(p: argparse.ArgumentParser) -> None:
     add_strategy_options(p)
 
 
-def _grade_target(text: str):
+def _grade_target(text: str, time_limit: float = DEFAULT_TIME_LIMIT):
     """The class ``heapscope grade`` was given: FILE.py:Class or a user strategy's name."""
     from .allocators.user import UserStrategy
     if text in STRATEGIES and ".py:" not in text:
@@ -901,6 +901,7 @@ def _grade_target(text: str):
             raise CliError(f"{text} is a built-in strategy; grade takes a strategy of your own: "
                            "FILE.py:ClassName")
         return cls, None
+    plugins.probe_import(text, time_limit)     # a loop or an exit at import time stops there
     return plugins.load_file(text), text
 
 
@@ -909,7 +910,7 @@ def _grade_target(text: str):
 def cmd_grade(args) -> int:
     from .allocators.isolated_grade import grade_in_workers
     _loaded_names(args)
-    cls, spec = _grade_target(args.target)
+    cls, spec = _grade_target(args.target, args.time_limit)
     params = common_params(args)
     policy = policy_params(args)
     own = dict(params, **policy.get(cls.name, {}))
@@ -1249,7 +1250,27 @@ def load_allocators(argv: list[str]) -> list[str]:
         return []
     plugins.load_installed(
         warn=lambda message: print(f"heapscope: warning: {message}; left out", file=sys.stderr))
-    return [plugins.load_file(spec).name for spec in allocator_specs(argv, options)]
+    specs = allocator_specs(argv, options)
+    limit = _time_limit_in(argv)
+    for spec in specs:
+        plugins.probe_import(spec, limit)     # a loop or an exit at import time stops there
+    return [plugins.load_file(spec).name for spec in specs]
+
+
+def _time_limit_in(argv: list[str]) -> float:
+    """``--time-limit``'s value in ``argv`` before the parser exists (the
+    default when absent or not a number: the parser reports a bad one)."""
+    for i, word in enumerate(argv):
+        if word == "--":
+            break
+        key, eq, value = word.partition("=")
+        if key == "--time-limit":
+            value = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+            try:
+                return time_limit_text(value)
+            except ValueError:
+                break
+    return DEFAULT_TIME_LIMIT
 
 
 def _loaded_names(args) -> list[str]:

@@ -18,7 +18,8 @@ from heapscope.allocators.parallel import BuildFailed, BuildSpec, build_timeline
 from heapscope.allocators.user import UserStrategyError
 from heapscope.traces import make_workload
 
-DATA = pathlib.Path(__file__).resolve().parent / "data" / "misbehaving.py"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "misbehaving.py"
 #: a short trace: a bump allocator replays it in well under a second
 TRACE = "vo1989:steps=300"
 #: the limit the looping runs are given, and how long any run may take at most
@@ -209,3 +210,26 @@ def test_a_user_strategy_error_crosses_a_process_boundary():
     assert (copy.message, copy.method, copy.cls_name, copy.step, copy.operation, copy.location) == \
         ("your _malloc returned 0x3", "_malloc", "Mine", 7, "malloc(24)", "mine.py:12")
     assert str(copy) == "step 7, malloc(24): your _malloc returned 0x3, in Mine._malloc (mine.py:12)"
+
+
+# ------------------------------------------------------- at the file's top level
+@pytest.mark.parametrize("body, said", [
+    ("while True:\n    pass\n", "importing it gave no answer in 1 s"),
+    ("import os\nos._exit(0)\n", "importing it ended the process with exit status 0"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "importing it killed the process (signal SIGKILL)"),
+])
+@pytest.mark.parametrize("command", ["grade", "compare"])
+def test_a_file_that_loops_or_exits_while_imported_is_named_and_stopped(tmp_path, body, said, command):
+    bad = tmp_path / "atimport.py"
+    bad.write_text("from heapscope import UserStrategy\n" + body)
+    argv = ([command, f"{bad}:Never", "perl-words"] if command == "grade" else
+            [command, "perl-words", "--allocator", f"{bad}:Never", "-s", "tlsf"])
+    status, _, err, seconds = heapscope(*argv, "--time-limit", "1")
+    assert status == 2 and f"{bad}: {said}" in err and "Traceback" not in err, err
+    assert seconds < WITHIN
+
+
+def test_a_file_that_imports_cleanly_is_loaded_after_its_probe(tmp_path):
+    status, out, err, _ = heapscope("compare", "perl-words", "--allocator",
+                                    "examples/segfit.py:SegFit", "-s", "segfit", cwd=ROOT)
+    assert status == 0 and "segfit" in out, err
