@@ -65,7 +65,7 @@ from . import structure
 from .events import BucketRefill, Grow, ListInsert, ListRemove, Note, Placed, Released, Visit
 from .explain import times
 from .params import BOOL, SIZE, Param, ParamError
-from .strategy import FREE_BLOCK, META, USED, Block, Strategy
+from .strategy import FREE_BLOCK, META, USED, Block, Strategy, probed_row_writer
 
 #: number of buckets, nextf[0 .. NBUCKETS-1], as in 4.3BSD
 NBUCKETS = 30
@@ -369,11 +369,9 @@ class BSDBuckets(Strategy):
         return self._probe()()
 
     def _probe(self):
-        """The fragmentation probe as a function of no arguments, its
-        containers bound once: what :meth:`fragmentation_probe` answers, and
-        what the build's row (:meth:`measure_row`) calls after every step,
-        so the probe is written once and costs no attribute look-ups there.
-        It holds the containers of now: a bulk replay's lifetime."""
+        """The fragmentation probe, its containers bound once (see
+        :func:`~heapscope.allocators.strategy.probed_row_writer`); it holds
+        the containers of now: a bulk replay's lifetime."""
         s = self
         arena = self.arena
         ov_next = self.ov_next
@@ -413,18 +411,7 @@ class BSDBuckets(Strategy):
         after every op); a subclass gets the default."""
         if type(self) is not BSDBuckets:
             return super().measure_row(rec)
-        s = self
-        arena = self.arena
-        fixed = arena.fixed
-        probe = self._probe()
-        pack = _ROW.pack_into
-
-        def row(buf, off, live_bytes, payload):
-            free, _, top, below = probe()
-            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, s.header_in_use, free, top, below,
-                 rec.visits, rec.grows, payload)
-        return ROW_FIELDS, row
+        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=False)
 
     def _blocks(self):
         base = self.arena.base

@@ -67,7 +67,7 @@ from . import structure
 from .events import AvailProbe, BuddyMerge, BuddySplit, Grow, ListInsert, ListRemove, Note, Placed, Released
 from .explain import times as _times
 from .params import INT, Param, ParamError
-from .strategy import FREE_BLOCK, USED, Block, LiveBlock, Strategy
+from .strategy import FREE_BLOCK, USED, Block, LiveBlock, Strategy, probed_row_writer
 
 #: state of an inner node of :meth:`BinaryBuddy.split_tree`: a block split in two
 SPLIT = "split"
@@ -630,11 +630,9 @@ class BinaryBuddy(Strategy):
         return self._probe()()
 
     def _probe(self):
-        """The fragmentation probe as a function of no arguments, its
-        containers bound once: what :meth:`fragmentation_probe` answers, and
-        what the build's row (:meth:`measure_row`) calls after every step,
-        so the probe is written once and costs no attribute look-ups there.
-        It holds the containers of now: a bulk replay's lifetime."""
+        """The fragmentation probe, its containers bound once (see
+        :func:`~heapscope.allocators.strategy.probed_row_writer`); it holds
+        the containers of now: a bulk replay's lifetime."""
         s = self
         arena = self.arena
         kval = self.kval
@@ -684,18 +682,7 @@ class BinaryBuddy(Strategy):
         after every op); a subclass gets the default."""
         if type(self) is not BinaryBuddy:
             return super().measure_row(rec)
-        s = self
-        arena = self.arena
-        fixed = arena.fixed
-        probe = self._probe()
-        pack = _ROW.pack_into
-
-        def row(buf, off, live_bytes, payload):
-            free, _, top, below = probe()
-            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, s.header_in_use, free, top, below,
-                 rec.visits, rec.splits, rec.merges, rec.grows, payload)
-        return ROW_FIELDS, row
+        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
 
     def _blocks(self):
         kval = self.kval

@@ -666,5 +666,32 @@ class Strategy:
 _FULL_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
+def probed_row_writer(strategy: "Strategy", rec, row: struct.Struct, joins: bool):
+    """The timeline build's row writer (``Strategy.measure_row``) for a
+    policy whose fragmentation probe is bound once (``strategy._probe()``,
+    the very function :meth:`Strategy.fragmentation_probe` answers with: one
+    account of the free blocks, not a second one inline): the heap, the
+    books, the probe's free/top/below and the counters the policy adds to,
+    visits and grows, and with ``joins`` its splits and merges too (TLSF,
+    the buddy system; BSD's buckets never split nor join)."""
+    s = strategy
+    arena = s.arena
+    fixed = arena.fixed
+    probe = s._probe()
+    pack = row.pack_into
+    if joins:
+        def write(buf, off, live_bytes, payload):
+            free, _, top, below = probe()
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, payload)
+    else:
+        def write(buf, off, live_bytes, payload):
+            free, _, top, below = probe()
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below, rec.visits, rec.grows, payload)
+    return write
+
+
 def align_up(n: int, a: int) -> int:
     return (n + a - 1) & -a

@@ -95,7 +95,7 @@ from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRe
                      Note, Placed, Released, Split, Visit)
 from heapscope.values import format_size
 from .params import BOOL, INT, MAX_CHUNK, SIZE, Param, ParamError
-from .strategy import FREE_BLOCK, META, USED, Block, LiveBlock, Strategy
+from .strategy import FREE_BLOCK, META, USED, Block, LiveBlock, Strategy, probed_row_writer
 
 #: bit 0 of a size word: this block is free
 FREE_BIT = 1
@@ -978,11 +978,9 @@ class TLSF(Strategy):
         return self._probe()()
 
     def _probe(self):
-        """The fragmentation probe as a function of no arguments, its
-        containers bound once: what :meth:`fragmentation_probe` answers, and
-        what the build's row (:meth:`measure_row`) calls after every step,
-        so the probe is written once and costs no attribute look-ups there.
-        It holds the containers of now: a bulk replay's lifetime."""
+        """The fragmentation probe, its containers bound once (see
+        :func:`~heapscope.allocators.strategy.probed_row_writer`); it holds
+        the containers of now: a bulk replay's lifetime."""
         s = self
         W = self.word
         size_word = self._size_word
@@ -1034,18 +1032,7 @@ class TLSF(Strategy):
         after every op); a subclass gets the default."""
         if type(self) is not TLSF:
             return super().measure_row(rec)
-        s = self
-        arena = self.arena
-        fixed = arena.fixed
-        probe = self._probe()
-        pack = _ROW.pack_into
-
-        def row(buf, off, live_bytes, payload):
-            free, _, top, below = probe()
-            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, s.header_in_use, free, top, below,
-                 rec.visits, rec.splits, rec.merges, rec.grows, payload)
-        return ROW_FIELDS, row
+        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
 
     def _policy_signature(self) -> tuple:
         lists = tuple((i // SL_INDEX_COUNT, i % SL_INDEX_COUNT, tuple(reversed(lst)))
