@@ -64,7 +64,7 @@ from .metrics import ROW_COUNTERS, ROW_FIELDS, MetricSeries, summarize
 from .registry import make_strategy
 from .state_copy import copy_state
 from .strategy import Strategy
-from .user import UserStrategyError
+from .user import UserStrategy, UserStrategyError
 
 ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
@@ -828,11 +828,32 @@ class Timeline:
             self.last_record = apply_op(strategy, program, self._kinds[shown], self._ids[shown],
                                         self._sizes[shown])
             self.replayed_ops += 1
+            if isinstance(strategy, UserStrategy):
+                self._same_as_built(shown, self.last_record.payload)
         else:
             self.last_record = None
         strategy.record = True
         self.position = t
         return strategy
+
+    def _same_as_built(self, shown: int, payload: int | None) -> None:
+        """UserStrategyError when the shown step, replayed by a seek, returns
+        another address than the build recorded for it: a strategy of your
+        own that is not deterministic would show one step as two heaps
+        (issue 19; ``heapscope grade`` says so at the first differing step)."""
+        if shown >= self.built:         # not built that far (inspect seeks unbuilt)
+            return
+        built = int(self.series.payload[shown])
+        now = -1 if payload is None else payload
+        if built != now:
+            def hx(a):
+                return "NULL" if a < 0 else f"{a:#x}"
+            strategy = self.strategy
+            raise UserStrategyError(
+                f"not deterministic: step {shown + 1} returned {hx(built)} when the timeline was "
+                f"built and {hx(now)} when replayed to show it; a strategy must give the same heap "
+                "on every replay of a trace (seed any random numbers you use)",
+                method="_malloc", cls_name=type(strategy).__name__, step=shown + 1)
 
     def _checkpoint_at(self, t: int) -> int:
         """The position of the last checkpoint at or before ``t`` (0 without one)."""

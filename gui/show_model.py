@@ -45,6 +45,7 @@ from heapscope.allocators import structure as structure_protocol
 from heapscope.allocators.explain import explain_step
 from heapscope.allocators.replay import BACK_CACHE_BYTES
 from heapscope.allocators.step_states import StepStates
+from heapscope.allocators.user import StopUserCode, UserStrategyError
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
@@ -211,6 +212,9 @@ class ShowModel(QObject):
     selection_changed = Signal(object)
     #: the block address under the mouse in any view, or None
     hover_changed = Signal(object)
+    #: a strategy of your own failed while a seek replayed it here (its name,
+    #: the message): not deterministic, or a mistake only this replay makes
+    user_fault = Signal(str, str)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -384,7 +388,13 @@ class ShowModel(QObject):
         for key in self._shown:
             tl = self._timelines[key]
             tracker = self._trackers.setdefault(key, HeapTracker())
-            seek_tracked(tl, tracker, self.position)
+            try:
+                seek_tracked(tl, tracker, self.position)
+            except UserStrategyError as exc:
+                # the window drops that heap (a queued slot); this seek and
+                # whatever drew it end here, quietly (the user-code watch)
+                self.user_fault.emit(key[0], str(exc))
+                raise StopUserCode(str(exc)) from None
             rec = tl.last_record
             if self.position and (rec is None or rec.events is None):
                 # Left at the end by its build, which records no events: replay

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from heapscope import traces
@@ -54,6 +54,8 @@ class TraceLoading(QObject):
         # is stopped at the time limit (gui/user_code_watch.py)
         self.user_watch = UserCodeWatch(window, lambda: window.time_limit, self.shown_user_classes)
         self.user_watch.stopped.connect(self._user_code_stopped)
+        # queued: the seek that found the fault has unwound before the heap goes
+        self.model.user_fault.connect(self._user_fault, Qt.QueuedConnection)
         self.model.shown_changed.connect(self.user_watch.refresh)
         #: the last built-in strategy shown alone: what shows when one of yours is stopped
         self.last_builtin = default_strategy
@@ -264,15 +266,30 @@ class TraceLoading(QObject):
         """The classes of the strategies of your own shown now (the watch's)."""
         return [STRATEGIES.get(key[0]) for key in self.model.shown if needs_worker(key[0])]
 
+    def _user_fault(self, name: str, message: str) -> None:
+        """A seek in this process replayed a strategy of your own to another
+        result than its build (not deterministic) or to a mistake: its heap
+        is not to be trusted, so it goes as a stopped one does."""
+        self._drop_user_heap(name, message, "Your strategy's timeline was built in a worker "
+                             "process; replaying it here, to show this step, gave another result.")
+
     def _user_code_stopped(self, name: str, where: str) -> None:
         """A strategy of your own held the window past the time limit and was
         stopped mid-step: its heap is not to be trusted any more.  Shown alone,
         it makes way for the last built-in shown (its timeline is dropped: picked
         again, it is built afresh); the dialog says what happened."""
+        text = f"no answer in {self.window.time_limit:g} s at step {self.model.position}, in {where}"
+        self._drop_user_heap(name, f"{name}'s code gave {text}; heapscope stopped it.",
+                             "Your code ran in the window's own process here (seeking a step, "
+                             "drawing it) and did not return within the time limit "
+                             "(--time-limit SECONDS).")
+
+    def _drop_user_heap(self, name: str, text: str, detail: str) -> None:
+        """Shown alone, the strategy ``name`` makes way for the last built-in
+        shown (its timeline is dropped: picked again, it is built afresh); the
+        dialog says what happened."""
         w = self.window
         w.player.pause()
-        step = self.model.position
-        text = f"no answer in {w.time_limit:g} s at step {step}, in {where}"
         if not w.compare.active and w.strategy_name == name:
             dropped = self.model.shown
             w.set_strategy(self.last_builtin)
@@ -280,9 +297,7 @@ class TraceLoading(QObject):
                 if key not in self.model.shown:
                     self.model.forget_timeline(key)
         w.statusBar().showMessage(f"{name} stopped: {text}", 8000)
-        w.show_error(f"{name} stopped", f"{name}'s code gave {text}; heapscope stopped it.",
-                     "Your code ran in the window's own process here (seeking a step, drawing "
-                     "it) and did not return within the time limit (--time-limit SECONDS).")
+        w.show_error(f"{name} stopped", text, detail)
 
 
 def _pct(x) -> str:

@@ -233,3 +233,26 @@ def test_a_file_that_imports_cleanly_is_loaded_after_its_probe(tmp_path):
     status, out, err, _ = heapscope("compare", "perl-words", "--allocator",
                                     "examples/segfit.py:SegFit", "-s", "segfit", cwd=ROOT)
     assert status == 0 and "segfit" in out, err
+
+
+def test_a_seek_that_replays_another_heap_than_the_build_says_not_deterministic():
+    from heapscope.allocators.replay import Timeline
+    from heapscope.allocators.user import UserStrategyError
+    from heapscope.traces.load import load_trace
+    cls = plugins.load_file(f"{ROOT / 'tests' / 'data' / 'nondeterministic.py'}:RandomGaps")
+    try:
+        from heapscope.traces.trace import ALLOC
+        trace = load_trace("perl-words")
+        tl = Timeline(trace, "random-gaps").build()
+        step = 1 + next(i for i in range(39, len(trace)) if int(trace.kind[i]) == ALLOC)
+        with pytest.raises(UserStrategyError, match=rf"^step {step}: not deterministic: step {step} "
+                           r"returned 0x[0-9a-f]+ when the timeline was built and 0x[0-9a-f]+ when "
+                           r"replayed to show it"):
+            tl.seek(step)
+        # a deterministic strategy of your own seeks anywhere as built
+        seg = plugins.load_file(f"{ROOT / 'examples' / 'segfit.py'}:SegFit")
+        tl = Timeline(trace, seg.name).build()
+        for t in (3000, 17, 2999, 1):
+            tl.seek(t)
+    finally:
+        plugins.forget(cls.name)

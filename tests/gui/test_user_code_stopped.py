@@ -219,3 +219,25 @@ def test_compare_mode_stops_a_looping_plugin_and_shows_the_others(qtbot, shown):
     qtbot.waitUntil(lambda: [r.name.text() for r in w.compare.view.shown_rows()] == ["tlsf", "buddy"],
                     timeout=5000)
     assert not w.busy
+
+
+def test_a_seek_replaying_another_heap_than_the_build_is_a_dialog_and_a_built_in_shows(qtbot, shown):
+    # issue 19: a plugin whose addresses change from run to run showed two
+    # heaps for one step; its build (in a worker) and the seek here now disagree
+    cls = plugins.load_file(f"{DATA.parent / 'nondeterministic.py'}:RandomGaps")
+    try:
+        w = shown
+        # built in a worker, then shown at step 10: replayed here to show it
+        w.set_strategy("random-gaps")
+        box = stopped_dialog(qtbot, w, "random-gaps", within=20)
+        assert "not deterministic: step 10 returned 0x" in box.text()
+        assert "when the timeline was built and 0x" in box.text()
+        box.close()
+        assert w.strategy_name == "next-fit" and w.model.timeline_for("random-gaps") is None
+        assert w.timeline.strategy_name == "next-fit" and w.model.position == 10
+        w.activateWindow()
+        qtbot.waitUntil(w.isActiveWindow, timeout=2000)
+        qtbot.keyClick(w, Qt.Key_Right)        # the window goes on with the built-in
+        assert w.model.position == 11
+    finally:
+        plugins.forget(cls.name)
