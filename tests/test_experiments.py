@@ -520,3 +520,72 @@ def test_the_table_format_shows_an_error_after_blank_seed_figures():
         "tlsf                           12345  7",
         "mine                           step 3, malloc(8): your _malloc raised",
         "gone              vsi      42  not available: no such strategy"]
+
+
+def _hand_made_result():
+    """One table of three rows (shown, an error, not available), a note with a
+    '|' and a finding: the formats below are written out by hand from it."""
+    from heapscope.experiments.model import SEED, Column, Result, Table
+    columns = [Column("strategy", "strategy"), Column("seed_name", "seed's name", source=SEED),
+               Column("seed_x", "seed x", "{:d}", source=SEED), Column("x", "x", "{:d}"),
+               Column("y", "y", "{:d}")]
+    table = Table("t", "T", columns, rows=[
+        {"strategy": "tlsf", "seed_name": "", "seed_x": None, "x": 12345, "y": 7},
+        {"strategy": "mine", "seed_name": "", "error": "step 3, malloc(8): your _malloc raised"},
+        {"strategy": "gone", "seed_name": "vsi", "seed_x": 42, "available": False,
+         "note": "not available: no such strategy"}], notes=["x is a | y"])
+    return Result("e", "E", "src", [], [table], findings=["the order holds"])
+
+
+def test_markdown_is_written_out_whole():
+    # the note column is x (the first of ours after the names): an error or a
+    # note goes there, the cells after it stay blank; numbers right-aligned
+    assert render(_hand_made_result(), "markdown") == (
+        "### T\n"
+        "\n"
+        "| strategy | seed's name | seed x | x | y |\n"
+        "|---|---:|---:|---:|---:|\n"
+        "| tlsf |  |  | 12345 | 7 |\n"
+        "| mine |  |  | step 3, malloc(8): your _malloc raised |  |\n"
+        "| gone | vsi | 42 | not available: no such strategy |  |\n"
+        "\n"
+        "x is a | y\n"
+        "\n"
+        "What reproduces:\n"
+        "\n"
+        "- the order holds\n")
+
+
+def test_csv_is_written_out_whole():
+    # raw values, blanks empty, then available, note and error of every row
+    assert render(_hand_made_result(), "csv") == (
+        "table,strategy,seed_name,seed_x,x,y,available,note,error\n"
+        "t,tlsf,,,12345,7,True,,\n"
+        't,mine,,,,,True,,"step 3, malloc(8): your _malloc raised"\n'
+        "t,gone,vsi,42,,,False,not available: no such strategy,")
+    # the trailing newline is dropped, nothing else: a last cell ending in X keeps it
+    result = _hand_made_result()
+    result.tables[0].rows = [{"strategy": "mine", "error": "ran out at step 3 of trace X"}]
+    assert render(result, "csv").splitlines()[1] == "t,mine,,,,,True,,ran out at step 3 of trace X"
+
+
+def test_json_is_written_out_whole():
+    # raw values as they are in the rows (a NaN is null); every column's source
+    result = _hand_made_result()
+    result.tables[0].rows[0]["y"] = float("nan")
+    result.params = {"sizes": "20"}
+    assert json.loads(render(result, "json")) == {
+        "experiment": "e", "title": "E", "source": "src", "setup": [], "params": {"sizes": "20"},
+        "tables": [{"key": "t", "title": "T",
+                    "columns": [{"key": "strategy", "title": "strategy", "source": "ours"},
+                                {"key": "seed_name", "title": "seed's name", "source": "seed"},
+                                {"key": "seed_x", "title": "seed x", "source": "seed"},
+                                {"key": "x", "title": "x", "source": "ours"},
+                                {"key": "y", "title": "y", "source": "ours"}],
+                    "rows": [{"strategy": "tlsf", "seed_name": "", "seed_x": None, "x": 12345, "y": None},
+                             {"strategy": "mine", "seed_name": "",
+                              "error": "step 3, malloc(8): your _malloc raised"},
+                             {"strategy": "gone", "seed_name": "vsi", "seed_x": 42, "available": False,
+                              "note": "not available: no such strategy"}],
+                    "notes": ["x is a | y"]}],
+        "findings": ["the order holds"]}
