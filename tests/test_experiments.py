@@ -554,6 +554,10 @@ def test_markdown_is_written_out_whole():
         "What reproduces:\n"
         "\n"
         "- the order holds\n")
+    # a '|' in a cell is escaped, or it would start another cell
+    result = _hand_made_result()
+    result.tables[0].rows[1]["error"] = "malloc(8)|free(a)"
+    assert render(result, "markdown").splitlines()[5] == "| mine |  |  | malloc(8)\\|free(a) |  |"
 
 
 def test_csv_is_written_out_whole():
@@ -589,3 +593,22 @@ def test_json_is_written_out_whole():
                               "note": "not available: no such strategy"}],
                     "notes": ["x is a | y"]}],
         "findings": ["the order holds"]}
+
+
+def test_the_table_format_is_written_out_whole():
+    # widths from the header and the rows shown in full (8, 11, 6, 5, 1); the
+    # title, the source, the table's notes and the findings around it
+    assert render(_hand_made_result(), "table") == (
+        "E\n"
+        "  src\n"
+        "\n"
+        "T\n"
+        "strategy  seed's name  seed x      x  y\n"
+        "--------  -----------  ------  -----  -\n"
+        "tlsf                           12345  7\n"
+        "mine                           step 3, malloc(8): your _malloc raised\n"
+        "gone              vsi      42  not available: no such strategy\n"
+        "  x is a | y\n"
+        "\n"
+        "What reproduces:\n"
+        "  - the order holds")
