@@ -612,3 +612,11 @@ def test_the_table_format_is_written_out_whole():
         "\n"
         "What reproduces:\n"
         "  - the order holds")
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
+def test_every_format_is_accepted_by_the_command_line(capsys, fmt):
+    # the format passes argparse's choices: what is refused is the experiment's name
+    assert main(["experiment", "nope", "-f", fmt]) == 2
+    err = capsys.readouterr().err
+    assert "unknown experiment 'nope'" in err and "invalid choice" not in err
