@@ -620,3 +620,25 @@ def test_every_format_is_accepted_by_the_command_line(capsys, fmt):
     assert main(["experiment", "nope", "-f", fmt]) == 2
     err = capsys.readouterr().err
     assert "unknown experiment 'nope'" in err and "invalid choice" not in err
+
+
+def test_a_list_setting_says_what_it_accepts_whole():
+    from heapscope.experiments.base import NAMES, ListParam
+    assert ListParam("machines", NAMES, ("vax",), "h", item_kind=NAMES).accepts() == \
+        "names separated by commas"
+    assert ListParam("counts", "int", None, "h", low=1, high=64).accepts() == \
+        "whole numbers in 1..64, separated by commas"
+    assert ListParam("sizes", "size", None, "h", low=16, high=4096, item_kind="size").accepts() == \
+        "sizes (K, M suffixes) in 16..4096, separated by commas"
+
+
+def test_the_result_carries_the_findings_and_the_chart_read_off_it():
+    from heapscope.experiments.base import Run
+    from heapscope.experiments.model import Table
+    run = Run([], {"runs": 1}, {"steps": 5})
+    tables = [Table("t", "T", [])]
+    result = Experiment()._result(run, ["one run"], tables, findings=lambda r: [f"{r.title!r} found"],
+                                  chart=lambda r: ("chart of", r.tables[0].key))
+    assert (result.experiment, result.setup, result.tables) == ("abstract", ["one run"], tables)
+    assert result.findings == ["'' found"] and result.chart == ("chart of", "t")
+    assert result.params == {"settings": {"runs": 1}, "workload": {"steps": 5}}
