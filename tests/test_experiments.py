@@ -642,3 +642,22 @@ def test_the_result_carries_the_findings_and_the_chart_read_off_it():
     assert (result.experiment, result.setup, result.tables) == ("abstract", ["one run"], tables)
     assert result.findings == ["'' found"] and result.chart == ("chart of", "t")
     assert result.params == {"settings": {"runs": 1}, "workload": {"steps": 5}}
+
+
+def test_a_size_list_shows_its_default_in_sizes():
+    from heapscope.experiments.base import ListParam
+    assert ListParam("sizes", "size", (16, 4096, 1 << 20), "h", low=16, high=1 << 20,
+                     item_kind="size").default_text() == "16,4K,1M"
+
+
+def test_percent_less_worked_by_hand():
+    from heapscope.experiments.base import percent_less
+    assert percent_less(75, 100) == 25.0 and percent_less(150, 100) == -50.0
+    assert percent_less(None, 100) is None and percent_less(5, 0) is None and percent_less(5, None) is None
+
+
+def test_an_experiment_that_fixes_no_workload_parameter_takes_any_of_them():
+    # vo1989 varies none of its workload's parameters itself: -W steps=50 is read
+    vo = EXPERIMENTS["vo1989"]
+    assert not vo.workload_fixed
+    assert vo.parse_workload({"steps": "50"})["steps"] == 50
