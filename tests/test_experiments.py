@@ -520,3 +520,144 @@ def test_the_table_format_shows_an_error_after_blank_seed_figures():
         "tlsf                           12345  7",
         "mine                           step 3, malloc(8): your _malloc raised",
         "gone              vsi      42  not available: no such strategy"]
+
+
+def _hand_made_result():
+    """One table of three rows (shown, an error, not available), a note with a
+    '|' and a finding: the formats below are written out by hand from it."""
+    from heapscope.experiments.model import SEED, Column, Result, Table
+    columns = [Column("strategy", "strategy"), Column("seed_name", "seed's name", source=SEED),
+               Column("seed_x", "seed x", "{:d}", source=SEED), Column("x", "x", "{:d}"),
+               Column("y", "y", "{:d}")]
+    table = Table("t", "T", columns, rows=[
+        {"strategy": "tlsf", "seed_name": "", "seed_x": None, "x": 12345, "y": 7},
+        {"strategy": "mine", "seed_name": "", "error": "step 3, malloc(8): your _malloc raised"},
+        {"strategy": "gone", "seed_name": "vsi", "seed_x": 42, "available": False,
+         "note": "not available: no such strategy"}], notes=["x is a | y"])
+    return Result("e", "E", "src", [], [table], findings=["the order holds"])
+
+
+def test_markdown_is_written_out_whole():
+    # the note column is x (the first of ours after the names): an error or a
+    # note goes there, the cells after it stay blank; numbers right-aligned
+    assert render(_hand_made_result(), "markdown") == (
+        "### T\n"
+        "\n"
+        "| strategy | seed's name | seed x | x | y |\n"
+        "|---|---:|---:|---:|---:|\n"
+        "| tlsf |  |  | 12345 | 7 |\n"
+        "| mine |  |  | step 3, malloc(8): your _malloc raised |  |\n"
+        "| gone | vsi | 42 | not available: no such strategy |  |\n"
+        "\n"
+        "x is a | y\n"
+        "\n"
+        "What reproduces:\n"
+        "\n"
+        "- the order holds\n")
+    # a '|' in a cell is escaped, or it would start another cell
+    result = _hand_made_result()
+    result.tables[0].rows[1]["error"] = "malloc(8)|free(a)"
+    assert render(result, "markdown").splitlines()[5] == "| mine |  |  | malloc(8)\\|free(a) |  |"
+
+
+def test_csv_is_written_out_whole():
+    # raw values, blanks empty, then available, note and error of every row
+    assert render(_hand_made_result(), "csv") == (
+        "table,strategy,seed_name,seed_x,x,y,available,note,error\n"
+        "t,tlsf,,,12345,7,True,,\n"
+        't,mine,,,,,True,,"step 3, malloc(8): your _malloc raised"\n'
+        "t,gone,vsi,42,,,False,not available: no such strategy,")
+    # the trailing newline is dropped, nothing else: a last cell ending in X keeps it
+    result = _hand_made_result()
+    result.tables[0].rows = [{"strategy": "mine", "error": "ran out at step 3 of trace X"}]
+    assert render(result, "csv").splitlines()[1] == "t,mine,,,,,True,,ran out at step 3 of trace X"
+
+
+def test_json_is_written_out_whole():
+    # raw values as they are in the rows (a NaN is null); every column's source
+    result = _hand_made_result()
+    result.tables[0].rows[0]["y"] = float("nan")
+    result.params = {"sizes": "20"}
+    assert json.loads(render(result, "json")) == {
+        "experiment": "e", "title": "E", "source": "src", "setup": [], "params": {"sizes": "20"},
+        "tables": [{"key": "t", "title": "T",
+                    "columns": [{"key": "strategy", "title": "strategy", "source": "ours"},
+                                {"key": "seed_name", "title": "seed's name", "source": "seed"},
+                                {"key": "seed_x", "title": "seed x", "source": "seed"},
+                                {"key": "x", "title": "x", "source": "ours"},
+                                {"key": "y", "title": "y", "source": "ours"}],
+                    "rows": [{"strategy": "tlsf", "seed_name": "", "seed_x": None, "x": 12345, "y": None},
+                             {"strategy": "mine", "seed_name": "",
+                              "error": "step 3, malloc(8): your _malloc raised"},
+                             {"strategy": "gone", "seed_name": "vsi", "seed_x": 42, "available": False,
+                              "note": "not available: no such strategy"}],
+                    "notes": ["x is a | y"]}],
+        "findings": ["the order holds"]}
+
+
+def test_the_table_format_is_written_out_whole():
+    # widths from the header and the rows shown in full (8, 11, 6, 5, 1); the
+    # title, the source, the table's notes and the findings around it
+    assert render(_hand_made_result(), "table") == (
+        "E\n"
+        "  src\n"
+        "\n"
+        "T\n"
+        "strategy  seed's name  seed x      x  y\n"
+        "--------  -----------  ------  -----  -\n"
+        "tlsf                           12345  7\n"
+        "mine                           step 3, malloc(8): your _malloc raised\n"
+        "gone              vsi      42  not available: no such strategy\n"
+        "  x is a | y\n"
+        "\n"
+        "What reproduces:\n"
+        "  - the order holds")
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
+def test_every_format_is_accepted_by_the_command_line(capsys, fmt):
+    # the format passes argparse's choices: what is refused is the experiment's name
+    assert main(["experiment", "nope", "-f", fmt]) == 2
+    err = capsys.readouterr().err
+    assert "unknown experiment 'nope'" in err and "invalid choice" not in err
+
+
+def test_a_list_setting_says_what_it_accepts_whole():
+    from heapscope.experiments.base import NAMES, ListParam
+    assert ListParam("machines", NAMES, ("vax",), "h", item_kind=NAMES).accepts() == \
+        "names separated by commas"
+    assert ListParam("counts", "int", None, "h", low=1, high=64).accepts() == \
+        "whole numbers in 1..64, separated by commas"
+    assert ListParam("sizes", "size", None, "h", low=16, high=4096, item_kind="size").accepts() == \
+        "sizes (K, M suffixes) in 16..4096, separated by commas"
+
+
+def test_the_result_carries_the_findings_and_the_chart_read_off_it():
+    from heapscope.experiments.base import Run
+    from heapscope.experiments.model import Table
+    run = Run([], {"runs": 1}, {"steps": 5})
+    tables = [Table("t", "T", [])]
+    result = Experiment()._result(run, ["one run"], tables, findings=lambda r: [f"{r.title!r} found"],
+                                  chart=lambda r: ("chart of", r.tables[0].key))
+    assert (result.experiment, result.setup, result.tables) == ("abstract", ["one run"], tables)
+    assert result.findings == ["'' found"] and result.chart == ("chart of", "t")
+    assert result.params == {"settings": {"runs": 1}, "workload": {"steps": 5}}
+
+
+def test_a_size_list_shows_its_default_in_sizes():
+    from heapscope.experiments.base import ListParam
+    assert ListParam("sizes", "size", (16, 4096, 1 << 20), "h", low=16, high=1 << 20,
+                     item_kind="size").default_text() == "16,4K,1M"
+
+
+def test_percent_less_worked_by_hand():
+    from heapscope.experiments.base import percent_less
+    assert percent_less(75, 100) == 25.0 and percent_less(150, 100) == -50.0
+    assert percent_less(None, 100) is None and percent_less(5, 0) is None and percent_less(5, None) is None
+
+
+def test_an_experiment_that_fixes_no_workload_parameter_takes_any_of_them():
+    # vo1989 varies none of its workload's parameters itself: -W steps=50 is read
+    vo = EXPERIMENTS["vo1989"]
+    assert not vo.workload_fixed
+    assert vo.parse_workload({"steps": "50"})["steps"] == 50

@@ -2,6 +2,7 @@
 entry point (an installed package's heapscope.allocators group); what a
 broken file says; the loaded strategy everywhere strategies are listed."""
 
+import hashlib
 import os
 import pathlib
 import pickle
@@ -331,3 +332,89 @@ def test_the_installed_strategy_is_in_every_command(installed):
                             capture_output=True, text=True, cwd=installed)
     assert result.returncode == 2 and "is named 'segfit', like the strategy loaded from entry point" \
         in result.stderr
+
+
+# ------------------------------------------- messages whole, names, the order of entry points
+def test_a_malformed_spec_and_a_missing_method_say_the_whole_rule():
+    with pytest.raises(plugins.PluginError) as caught:
+        plugins.parse_spec("examples/segfit.py")
+    assert str(caught.value) == ("--allocator 'examples/segfit.py': expected FILE.py:ClassName, "
+                                 "e.g. examples/segfit.py:SegFit")
+
+    from heapscope import UserStrategy
+
+    class OnlyMalloc(UserStrategy):
+        def _malloc(self, size):
+            return None
+    with pytest.raises(plugins.PluginError) as caught:
+        plugins.check_class(OnlyMalloc, "mine.py")
+    assert str(caught.value) == ("mine.py: OnlyMalloc does not write _free, _blocks: a strategy "
+                                 "needs _malloc(self, size), _free(self, payload) and _blocks(self)")
+
+
+MINIMAL = """
+    from heapscope import USED, UserStrategy, align_up
+
+    class {cls}(UserStrategy):
+        name = {name!r}
+        def __init__(self, **common):
+            super().__init__(**common)
+            self.blocks = []
+        def _malloc(self, size):
+            need = align_up(max(size, 1), 16)
+            addr = self._take_core(need)
+            if addr is not None:
+                self._note_alloc(addr, addr, need, size, 0)
+                self.blocks.append((addr, need))
+            return addr
+        def _free(self, payload):
+            self._note_free(payload)
+        def _blocks(self):
+            for addr, size in self.blocks:
+                yield addr, size, (USED if addr in self.live else "free"), \\
+                    (addr if addr in self.live else None)
+    """
+
+
+def test_a_file_is_imported_under_its_documented_module_name(tmp_path):
+    # the module docstring's rule: _heapscope_user_<stem>_<first 8 hex digits of the sha1 of
+    # the resolved path>, the stem's characters other than letters and digits made '_'
+    path = write(tmp_path, "my-alloc.v2.py", MINIMAL.format(cls="Mine", name="mine-v2"))
+    cls = plugins.load_file(f"{path}:Mine")
+    try:
+        digest = hashlib.sha1(os.path.realpath(path).encode()).hexdigest()
+        assert len(digest) == 40
+        assert cls.__module__ == f"_heapscope_user_my_alloc_v2_{digest[:8]}"
+        assert sys.modules[cls.__module__].Mine is cls
+    finally:
+        plugins.forget("mine-v2")
+
+
+def test_a_broken_entry_point_does_not_hide_the_ones_after_it(tmp_path, monkeypatch):
+    """Entry points that fail (an import error; a class that is no UserStrategy) come
+    first; the good one after them is still registered, and each failure is one
+    warning, whole.  EntryPoints made by hand belong to no distribution."""
+    from importlib import metadata
+    write(tmp_path, "heapscope_ep_order_test.py", MINIMAL.format(cls="Handmade", name="handmade"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    group = plugins.ENTRY_POINT_GROUP
+    points = [metadata.EntryPoint("gone", "heapscope_no_such_module_19:Gone", group),
+              metadata.EntryPoint("notmine", "collections:OrderedDict", group),
+              metadata.EntryPoint("handmade", "heapscope_ep_order_test:Handmade", group)]
+    monkeypatch.setattr(metadata, "entry_points", lambda group: points if group == plugins.ENTRY_POINT_GROUP else [])
+    plugins.reset_installed()
+    warnings = []
+    try:
+        assert plugins.load_installed(warn=warnings.append) == ["handmade"]
+        assert plugins.ORIGINS["handmade"] == ("entry point handmade = heapscope_ep_order_test:Handmade "
+                                               "(an installed package)")
+    finally:
+        plugins.forget("handmade")
+        plugins.reset_installed()
+        sys.modules.pop("heapscope_ep_order_test", None)
+    assert warnings == [
+        "entry point gone = heapscope_no_such_module_19:Gone (an installed package): loading it "
+        "raised ModuleNotFoundError: No module named 'heapscope_no_such_module_19'",
+        "entry point notmine = collections:OrderedDict (an installed package): OrderedDict derives "
+        "from dict, not from heapscope.UserStrategy: write class OrderedDict(UserStrategy) after "
+        "'from heapscope import UserStrategy'"]
