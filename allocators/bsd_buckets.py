@@ -403,12 +403,9 @@ class BSDBuckets(Strategy):
         return probe
 
     def measure_row(self, rec) -> tuple:
-        """The timeline build's row after each step (``Strategy.measure_row``):
-        :meth:`fragmentation_probe` itself (one account of the free blocks,
-        not a second one inline), without ``largest_free`` (the max of the
-        two it gives) and with only the counters this policy adds to
-        (visits, grows).  The same values as the default row (tested
-        after every op); a subclass gets the default."""
+        """The build's row through this policy's own probe and counters
+        (:func:`~heapscope.allocators.strategy.probed_row_writer`); a subclass
+        gets the default row."""
         if type(self) is not BSDBuckets:
             return super().measure_row(rec)
         return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=False)

@@ -1,39 +1,22 @@
 """A strategy of your own whose addresses change from run to run (tests of
-Timeline._same_as_built): a bump allocator leaving a random gap before each
-block."""
+Timeline._same_as_built): misbehaving.py's bump allocator, leaving a random
+gap before each block."""
 
 import random
 
-from heapscope import FREE, USED, UserStrategy, align_up
+from misbehaving import Misbehaving      # beside this file: a plugin's folder is on sys.path
 
 
-class RandomGaps(UserStrategy):
+class RandomGaps(Misbehaving):
     """A bump allocator with a random gap of 0-7992 bytes before each block"""
     name = "random-gaps"
-
-    def __init__(self, **common):
-        super().__init__(**common)
-        self.blocks = []
-        self.entry = {}
+    FAIL_AT = 10 ** 12                    # never misbehaves in Misbehaving's ways
 
     def _malloc(self, size):
-        need = align_up(max(size, 1), self.align)
-        gap = 8 * random.randrange(1000)      # not seeded: another heap every replay
-        addr = self._take_core(gap + need)
-        if addr is None:
-            return None
+        gap = 8 * random.randrange(1000)  # not seeded: another heap every replay
         if gap:
+            addr = self._take_core(gap)
+            if addr is None:
+                return None
             self.blocks.append([addr, gap, None])
-        addr += gap
-        self._note_alloc(addr, addr, need, size, 0)
-        self.entry[addr] = [addr, need, addr]
-        self.blocks.append(self.entry[addr])
-        return addr
-
-    def _free(self, payload):
-        self._note_free(payload)
-        self.entry.pop(payload)[2] = None
-
-    def _blocks(self):
-        for addr, size, payload in self.blocks:
-            yield addr, size, (FREE if payload is None else USED), payload
+        return super()._malloc(size)
