@@ -769,3 +769,35 @@ def test_predict_mode_asks_every_row_and_each_answers_on_its_own_map(qtbot, comp
         assert drawn_blocks(row) == walk_at(w.trace, row.name.text(), t)
     w.set_predict(False)
     assert not any(row.predict_bar.isVisible() for row in rows)
+
+
+def test_every_change_of_the_row_set_rebinds_every_row(qtbot, loaded):
+    """Issue 24: going from seven rows to next-fit, splay-best-fit, tlsf left
+    row 1 named first-fit while its map and structure view drew splay.  After
+    every change each row's name label, its map (the heap that strategy,
+    replayed here from scratch, has), its structure view (the drawing a fresh
+    view makes of that strategy's step) and its rank badge (the table's rank
+    of that name) name one strategy."""
+    w = loaded
+    w.seek(300)
+    for names in (SEVEN_NEWER, ["next-fit", "splay-best-fit", "tlsf"],
+                  ["next-fit", "tlsf"], ["buddy", "next-fit", "first-fit"],
+                  ["buddy", "tlsf", "first-fit"]):
+        rows = compare(qtbot, w, names)
+        w.compare.view.set_structures_visible(True)
+        qtbot.wait(20)
+        assert [r.name.text() for r in rows] == names
+        ranks = {r["strategy"]: r["rank"] for r in w.compare.view.table.shown_rows()}
+        keys = [k[0] for k in w.model.shown]
+        for row in rows:
+            name = row.name.text()
+            assert drawn_blocks(row) == walk_at(w.trace, name, 300), (names, name)
+            assert row.rank.text() == ranks[name], (names, name)
+            step = w.model.step(keys.index(name))
+            view = view_for(step.structure["kind"])()
+            qtbot.addWidget(view)
+            view.resize(row.structure.view.size())
+            view.show()
+            view.show_step(step.structure, step.explained, step.record)
+            assert row.structure.view.drawn() == view.drawn(), (names, name)
+            view.close()
