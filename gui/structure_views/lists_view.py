@@ -294,6 +294,10 @@ class _Canvas(QGraphicsView):
         self.setRenderHint(QPainter.TextAntialiasing)
         self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        # Always there, so the width the lists wrap to does not change with
+        # their height: the view lays out again at every change of width,
+        # and a step looks the same however the view came to this width.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
         self.setFrameShape(QFrame.NoFrame)
         self.setBackgroundBrush(QBrush(QColor("white")))
         self.setMouseTracking(True)
@@ -497,7 +501,7 @@ class ListsView(StructureView):
 
     def _width_changed(self) -> None:
         w = self.canvas.viewport().width() / self.zoom_factor
-        if self.structure is not None and abs(w - self._laid_width) > 24:
+        if self.structure is not None and w != self._laid_width:
             self._layout()
 
     def _layout(self) -> None:
@@ -611,6 +615,8 @@ class ListsView(StructureView):
             elif first_marked is not None:
                 # only a list was touched (its block was taken): show its heading
                 bar.setValue(max(0, int(first_marked.y() - 8)))
+            else:
+                bar.setValue(0)       # the step lit nothing here: the top, whatever came before
 
     def _next(self) -> int:
         self._order += 1

@@ -225,6 +225,11 @@ class SceneStructureView(StructureView):
         scene.sigMouseClicked.connect(self._scene_clicked)
         scene.sigMouseMoved.connect(self._scene_moved)
         self.box.sigRangeChangedManually.connect(self._user_moved)
+        # The box changes size without the view doing so (a caption that
+        # wraps to another number of lines): the camera is cut for the new
+        # size, else a locked aspect widens the range and the step drawn
+        # after a seek is smaller than the same step played to its end.
+        self.box.sigResized.connect(self._box_resized)
         self._hovered = -1
         self._focus: tuple | None = None
         self.selected: int | None = None
@@ -341,6 +346,10 @@ class SceneStructureView(StructureView):
         if self.following:
             self._apply_focus()
 
+    def _box_resized(self, *_) -> None:
+        if self.following:
+            self._apply_focus()
+
     def eventFilter(self, obj, event) -> bool:
         if obj is self.graphics and event.type() == QEvent.Resize:
             self.buttons.move(max(0, self.graphics.width() - self.buttons.width() - 4), 4)
@@ -425,5 +434,7 @@ class SceneStructureView(StructureView):
         if before != after:
             def frame(t: float) -> None:
                 if self.following:      # a pan or zoom of the user's wins
-                    self.box.setRange(lerp_rect(before, after, t), padding=0)
+                    # exactly where a seek puts it at the end (a lerp is a
+                    # rounding off, and the box keeps a range that close)
+                    self.box.setRange(after if t >= 1 else lerp_rect(before, after, t), padding=0)
             morph.call(frame)
