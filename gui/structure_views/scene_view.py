@@ -33,8 +33,15 @@ from PySide6.QtWidgets import (QGraphicsObject, QHBoxLayout, QLabel, QPushButton
 from .. import palette
 from .base import StructureView
 
-#: the camera never zooms out below this to follow a step (labels stay readable)
-MIN_FOLLOW_SCALE = 0.7
+#: the camera never zooms out below this to follow a step (times the view's
+#: zoom factor): with every label at least :data:`MIN_DESIGN_PX` design pixels
+#: high, no text is smaller than the stated minimum (gui/theme.py,
+#: ``Presentation.min_text_px``: 11 px at 1280 x 720, 16 px in presenter mode)
+MIN_FOLLOW_SCALE = 0.8
+#: the smallest text a scene view draws, in design pixels
+MIN_DESIGN_PX = 16
+#: the camera's margin round what it shows, in design pixels
+FOCUS_MARGIN = 12.0
 #: nor zooms in beyond this
 MAX_FOLLOW_SCALE = 1.0
 
@@ -280,7 +287,11 @@ class SceneStructureView(StructureView):
             return
         rect, anchor, align_top = self._focus
         vw, vh = self._view_size()
-        margin = 24.0
+        # the Follow step / Fit all buttons float over the top of the
+        # drawing: what the step did is shown below them, never under them
+        reserve = float(self.buttons.height() + 6)
+        vh = max(vh - reserve, 40.0)
+        margin = FOCUS_MARGIN
         need_w, need_h = rect.width() + 2 * margin, rect.height() + 2 * margin
         k = self.zoom_factor
         scale = max(k * MIN_FOLLOW_SCALE, min(k * MAX_FOLLOW_SCALE, vw / max(need_w, 1.0),
@@ -298,7 +309,8 @@ class SceneStructureView(StructureView):
             cy = rect.top() - margin + h / 2          # the top of the focus (the root) first
             if anchor is not None and anchor.y() > cy + h / 2 - keep_y:
                 cy = anchor.y() - h / 2 + keep_y
-        self.box.setRange(QRectF(cx - w / 2, cy - h / 2, w, h), padding=0)
+        top = reserve / scale
+        self.box.setRange(QRectF(cx - w / 2, cy - h / 2 - top, w, h + top), padding=0)
 
     def _view_size(self) -> tuple[float, float]:
         size = self.box.size()
