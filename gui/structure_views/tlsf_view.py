@@ -578,9 +578,10 @@ class TlsfView(SceneStructureView):
         row_y = {fl: HEADER_H + fl * CELL_H for fl in range(last + 1)}
         self._draw_rows(s, counts, last, row_y)
         self._draw_header(s)
-        bottom = self._draw_folded_rows(s, HEADER_H + (last + 1) * CELL_H)
+        bottom = HEADER_H + (last + 1) * CELL_H
         self._lines_room = self.drawing_height() - bottom
         self._lines_left_out = 0
+        bottom = self._draw_folded_rows(s, bottom)
         bottom = self._draw_step(s, step, last, row_y, bottom)
         for c in self._cells.values():
             c.update()
@@ -750,10 +751,14 @@ class TlsfView(SceneStructureView):
         width = max(self.drawing_room(), MATRIX_X + self.columns.width) - LABEL_X
         t = StepWords(f"fl {a}\u2013{b} ({range_text(lo, hi)}): every list empty, "
                       f"fl_bitmap bits {a}\u2013{b} are 0", font(17), width)
+        height = max(LINE_H, t.boundingRect().height() + 8)
+        if height > self._lines_room:
+            return bottom             # the summary says it (first levels ... folded)
+        self._lines_room -= height
         t.setBrush(QBrush(QColor(FAINT)))
         t.setPos(LABEL_X, bottom + 6)
         self._add_note(t)
-        return bottom + max(LINE_H, t.boundingRect().height() + 8)
+        return bottom + height
 
     def _draw_step(self, s: dict, step: TlsfStep, last: int, row_y: dict, bottom: float) -> float:
         """The step: the search cell and its line, a band and a line per
@@ -890,12 +895,10 @@ class TlsfView(SceneStructureView):
             said.append(f"first levels {self.folded[0]}\u2013{self.folded[1]} are all empty and folded into one line")
         if self._lines_left_out:
             n = self._lines_left_out
-            said.append(f"{n} more line{'s' if n != 1 else ''} of this step did not fit under the matrix "
-                        "(the explain panel lists every event)")
+            said.append(f"{n} line{'s' if n != 1 else ''} of the step left out (see the explain panel)")
         if self.columns.folds:
             runs = ", ".join(f"{a}\u2013{b}" if a != b else str(a) for a, b in self.columns.folds)
-            said.append(f"second levels {runs} folded into narrow columns (\u22ef: the blocks of "
-                        "their lists counted per row; hover for which)")
+            said.append(f"second levels {runs} folded (\u22ef: their blocks counted per row)")
         if any(c > 99 for c in counts.values()):
             said.append("long lists show their length only; click a cell to list its blocks")
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")
