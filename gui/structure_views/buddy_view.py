@@ -42,9 +42,9 @@ from PySide6.QtWidgets import QGraphicsSimpleTextItem
 from heapscope.allocators import events as ev
 from . import register_view
 from .transition import Morph, cross_fade, lerp_rect
-from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, SPLIT_FILL, TAKEN,
-                         USED_FILL, VISITED, Glyph, SceneStructureView, fitted_font, font, pen,
-                         short_bytes, size_of, swatch)
+from .scene_view import (EMPTY_FILL, FAINT, FOCUS_MARGIN, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE,
+                         SELECTED, SPLIT_FILL, TAKEN, USED_FILL, VISITED, Glyph, SceneStructureView,
+                         fitted_font, font, pen, short_bytes, size_of, swatch)
 
 #: height of one order's band
 BAND_H = 56.0
@@ -504,6 +504,18 @@ class BuddyStep:
     released: tuple | None = None
 
 
+def step_orders(step: BuddyStep) -> set[int]:
+    """The orders whose AVAIL lists the step's events name: probed, split
+    from and into, merged from and into, taken from or pushed on."""
+    named = {order for _, order, _ in step.probes}
+    named.update(order for _, _, order, _ in step.splits)
+    named.update(order - 1 for _, _, order, _ in step.splits)
+    named.update(order for _, _, _, order in step.merges)
+    named.update(order + 1 for _, _, _, order in step.merges)
+    named.update(order for _, order in step.removed + step.inserted)
+    return named
+
+
 def read_events(explained: list) -> BuddyStep:
     out = BuddyStep()
     n = 0
@@ -815,6 +827,26 @@ class BuddyView(SceneStructureView):
             self.mark_selection(self.selected)
         if follow:
             rect = QRectF(0, 0, TREE_X + TREE_W + 20, (top - min_order + 1) * BAND_H + 30 * len(self._notes_text) + 30)
+            # Follow the step: the AVAIL rows its events name (the probes, the
+            # lists a split or merge fed or emptied), not the top orders a
+            # big chunk leaves empty above them (issue 24: AVAIL[21..15]
+            # shown while the step merged into [11] and [12])
+            named = step_orders(step)
+            if named:
+                y0 = min(band_y[k] for k in named if k in band_y)
+                y1 = max(band_y[k] for k in named if k in band_y) + BAND_H
+                _, vh = self._view_size()
+                room = vh / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN
+                notes = 30 * len(self._notes_text) + 30
+                if y1 - y0 + notes <= room and y0 > 0:
+                    # the step's rows and, under the table, its words
+                    bottom = (top - min_order + 1) * BAND_H
+                    rows_and_notes = QRectF(0, y0, rect.width(), y1 - y0)
+                    if bottom + notes - y0 <= room:
+                        rows_and_notes = QRectF(0, y0, rect.width(), bottom + notes - y0)
+                    rect = rows_and_notes
+                elif y0 > 0:
+                    rect = QRectF(0, y0, rect.width(), y1 - y0)
             # too wide for a readable zoom: the AVAIL table (where R1 starts)
             # stays in view -- except while the step is shown event by event
             # and has got to its splits or merges: then they do

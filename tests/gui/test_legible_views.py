@@ -74,3 +74,78 @@ def test_the_tlsf_view_shows_every_label_whole_and_legible(qtbot, tlsf_window, w
                 assert visible.contains(rect), (t, item.text()[:40], rect, visible)
             assert not rect.intersects(buttons), (t, item.text()[:40])
             assert on_screen_height(view, item) >= minimum - 0.01, (t, item.text()[:40])
+
+
+@pytest.fixture
+def buddy_window(qtbot, window):
+    window.set_strategy("buddy")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(traces.default_trace_path())), timeout=60000)
+    return window
+
+
+@pytest.mark.parametrize("width,height,presenter", SCREENS[:2])
+def test_the_buddy_view_follows_the_avail_lists_its_step_names(qtbot, buddy_window, width, height, presenter):
+    """Issue 24: the buddy view showed the empty top orders while the step
+    split or merged far below them.  Every AVAIL row the step's events name
+    (probed, split, merged, taken from, pushed on: read from the events
+    here, not from the view) has its name and length inside the visible
+    rectangle, clear of the buttons."""
+    from heapscope.allocators import events as ev
+    w = buddy_window
+    at_size(qtbot, w, width, height, presenter=presenter)
+    checked = 0
+    for t in STEPS:
+        w.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = w.structure_panel.view
+        visible, buttons = view.box.viewRect(), buttons_rect(view)
+        named = set()
+        for e in w.model.step().record.events:
+            if isinstance(e, ev.AvailProbe):
+                named.add(e.order)
+            elif isinstance(e, ev.BuddySplit):
+                named.update((e.order, e.order - 1))
+            elif isinstance(e, ev.BuddyMerge):
+                named.update((e.order, e.order + 1))
+            elif isinstance(e, (ev.ListRemove, ev.ListInsert)) and e.where:
+                named.add(int(e.where[0]))
+        assert named, t
+        for k in named:
+            row = view._rows[k]
+            # the row's name, size and length (the chips may scroll sideways)
+            rect = view.view_rect_of(row, QRectF(0, 0, 300, row.boundingRect().height()))
+            assert visible.contains(rect), (t, k, rect, visible)
+            assert not rect.intersects(buttons), (t, k)
+            checked += 1
+    assert checked >= len(STEPS)
+
+
+def test_on_a_big_heap_the_buddy_view_follows_the_small_orders(qtbot, window, tmp_path):
+    """A 1 MiB request makes the chunk order 20; the small requests after
+    it work in AVAIL[7] and [8], far below the top orders: those rows are
+    shown, not the top of the table."""
+    from heapscope.allocators import events as ev
+    ops = ["a 0 1000000", "f 0"] + [f"a {i} 100" for i in range(1, 9)] + ["f 3", "a 9 100", "f 5"]
+    path = tmp_path / "big.rep"
+    path.write_text(f"0\n10\n{len(ops)}\n1\n" + "\n".join(ops) + "\n")
+    window.set_strategy("buddy")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(path)))
+    at_size(qtbot, window, 1280, 720)
+    for t in (len(ops) - 2, len(ops) - 1, len(ops)):
+        window.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = window.structure_panel.view
+        named = set()
+        for e in window.model.step().record.events:
+            if isinstance(e, ev.AvailProbe):
+                named.add(e.order)
+            elif isinstance(e, (ev.ListRemove, ev.ListInsert)) and e.where:
+                named.add(int(e.where[0]))
+        assert named and max(named) <= 12, (t, named)
+        visible = view.box.viewRect()
+        for k in named:
+            row = view._rows[k]
+            rect = view.view_rect_of(row, QRectF(0, 0, 300, row.boundingRect().height()))
+            assert visible.contains(rect), (t, k, rect, visible)
