@@ -149,3 +149,35 @@ def test_on_a_big_heap_the_buddy_view_follows_the_small_orders(qtbot, window, tm
             row = view._rows[k]
             rect = view.view_rect_of(row, QRectF(0, 0, 300, row.boundingRect().height()))
             assert visible.contains(rect), (t, k, rect, visible)
+
+
+def test_the_dlmalloc_view_shows_the_bin_its_step_took_from(qtbot, window):
+    """Issue 24: at step 5003 of the default trace dlmalloc takes the last
+    chunk of bin 32 while the view sat on bins 95 and 97 and top.  At that
+    step and at an early, a middle and a late one, the heading of every bin
+    the step's events take from or push on (read from the events) is on
+    screen."""
+    from PySide6.QtWidgets import QGraphicsTextItem
+    from heapscope.allocators import events as ev
+    window.set_strategy("dlmalloc")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(traces.default_trace_path())), timeout=60000)
+    at_size(qtbot, window, 1280, 720)
+    checked = 0
+    for t in (5003,) + STEPS:
+        window.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = window.structure_panel.view
+        canvas = view.canvas
+        shown = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+        bins = {f"bin {e.where[0]}" for e in window.model.step().record.events
+                if isinstance(e, (ev.ListRemove, ev.ListInsert)) and e.where}
+        headings = {i.mark.label: i for i in canvas.scene().items()
+                    if isinstance(i, QGraphicsTextItem) and getattr(i, "mark", None) is not None
+                    and getattr(i.mark, "label", "").split(" (")[0] in bins}
+        for label, item in headings.items():
+            top_line = item.mapRectToScene(QRectF(0, 0, 200, 20))
+            assert shown.contains(top_line), (t, label, top_line, shown)
+            checked += 1
+        assert {label.split(" (")[0] for label in headings} == bins, t
+    assert checked >= 1
