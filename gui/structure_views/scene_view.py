@@ -89,14 +89,15 @@ _FITTED: dict = {}
 
 
 def fitted_font(text: str, max_width: float, px: int, bold: bool = False) -> QFont:
-    """The font of ``px`` pixels, made smaller (down to 60 %) until ``text``
-    fits in ``max_width``."""
+    """The font of ``px`` pixels, made smaller (down to 60 %, never below
+    :data:`MIN_DESIGN_PX`) until ``text`` fits in ``max_width``."""
     key = (text, round(max_width), px, bold)
     f = _FITTED.get(key)
     if f is None:
         size = px
         f = font(size, bold)
-        while size > px * 0.6 and QFontMetricsF(f).horizontalAdvance(text) > max_width:
+        floor = max(px * 0.6, min(px, MIN_DESIGN_PX))
+        while size > floor and QFontMetricsF(f).horizontalAdvance(text) > max_width:
             size -= 1
             f = font(size, bold)
         if len(_FITTED) > 4096:
