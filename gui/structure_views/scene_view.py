@@ -57,6 +57,8 @@ SELECTED = "#0072B2"
 INK = "#1A1A1A"
 FAINT = "#8C8C8C"
 EMPTY_FILL = "#FFFFFF"
+#: the scene views draw on white in both themes (pg.GraphicsView(background="w"))
+DRAWING_BACKGROUND = "#FFFFFF"
 
 
 def short_bytes(n: int) -> str:
@@ -117,7 +119,10 @@ def pen(colour: str, width: float = 1.0, style=Qt.SolidLine) -> QPen:
 def swatch(colour: str, text: str, outline: bool = False) -> str:
     """HTML for one entry of a caption's colour key."""
     if outline:
-        box = f'<span style="color:{colour}; font-weight:bold">&#9634;</span>'
+        # on the drawing's own white: a black outline ("pushed", "inserted")
+        # vanished from a caption in the dark theme
+        box = (f'<span style="color:{colour}; background-color:{DRAWING_BACKGROUND}; '
+               f'font-weight:bold">&#9634;</span>')
     else:
         box = f'<span style="color:{colour}">&#9632;</span>'
     return f"{box}&nbsp;{text}"

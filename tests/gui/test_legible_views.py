@@ -181,3 +181,15 @@ def test_the_dlmalloc_view_shows_the_bin_its_step_took_from(qtbot, window):
             checked += 1
         assert {label.split(" (")[0] for label in headings} == bins, t
     assert checked >= 1
+
+
+def test_outline_swatches_show_on_a_dark_caption():
+    """Issue 24: TLSF's "pushed" swatch (a black outline) vanished from the
+    caption in the dark theme.  Every outline swatch is drawn on the
+    drawing's own white, so it reads as in the drawing on either theme."""
+    import re
+    from heapscope.gui.structure_views.scene_view import INSERTED, swatch
+    html = swatch(INSERTED, "pushed", True)
+    background = re.search(r"background-color:\s*(#[0-9A-Fa-f]{6})", html)
+    assert background is not None and background.group(1).upper() == "#FFFFFF"
+    assert INSERTED.upper() in html.upper()
