@@ -219,6 +219,38 @@ class StepWords(QGraphicsSimpleTextItem):
         return self.words
 
 
+def lay_columns(s: dict, step: "TlsfStep", counts: dict, last: int, also, room: float) -> Columns:
+    """Where each second level is drawn, in ``room`` design pixels.  Every
+    column when the matrix fits; else runs of columns whose lists are all
+    empty in the rows drawn, and which the step (or ``also``: the cells
+    listed and selected) does not name, fold into one narrow column each; if
+    that is still too wide, the runs the step does not name fold too, each
+    showing its rows' block counts (summarised, not shrunk)."""
+    n = s["sl_count"]
+    if n * CELL_W <= room:
+        return Columns(n, set(range(n)))
+    named = {c[1] for c in also if c is not None}
+    if step.search:
+        named.add(step.search[3])
+    for _, level, fl, sl, found in step.probes:
+        if level == "sl":
+            named.add(sl)
+        if found:
+            named.add(found[1])
+    named.update(c[1] for c in step.taken + step.inserted)
+    used = {sl for (fl, sl), k in counts.items() if k and fl <= last}
+    cols = Columns(n, used | named)
+    if cols.width <= room:
+        return cols
+    # the step's columns first, then the non-empty ones nearest them, while they fit
+    keep = set(named)
+    for sl in sorted(used - named, key=lambda c: min([abs(c - k) for k in named] or [c])):
+        if Columns(n, keep | {sl}).width > room:
+            break
+        keep.add(sl)
+    return Columns(n, keep)
+
+
 class ColumnFold(Glyph):
     """A run of second-level columns whose lists are all empty in the rows
     drawn, folded into one narrow grey column (hover: which)."""
@@ -349,6 +381,49 @@ def read_events(explained: list) -> TlsfStep:
     return out
 
 
+def read_back(view) -> dict:
+    """:meth:`TlsfView.drawn`: what the view drew, read from its items."""
+    # cells and bits are named by where they are drawn, not by their keys,
+    # so a cell drawn in the wrong place reads back as the wrong cell
+    cells = {}
+    for c in view._cells.values():
+        if c.isVisible():
+            sl = view.columns.sl_at(c.pos().x() - MATRIX_X)
+            cells[(round((c.pos().y() - HEADER_H) / CELL_H), -1 if sl is None else sl)] = c
+    bits = {round((b.pos().y() - HEADER_H) / CELL_H): b for b in view._bits.values() if b.isVisible()}
+    rows = sorted(bits)
+    sl_bitmap = []
+    for fl in range(len(view._structure["sl_bitmap"]) if view._structure else 0):
+        word = 0
+        for sl in range(view._structure["sl_count"]):
+            c = cells.get((fl, sl))
+            if c is not None and c.bit:
+                word |= 1 << sl
+        sl_bitmap.append(word)
+    scans = sorted(n.key for n in view._notes if isinstance(n, ScanItem))
+    search = next((k for k, c in cells.items() if "search" in c.marks), None)
+    return {
+        "lit": sorted(k for k, c in cells.items() if c.bit),
+        "counts": {k: c.count for k, c in sorted(cells.items()) if c.count},
+        "fl_bitmap": sum(1 << fl for fl, b in bits.items() if b.bit),
+        "sl_bitmap": sl_bitmap,
+        "rows": rows,
+        "folded": view.folded,
+        "search": search,
+        "search_text": next((n.text() for n in view._notes if getattr(n, "role", "") == "search"), ""),
+        "list_lines": [n.text() for n in view._notes if getattr(n, "role", "") in ("took", "pushed")],
+        "scan": [s[1:] for s in scans],
+        "found": sorted(k for k, c in cells.items() if "found" in c.marks),
+        "taken": sorted(k for k, c in cells.items() if "taken" in c.marks),
+        "inserted": sorted(k for k, c in cells.items() if "inserted" in c.marks),
+        "cell_list": [view.cell_list.item(i).data(Qt.UserRole) for i in range(view.cell_list.count())
+                      if view.cell_list.item(i).data(Qt.UserRole) is not None],
+        "listed_cell": view.listed_cell,
+        "selected": next((k for k, c in cells.items() if "selected" in c.marks), None),
+        "folded_columns": list(view.columns.folds),
+    }
+
+
 # ------------------------------------------------------------------ the view
 
 @register_view("tlsf")
@@ -476,45 +551,7 @@ class TlsfView(SceneStructureView):
         return found
 
     def drawn(self) -> dict:
-        # cells and bits are named by where they are drawn, not by their keys,
-        # so a cell drawn in the wrong place reads back as the wrong cell
-        cells = {}
-        for c in self._cells.values():
-            if c.isVisible():
-                sl = self.columns.sl_at(c.pos().x() - MATRIX_X)
-                cells[(round((c.pos().y() - HEADER_H) / CELL_H), -1 if sl is None else sl)] = c
-        bits = {round((b.pos().y() - HEADER_H) / CELL_H): b for b in self._bits.values() if b.isVisible()}
-        rows = sorted(bits)
-        sl_bitmap = []
-        for fl in range(len(self._structure["sl_bitmap"]) if self._structure else 0):
-            word = 0
-            for sl in range(self._structure["sl_count"]):
-                c = cells.get((fl, sl))
-                if c is not None and c.bit:
-                    word |= 1 << sl
-            sl_bitmap.append(word)
-        scans = sorted(n.key for n in self._notes if isinstance(n, ScanItem))
-        search = next((k for k, c in cells.items() if "search" in c.marks), None)
-        return {
-            "lit": sorted(k for k, c in cells.items() if c.bit),
-            "counts": {k: c.count for k, c in sorted(cells.items()) if c.count},
-            "fl_bitmap": sum(1 << fl for fl, b in bits.items() if b.bit),
-            "sl_bitmap": sl_bitmap,
-            "rows": rows,
-            "folded": self.folded,
-            "search": search,
-            "search_text": next((n.text() for n in self._notes if getattr(n, "role", "") == "search"), ""),
-            "list_lines": [n.text() for n in self._notes if getattr(n, "role", "") in ("took", "pushed")],
-            "scan": [s[1:] for s in scans],
-            "found": sorted(k for k, c in cells.items() if "found" in c.marks),
-            "taken": sorted(k for k, c in cells.items() if "taken" in c.marks),
-            "inserted": sorted(k for k, c in cells.items() if "inserted" in c.marks),
-            "cell_list": [self.cell_list.item(i).data(Qt.UserRole) for i in range(self.cell_list.count())
-                          if self.cell_list.item(i).data(Qt.UserRole) is not None],
-            "listed_cell": self.listed_cell,
-            "selected": next((k for k, c in cells.items() if "selected" in c.marks), None),
-            "folded_columns": list(self.columns.folds),
-        }
+        return read_back(self)
 
     # ------------------------------------------------------------ clicks
     def glyph_clicked(self, item, local) -> None:
@@ -574,7 +611,8 @@ class TlsfView(SceneStructureView):
         last = self._last_row(s, step)
         self.rows_drawn = last + 1
         self.folded = (last + 1, s["fl_count"] - 1) if last + 1 < s["fl_count"] else None
-        self.columns = self._lay_columns(s, step, counts, last)
+        also = (self.listed_cell, self.cell_of(self.selected) if self.selected is not None else None)
+        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - MATRIX_X)
         row_y = {fl: HEADER_H + fl * CELL_H for fl in range(last + 1)}
         self._draw_rows(s, counts, last, row_y)
         self._draw_header(s)
@@ -618,41 +656,6 @@ class TlsfView(SceneStructureView):
         if step.search:
             touched.append(step.search[2])
         return min(fl_count - 1, max(used_rows + [t for t in touched if t < fl_count] + [0]) + 1)
-
-    def _lay_columns(self, s: dict, step: TlsfStep, counts: dict, last: int) -> "Columns":
-        """Where each second level is drawn.  Every column is drawn when the
-        matrix fits the view at a readable zoom; else runs of columns whose
-        lists are all empty in the rows drawn, and which the step does not
-        name, fold into one narrow column each; if that is still too wide,
-        the runs the step does not name fold too, each showing its rows'
-        block counts (summarised, not shrunk)."""
-        n = s["sl_count"]
-        named = set()
-        if step.search:
-            named.add(step.search[3])
-        for _, level, fl, sl, found in step.probes:
-            if level == "sl":
-                named.add(sl)
-            if found:
-                named.add(found[1])
-        named.update(c[1] for c in step.taken + step.inserted)
-        for cell in (self.listed_cell, self.cell_of(self.selected) if self.selected is not None else None):
-            if cell is not None:
-                named.add(cell[1])
-        room = self.drawing_room() - MATRIX_X
-        if n * CELL_W <= room:
-            return Columns(n, set(range(n)))
-        used = {sl for (fl, sl), k in counts.items() if k and fl <= last}
-        cols = Columns(n, used | named)
-        if cols.width <= room:
-            return cols
-        # the step's columns first, then the non-empty ones nearest them, while they fit
-        keep = set(named)
-        for sl in sorted(used - named, key=lambda c: min([abs(c - k) for k in named] or [c])):
-            if Columns(n, keep | {sl}).width > room:
-                break
-            keep.add(sl)
-        return Columns(n, keep)
 
     def drawing_height(self) -> float:
         """How tall a drawing fits the view at the lowest zoom the camera

@@ -74,6 +74,11 @@ def test_the_tlsf_view_shows_every_label_whole_and_legible(qtbot, tlsf_window, w
                 assert visible.contains(rect), (t, item.text()[:40], rect, visible)
             assert not rect.intersects(buttons), (t, item.text()[:40])
             assert on_screen_height(view, item) >= minimum - 0.01, (t, item.text()[:40])
+        # no label over another (their text's own rectangles, read back)
+        rects = [(i.text()[:30], view.view_rect_of(i)) for i in labels]
+        for a in range(len(rects)):
+            for b in range(a + 1, len(rects)):
+                assert not rects[a][1].intersects(rects[b][1]), (t, rects[a], rects[b])
 
 
 @pytest.fixture
