@@ -186,6 +186,38 @@ class ScrollZoomBox(pg.ViewBox):
         self.sigRangeChangedManually.emit([True, True])
 
 
+#: lines kept for the status line under a drawing, whatever it says
+STATUS_LINES = 3
+
+
+class LinesLabel(QLabel):
+    """A word-wrapped label ``lines`` lines high in its current font,
+    whatever its text: the drawing above it keeps one height, so what a
+    view fits into it does not depend on how long its summary of the last
+    fit was (two summaries of one step gave two pictures of it)."""
+
+    def __init__(self, lines: int, parent=None) -> None:
+        super().__init__(parent)
+        self.lines = lines
+        self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
+
+    def _height(self) -> int:
+        return self.fontMetrics().lineSpacing() * self.lines + 4
+
+    def hasHeightForWidth(self) -> bool:     # noqa: N802 (Qt's name)
+        return False
+
+    def sizeHint(self):                      # noqa: N802 (Qt's name)
+        hint = super().sizeHint()
+        hint.setHeight(self._height())
+        return hint
+
+    def minimumSizeHint(self):               # noqa: N802 (Qt's name)
+        hint = super().minimumSizeHint()
+        hint.setHeight(self._height())
+        return hint
+
+
 class SceneStructureView(StructureView):
     """A :class:`StructureView` whose drawing lives in a pyqtgraph ViewBox."""
 
@@ -229,7 +261,7 @@ class SceneStructureView(StructureView):
             row.addWidget(b)
         self.buttons.adjustSize()
         self.graphics.installEventFilter(self)
-        self.status = QLabel()
+        self.status = LinesLabel(STATUS_LINES)
         self.status.setTextFormat(Qt.PlainText)
         self.status.setFont(caption_font)
         self.status.setWordWrap(True)

@@ -659,8 +659,14 @@ class TlsfView(SceneStructureView):
 
     def drawing_height(self) -> float:
         """How tall a drawing fits the view at the lowest zoom the camera
-        takes, in design pixels (the buttons' strip and the margins taken off)."""
-        _, vh = self._view_size()
+        takes, in design pixels (the buttons' strip and the margins taken off).
+        Read from the view's own height less its caption, status line and
+        cell list, not from the drawing box's height of the moment: the same
+        view size gives the same drawing whenever it is laid out."""
+        vh = float(self.height() - self.caption.heightForWidth(max(self.width() - 4, 50))
+                   - self.status.sizeHint().height() - 16)
+        if self.cell_list.isVisible():
+            vh -= self.cell_list.height()
         vh -= self.buttons.height() + 6
         return vh / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN - 4
 
