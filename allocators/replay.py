@@ -582,23 +582,28 @@ class Timeline:
         self.copies_kept = 0
 
     # -------------------------------------------------------------- build
-    def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> "Timeline":
+    def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None,
+              start: tuple | None = None) -> "Timeline":
         """Replay the whole trace once, keeping measures and checkpoints.
 
         ``progress(done, total)`` is called every :data:`PROGRESS_EVERY` steps;
         if ``cancel()`` turns true, :class:`ReplayCancelled` is raised and the
         timeline keeps the steps done so far (its ``n`` shrinks to them).
         The last operation is replayed with its events, so the timeline ends
-        showing it as a seek there would.
+        showing it as a seek there would.  ``start``: ``(t, strategy,
+        program)``, the heap at position ``t < n`` to go on from, the
+        checkpoints and measures before it already in place (an edited
+        trace, :mod:`heapscope.allocators.timeline_edit`).
         """
-        strategy = self._factory()
-        program = Program()
+        t, strategy, program = start or (0, self._factory(), Program())
+        t0 = t                  # where this replay starts (its speed is over the steps from here)
         n = self.n
         counted = bulk_record(strategy)
         fields = strategy.measure_row(counted)[0]
         writer = _SeriesWriter(self.series, self.trace.kind, strategy, fields)
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
-        self.checkpoints, self.checkpoint_steps = [], []
+        if start is None:
+            self.checkpoints, self.checkpoint_steps = [], []
         self.added_checkpoint_steps, self.added_checkpoint_bytes = set(), 0
         self.fault = None
         self._before = None
@@ -606,13 +611,12 @@ class Timeline:
         # Rows are packed into buf and unpacked into the series a block at a
         # time, at each progress point: never across one.
         buf = bytearray(min(n, PROGRESS_EVERY) * _row_size(fields))
-        block = 0               # the step of buf's first row
+        block = t               # the step of buf's first row
         wall0, cpu0 = time.perf_counter(), time.process_time()
         spent = 0.0             # replay seconds, checkpoints left out
         pickled = [0.0, 0]      # seconds and bytes of the checkpoints so far
         done = [0]              # operations applied by the last _measure_ops
-        next_checkpoint = 0 if self.keep_checkpoints else n
-        t = 0
+        next_checkpoint = (t + self._checkpoint_gap(0, 0, 0) if start else 0) if self.keep_checkpoints else n
         last = n - 1            # replayed apart, with its events
         while t < last:
             if t == next_checkpoint:
@@ -634,7 +638,7 @@ class Timeline:
                 # pause of the machine (a collection, another process) while
                 # one was pickled does not space the rest out.
                 cost = size * pickled[0] / pickled[1]
-                next_checkpoint = t + self._checkpoint_gap(cost, spent, t)
+                next_checkpoint = t + self._checkpoint_gap(cost, spent, t - t0)
             if t and t % PROGRESS_EVERY == 0:
                 writer.write(block, buf, t - block)
                 block = t
@@ -914,12 +918,18 @@ class Timeline:
             raise IndexError(f"step {t} is outside 0..{self.n}")
         if t == self.position:
             return self.after()
+        return HeapState.of(t, *self.heap_at(t))
+
+    def heap_at(self, t: int) -> tuple[Strategy, Program]:
+        """A heap of its own at position ``t`` (a strategy and its program),
+        restored from the checkpoint at or before ``t`` and replayed; the
+        timeline does not move."""
         strategy, program, start = self._restore(t)
         replay_ops(strategy, program, self._kinds[start:t], self._ids[start:t], self._sizes[start:t],
                    largest=self._largest)
         self.replayed_ops += t - start
         strategy.record = True
-        return HeapState.of(t, strategy, program)
+        return strategy, program
 
     def _restore(self, t: int) -> tuple[Strategy, Program, int]:
         """A heap of its own at the last position at or before ``t`` that a
