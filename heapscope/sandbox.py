@@ -29,16 +29,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from heapscope.allocators.params import check_params, declared
+from heapscope.allocators.params import check_params
 from heapscope.allocators.registry import STRATEGIES
-from heapscope.allocators.strategy import Strategy
 from heapscope.allocators.timeline_edit import first_difference, rebuilt
 from heapscope.traces.named_ops import CheckedOps, NamedOp, check_named, fresh_name, named_ops
 from heapscope.traces.rep import write_rep
 from heapscope.traces.trace import ALLOC, FREE, REALLOC
 
-#: the parameters every strategy takes (the window's --word, --align ...)
-COMMON_PARAMS = frozenset(declared(Strategy))
 #: what follows an insertion point: it stays, replayed on the changed heap, or it is cut
 KEEP, CUT = "keep", "cut"
 
@@ -239,16 +236,16 @@ class Sandbox:
         return edit
 
     # ------------------------------------------------------------- replay
-    def replayed(self, timelines, old_trace) -> list:
+    def replayed(self, timelines, old_trace, common: dict | None = None) -> list:
         """Each of ``timelines`` (of ``old_trace``) rebuilt for the current
-        trace and parameters: from the first changed step, or from the start
-        for a strategy whose parameters changed."""
+        trace and parameters (``common``, those every strategy takes, e.g.
+        the window's --word, then the strategy's own from the sandbox): from
+        the first changed step, or from the start for a strategy whose
+        parameters changed."""
         changed = first_difference(old_trace, self.trace)
-        out = []
-        for tl in timelines:
-            params = {**_common(tl.params), **self.params_for(tl.strategy_name)}
-            out.append(rebuilt(tl, self.trace, changed, params=params))
-        return out
+        common = dict(common or {})
+        return [rebuilt(tl, self.trace, changed, params={**common, **self.params_for(tl.strategy_name)})
+                for tl in timelines]
 
     # --------------------------------------------------------------- save
     def save(self, path: str) -> None:
@@ -266,12 +263,6 @@ class Sandbox:
 
 def _apply(ops: list, edit: Splice) -> list:
     return ops[:edit.at] + list(edit.inserted) + ops[edit.at + len(edit.removed):]
-
-
-def _common(params: dict) -> dict:
-    """The parameters of ``params`` every strategy takes (word, align, ...):
-    a strategy's own come from the sandbox."""
-    return {k: v for k, v in params.items() if k in COMMON_PARAMS}
 
 
 def describe(edit) -> str:

@@ -129,13 +129,13 @@ def test_a_parameter_change_replays_from_the_start_and_is_undone():
     box = demo()
     tl = Timeline(box.trace, "first-fit", {"word": 8}).build()
     box.set_params("first-fit", {"nalloc": 1}, step=2)
-    (new,) = box.replayed([tl], box.trace)
+    (new,) = box.replayed([tl], box.trace, {"word": 8})
     assert new.params == {"word": 8, "nalloc": 1}
     # K&R's morecore asks for max(units, NALLOC): with 1 the heap holds just the requests
     assert new.series.heap[0] < tl.series.heap[0]
     edit = box.undo()
     assert edit.step_after == 2 and box.params_for("first-fit") == {}
-    (back,) = box.replayed([new], box.trace)
+    (back,) = box.replayed([new], box.trace, {"word": 8})
     assert back.params == {"word": 8}
     with pytest.raises(ValueError, match="nalloc"):
         box.set_params("first-fit", {"nalloc": 0}, step=0)
