@@ -46,6 +46,7 @@ from .player import Player
 from .plots import PlotPanel
 from .predict_bar import PredictBar
 from .predict_mode import PredictMode
+from .sandbox_edits import SandboxEdits
 from .show_model import ShowModel
 from .step_animator import StepAnimator
 from .structure_panel import StructurePanel
@@ -118,6 +119,8 @@ class MainWindow(QMainWindow):
                                 "forward": self.act_forward, "end": self.act_end})
         self.predict_bar = PredictBar(self.predict.session(0), self.act_predict_grow,
                                       self.act_predict_reveal)
+        #: the sandbox: New, Save, Undo, Malloc…, a block's menu (gui/sandbox_edits.py)
+        self.edits = SandboxEdits(self)
         window_menus.make_menus(self)
         window_menus.make_toolbar(self)
         #: the panels, the gauges' arrangement, presenter sizes (gui/window_layout.py)
@@ -544,6 +547,9 @@ class MainWindow(QMainWindow):
 
     # =============================================================== closing
     def closeEvent(self, event) -> None:
+        if not self.edits.close_allowed():      # unsaved changes: it asks first
+            event.ignore()
+            return
         self.animator.finish()
         self.player.pause()
         self.loader.cancel()

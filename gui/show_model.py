@@ -260,6 +260,25 @@ class ShowModel(QObject):
         self.shown_changed.emit()
         self.step_changed.emit(0)
 
+    def replace_trace(self, trace, timelines, position: int) -> None:
+        """An edited trace (the sandbox, gui/sandbox_edits.py): its
+        ``timelines``, built already, take the place of every timeline of
+        the old trace and show in its rows at ``position``; the file and the
+        label stay.  Views redraw as for a new trace."""
+        self.trace = trace
+        self._timelines.clear()
+        self._measures.clear()
+        self._trackers.clear()
+        self._steps = {}
+        keys = [self.add_timeline(tl) for tl in timelines]
+        self.trace_changed.emit()
+        self.show(keys, position)
+
+    def set_source(self, source: str | None, label: str = "") -> None:
+        """The shown trace now comes from ``source`` (it was saved there)."""
+        self.source = source
+        self.label = label or (os.path.basename(source) if source else self.label)
+
     # -------------------------------------------------------------- timelines
     def add_timeline(self, timeline) -> TimelineKey:
         """Keep a built timeline of the current trace; its key."""

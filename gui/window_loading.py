@@ -202,7 +202,7 @@ class TraceLoading(QObject):
             self.last_builtin = w.strategy_name
         w.sync_strategy_widgets()
         timeline = self.model.timeline()
-        w.setWindowTitle(f"heapscope — {self.label} — {w.strategy_name}")
+        w.setWindowTitle(f"heapscope — {self.label}[*] — {w.strategy_name}")
         w.trace_label.setText(f"{self.label} · {timeline.n:,} steps")
         w.statusBar().showMessage(self.summary_text())
         self.shown.emit()

@@ -1,8 +1,10 @@
 """The window's commands: its actions (each with its keys and tool tip), the
 menus that list them, and the tool bar with the strategy picker.
 
-Every command is a QAction with its shortcut, in a menu: File (Open, Open
-Recent, Open Example, Workload, Export, Save Screenshot, Quit), View (Fit
+Every command is a QAction with its shortcut, in a menu: File (New, Open, Open
+Recent, Open Example, Workload, Save, Save As, Export, Export Screenshot,
+Quit), Edit (Undo, Redo, Malloc, Free and Realloc the selected block, Cut
+What Follows an Insertion: gui/sandbox_edits.py), View (Fit
 Heap, Structure View S, Explain Panel E, Plots L, Presenter Mode F5, Dark
 Theme D), Playback (Play/Pause Space, Step Back Left, Step Forward Right,
 Previous / Next Event Shift+Left / Shift+Right, Start Home, End End, Go to
@@ -49,12 +51,13 @@ def make_actions(w) -> None:
     S = QStyle
     w.act_open = action(w, "&Open Trace…", w.ask_open, [QKeySequence.Open],
                                  S.SP_DialogOpenButton)
-    w.act_workload = action(w, "&Workload…", w.ask_workload, ["Ctrl+N"],
+    w.act_workload = action(w, "&Workload…", w.ask_workload, ["Ctrl+Shift+N"],
                                      S.SP_FileDialogNewFolder, "Generate a workload from the seeds")
     w.act_export = action(w, "&Export…", w.ask_export, ["Ctrl+E"],
                                    tip="Save the map, a view, the gauges or the window as PNG or "
                                        "SVG, the measures as CSV or JSON, steps as GIF or MP4")
-    w.act_screenshot = action(w, "Save &Screenshot…", w.ask_screenshot, ["Ctrl+S"])
+    w.act_screenshot = action(w, "Export &Screenshot…", w.ask_screenshot, ["Ctrl+Shift+E"],
+                              tip="Save a picture of the window (PNG)")
     w.act_quit = action(w, "&Quit", w.close, ["Ctrl+Q"])
     w.act_clear_recent = action(w, "Clear Recent", w.clear_recent, ["Ctrl+Shift+Del"])
     w.act_fit = action(w, "&Fit Heap to Window", w.heap_map_fit, ["0"])
@@ -127,10 +130,15 @@ def make_menus(w) -> None:
     w.examples_menu = make_examples_menu(w, file_menu)
     file_menu.addAction(w.act_workload)
     file_menu.addSeparator()
+    file_menu.addAction(w.edits.act_save)
+    file_menu.addAction(w.edits.act_save_as)
+    file_menu.addSeparator()
     file_menu.addAction(w.act_export)
     file_menu.addAction(w.act_screenshot)
     file_menu.addSeparator()
     file_menu.addAction(w.act_quit)
+    edit_menu = mb.addMenu("&Edit")
+    w.edits.fill_menus(file_menu, edit_menu)
     view_menu = mb.addMenu("&View")
     view_menu.addAction(w.act_fit)
     view_menu.addSeparator()
@@ -163,7 +171,7 @@ def make_menus(w) -> None:
     help_menu = mb.addMenu("&Help")
     help_menu.addAction(w.act_keys)
     help_menu.addAction(w.act_about)
-    w.menus = {"file": file_menu, "view": view_menu, "playback": play_menu,
+    w.menus = {"file": file_menu, "edit": edit_menu, "view": view_menu, "playback": play_menu,
                   "predict": predict_menu, "strategy": strategy_menu, "help": help_menu}
 
 

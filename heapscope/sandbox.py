@@ -76,6 +76,8 @@ class Sandbox:
     name: str = "new trace"
     #: the file the trace was read from or saved to, or None
     path: str | None = None
+    #: {name: id} of the names that keep their ids (a trace read from a file)
+    known_ids: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.ops = list(self.ops)
@@ -83,14 +85,19 @@ class Sandbox:
         self._undo: list = []
         self._redo: list = []
         self._saved_depth: int | None = 0
-        self.checked: CheckedOps = check_named(self.ops, self.name, self.path)
+        self.checked: CheckedOps = self._check(self.ops)
 
     @classmethod
     def of_trace(cls, trace, names: dict | None = None, params: dict | None = None,
                  path: str | None = None) -> "Sandbox":
         """A sandbox editing a trace read from a file or made (ids named by
-        ``names``, {id: name}, else ``b0``, ``b1`` ...)."""
-        return cls(named_ops(trace, names), params or {}, trace.name or "trace", path)
+        ``names``, {id: name}, else ``b0``, ``b1`` ...); each keeps its id."""
+        ops = named_ops(trace, names)
+        known = {op.name: int(i) for op, i in zip(ops, trace.ids.tolist())}
+        return cls(ops, params or {}, trace.name or "trace", path, known)
+
+    def _check(self, ops) -> CheckedOps:
+        return check_named(ops, self.name, self.path, self.known_ids)
 
     # ------------------------------------------------------------ reading
     @property
@@ -166,7 +173,7 @@ class Sandbox:
         """Push the splice; ``step_after`` None: the last inserted
         operation's step (else clamped to the new trace's steps)."""
         ops = _apply(self.ops, Splice(at, removed, inserted, step, step))
-        checked = check_named(ops, self.name, self.path)
+        checked = self._check(ops)
         if step_after is None:
             step_after = checked.step_of_op[at + len(inserted) - 1] if inserted else step
         edit = Splice(at, removed, inserted, step, min(step_after, len(checked.op_of_step)))
@@ -210,7 +217,7 @@ class Sandbox:
     def _apply(self, edit, checked: CheckedOps | None = None) -> None:
         if isinstance(edit, Splice):
             self.ops = _apply(self.ops, edit)
-            self.checked = checked or check_named(self.ops, self.name, self.path)
+            self.checked = checked or self._check(self.ops)
         elif edit.new:
             self.params[edit.strategy] = dict(edit.new)
         else:

@@ -139,3 +139,13 @@ def test_a_parameter_change_replays_from_the_start_and_is_undone():
     assert back.params == {"word": 8}
     with pytest.raises(ValueError, match="nalloc"):
         box.set_params("first-fit", {"nalloc": 0}, step=0)
+
+
+def test_a_trace_read_from_a_file_keeps_its_ids():
+    from heapscope.traces.trace import Trace
+    trace = Trace.from_ops([(ALLOC, 5, 10), (ALLOC, 2, 20), (FREE, 5)])
+    box = Sandbox.of_trace(trace)
+    assert list(box.trace) == list(trace)
+    assert box.name_of_id(5) == "b5"
+    box.malloc_after(3, 30)
+    assert list(box.trace)[-1] == (ALLOC, 6, 30)     # a new name takes the next id

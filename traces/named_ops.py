@@ -68,9 +68,13 @@ class CheckedOps:
         return self.op_of_step[step - 1] + 1 if step > 0 else 0
 
 
-def check_named(ops, name: str = "", source: str | None = None) -> CheckedOps:
-    """Check ``ops`` (NamedOps) in order; see the module docstring."""
-    ids: dict[str, int] = {}
+def check_named(ops, name: str = "", source: str | None = None,
+                known: dict | None = None) -> CheckedOps:
+    """Check ``ops`` (NamedOps) in order; see the module docstring.
+    ``known``: {name: id} for names that keep an id (a trace read from a
+    file keeps its ids); other names take the next ids in order of first use."""
+    ids: dict[str, int] = dict(known or {})
+    next_id = max(ids.values(), default=-1) + 1
     live: set[str] = set()
     seen: set[str] = set()
     kinds, id_list, sizes = [], [], []
@@ -87,14 +91,18 @@ def check_named(ops, name: str = "", source: str | None = None) -> CheckedOps:
             live.discard(op.name)
         else:
             live.add(op.name)
-        ident = ids.setdefault(op.name, len(ids))
+        ident = ids.get(op.name)
+        if ident is None:
+            ident = ids[op.name] = next_id
+            next_id += 1
         kinds.append(op.kind)
         id_list.append(ident)
         sizes.append(op.size if op.kind != FREE else 0)
         op_of_step.append(i)
         step_of_op.append(len(op_of_step))
-    trace = Trace(kinds, id_list, sizes, len(ids), name=name, source=source)
-    return CheckedOps(trace, problems, step_of_op, op_of_step, {i: n for n, i in ids.items()})
+    trace = Trace(kinds, id_list, sizes, next_id, name=name, source=source)
+    return CheckedOps(trace, problems, step_of_op, op_of_step,
+                      {i: n for n, i in ids.items() if n in seen})
 
 
 def _problem(op: NamedOp, live: set, seen: set) -> str | None:

@@ -1,0 +1,185 @@
+"""The sandbox in the window, as a teacher uses it (issue 21): File > New,
+operations asked for by hand, a block freed by a right click, undo, save,
+the title's unsaved mark, closing with unsaved changes, a file changed on
+disk reloaded on the same step."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMessageBox, QSpinBox
+
+from heapscope.inspection import inspect_step
+from heapscope.traces import load_trace, read_rep
+from heapscope.traces.trace import ALLOC, FREE
+
+from .conftest import wait_loaded
+
+STATES = {0: "used", 1: "free", 2: "meta"}
+ROWS = ["first-fit", "tlsf", "buddy"]
+
+
+def settle(qtbot, ms: int = 30) -> None:
+    """Let queued events and a step's animation run out."""
+    qtbot.wait(ms)
+    QApplication.processEvents()
+
+
+def map_blocks(heap_map) -> list:
+    """The blocks a heap map draws, read back from it: [addr, size, state]."""
+    b = heap_map.blocks
+    return [[int(a), int(s), STATES[int(st)]] for a, s, st in zip(b.addr, b.size, b.state)]
+
+
+def answer_size(qtbot, w, size: int) -> None:
+    """Type ``size`` into the size dialog open now and press Enter."""
+    dialog = w.edits.size_dialog
+    assert dialog is not None and dialog.isVisible()
+    spin = dialog.findChild(QSpinBox)
+    spin.selectAll()
+    qtbot.keyClicks(spin, str(size))
+    qtbot.keyClick(spin, Qt.Key_Return)
+    settle(qtbot)
+
+
+def malloc_by_key(qtbot, w, size: int) -> None:
+    qtbot.keyClick(w, Qt.Key_M)
+    answer_size(qtbot, w, size)
+    w.animator.finish()
+
+
+def right_click_block(qtbot, heap_map, address: int) -> None:
+    view = heap_map.plot_widget
+    pos = view.mapFromScene(heap_map.scene_pos_of(address))
+    qtbot.mouseClick(view.viewport(), Qt.RightButton, pos=pos)
+    settle(qtbot)
+
+
+def choose(qtbot, menu, starts: str) -> None:
+    """Click the menu's item whose text starts with ``starts``."""
+    for act in menu.actions():
+        if act.text().startswith(starts):
+            qtbot.mouseClick(menu, Qt.LeftButton, pos=menu.actionGeometry(act).center())
+            settle(qtbot)
+            return
+    raise AssertionError(f"no {starts!r} in {[a.text() for a in menu.actions()]}")
+
+
+def payload_of(w, row: int, name: str) -> int:
+    """The payload address of the block called ``name`` in row ``row``."""
+    step = w.model.step(row)
+    box = w.edits.sandbox
+    for payload, ident in step.ids.items():
+        if box.name_of_id(ident) == name:
+            return payload
+    raise AssertionError(f"{name} is not live in row {row}")
+
+
+@pytest.fixture
+def new_compare(qtbot, window):
+    """The window in compare mode (three rows) on File > New's empty trace."""
+    w = window
+    w.compare.compare(ROWS)                   # no trace yet: the rows wait for one
+    w.menus["file"].actions()[0].trigger()    # File > New
+    settle(qtbot)
+    assert w.compare.active and len(w.model.shown) == 3
+    assert w.model.n == 0
+    yield w
+    w.edits.sandbox = None                    # nothing to ask about when the fixture closes it
+
+
+def test_four_operations_by_hand_are_the_saved_file_at_every_step(qtbot, new_compare, tmp_path):
+    w = new_compare
+    malloc_by_key(qtbot, w, 240)              # a
+    malloc_by_key(qtbot, w, 100)              # b
+    assert w.model.position == 2 and w.model.n == 2
+    # right-click a in the first row's map: Free this block (a)
+    first = w.compare.view.rows[0].map
+    right_click_block(qtbot, first, payload_of(w, 0, "a") + 8)
+    menu = w.edits.block_menu
+    assert menu is not None
+    choose(qtbot, menu, "Free this block (a)")
+    w.animator.finish()
+    malloc_by_key(qtbot, w, 200)              # c: first fit puts it where a was
+    assert w.model.n == 4 and w.model.position == 4
+    assert list(w.model.trace) == [(ALLOC, 0, 240), (ALLOC, 1, 100), (FREE, 0, 0), (ALLOC, 2, 200)]
+    assert "*" in w.windowTitle() or w.isWindowModified()
+    path = tmp_path / "demo.rep"
+    assert w.edits.save_to(str(path))
+    assert not w.isWindowModified()
+    saved = read_rep(path)
+    for t in range(saved.__len__() + 1):
+        w.seek(t)
+        settle(qtbot, 0)
+        for r, name in enumerate(ROWS):
+            report = inspect_step(saved, name, t)
+            assert map_blocks(w.compare.view.rows[r].map) == report["blocks"], (name, t)
+    # and the command line says the same for the last step
+    out = subprocess.run([sys.executable, "-m", "heapscope", "inspect", str(path), "-s", "first-fit",
+                          "-n", "4", "-f", "json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    import json
+    assert json.loads(out.stdout)["blocks"] == map_blocks(w.compare.view.rows[0].map)
+
+
+def test_free_by_right_click_then_undo_gives_back_the_heap(qtbot, loaded):
+    w = loaded
+    w.seek(40)
+    settle(qtbot)
+    before = map_blocks(w.heap_map)
+    n = w.model.n
+    step = w.model.step(0)
+    payload = next(iter(step.ids))            # a live block
+    right_click_block(qtbot, w.heap_map, payload)
+    name = w.edits.name_at(0, payload)
+    choose(qtbot, w.edits.block_menu, f"Free this block ({name})")
+    w.animator.finish()
+    # one more operation, and the trace's own free of that block, later, is
+    # now a free of a block not live: marked and skipped, so n stays
+    assert w.model.position == 41 and w.model.n == n
+    (skipped, why), = w.edits.sandbox.problems.items()
+    assert why == f"free({name}): {name} is not live (freed before)"
+    assert w.edits.sandbox.ops[skipped].kind == FREE and skipped > 41
+    assert map_blocks(w.heap_map) != before
+    assert w.isWindowModified()
+    qtbot.keyClick(w, Qt.Key_Z, Qt.ControlModifier)
+    settle(qtbot)
+    assert w.model.position == 40 and w.model.n == n
+    assert map_blocks(w.heap_map) == before
+    assert not w.isWindowModified()
+    qtbot.keyClick(w, Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)       # redo
+    settle(qtbot)
+    assert w.model.position == 41 and len(w.edits.sandbox.problems) == 1
+    w.edits.sandbox = None
+
+
+def test_cut_drops_what_follows_and_the_choice_is_remembered(qtbot, loaded):
+    w = loaded
+    w.seek(10)
+    settle(qtbot)
+    qtbot.keyClick(w, Qt.Key_X, Qt.ControlModifier | Qt.ShiftModifier)
+    assert w.edits.act_cut.isChecked()
+    malloc_by_key(qtbot, w, 64)
+    assert w.model.n == 11 and w.model.position == 11
+    assert str(w.settings.value("sandbox/cut_after_insert")).lower() == "true"
+    w.edits.sandbox = None
+
+
+def test_closing_with_unsaved_changes_asks(qtbot, new_compare):
+    w = new_compare
+    malloc_by_key(qtbot, w, 32)
+    w.edits.sandbox = w.edits.current()      # (the fixture clears it; here it matters)
+    assert w.isWindowModified()
+    w.close()
+    box = w.edits.close_box
+    assert box is not None and w.isVisible()
+    box.button(QMessageBox.Cancel).click()
+    settle(qtbot)
+    assert w.isVisible()
+    w.close()
+    w.edits.close_box.button(QMessageBox.Discard).click()
+    settle(qtbot)
+    assert not w.isVisible()
