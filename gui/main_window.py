@@ -39,6 +39,7 @@ from heapscope.allocators.registry import STRATEGIES, strategy_names
 from . import keys_help, window_menus
 from .compare_mode import CompareMode
 from .explain_panel import ExplainPanel
+from .file_watch import FileWatch
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .keys_help import KeysDialog
@@ -121,6 +122,7 @@ class MainWindow(QMainWindow):
                                       self.act_predict_reveal)
         #: the sandbox: New, Save, Undo, Malloc…, a block's menu (gui/sandbox_edits.py)
         self.edits = SandboxEdits(self)
+        self.file_watch = FileWatch(self)       # a file changed on disk is read again
         window_menus.make_menus(self)
         window_menus.make_toolbar(self)
         #: the panels, the gauges' arrangement, presenter sizes (gui/window_layout.py)

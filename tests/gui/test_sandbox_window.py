@@ -183,3 +183,28 @@ def test_closing_with_unsaved_changes_asks(qtbot, new_compare):
     w.edits.close_box.button(QMessageBox.Discard).click()
     settle(qtbot)
     assert not w.isVisible()
+
+
+def test_a_file_changed_on_disk_is_read_again_on_the_same_step(qtbot, window, tmp_path):
+    w = window
+    path = tmp_path / "demo.rep"
+    path.write_text("0 3 4 1\na 0 240\na 1 100\nf 0\na 2 200\n")
+    wait_loaded(qtbot, w, lambda: w.open_trace(str(path)))
+    w.seek(3)
+    settle(qtbot)
+    assert w.file_watch.path == str(path)
+    # the teacher changes the last request in her editor and saves
+    path.write_text("0 3 5 1\na 0 240\na 1 100\nf 0\na 2 300\nf 1\n")
+    with qtbot.waitSignal(w.timeline_changed, timeout=10000):
+        pass
+    assert w.file_watch.reloads == 1
+    assert w.model.position == 3 and w.model.n == 5
+    assert list(w.model.trace)[3] == (ALLOC, 2, 300)
+    # the window's own save is not read back
+    w.edits.malloc(16)
+    settle(qtbot)
+    w.animator.finish()
+    assert w.edits.save_to(str(path))
+    settle(qtbot, 400)
+    assert w.file_watch.reloads == 1 and not w.isWindowModified()
+    assert len(read_rep(path)) == 6
