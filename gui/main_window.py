@@ -48,6 +48,7 @@ from .plots import PlotPanel
 from .predict_bar import PredictBar
 from .predict_mode import PredictMode
 from .sandbox_edits import SandboxEdits
+from .sandbox_panels import SandboxPanels
 from .show_model import ShowModel
 from .step_animator import StepAnimator
 from .structure_panel import StructurePanel
@@ -127,6 +128,7 @@ class MainWindow(QMainWindow):
         window_menus.make_toolbar(self)
         #: the panels, the gauges' arrangement, presenter sizes (gui/window_layout.py)
         self.window_layout = WindowLayout(self)
+        self.panels = SandboxPanels(self)       # parameters, trace editor (gui/sandbox_panels.py)
 
         self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():

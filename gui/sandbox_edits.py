@@ -264,6 +264,7 @@ class SandboxEdits(QObject):
         if plays:
             w.animator.step_to(step)
         w.sync_strategy_widgets()
+        w.trace_label.setText(f"{model.label} · {model.n:,} steps")
         self.refresh()
         self.changed.emit()
 

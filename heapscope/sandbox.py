@@ -56,15 +56,15 @@ class Splice:
 
 @dataclass(frozen=True)
 class ParamChange:
-    """Strategy ``strategy``'s own parameters, from ``old`` to ``new``."""
-    strategy: str
+    """Strategies' own parameters, from ``old`` to ``new`` ({strategy:
+    {parameter: value}}; a strategy with none: its defaults)."""
     old: dict
     new: dict
     step_before: int
     step_after: int
 
     def reversed(self) -> "ParamChange":
-        return ParamChange(self.strategy, self.new, self.old, self.step_after, self.step_before)
+        return ParamChange(self.new, self.old, self.step_after, self.step_before)
 
 
 @dataclass
@@ -199,12 +199,18 @@ class Sandbox:
     def set_params(self, strategy: str, params: dict, step: int) -> ParamChange | None:
         """Strategy ``strategy``'s own parameters set to ``params`` (checked:
         :class:`~heapscope.allocators.params.ParamError` names what is wrong)."""
-        params = {k: v for k, v in params.items()}
-        check_params(STRATEGIES[strategy], params)
-        old = self.params_for(strategy)
-        if old == params:
+        return self.set_many({strategy: params}, step)
+
+    def set_many(self, params: dict, step: int) -> ParamChange | None:
+        """Several strategies' own parameters at once ({strategy: params}),
+        as one edit (the small-demo constants of every row)."""
+        for strategy, own in params.items():
+            check_params(STRATEGIES[strategy], dict(own))
+        old = {name: self.params_for(name) for name in params}
+        new = {name: dict(own) for name, own in params.items()}
+        if old == new:
             return None
-        return self._push(ParamChange(strategy, old, params, step, step))
+        return self._push(ParamChange(old, new, step, step))
 
     def _push(self, edit, checked: CheckedOps | None = None):
         self._apply(edit, checked)
@@ -218,10 +224,12 @@ class Sandbox:
         if isinstance(edit, Splice):
             self.ops = _apply(self.ops, edit)
             self.checked = checked or self._check(self.ops)
-        elif edit.new:
-            self.params[edit.strategy] = dict(edit.new)
         else:
-            self.params.pop(edit.strategy, None)
+            for name, own in edit.new.items():
+                if own:
+                    self.params[name] = dict(own)
+                else:
+                    self.params.pop(name, None)
 
     def undo(self):
         """Undo the last edit; it is returned reversed (its ``step_after`` is
@@ -275,7 +283,7 @@ def _apply(ops: list, edit: Splice) -> list:
 def describe(edit) -> str:
     """An edit in a few words, for Edit > Undo's text."""
     if isinstance(edit, ParamChange):
-        return f"{edit.strategy} parameters"
+        return ", ".join(edit.new) + " parameters"
     if len(edit.inserted) == 1 and not edit.removed:
         return edit.inserted[0].text()
     if edit.removed and not edit.inserted:

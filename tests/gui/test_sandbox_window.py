@@ -208,3 +208,72 @@ def test_a_file_changed_on_disk_is_read_again_on_the_same_step(qtbot, window, tm
     settle(qtbot, 400)
     assert w.file_watch.reloads == 1 and not w.isWindowModified()
     assert len(read_rep(path)) == 6
+
+
+def ten_mallocs(qtbot, w, sizes=(100, 64, 64, 100, 240, 64, 300, 500, 64, 40)):
+    for size in sizes:
+        w.edits.malloc(size)
+        w.animator.finish()
+    settle(qtbot)
+
+
+def used_share(heap_map) -> float:
+    """The share of the map's heap drawn as used blocks, read from the
+    blocks the map draws."""
+    b = heap_map.blocks
+    used = 0
+    for a, s, st in zip(b.addr.tolist(), b.size.tolist(), b.state.tolist()):
+        if st == 0:
+            used += s
+    return used / b.brk
+
+
+def test_changing_nalloc_in_the_panel_replays_with_it(qtbot, window):
+    w = window
+    qtbot.keyClick(w, Qt.Key_2, Qt.ControlModifier)       # first fit
+    w.menus["file"].actions()[0].trigger()                # File > New
+    ten_mallocs(qtbot, w)
+    assert w.model.timeline().strategy_name == "first-fit"
+    qtbot.keyClick(w, Qt.Key_K)
+    assert w.panels.params_dock.isVisible()
+    editor = w.panels.params_panel.editors[("first-fit", "nalloc")]
+    assert editor.text() == "1024"
+    editor.selectAll()
+    qtbot.keyClicks(editor, "0")
+    qtbot.keyClick(editor, Qt.Key_Return)
+    settle(qtbot)
+    # refused: nalloc takes 1..1048576; nothing replays
+    assert "nalloc must be an integer in 1..1048576" in w.panels.params_panel.errors["first-fit"].text()
+    assert w.model.timeline().params == {}
+    editor = w.panels.params_panel.editors[("first-fit", "nalloc")]
+    editor.selectAll()
+    qtbot.keyClicks(editor, "1")
+    qtbot.keyClick(editor, Qt.Key_Return)
+    settle(qtbot)
+    assert w.model.timeline().params == {"nalloc": 1}
+    # the heap: K&R's morecore asks max(units, nalloc): with 1, what each malloc needs
+    w.seek(10)
+    report = inspect_step(w.model.trace, "first-fit", 10, {"nalloc": 1})
+    assert map_blocks(w.heap_map) == report["blocks"]
+    assert w.heap_map.blocks.brk < 16384
+    qtbot.keyClick(w, Qt.Key_Z, Qt.ControlModifier)       # undo: back to NALLOC 1024
+    settle(qtbot)
+    assert w.model.timeline().params == {} and w.heap_map.blocks.brk == 16384
+    w.edits.sandbox = None
+
+
+def test_the_small_demo_constants_fill_the_map(qtbot, window):
+    w = window
+    qtbot.keyClick(w, Qt.Key_2, Qt.ControlModifier)        # first fit
+    w.menus["file"].actions()[0].trigger()
+    ten_mallocs(qtbot, w)
+    panel = w.panels.params_panel
+    assert panel.offer() and panel.offer_label.isVisibleTo(panel)
+    assert used_share(w.heap_map) < 0.15                   # 1.7 KiB used of 16 KiB
+    qtbot.keyClick(w, Qt.Key_D, Qt.ControlModifier)
+    settle(qtbot)
+    assert w.model.timeline().params == {"nalloc": 64}
+    assert "first-fit: nalloc 1024 → 64" in panel.note.text()
+    assert used_share(w.heap_map) > 0.8                    # 1744 B of 2048
+    assert not panel.offer()
+    w.edits.sandbox = None
