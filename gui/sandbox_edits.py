@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QApplication, QFileDialog, QInputDialog, QMenu, QMessageBox,
+                               QProgressDialog)
 
-from heapscope.allocators.replay import Timeline
+from heapscope.allocators.replay import ReplayCancelled, Timeline
 from heapscope.sandbox import CUT, KEEP, Sandbox, Splice
 from heapscope.traces.errors import TraceError
 
@@ -218,7 +219,8 @@ class SandboxEdits(QObject):
     def _dialog_closed(self, dialog) -> None:
         if self.size_dialog is dialog:
             self.size_dialog = None
-        self.focus_back()
+        # after the answer's edit (QInputDialog says the value after it closes)
+        QTimer.singleShot(0, self.focus_back)
 
     def focus_back(self) -> None:
         """The keys to the window again (a dialog or the editor had them)."""
@@ -242,46 +244,58 @@ class SandboxEdits(QObject):
             return None
         old = self.model.trace
         edit = make(box, self.model.position)
-        if edit is not None:
-            self.show_edit(edit, old, animate)
+        if edit is not None and not self.show_edit(edit, old, animate):
+            box.take_back()             # its replay was cancelled
+            return None
         return edit
 
-    def show_edit(self, edit, old_trace, animate: bool = False) -> None:
+    def show_edit(self, edit, old_trace, animate: bool = False) -> bool:
         """Every shown timeline rebuilt for the sandbox's trace, shown at the
-        edit's step; an inserted operation plays as a step does."""
+        edit's step; an inserted operation plays as a step does.  A long
+        replay (a big trace edited near its start) shows its progress and
+        can be cancelled: then nothing changes and this says False."""
         w = self.window
         box = self.sandbox
         w.animator.finish()
         w.player.pause()
-        w.strategy_params = {k: dict(v) for k, v in box.params.items() if v}
         model = self.model
         timelines = [model.timeline(r) for r in range(len(model.shown))]
-        new = box.replayed(timelines, old_trace, w.params)
+        progress = ReplayProgress(w, len(timelines))
+        try:
+            new = box.replayed(timelines, old_trace, w.params, progress=progress.report,
+                               cancel=progress.cancelled)
+        except ReplayCancelled:
+            w.statusBar().showMessage("Edit cancelled: its replay was stopped", 5000)
+            return False
+        finally:
+            progress.close()
+        w.strategy_params = {k: dict(v) for k, v in box.params.items() if v}
         step = edit.step_after
         plays = (animate and isinstance(edit, Splice) and edit.inserted
                  and step == edit.step_before + 1)
-        model.replace_trace(box.trace, new, step - 1 if plays else step)
+        model.replace_trace(box.trace, new, step - 1 if plays else step, box.checked.names)
         if plays:
             w.animator.step_to(step)
         w.sync_strategy_widgets()
         w.trace_label.setText(f"{model.label} · {model.n:,} steps")
         self.refresh()
         self.changed.emit()
+        return True
 
     def undo(self) -> None:
-        self._undo_redo(lambda box: box.undo())
+        self._undo_redo(lambda box: box.undo(), lambda box: box.redo())
 
     def redo(self) -> None:
-        self._undo_redo(lambda box: box.redo())
+        self._undo_redo(lambda box: box.redo(), lambda box: box.undo())
 
-    def _undo_redo(self, move) -> None:
+    def _undo_redo(self, move, back) -> None:
         box = self.current()
         if box is None or self.window.busy:
             return
         old = self.model.trace
         edit = move(box)
-        if edit is not None:
-            self.show_edit(edit, old)
+        if edit is not None and not self.show_edit(edit, old):
+            back(box)                   # cancelled: where it was
 
     # =============================================================== saving
     def save(self) -> bool:
@@ -414,7 +428,43 @@ class SandboxEdits(QObject):
     def _menu_closed(self, menu) -> None:
         if self.block_menu is menu:
             self.block_menu = None
-        self.focus_back()
+        QTimer.singleShot(0, self.focus_back)     # after the item's edit
+
+
+class ReplayProgress:
+    """A progress dialog for a long replay after an edit, shown only once
+    the replay reports progress (every 4096 steps: never for a small trace);
+    its Cancel stops the replay."""
+
+    def __init__(self, window, rows: int) -> None:
+        self.window = window
+        self.rows = rows
+        self.dialog: QProgressDialog | None = None
+        self._row = 0
+        self._last = 0
+
+    def report(self, done: int, total: int) -> None:
+        if done < self._last:           # the next row's build began
+            self._row += 1
+        self._last = done
+        if self.dialog is None and done >= total:
+            return                      # a build's last report: nothing was long
+        if self.dialog is None:
+            self.dialog = QProgressDialog("Replaying the edited trace…", "Cancel", 0, 1000, self.window)
+            self.dialog.setWindowModality(Qt.WindowModal)
+            self.dialog.setMinimumDuration(0)
+        share = (self._row + (done / total if total else 1)) / max(1, self.rows)
+        self.dialog.setValue(min(999, int(1000 * share)))
+        QApplication.processEvents()
+
+    def cancelled(self) -> bool:
+        return self.dialog is not None and self.dialog.wasCanceled()
+
+    def close(self) -> None:
+        if self.dialog is not None:
+            self.dialog.hide()
+            self.dialog.deleteLater()
+            self.dialog = None
 
 
 def names_of(source: str | None) -> dict | None:

@@ -81,8 +81,10 @@ class ShownStep:
 
     def __init__(self, key: TimelineKey, timeline, measures: StepMeasures, trace=None,
                  source: str | None = None, counts: CallCounts | None = None,
-                 tracker: HeapTracker | None = None) -> None:
+                 tracker: HeapTracker | None = None, names: dict | None = None) -> None:
         self.key = key
+        #: {trace id: the user's name} of a trace written by hand (the sandbox), or None
+        self.names = names
         self.tracker = tracker if tracker is not None else HeapTracker()
         self.trace, self.source = trace, source
         self.counts = counts or CallCounts()
@@ -179,6 +181,12 @@ class ShownStep:
     def describe(self) -> str:
         """The step in one line, with the trace file's line number when known."""
         text = self.timeline.describe()
+        if self.names and self.position:
+            ident = self.timeline.op(self.position)[1]
+            name = self.names.get(ident)
+            if name is not None:        # the block by the name the user gave it
+                text = text.replace(f"for id {ident}", f"for {name}", 1).replace(
+                    f"free id {ident}:", f"free {name}:", 1)
         lines = getattr(self.trace, "line_numbers", None)
         if self.position and lines is not None and self.source:
             text += f"   [{os.path.basename(self.source)} line {int(lines[self.position - 1])}]"
@@ -219,6 +227,8 @@ class ShowModel(QObject):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.trace = None
+        #: {trace id: name} of a trace written by hand (the sandbox), or None
+        self.names: dict | None = None
         #: the file the trace was read from, or None
         self.source: str | None = None
         self.label = ""
@@ -246,6 +256,7 @@ class ShowModel(QObject):
     def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
         """A new trace: forget every timeline of the old one and show nothing."""
         self.trace, self.source = trace, source
+        self.names = None
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
         self._measures.clear()
@@ -260,12 +271,14 @@ class ShowModel(QObject):
         self.shown_changed.emit()
         self.step_changed.emit(0)
 
-    def replace_trace(self, trace, timelines, position: int) -> None:
+    def replace_trace(self, trace, timelines, position: int, names: dict | None = None) -> None:
         """An edited trace (the sandbox, gui/sandbox_edits.py): its
         ``timelines``, built already, take the place of every timeline of
         the old trace and show in its rows at ``position``; the file and the
-        label stay.  Views redraw as for a new trace."""
+        label stay; ``names``: {trace id: the user's name}.  Views redraw
+        as for a new trace."""
         self.trace = trace
+        self.names = names
         self._timelines.clear()
         self._measures.clear()
         self._trackers.clear()
@@ -365,7 +378,7 @@ class ShowModel(QObject):
         if s is None:
             s = self._steps[key] = ShownStep(key, self._timelines[key], self._measures[key],
                                              self.trace, self.source, self.counts,
-                                             self._trackers.get(key))
+                                             self._trackers.get(key), self.names)
         return s
 
     @property

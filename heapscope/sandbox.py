@@ -241,6 +241,12 @@ class Sandbox:
         self._redo.append(edit)
         return edit
 
+    def take_back(self) -> None:
+        """Undo the last edit and forget it (its replay was cancelled): no
+        redo brings it back."""
+        if self.undo() is not None:
+            self._redo.pop()
+
     def redo(self):
         """Redo the last undone edit (returned as applied), or None."""
         if not self._redo:
@@ -251,16 +257,17 @@ class Sandbox:
         return edit
 
     # ------------------------------------------------------------- replay
-    def replayed(self, timelines, old_trace, common: dict | None = None) -> list:
+    def replayed(self, timelines, old_trace, common: dict | None = None, **build) -> list:
         """Each of ``timelines`` (of ``old_trace``) rebuilt for the current
         trace and parameters (``common``, those every strategy takes, e.g.
         the window's --word, then the strategy's own from the sandbox): from
         the first changed step, or from the start for a strategy whose
-        parameters changed."""
+        parameters changed.  ``build``: ``progress`` and ``cancel``, as
+        :meth:`~heapscope.allocators.replay.Timeline.build` takes them."""
         changed = first_difference(old_trace, self.trace)
         common = dict(common or {})
-        return [rebuilt(tl, self.trace, changed, params={**common, **self.params_for(tl.strategy_name)})
-                for tl in timelines]
+        return [rebuilt(tl, self.trace, changed, params={**common, **self.params_for(tl.strategy_name)},
+                        **build) for tl in timelines]
 
     # --------------------------------------------------------------- save
     def save(self, path: str) -> None:

@@ -277,3 +277,41 @@ def test_the_small_demo_constants_fill_the_map(qtbot, window):
     assert used_share(w.heap_map) > 0.8                    # 1744 B of 2048
     assert not panel.offer()
     w.edits.sandbox = None
+
+
+def test_a_step_of_a_trace_written_by_hand_names_its_block(qtbot, window):
+    w = window
+    w.menus["file"].actions()[0].trigger()
+    w.edits.malloc(240)
+    w.edits.malloc(100)
+    w.animator.finish()
+    settle(qtbot)
+    assert w.model.step(0).describe().startswith("step 2: malloc(100) for b ->")
+
+
+def test_a_long_replay_after_an_edit_shows_progress_and_can_be_cancelled(qtbot, window):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QProgressDialog
+    w = window
+    trace = load_trace("vo1989:steps=12000")             # 24 000 operations
+    wait_loaded(qtbot, w, lambda: w.load_trace(trace))
+    w.seek(5)
+    shown = w.model.trace
+    seen = []
+
+    def cancel_when_shown():
+        for dialog in w.findChildren(QProgressDialog):
+            if dialog.isVisible():
+                seen.append(dialog.labelText())
+                dialog.cancel()
+
+    poll = QTimer()
+    poll.timeout.connect(cancel_when_shown)
+    poll.start(5)
+    try:
+        malloc_by_key(qtbot, w, 64)
+    finally:
+        poll.stop()
+    assert seen == ["Replaying the edited trace…"]
+    assert w.model.trace is shown and w.model.position == 5
+    assert not w.edits.sandbox.can_undo and not w.isWindowModified()
