@@ -53,6 +53,8 @@ class SandboxEdits(QObject):
     changed = Signal()
     #: the trace was written to a file (its path): the file watch ignores that change
     saved = Signal(str)
+    #: an undo or a redo is about to be made (the trace editor reads what was typed first)
+    before_undo = Signal()
 
     def __init__(self, window) -> None:
         super().__init__(window)
@@ -289,6 +291,7 @@ class SandboxEdits(QObject):
         self._undo_redo(lambda box: box.redo(), lambda box: box.undo())
 
     def _undo_redo(self, move, back) -> None:
+        self.before_undo.emit()
         box = self.current()
         if box is None or self.window.busy:
             return

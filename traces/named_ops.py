@@ -124,6 +124,24 @@ def _problem(op: NamedOp, live: set, seen: set) -> str | None:
     return None
 
 
+def op_texts(ops) -> list[str]:
+    """Each operation of ``ops`` as a line of the readable form: a realloc
+    of a name not live there (a malloc, as ``realloc(NULL, n)`` is) is
+    written ``a = realloc(NULL, 8)``, so that the line reads back the same."""
+    live: set[str] = set()
+    out = []
+    for op in ops:
+        if op.kind == REALLOC and op.name not in live:
+            out.append(f"{op.name} = realloc(NULL, {op.size})")
+        else:
+            out.append(op.text())
+        if op.kind == FREE:
+            live.discard(op.name)
+        else:
+            live.add(op.name)
+    return out
+
+
 def named_ops(trace: Trace, names: dict | None = None) -> list[NamedOp]:
     """The operations of ``trace`` on names: ``names`` ({id: name}) where
     given, else :func:`default_name` of each id."""
