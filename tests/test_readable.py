@@ -64,6 +64,20 @@ def test_rep_lines_mix_in_and_their_ids_are_kept():
     assert trace.num_ids == 6
 
 
+def test_a_name_never_takes_an_id_a_rep_line_uses():
+    # x is the first name, but id 0 is the .rep line's: x takes 1
+    assert ops(parse_readable("a 0 8\nx = malloc(3)\nfree(0)\nfree(x)\n")) == [
+        (ALLOC, 0, 8), (ALLOC, 1, 3), (FREE, 0, 0), (FREE, 1, 0)]
+    # and a .rep id written with leading zeros in a call is the same id
+    assert ops(parse_readable("a 7 1\nfree(007)\n")) == [(ALLOC, 7, 1), (FREE, 7, 0)]
+
+
+def test_a_block_stays_live_from_its_malloc_through_its_reallocs():
+    with pytest.raises(TraceError) as info:
+        parse_readable("a = malloc(1)\na = realloc(a, 2)\na = malloc(3)\n")
+    assert info.value.line == 3 and "allocated at line 1" in info.value.message
+
+
 def test_rep_r_of_a_freed_id_is_refused_as_the_rep_reader_does():
     with pytest.raises(TraceError) as info:
         parse_readable("a 5 1\nf 5\nr 5 3\n", "t.heap")
@@ -231,6 +245,12 @@ def test_write_readable_of_the_demo_reads_as_written_by_hand():
     text = write_readable(parse_rep(DEMO_REP), title="")
     assert text == ("a = malloc(240)\nb = malloc(240)\nfree(a)\nc = malloc(200)\n"
                     "b = realloc(b, 500)\nfree(c)\n")
+
+
+def test_write_readable_names_blocks_in_order_of_first_use():
+    trace = Trace.from_ops([(ALLOC, 5, 8), (ALLOC, 2, 16), (FREE, 5), (REALLOC, 9, 4)])
+    assert write_readable(trace, title="") == ("a = malloc(8)\nb = malloc(16)\nfree(a)\n"
+                                               "c = realloc(NULL, 4)\n")
 
 
 def test_write_readable_keeps_given_names_and_generates_around_them():
