@@ -15,8 +15,8 @@ from hypothesis import given, settings, strategies as st
 from heapscope.traces import ALLOC, FREE, REALLOC, Trace, TraceError, format_rep, load_trace, parse_rep
 from heapscope.traces.bundled import examples
 from heapscope.traces.formats import read_trace_file, sniff_file
-from heapscope.traces.readable import (block_name, looks_readable, parse_readable, read_lines,
-                                       write_readable)
+from heapscope.traces.readable import (block_name, looks_readable, op_text, parse_readable,
+                                       read_lines, write_readable)
 
 # A hole and a request that fits in it: six operations, worked by hand.
 DEMO = """\
@@ -219,6 +219,19 @@ def test_lenient_skips_a_bad_line_and_keeps_the_rest():
     assert parse.names == {0: "a", 1: "b"}
     assert parse.live_after(0) == ["a"] and parse.live_after(3) == [] and parse.live_after(6) == ["b"]
     assert parse.step_of_line(1) == 1 and parse.step_of_line(4) == 3
+
+
+def test_names_for_the_editor_unnamed_blocks_and_a_fresh_name():
+    parse = read_lines(["a = malloc(8)", "malloc(16)", "c = malloc(4)", "free(b) # b: never", "d = oops(1)"])
+    # the unnamed block gets the first generated name not given (b), as written back
+    assert [parse.name_of(i) for i in range(3)] == ["a", "b", "c"]
+    assert parse.live_after(4) == ["a", "b", "c"]
+    assert parse.mentioned == {"a", "c", "b"}      # b is named by a skipped line
+    assert parse.fresh_name() == "d"               # d is on a line, but no op: no name yet
+    assert read_lines(["a = malloc(1)", "b = malloc(2)", "free(c)"]).fresh_name() == "d"
+    assert op_text(ALLOC, "x", 8) == "x = malloc(8)" and op_text(FREE, "x") == "free(x)"
+    assert op_text(REALLOC, "x", 9) == "x = realloc(x, 9)"
+    assert op_text(REALLOC, "x", 9, new=True) == "x = realloc(NULL, 9)"
 
 
 def test_a_skipped_malloc_leaves_its_name_free_for_later_lines():

@@ -50,6 +50,7 @@ Two readers share one line parser:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
@@ -62,7 +63,7 @@ from .source import TraceSource
 from .trace import ALLOC, FREE, MAX_IDS, MAX_SIZE, REALLOC, Trace
 
 __all__ = ["ReadableParse", "parse_readable", "read_lines", "read_readable_source",
-           "write_readable", "write_readable_file", "looks_readable", "looks_readable_line",
+           "write_readable", "write_readable_file", "op_text", "looks_readable", "looks_readable_line",
            "block_name", "FUNCTIONS", "EXTENSION"]
 
 #: the file extension of the readable form
@@ -263,6 +264,20 @@ def _parse_line(text: str) -> _Op | int | None:
     raise _Bad(_USAGE)
 
 
+class _Unreadable(str):
+    """The message of a line that cannot be read (kept in the cache below)."""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _read_line(text: str) -> _Op | int | None | _Unreadable:
+    """:func:`_parse_line`, its failure returned as an _Unreadable, cached: an
+    editor reads its lines again after each edit, and most did not change."""
+    try:
+        return _parse_line(text)
+    except _Bad as bad:
+        return _Unreadable(bad)
+
+
 # --- many lines: the heap of names ---------------------------------------------
 
 def _said(name: str) -> str:
@@ -293,16 +308,21 @@ class _Reader:
         self.problems: dict[int, str] = {}
         self.header_ints = 0
         self.seen_op = False
+        self.mentioned: set[str] = set()    # every name an op line uses, kept or not
 
     def feed(self, index: int, text: str) -> None:
+        parsed = _read_line(text)
+        if parsed is None:
+            return
         try:
-            parsed = _parse_line(text)
-            if parsed is None:
-                return
+            if isinstance(parsed, _Unreadable):
+                raise _Bad(parsed)
             if isinstance(parsed, int):
                 self._header(parsed)
                 return
             self.seen_op = True
+            if parsed.name is not None:
+                self.mentioned.add(parsed.name)
             self._apply(parsed, index)
         except _Bad as bad:
             if self.strict:
@@ -441,7 +461,8 @@ class ReadableParse:
     what is wrong with it (the line was skipped); ``op_line[i]``: the line
     index of op ``i``; ``line_op``: the inverse, for the lines that hold an
     op; ``names``: id -> the name the lines give it (``write_readable(trace,
-    names)`` writes them back).
+    names)`` writes them back); ``mentioned``: every name any line uses, the
+    skipped ones too (a new block's name should be none of them).
     """
 
     trace: Trace
@@ -449,25 +470,42 @@ class ReadableParse:
     op_line: list[int] = field(default_factory=list)
     line_op: dict[int, int] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
+    mentioned: set[str] = field(default_factory=set)
+    _shown: dict[int, str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def step_of_line(self, index: int) -> int:
         """How many ops the lines up to ``index`` (included) hold: the step
         whose heap is shown after that line."""
         return int(np.searchsorted(np.asarray(self.op_line, dtype=np.int64), index, side="right"))
 
+    def name_of(self, ident: int) -> str:
+        """The name of id ``ident``: the lines', or the one :func:`write_readable`
+        would generate for a block the lines leave unnamed (``malloc(8)``);
+        for an id no line uses, the id itself, which is a name too."""
+        if self._shown is None:
+            self._shown = _names_for(self.trace, self.names)
+        return self._shown.get(ident, str(ident))
+
     def live_after(self, index: int) -> list[str]:
         """The names live after line ``index`` (0-based), in the order they
-        became live; a block with no name is shown by its generated name."""
+        became live (a realloc keeps a block's place)."""
         n = self.step_of_line(index)
         live: dict[int, None] = {}
-        for kind, ident, _ in zip(self.trace.kind[:n].tolist(), self.trace.ids[:n].tolist(),
-                                  range(n)):
+        for kind, ident in zip(self.trace.kind[:n].tolist(), self.trace.ids[:n].tolist()):
             if kind == FREE:
                 live.pop(ident, None)
             else:
                 live.setdefault(ident, None)
-        shown = _names_for(self.trace, self.names)
-        return [shown[i] for i in live]
+        return [self.name_of(i) for i in live]
+
+    def fresh_name(self) -> str:
+        """A name no line uses, for a block the user adds: the first of a, b,
+        ..., z, aa, ... that is free."""
+        taken = self.mentioned | set(self.names.values())
+        rank = 0
+        while block_name(rank) in taken:
+            rank += 1
+        return block_name(rank)
 
 
 def read_lines(lines: Sequence[str] | Iterable[str]) -> ReadableParse:
@@ -481,7 +519,8 @@ def read_lines(lines: Sequence[str] | Iterable[str]) -> ReadableParse:
     trace, key_ids = reader.trace()
     names = {int(key_ids[k]): n for k, n in enumerate(reader.key_names) if n is not None}
     return ReadableParse(trace=trace, problems=reader.problems, op_line=list(reader.lines),
-                         line_op={line: i for i, line in enumerate(reader.lines)}, names=names)
+                         line_op={line: i for i, line in enumerate(reader.lines)}, names=names,
+                         mentioned=reader.mentioned)
 
 
 # --- writing -------------------------------------------------------------------------
@@ -537,6 +576,17 @@ def _names_for(trace: Trace, names: Mapping[int, str] | Sequence[str] | None) ->
     return out
 
 
+def op_text(kind: int, name: str, size: int = 0, *, new: bool = False) -> str:
+    """One operation as a readable line: ``a = malloc(240)``, ``free(a)``,
+    ``a = realloc(a, 500)``; ``new``: a realloc of a block not live, written
+    ``a = realloc(NULL, 500)``."""
+    if kind == ALLOC:
+        return f"{name} = malloc({size})"
+    if kind == FREE:
+        return f"free({name})"
+    return f"{name} = realloc({'NULL' if new else name}, {size})"
+
+
 def write_readable(trace: Trace, names: Mapping[int, str] | Sequence[str] | None = None, *,
                    title: str | None = None) -> str:
     """The readable text of a trace, one operation a line.
@@ -557,15 +607,9 @@ def write_readable(trace: Trace, names: Mapping[int, str] | Sequence[str] | None
     if title:
         out.append(f"# {title}")
     for i, (kind, ident, size) in enumerate(trace):
-        name = name_of[ident]
-        if kind == ALLOC:
-            out.append(f"{name} = malloc({size})")
-        elif kind == FREE:
-            out.append(f"free({name})")
-        elif prev[i] >= 0 and kinds[prev[i]] != FREE:
-            out.append(f"{name} = realloc({name}, {size})")
-        else:                     # realloc of an id never allocated: realloc(NULL, n)
-            out.append(f"{name} = realloc(NULL, {size})")
+        # a realloc of an id not live before it is a realloc(NULL, n)
+        out.append(op_text(kind, name_of[ident], size,
+                           new=kind == REALLOC and (prev[i] < 0 or kinds[prev[i]] == FREE)))
     out.append("")
     return "\n".join(out)
 
