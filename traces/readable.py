@@ -347,8 +347,8 @@ class _Reader:
         if live and (op.kind == ALLOC or op.form == NULL_REALLOC):
             raise _Bad(f"{_said(name)} is already live (allocated at line "
                        f"{self.live[key] + 1}): free it first, or choose another name")
-        if not live and (op.kind == FREE or op.form == CALL and op.kind == REALLOC
-                         or op.kind == REALLOC and key is not None):
+        if not live and (op.kind == FREE or (op.kind == REALLOC and op.form == CALL)
+                         or (op.kind == REALLOC and key is not None)):
             raise _Bad(self._not_live(op, name, key))
         if self.max_ops is not None and len(self.kinds) >= self.max_ops:
             raise TraceError(f"more than {self.max_ops:,} operations, the most heapscope reads",
