@@ -39,3 +39,19 @@ def test_a_bad_readable_line_is_a_dialog_naming_it_and_the_trace_stays(qtbot, wi
     assert f"{bad}:6:" in said and "free of a, which is not live (it was freed at line 4)" in said
     assert window.timeline is shown
     box.close()
+
+
+def test_file_open_lists_heap_files(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+    path = tmp_path / "lesson.heap"
+    path.write_text(LESSON)
+    asked = []
+
+    def fake_dialog(parent, caption, folder, filters):
+        asked.append(filters)
+        return str(path), filters.split(";;")[0]
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(fake_dialog))
+    wait_loaded(qtbot, window, window.act_open.trigger)
+    assert "*.heap" in asked[0].split(";;")[0]       # the first filter, the one shown
+    assert window.timeline.n == 4
