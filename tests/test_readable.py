@@ -242,6 +242,14 @@ def test_a_skipped_malloc_leaves_its_name_free_for_later_lines():
     assert ops(parse.trace) == [(ALLOC, 0, 5), (FREE, 0, 0)]
 
 
+def test_lenient_takes_a_whole_text_too_and_strict_takes_bytes():
+    assert ops(read_lines(DEMO).trace) == ops(parse_rep(DEMO_REP))
+    assert ops(parse_readable(DEMO.encode())) == ops(parse_rep(DEMO_REP))
+    with pytest.raises(TraceError) as info:
+        parse_readable(b"a = malloc(1)\n\xff\n", "b.heap")
+    assert (info.value.path, info.value.line) == ("b.heap", 2)
+
+
 def test_lenient_reads_nothing_at_all():
     parse = read_lines([])
     assert len(parse.trace) == 0 and parse.problems == {} and parse.live_after(5) == []

@@ -423,6 +423,12 @@ def parse_readable(text: str, source: str = "<text>") -> Trace:
     at the first line that is malformed or makes no sense (a free or realloc
     of a name that is not live, a name malloc'ed again while live, a negative
     or absurd size)."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = text.count(b"\n", 0, e.start) + 1
+            raise TraceError("not UTF-8 text", source, line) from None
     reader = _Reader(strict=True, path=source)
     for index, line in enumerate(_split_lines(text)):
         reader.feed(index, line)
@@ -512,7 +518,9 @@ def read_lines(lines: Sequence[str] | Iterable[str]) -> ReadableParse:
     """Read an editor's lines leniently: a line that is malformed or makes no
     sense is recorded in ``problems`` (0-based line index -> message) and
     skipped, and the lines after it see the heap as if it were absent.
-    Never raises for any text."""
+    Never raises for any text.  ``lines`` may also be one whole text."""
+    if isinstance(lines, str):       # a whole text, not its characters
+        lines = _split_lines(lines)
     reader = _Reader(strict=False)
     for index, line in enumerate(lines):
         reader.feed(index, line.rstrip("\r\n") if isinstance(line, str) else str(line))
