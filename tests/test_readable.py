@@ -293,6 +293,13 @@ def test_lenient_names_written_back_give_the_users_names():
     assert text == "buf = malloc(64)\ntmp = malloc(8)\nfree(tmp)\nbuf = realloc(buf, 128)\n"
 
 
+def test_rep_ids_written_back_are_names_that_keep_their_ids():
+    parse = read_lines(["a 5 100", "x = malloc(3)", "f 5"])
+    text = write_readable(parse.trace, parse.names, title="")
+    assert text == "5 = malloc(100)\nx = malloc(3)\nfree(5)\n"
+    assert ops(parse_readable(text)) == ops(parse.trace) == [(ALLOC, 5, 100), (ALLOC, 0, 3), (FREE, 5, 0)]
+
+
 def test_every_bundled_trace_goes_to_readable_and_back_unchanged():
     for example in examples():
         trace = load_trace(example.name)
