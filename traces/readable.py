@@ -100,27 +100,16 @@ def looks_readable_line(line: str | bytes) -> bool:
     return bool(_CALL_START.match(code)) and bool(_CALL.match(code))
 
 
-#: significant lines looked at by :func:`looks_readable`
-SNIFF_LINES = 50
-
-
 def looks_readable(text: str | bytes) -> bool:
-    """Whether a text is a trace in the readable form: one of its first 50
+    """Whether a text would be read in the readable form: one of its first 50
     lines that are neither blank nor a comment is a malloc/calloc/realloc/free
-    call (the rest may be .rep lines)."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    seen = 0
-    for line in text.replace("\r", "\n").split("\n"):
-        code = line.split("#", 1)[0].strip()
-        if not code:
-            continue
-        if looks_readable_line(code):
-            return True
-        seen += 1
-        if seen >= SNIFF_LINES:
-            break
-    return False
+    call, before any ltrace line (the rule of
+    :func:`heapscope.traces.formats.sniff`, which files are read by)."""
+    from .formats import sniff     # formats imports this module
+    from .source import _lf_only
+    if isinstance(text, str):
+        text = text.encode("utf-8", "surrogatepass")
+    return sniff(_lf_only(bytes(text)) + b"\n") == "heap"
 
 
 # --- one line -----------------------------------------------------------------
