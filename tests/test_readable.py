@@ -167,6 +167,16 @@ def test_a_file_is_read_by_content_whatever_its_name(tmp_path):
         assert load_trace(str(path)).name == ("demo" if name != "demo.txt" else "demo.txt")
 
 
+def test_a_bare_heap_name_is_a_file_of_the_current_folder(tmp_path, monkeypatch):
+    (tmp_path / "lesson.heap").write_text(DEMO)
+    monkeypatch.chdir(tmp_path)
+    assert ops(load_trace("lesson.heap")) == ops(parse_rep(DEMO_REP))
+    # one that is missing is a missing file, not an unknown workload
+    with pytest.raises(TraceError) as info:
+        load_trace("lessons.heap")
+    assert info.value.path == "lessons.heap" and "No such file" in info.value.message
+
+
 def test_a_bad_file_names_the_file_and_line_through_every_reader(tmp_path):
     path = tmp_path / "oops.txt"
     path.write_text("a = malloc(8)\n# fine so far\nfree(b)\n")

@@ -3,8 +3,8 @@
 Three kinds of text are read: a .rep trace (``traces.rep``: header integers,
 then ``a``/``r``/``f`` ops), ltrace output or villoc's input
 (``traces.ltrace``: ``malloc(24) = 0x...``) and the readable form
-(``traces.readable``: ``a = malloc(24)``, ``free(a)``, the ``.heap`` files).  The file is opened once, as a
-bounded stream (:func:`heapscope.traces.source.open_source`: gzip inflated as it is
+(``traces.readable``: ``a = malloc(24)``, ``free(a)``, the ``.heap``
+files).  The file is opened once, as a bounded stream (:func:`heapscope.traces.source.open_source`: gzip inflated as it is
 read, limits, progress, cancel), and its first lines -- decompressed, and
 left in the stream for the reader, so a pipe can be sniffed too -- decide: a
 call, an ltrace resumption or an ltrace marker line there means ltrace; a
