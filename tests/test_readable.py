@@ -136,6 +136,8 @@ ERRORS = [
     ("1\n2\n3\n4\n5\nx = malloc(1)\n", 5, "more than the 4 integers of a .rep header"),
     ("a = malloc((8)\n", 1, "arguments must be plain numbers and names"),
     ("a = malloc(8\n", 1, "unbalanced parentheses"),
+    ("a =malloc(8\n", 1, "unbalanced parentheses"),
+    ("a = calloc(x, 8)\n", 1, "the count must be a whole number, got 'x'"),
 ]
 
 

@@ -137,7 +137,8 @@ def _size(token: str, what: str = "size") -> int:
     token = token.strip()
     if not _INT.match(token):
         shown = token if len(token) <= 40 else token[:30] + "..."
-        raise _Bad(f"the {what} must be a whole number of bytes, got {shown!r}")
+        unit = " of bytes" if what == "size" else ""
+        raise _Bad(f"the {what} must be a whole number{unit}, got {shown!r}")
     value = int(token, 0) if token.lstrip("+-")[:2].lower() == "0x" else int(token, 10)
     if value < 0:
         raise _Bad(f"negative {what} {value}")
@@ -239,7 +240,7 @@ def _parse_line(text: str) -> _Op | int | None:
     if m:
         return _parse_call(m)
     fields = code.split()
-    if fields[0] in _REP_LETTERS and (len(fields) == 1 or fields[1] != "="):
+    if fields[0] in _REP_LETTERS and "=" not in code and "(" not in code:
         return _parse_rep_line(fields)
     if all(_INT.match(f) for f in fields):
         return len(fields)
