@@ -187,6 +187,21 @@ def test_a_bad_file_names_the_file_and_line_through_every_reader(tmp_path):
     assert str(info.value).startswith(f"{path}:3: free of b")
 
 
+def test_a_file_read_in_many_blocks_keeps_its_line_numbers(tmp_path, monkeypatch):
+    from heapscope.traces import source
+    monkeypatch.setattr(source, "CHUNK_BYTES", 37)      # a block every line or two
+    lines = ["# many blocks"] + [f"b{i} = malloc({i})  # block {i}" for i in range(60)]
+    path = tmp_path / "long.txt"
+    path.write_text("\n".join(lines + ["free(b7)", "free(b7)"]) + "\n")
+    with pytest.raises(TraceError) as info:
+        read_trace_file(path)
+    assert info.value.line == 63 and "freed at line 62" in info.value.message
+    path.write_text("\n".join(lines) + "\n")
+    trace = read_trace_file(path)
+    assert trace.line_numbers.tolist() == list(range(2, 62))
+    assert ops(trace) == ops(parse_readable("\n".join(lines)))
+
+
 def test_not_utf8_is_named_by_its_line(tmp_path):
     path = tmp_path / "t.heap"
     path.write_bytes(b"a = malloc(8)\nfree(\xff)\n")
