@@ -327,6 +327,19 @@ def test_rep_ids_written_back_are_names_that_keep_their_ids():
     assert ops(parse_readable(text)) == ops(parse.trace) == [(ALLOC, 5, 100), (ALLOC, 0, 3), (FREE, 5, 0)]
 
 
+def test_a_readable_file_is_written_atomically_and_reads_back(tmp_path):
+    from heapscope.traces.readable import write_readable_file
+    trace = parse_rep(DEMO_REP)
+    path = tmp_path / "demo.heap"
+    write_readable_file(trace, path, {0: "first"}, title="six operations")
+    assert path.read_text().splitlines()[:2] == ["# six operations", "first = malloc(240)"]
+    assert ops(read_trace_file(path)) == ops(trace)
+    with pytest.raises(TraceError) as info:
+        write_readable_file(trace, tmp_path / "nowhere" / "x.heap")
+    assert info.value.path == str(tmp_path / "nowhere" / "x.heap")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.heap"]    # no leftovers
+
+
 def test_every_bundled_trace_goes_to_readable_and_back_unchanged():
     for example in examples():
         trace = load_trace(example.name)

@@ -612,8 +612,9 @@ def write_readable(trace: Trace, names: Mapping[int, str] | Sequence[str] | None
     return "\n".join(out)
 
 
-def write_readable_file(trace: Trace, path, names=None) -> None:
-    """Write the readable text of ``trace`` to ``path`` (gzip-compressed if the
-    name ends in .gz), atomically; TraceError naming ``path`` if it cannot
-    be written (see :func:`heapscope.traces.rep.write_rep_bytes`)."""
-    write_rep_bytes(path, write_readable(trace, names).encode("utf-8"))
+def write_readable_file(trace: Trace, path, names=None, *, title: str | None = None) -> None:
+    """Write :func:`write_readable` of ``trace`` (``names``, ``title``) to
+    ``path`` (gzip-compressed if the name ends in .gz), atomically;
+    TraceError naming ``path`` if it cannot be written (see
+    :func:`heapscope.traces.rep.write_rep_bytes`)."""
+    write_rep_bytes(path, write_readable(trace, names, title=title).encode("utf-8"))
