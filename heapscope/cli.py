@@ -9,9 +9,11 @@
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
-    heapscope convert IN -o OUT.rep                  ltrace or villoc output to a .rep
+    heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
 
-TRACE is a ``.rep`` / ``.rep.gz`` file or a workload name with optional
+TRACE is a ``.rep`` / ``.rep.gz`` file, a trace in the readable form
+(``a = malloc(240)``, ``free(a)``: a ``.heap`` file, recognised by its
+content), ltrace output, or a workload name with optional
 parameters (``vo1989``, ``vo1989:seed=3,steps=500``).  Bad input is reported as
 ``heapscope: error: FILE:LINE: message`` with exit status 2, never as a
 traceback; so is a strategy parameter out of range.
@@ -322,7 +324,7 @@ def _progress_printer(stream, names: list[str]):
 
 def _trace_argument(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("trace", nargs="?", default=None,
-                   help=f"a trace file (.rep, .rep.gz, ltrace output), a bundled trace such as "
+                   help=f"a trace file (.rep, .rep.gz, readable .heap, ltrace output), a bundled trace such as "
                    f"gcc-cc1, or a workload such as vo1989:seed=3 ({what})")
 
 
@@ -524,7 +526,7 @@ def cmd_compare(args) -> int:
 
 
 def _check_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("trace", help="a .rep/.rep.gz file or a workload such as vo1989:seed=3")
+    p.add_argument("trace", help="a .rep/.rep.gz or readable .heap file, or a workload such as vo1989:seed=3")
 
 
 @command("check", "validate a trace and print its statistics", _check_options)
@@ -1149,12 +1151,22 @@ def cmd_record(args) -> int:
     return rec.status
 
 
+#: what ``convert --to`` writes, and the extensions that choose it without --to
+CONVERT_TARGETS = {"rep": (".rep", ".rep.gz"), "heap": (".heap", ".heap.gz")}
+
+
 def _convert_options(p: argparse.ArgumentParser) -> None:
-    p.description = ("Read IN -- a .rep/.rep.gz trace, or the output of ltrace -e "
+    p.description = ("Read IN -- a .rep/.rep.gz trace, the readable form (a = malloc(240), "
+                     "free(a): a .heap file), or the output of ltrace -e "
                      "malloc+free+calloc+realloc (with or without -f), or villoc's input -- "
-                     "chosen by its content, and write it as a .rep trace.")
+                     "chosen by its content, and write it as a .rep trace (header counted) or "
+                     "in the readable form: by OUT's extension (.rep, .heap, either + .gz), "
+                     "or --to; any other name gets a .rep.")
     p.add_argument("input", metavar="IN")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.rep")
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("--to", choices=tuple(CONVERT_TARGETS),
+                   help="the form to write: rep (CS:APP malloc lab) or heap (the readable form, "
+                   "names a, b, ... in order of first use); default: by OUT's extension")
     p.add_argument("--pid", type=int, action="append",
                    help="ltrace -f output: keep only this pid's calls (repeatable; ltrace cannot "
                    "tell threads, which share a heap, from processes, which do not)")
@@ -1162,25 +1174,41 @@ def _convert_options(p: argparse.ArgumentParser) -> None:
                    help="leave blocks still live at the end of the input unfreed")
 
 
-@command("convert", "convert ltrace or villoc output (or a .rep) to a .rep file", _convert_options)
+def convert_target(output: str, to: str | None) -> str:
+    """``"rep"`` or ``"heap"``: ``to`` if given, else by the output's extension
+    (a .rep for any other name, as ``convert`` wrote before the readable form)."""
+    if to is not None:
+        return to
+    low = output.lower()
+    return next((form for form, exts in CONVERT_TARGETS.items() if low.endswith(exts)), "rep")
+
+
+@command("convert", "convert a trace (.rep, readable .heap, ltrace or villoc output) to a .rep "
+         "or a .heap file", _convert_options)
 def cmd_convert(args) -> int:
-    """Any trace heapscope reads (.rep, ltrace or villoc output) to a .rep file."""
+    """Any trace heapscope reads to a .rep file or the readable form."""
     from .traces import open_source, write_rep
-    from .traces.formats import sniff_source
+    from .traces.formats import READERS, sniff_source
     from .traces.ltrace import import_ltrace_source, skipped_lines
-    from .traces.rep import read_rep_source
+    from .traces.readable import write_readable_file
+    target = convert_target(args.output, args.to)
     _check_output(args.output, [args.input], "converted trace")   # before a byte is read
     notes: list[str] = []
     with open_source(args.input) as source:      # opened once: a pipe can be converted too
-        if sniff_source(source) == "ltrace":
+        form = sniff_source(source)
+        if form == "ltrace":
             trace, counts, pointer_counts = import_ltrace_source(source, pids=args.pid,
                                                                  keep_live=args.keep_live)
             notes = skipped_lines(counts, pointer_counts)
         elif args.pid or args.keep_live:
             raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
         else:
-            trace = read_rep_source(source)
-    write_rep(trace, args.output)          # a temporary file renamed over OUT when complete
+            trace = READERS[form](source)
+    # a temporary file renamed over OUT when complete (heapscope/outputs.py)
+    if target == "heap":
+        write_readable_file(trace, args.output)
+    else:
+        write_rep(trace, args.output)
     stats = trace.stats()
     print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "
           f"{stats['max_live_bytes']:,} bytes in {stats['max_live_blocks']:,} blocks",
