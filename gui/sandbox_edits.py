@@ -28,6 +28,7 @@ as a person does: :attr:`size_dialog`, :attr:`block_menu`, :attr:`close_box`.
 
 from __future__ import annotations
 
+import gzip
 import os
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
@@ -37,6 +38,7 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QInputDialog, QMenu, Q
 from heapscope.allocators.replay import ReplayCancelled, Timeline
 from heapscope.sandbox import CUT, KEEP, Sandbox, Splice
 from heapscope.traces.errors import TraceError
+from heapscope.traces.readable import looks_readable, read_lines
 
 from . import heap_cells
 from .window_menus import action
@@ -326,7 +328,7 @@ class SandboxEdits(QObject):
         box = self.current()
         w = self.window
         try:
-            save_trace(box, path)
+            box.save(path)
         except TraceError as exc:
             w.show_error("Cannot save the trace", f"heapscope could not write {path}.", str(exc))
             return False
@@ -471,13 +473,19 @@ class ReplayProgress:
 
 
 def names_of(source: str | None) -> dict | None:
-    """{id: name} of a readable trace file's blocks (None for other files)."""
-    return None
-
-
-def save_trace(box: Sandbox, path: str) -> None:
-    """Write the sandbox's trace to ``path``: TraceError if it cannot."""
-    box.save(path)
+    """{id: name} of a readable trace file's blocks, as its reader numbered
+    them (None for another file, or one that cannot be read now)."""
+    if not source or not os.path.isfile(source):
+        return None
+    try:
+        opener = gzip.open if source.lower().endswith(".gz") else open
+        with opener(source, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not looks_readable(data):
+        return None
+    return read_lines(data.decode("utf-8", "replace")).names
 
 
 def _setting_bool(value) -> bool:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDockWidget
 
 from .params_panel import ParamsPanel
+from .trace_editor import TraceEditor
 from .window_menus import action
 
 
@@ -25,9 +26,15 @@ class SandboxPanels(QObject):
         self.params_dock = self._dock(self.params_panel, "Parameters", "params")
         self.act_params = self._toggle("&Parameters", self.params_dock, ["K"],
                                        "Show or hide every parameter of the shown strategies")
+        self.editor = TraceEditor(window)
+        self.editor_dock = self._dock(self.editor, "Trace", "editor")
+        self.act_editor = self._toggle("&Trace Editor", self.editor_dock, ["T"],
+                                       "Show or hide the trace in the readable syntax, to edit")
+        window.tabifyDockWidget(self.editor_dock, self.params_dock)
         self.act_small_demo = action(window, "S&mall-Demo Constants", self.small_demo, ["Ctrl+D"],
                                      tip="Keep each policy, scale its growth constants to this "
                                          "trace so that it fills the map")
+        window.menus["view"].insertAction(window.act_plots, self.act_editor)
         window.menus["view"].insertAction(window.act_plots, self.act_params)
         edit = window.menus["edit"]
         edit.addSeparator()

@@ -33,6 +33,7 @@ from heapscope.allocators.params import check_params
 from heapscope.allocators.registry import STRATEGIES
 from heapscope.allocators.timeline_edit import first_difference, rebuilt
 from heapscope.traces.named_ops import CheckedOps, NamedOp, check_named, fresh_name, named_ops
+from heapscope.traces.readable import EXTENSION, write_readable_file
 from heapscope.traces.rep import write_rep
 from heapscope.traces.trace import ALLOC, FREE, REALLOC
 
@@ -271,9 +272,14 @@ class Sandbox:
 
     # --------------------------------------------------------------- save
     def save(self, path: str) -> None:
-        """Write the trace to ``path`` as a .rep (its header computed; the
-        skipped operations are not in it) and remember it as saved."""
-        write_rep(self.trace, path)
+        """Write the trace to ``path``: in the readable form with its names
+        when the name ends in ``.heap`` (or ``.heap.gz``), else as a .rep (ids
+        and header computed); the skipped operations are in neither.
+        Remember it as saved.  TraceError when it cannot be written."""
+        if readable_name(path):
+            write_readable_file(self.trace, path, self.checked.names, title="")
+        else:
+            write_rep(self.trace, path)
         self.mark_saved(path)
 
     def mark_saved(self, path: str | None = None) -> None:
@@ -281,6 +287,12 @@ class Sandbox:
         if path is not None:
             self.path = os.fspath(path)
         self._saved_depth = len(self._undo)
+
+
+def readable_name(path: str) -> bool:
+    """Whether ``path`` names a file of the readable form (``.heap``, ``.heap.gz``)."""
+    lower = os.fspath(path).lower()
+    return lower.endswith(EXTENSION) or lower.endswith(EXTENSION + ".gz")
 
 
 def _apply(ops: list, edit: Splice) -> list:

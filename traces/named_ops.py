@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .readable import ReadableParse
 from .trace import ALLOC, FREE, MAX_SIZE, REALLOC, Trace
 
 #: what an operation is called in the messages
@@ -144,18 +145,17 @@ def op_texts(ops) -> list[str]:
 
 def named_ops(trace: Trace, names: dict | None = None) -> list[NamedOp]:
     """The operations of ``trace`` on names: ``names`` ({id: name}) where
-    given, else :func:`default_name` of each id."""
-    names = names or {}
+    given, else the names the readable form writes for them (a, b, ... in
+    order of first use: :func:`heapscope.traces.readable.write_readable`)."""
+    shown = ReadableParse(trace, names=dict(names or {}))
+    name_of = {}
     out = []
     for kind, ident, size in trace:
-        out.append(NamedOp(kind, names.get(ident) or default_name(ident), size))
+        name = name_of.get(ident)
+        if name is None:
+            name = name_of[ident] = shown.name_of(ident)
+        out.append(NamedOp(kind, name, size))
     return out
-
-
-def default_name(ident: int) -> str:
-    """A name for trace id ``ident``: ``b0``, ``b1``, ... (names are the
-    user's; ids read from a .rep have none)."""
-    return f"b{ident}"
 
 
 def fresh_name(ops) -> str:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication, QMessageBox, QSpinBox
 
 from heapscope.inspection import inspect_step
@@ -315,3 +316,89 @@ def test_a_long_replay_after_an_edit_shows_progress_and_can_be_cancelled(qtbot, 
     assert seen == ["Replaying the edited trace…"]
     assert w.model.trace is shown and w.model.position == 5
     assert not w.edits.sandbox.can_undo and not w.isWindowModified()
+
+
+def open_editor(qtbot, w):
+    """View > Trace Editor, and the keys to its text."""
+    view = w.menus["view"]
+    next(a for a in view.actions() if a.text() == "&Trace Editor").trigger()
+    editor = w.panels.editor
+    assert editor.isVisible()
+    editor.text.setFocus()
+    return editor
+
+
+def type_lines(qtbot, editor, lines) -> None:
+    for line in lines:
+        qtbot.keyClicks(editor.text, line)
+        qtbot.keyClick(editor.text, Qt.Key_Return)
+
+
+def compare_json(path) -> list:
+    """`heapscope compare -f json` of a file, without its timings and name."""
+    out = subprocess.run([sys.executable, "-m", "heapscope", "compare", str(path), "-f", "json",
+                          "-s", "first-fit", "-s", "tlsf", "-s", "buddy"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    import json
+    rows = json.loads(out.stdout)
+    rows = rows["rows"] if isinstance(rows, dict) and "rows" in rows else rows
+    return [{k: v for k, v in row.items() if not k.endswith("_s") and k not in ("trace", "cpu_s")}
+            for row in rows]
+
+
+DEMO = ["# a hole, and a request that fits in it", "a = malloc(240)", "b = calloc(4, 25)",
+        "free(a)", "c = malloc(200)"]
+
+
+def test_four_lines_typed_in_the_editor_are_the_saved_file_at_every_step(qtbot, new_compare, tmp_path):
+    w = new_compare
+    editor = open_editor(qtbot, w)
+    type_lines(qtbot, editor, DEMO)
+    qtbot.waitUntil(lambda: w.model.n == 4, timeout=5000)
+    assert w.model.position == 0                  # the view stays on its step
+    assert editor.problems == {}
+    assert list(w.model.trace) == [(ALLOC, 0, 240), (ALLOC, 1, 100), (FREE, 0, 0), (ALLOC, 2, 200)]
+    heap, rep = tmp_path / "demo.heap", tmp_path / "demo.rep"
+    assert w.edits.save_to(str(heap)) and w.edits.save_to(str(rep))
+    assert "b = malloc(100)" in heap.read_text()  # the readable form, with the names typed
+    saved = load_trace(str(heap))
+    for t in range(5):
+        w.seek(t)
+        settle(qtbot, 0)
+        for r, name in enumerate(ROWS):
+            report = inspect_step(saved, name, t)
+            assert map_blocks(w.compare.view.rows[r].map) == report["blocks"], (name, t)
+    # the readable form and the .rep it saves: the same compare
+    rows = compare_json(heap)
+    assert len(rows) == 3 and rows == compare_json(rep)
+
+
+def test_a_bad_line_shows_its_message_and_keeps_the_last_good_heap(qtbot, window):
+    w = window
+    w.menus["file"].actions()[0].trigger()
+    editor = open_editor(qtbot, w)
+    type_lines(qtbot, editor, ["a = malloc(240)", "b = malloc(100)"])
+    qtbot.waitUntil(lambda: w.model.n == 2, timeout=5000)
+    w.seek(2)
+    settle(qtbot)
+    good = map_blocks(w.heap_map)
+    # a free of a name never allocated, and a line that is no operation
+    editor.text.moveCursor(QTextCursor.End)
+    type_lines(qtbot, editor, ["free(z)", "c = mallok(30)"])
+    qtbot.waitUntil(lambda: len(editor.problems) == 2, timeout=5000)
+    settle(qtbot, 50)
+    assert editor.problem_lines() == [2, 3]
+    assert "free of z, which is not live" in editor.problems[2]
+    assert w.model.n == 2 and map_blocks(w.heap_map) == good
+    cursor = editor.text.textCursor()
+    cursor.setPosition(editor.text.document().findBlockByNumber(2).position())
+    editor.text.setTextCursor(cursor)
+    assert editor.message.text().startswith("line 3: free of z, which is not live")
+    # fixed, the line replays
+    cursor.select(QTextCursor.LineUnderCursor)
+    editor.text.setTextCursor(cursor)
+    qtbot.keyClicks(editor.text, "free(a)")
+    qtbot.waitUntil(lambda: len(editor.problems) == 1, timeout=5000)
+    assert w.model.n == 3
+    w.edits.sandbox = None
