@@ -87,7 +87,7 @@ class ParamsPanel(QWidget):
         box.addWidget(self.note)
         box.addWidget(scroll, 1)
         window.model.shown_changed.connect(self.rebuild)
-        window.edits.changed.connect(self.rebuild)
+        window.edits.changed.connect(lambda edit: self.rebuild())
         self.rebuild()
 
     # ------------------------------------------------------------- reading

@@ -32,8 +32,7 @@ import gzip
 import os
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QApplication, QFileDialog, QInputDialog, QMenu, QMessageBox,
-                               QProgressDialog)
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox, QProgressDialog
 
 from heapscope.allocators.replay import ReplayCancelled, Timeline
 from heapscope.sandbox import CUT, KEEP, Sandbox, Splice
@@ -51,8 +50,9 @@ MAX_DIALOG_SIZE = 2**31 - 1
 
 
 class SandboxEdits(QObject):
-    #: the sandbox changed: an edit, an undo, a save (the panels refresh)
-    changed = Signal()
+    #: the sandbox changed: the edit (an undo's reversed, a redo's) just shown,
+    #: or None (a save); the panels refresh
+    changed = Signal(object)
     #: the trace was written to a file (its path): the file watch ignores that change
     saved = Signal(str)
     #: an undo or a redo is about to be made (the trace editor reads what was typed first)
@@ -69,6 +69,7 @@ class SandboxEdits(QObject):
         #: the close was answered (Save or Discard): the next close goes through
         self._close_answered = False
         self._hooked_maps: set = set()
+        self._progress: QProgressDialog | None = None
         self._make_actions()
         self._hook_map(window.heap_map, lambda: 0)
         self.model.shown_changed.connect(self._hook_compare_rows)
@@ -264,7 +265,7 @@ class SandboxEdits(QObject):
         w.player.pause()
         model = self.model
         timelines = [model.timeline(r) for r in range(len(model.shown))]
-        progress = ReplayProgress(w, len(timelines))
+        progress = ReplayProgress(self.progress_dialog, len(timelines))
         try:
             new = box.replayed(timelines, old_trace, w.params, progress=progress.report,
                                cancel=progress.cancelled)
@@ -283,8 +284,20 @@ class SandboxEdits(QObject):
         w.sync_strategy_widgets()
         w.trace_label.setText(f"{model.label} · {model.n:,} steps")
         self.refresh()
-        self.changed.emit()
+        self.changed.emit(edit)
         return True
+
+    def progress_dialog(self) -> QProgressDialog:
+        """The dialog of a long replay after an edit (made once, kept)."""
+        if self._progress is None:
+            dialog = self._progress = QProgressDialog("Replaying the edited trace…", "Cancel", 0, 1000,
+                                                      self.window)
+            dialog.setWindowModality(Qt.WindowModal)
+            dialog.setMinimumDuration(0)
+            dialog.setAutoClose(False)
+            dialog.setAutoReset(False)
+        self._progress.reset()
+        return self._progress
 
     def undo(self) -> None:
         self._undo_redo(lambda box: box.undo(), lambda box: box.redo())
@@ -437,12 +450,14 @@ class SandboxEdits(QObject):
 
 
 class ReplayProgress:
-    """A progress dialog for a long replay after an edit, shown only once
-    the replay reports progress (every 4096 steps: never for a small trace);
-    its Cancel stops the replay."""
+    """Progress of a long replay after an edit, in ``dialog`` (the window's
+    one, kept: a progress dialog deleted while its own setValue() ran crashed
+    the window once, DESIGN.md), shown only once the replay reports progress
+    (every 4096 steps: never for a small trace); its Cancel stops the replay.
+    The dialog is window-modal: setValue() lets its Cancel be clicked."""
 
-    def __init__(self, window, rows: int) -> None:
-        self.window = window
+    def __init__(self, dialog_for, rows: int) -> None:
+        self.dialog_for = dialog_for
         self.rows = rows
         self.dialog: QProgressDialog | None = None
         self._row = 0
@@ -455,21 +470,18 @@ class ReplayProgress:
         if self.dialog is None and done >= total:
             return                      # a build's last report: nothing was long
         if self.dialog is None:
-            self.dialog = QProgressDialog("Replaying the edited trace…", "Cancel", 0, 1000, self.window)
-            self.dialog.setWindowModality(Qt.WindowModal)
-            self.dialog.setMinimumDuration(0)
+            self.dialog = self.dialog_for()
+            self.dialog.show()
         share = (self._row + (done / total if total else 1)) / max(1, self.rows)
         self.dialog.setValue(min(999, int(1000 * share)))
-        QApplication.processEvents()
 
     def cancelled(self) -> bool:
         return self.dialog is not None and self.dialog.wasCanceled()
 
     def close(self) -> None:
         if self.dialog is not None:
+            self.dialog.reset()
             self.dialog.hide()
-            self.dialog.deleteLater()
-            self.dialog = None
 
 
 def names_of(source: str | None) -> dict | None:

@@ -18,6 +18,10 @@ from .trace_editor import TraceEditor
 from .window_menus import action
 
 
+#: a panel's width when it shows, at text scale 1
+DOCK_WIDTH = 200
+
+
 class SandboxPanels(QObject):
     def __init__(self, window) -> None:
         super().__init__(window)
@@ -50,13 +54,22 @@ class SandboxPanels(QObject):
         return dock
 
     def _toggle(self, text: str, dock: QDockWidget, keys, tip: str):
-        act = action(self.window, text, lambda: dock.setVisible(act.isChecked()), keys, tip=tip)
+        act = action(self.window, text, lambda: self.show_dock(dock, act.isChecked()), keys, tip=tip)
         act.setCheckable(True)
         dock.visibilityChanged.connect(lambda shown: act.setChecked(not dock.isHidden()))
         return act
 
+    def show_dock(self, dock: QDockWidget, visible: bool) -> None:
+        """Show or hide a panel; shown, it is a narrow column (the maps keep
+        their room at 1280 x 720: compare mode's rows most of all)."""
+        dock.setVisible(visible)
+        if visible:
+            dock.raise_()
+            width = round(DOCK_WIDTH * self.window.presentation.text_scale)
+            self.window.resizeDocks([dock], [width], Qt.Horizontal)
+
     def small_demo(self) -> None:
         """Edit > Small-Demo Constants: for every shown strategy, and the
         parameters panel shows what changed."""
-        self.params_dock.show()
+        self.show_dock(self.params_dock, True)
         self.params_panel.apply_small_demo()

@@ -16,17 +16,19 @@ strategy replays from the first changed operation, the view staying on the
 same step.  A line that does not parse, or names a block that is not live
 there, is underlined with its message (a tooltip over it, and the line
 under the editor while the cursor is on it); the replay skips it, so the
-heap shown is the last valid one.  Comments and blank lines are kept while
-you type; an edit made elsewhere (Malloc…, a block's menu, undo) writes the
-lines again from the operations.
+heap shown is the last valid one.  Comments, blank lines and skipped lines
+stay: an edit made elsewhere (Malloc…, a block's menu, undo) puts its lines
+in or takes them out (after an edit that left skipped operations in the
+sandbox, the lines are written again from the operations).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QColor, QFontDatabase, QKeySequence, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFont, QKeySequence, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QToolTip, QVBoxLayout, QWidget
 
+from heapscope.sandbox import Splice
 from heapscope.traces.named_ops import NamedOp, op_texts
 from heapscope.traces.readable import read_lines
 
@@ -44,6 +46,14 @@ HELP = ("One operation a line: a = malloc(240), b = calloc(4, 60), a = realloc(a
         "free(a); # starts a comment. Typing replays every row.")
 
 
+def _end_of(lines: list) -> int:
+    """Where a line added at the end goes: before the trailing blank lines."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    return end
+
+
 class TraceText(QPlainTextEdit):
     """The text: the window's Ctrl+Z / Ctrl+Shift+Z undo and redo the
     sandbox's edits (the text's own undo would make a second history), and a
@@ -54,7 +64,12 @@ class TraceText(QPlainTextEdit):
         self.panel = panel
         self.setUndoRedoEnabled(False)
         self.setLineWrapMode(QPlainTextEdit.NoWrap)
-        self.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        # monospace, at the window's text size (presenter mode scales it: the
+        # family alone is set, the size is the window's)
+        font = QFont(self.font())
+        font.setFamily("monospace")
+        font.setStyleHint(QFont.Monospace)
+        self.setFont(font)
 
     def event(self, e) -> bool:
         if e.type() == QEvent.ShortcutOverride and (e.matches(QKeySequence.Undo)
@@ -98,9 +113,11 @@ class TraceEditor(QWidget):
         self._timer.timeout.connect(self.apply)
         self.text.textChanged.connect(self._typed)
         self.text.cursorPositionChanged.connect(self._say_line)
+        #: the valid operations of the text as last read (NamedOps)
+        self.text_ops: list = []
         window.edits.changed.connect(self._sandbox_changed)
         window.edits.before_undo.connect(self.flush)
-        self.model.trace_changed.connect(self._sandbox_changed)
+        self.model.trace_changed.connect(self._trace_changed)
         self.model.step_changed.connect(self._show_step)
 
     # ------------------------------------------------------------ writing
@@ -137,9 +154,48 @@ class TraceEditor(QWidget):
         finally:
             self._writing = False
 
-    def _sandbox_changed(self) -> None:
-        if not self._mine:
+    def _trace_changed(self) -> None:
+        box = self.window.edits.sandbox
+        if box is None or box.trace is not self.model.trace:
+            self.write()                # another trace (an edit's follows as changed)
+
+    def _sandbox_changed(self, edit) -> None:
+        """An edit made elsewhere (Malloc…, a block's menu, undo, a
+        parameter): the text follows it, keeping its comments and skipped
+        lines when it can (the edit's lines put in or taken out), else
+        written again from the operations."""
+        if self._mine or not self.isVisible():
+            return
+        box = self.window.edits.sandbox
+        if box is None:
+            return
+        valid = [box.ops[i] for i in box.checked.op_of_step]
+        if valid == self.text_ops:      # a parameter: the lines stay
+            self._show_step()
+            return
+        if not (isinstance(edit, Splice) and self._splice_lines(box, edit)):
             self.write()
+
+    def _splice_lines(self, box, edit) -> bool:
+        """Put ``edit``'s operations in the text's lines, or take them out;
+        False when the text does not hold exactly the operations before it."""
+        before = box.ops[:edit.at] + list(edit.removed) + box.ops[edit.at + len(edit.inserted):]
+        if before != self.text_ops:     # the model holds skipped operations: no line for each
+            return False
+        lines = self.lines()
+        op_line = self.line_of_step
+        first = op_line[edit.at] if edit.at < len(op_line) else _end_of(lines)
+        for line in sorted((op_line[edit.at + k] for k in range(len(edit.removed))), reverse=True):
+            del lines[line]
+        texts = op_texts(box.ops)[edit.at:edit.at + len(edit.inserted)]
+        lines[first:first] = texts
+        self._set_text("\n".join(lines))
+        self._read(lines)
+        if self.text_ops != [box.ops[i] for i in box.checked.op_of_step]:
+            # a skipped line reads now (its block came live): the heap shows it too
+            self.apply()
+        self._show_step()
+        return True
 
     # ------------------------------------------------------------ reading
     def _typed(self) -> None:
@@ -158,9 +214,8 @@ class TraceEditor(QWidget):
     def apply(self) -> None:
         """Read the lines and replay their valid operations as one edit."""
         w = self.window
-        lines = self.lines()
-        parse = self._read(lines)
-        ops = [NamedOp(kind, parse.name_of(ident), size) for kind, ident, size in parse.trace]
+        self._read(self.lines())
+        ops = list(self.text_ops)
         if self.model.trace is None:
             w.edits.new_trace()
         self._mine = True
@@ -175,6 +230,7 @@ class TraceEditor(QWidget):
         parse = read_lines(lines)
         self.problems = dict(parse.problems)
         self.line_of_step = list(parse.op_line)
+        self.text_ops = [NamedOp(kind, parse.name_of(ident), size) for kind, ident, size in parse.trace]
         self._say_line()
         return parse
 

@@ -402,3 +402,23 @@ def test_a_bad_line_shows_its_message_and_keeps_the_last_good_heap(qtbot, window
     qtbot.waitUntil(lambda: len(editor.problems) == 1, timeout=5000)
     assert w.model.n == 3
     w.edits.sandbox = None
+
+
+def test_an_edit_made_elsewhere_keeps_the_editors_comments(qtbot, window):
+    w = window
+    w.menus["file"].actions()[0].trigger()
+    editor = open_editor(qtbot, w)
+    type_lines(qtbot, editor, DEMO)
+    qtbot.waitUntil(lambda: w.model.n == 4, timeout=5000)
+    w.seek(2)
+    w.edits.malloc(64)                        # Malloc… after step 2
+    w.animator.finish()
+    settle(qtbot)
+    lines = editor.lines()
+    assert lines[:4] == DEMO[:3] + ["d = malloc(64)"]
+    assert lines[0].startswith("# a hole")   # the comment stays
+    assert w.model.position == 3 and w.model.n == 5
+    qtbot.keyClick(w, Qt.Key_Z, Qt.ControlModifier)
+    settle(qtbot)
+    assert editor.lines()[:len(DEMO)] == DEMO and w.model.position == 2
+    w.edits.sandbox = None
