@@ -47,7 +47,7 @@ from .player import Player
 from .plots import PlotPanel
 from .predict_bar import PredictBar
 from .predict_mode import PredictMode
-from .sandbox_edits import SandboxEdits
+from .sandbox_edits import SandboxEdits, setting_bool
 from .sandbox_panels import SandboxPanels
 from .show_model import ShowModel
 from .step_animator import StepAnimator
@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         #: presenter mode, theme and text size (gui/theme.py)
         self.presentation = Presentation(
-            presenter=_setting_bool(self.settings.value("presenter", False)),
+            presenter=setting_bool(self.settings.value("presenter", False)),
             theme_name=str(self.settings.value("theme", "light")) if str(
                 self.settings.value("theme", "light")) in THEMES else "light",
             screen_height=_screen_height(self))
@@ -562,11 +562,6 @@ class MainWindow(QMainWindow):
         self.user_watch.disarm()
         super().closeEvent(event)
 
-
-
-def _setting_bool(value) -> bool:
-    """A QSettings value read back from the INI file (booleans come back as text)."""
-    return value is True or str(value).lower() in ("true", "1", "yes")
 
 
 def _screen_height(widget) -> int:

@@ -95,7 +95,7 @@ class SandboxEdits(QObject):
                               tip="On: an operation inserted drops the rest of the trace; off: "
                                   "the rest replays on the changed heap")
         self.act_cut.setCheckable(True)
-        self.act_cut.setChecked(_setting_bool(w.settings.value(CUT_SETTING, False)))
+        self.act_cut.setChecked(setting_bool(w.settings.value(CUT_SETTING, False)))
         self.refresh()
 
     def fill_menus(self, file_menu, edit_menu) -> None:
@@ -196,18 +196,18 @@ class SandboxEdits(QObject):
                        lambda size: self.realloc_block(name, size))
 
     def free_selected(self) -> None:
-        name = self.name_at(0, self.model.selection)
-        if name is None:
-            self.window.statusBar().showMessage("Select a used block first (click it in the map)", 5000)
-            return
-        self.free_block(name)
+        self._with_selected(self.free_block)
 
     def realloc_selected(self) -> None:
+        self._with_selected(self.ask_realloc)
+
+    def _with_selected(self, then) -> None:
+        """``then(name)`` of the selected used block, or say to select one."""
         name = self.name_at(0, self.model.selection)
         if name is None:
             self.window.statusBar().showMessage("Select a used block first (click it in the map)", 5000)
             return
-        self.ask_realloc(name)
+        then(name)
 
     def _ask_size(self, title: str, label: str, value: int, then) -> None:
         dialog = self.size_dialog = QInputDialog(self.window)
@@ -500,5 +500,6 @@ def names_of(source: str | None) -> dict | None:
     return read_lines(data.decode("utf-8", "replace")).names
 
 
-def _setting_bool(value) -> bool:
+def setting_bool(value) -> bool:
+    """A QSettings value read back from the INI file (booleans come back as text)."""
     return value is True or str(value).lower() in ("true", "1", "yes")

@@ -235,12 +235,7 @@ class Sandbox:
     def undo(self):
         """Undo the last edit; it is returned reversed (its ``step_after`` is
         the step to show), or None when there is none."""
-        if not self._undo:
-            return None
-        edit = self._undo.pop().reversed()
-        self._apply(edit)
-        self._redo.append(edit)
-        return edit
+        return self._move(self._undo, self._redo)
 
     def take_back(self) -> None:
         """Undo the last edit and forget it (its replay was cancelled): no
@@ -250,11 +245,15 @@ class Sandbox:
 
     def redo(self):
         """Redo the last undone edit (returned as applied), or None."""
-        if not self._redo:
+        return self._move(self._redo, self._undo)
+
+    def _move(self, source: list, target: list):
+        """Take the last edit of ``source``, apply it reversed, keep it on ``target``."""
+        if not source:
             return None
-        edit = self._redo.pop().reversed()
+        edit = source.pop().reversed()
         self._apply(edit)
-        self._undo.append(edit)
+        target.append(edit)
         return edit
 
     # ------------------------------------------------------------- replay
