@@ -422,3 +422,20 @@ def test_an_edit_made_elsewhere_keeps_the_editors_comments(qtbot, window):
     settle(qtbot)
     assert editor.lines()[:len(DEMO)] == DEMO and w.model.position == 2
     w.edits.sandbox = None
+
+
+def test_predict_mode_asks_on_a_trace_written_by_hand(qtbot, window):
+    w = window
+    w.menus["file"].actions()[0].trigger()
+    for size in (240, 100):
+        w.edits.malloc(size)
+        w.animator.finish()
+    w.seek(0)
+    settle(qtbot)
+    w.set_predict(True)
+    qtbot.keyClick(w, Qt.Key_Right)
+    settle(qtbot)
+    # it stops before the first malloc, the one written here
+    assert w.predict.session(0).pending == 1 and w.model.position == 0
+    w.set_predict(False)
+    w.edits.sandbox = None
