@@ -35,6 +35,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox, QProgressDialog
 
 from heapscope.allocators.replay import ReplayCancelled, Timeline
+from heapscope.allocators.user import StopUserCode
 from heapscope.sandbox import CUT, KEEP, Sandbox, Splice
 from heapscope.traces.errors import TraceError
 from heapscope.traces.readable import looks_readable, read_lines
@@ -249,7 +250,12 @@ class SandboxEdits(QObject):
             return None
         old = self.model.trace
         edit = make(box, self.model.position)
-        if edit is not None and not self.show_edit(edit, old, animate):
+        try:
+            shown = edit is None or self.show_edit(edit, old, animate)
+        except StopUserCode:            # a strategy of your own looped in its replay
+            box.take_back()
+            raise                       # the watch says so (gui/user_code_watch.py)
+        if not shown:
             box.take_back()             # its replay was cancelled
             return None
         return edit
@@ -312,7 +318,12 @@ class SandboxEdits(QObject):
             return
         old = self.model.trace
         edit = move(box)
-        if edit is not None and not self.show_edit(edit, old):
+        try:
+            shown = edit is None or self.show_edit(edit, old)
+        except StopUserCode:
+            back(box)
+            raise
+        if not shown:
             back(box)                   # cancelled: where it was
 
     # =============================================================== saving
