@@ -379,6 +379,15 @@ def event_types(modules=()) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
+def known_events(strategy_names=()) -> tuple[str, ...]:
+    """The event types a condition on the strategies ``strategy_names`` may
+    name: the built-in ones and, for a strategy of your own, those of its
+    file."""
+    from .registry import STRATEGIES
+    classes = [STRATEGIES.get(name) for name in strategy_names]
+    return event_types([cls.__module__ for cls in classes if cls is not None])
+
+
 def _frozen_slotted(cls) -> bool:
     # heapscope's events are all @dataclass(frozen=True, slots=True)
     return cls.__dataclass_params__.frozen and "__slots__" in vars(cls)
@@ -504,6 +513,33 @@ class Condition:
 
     def test(self, cols, row: int, rec) -> bool:
         return self.root.test(cols, row, rec)
+
+    def matching_event(self, rec) -> int | None:
+        """The index of the first event of ``rec`` that one of the
+        condition's event tests holds for on its own (the event Find
+        selects at a match), or None (no event test, or none holds)."""
+        leaves = [n for n in _nodes(self.root) if isinstance(n, Compare) and n.needs_events]
+        if not leaves or rec is None or not rec.events:
+            return None
+        for i, event in enumerate(rec.events):
+            alone = _OneEvent([event])
+            if any(leaf.test(None, 0, alone) for leaf in leaves):
+                return i
+        return None
+
+
+class _OneEvent:
+    """A record holding one event and no result: what matching_event tests."""
+    payload = old_payload = None
+
+    def __init__(self, events) -> None:
+        self.events = events
+
+
+def _nodes(node):
+    yield node
+    for child in getattr(node, "parts", None) or ([node.inner] if isinstance(node, Not) else []):
+        yield from _nodes(child)
 
 
 def known_names() -> str:

@@ -18,6 +18,8 @@ through the model and public methods and signals:
 * :mod:`heapscope.gui.compare_mode` (:class:`CompareMode`): 2 to 7 strategies side by
   side, in a second page of the window's stack; the timeline bar, the
   player, the step animator and the keys drive both pages;
+* :mod:`heapscope.gui.find_part` (:class:`FindPart`): Find (Ctrl+F), F3 /
+  Shift+F3 and the breakpoints that stop playing;
 * :mod:`heapscope.gui.window_menus`: the actions, menus and tool bar;
   :mod:`heapscope.gui.keys_help`: the F1 list read back from them.
 
@@ -39,6 +41,7 @@ from heapscope.allocators.registry import STRATEGIES, strategy_names
 from . import keys_help, window_menus
 from .compare_mode import CompareMode
 from .explain_panel import ExplainPanel
+from .find_part import FindPart
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .keys_help import KeysDialog
@@ -122,6 +125,8 @@ class MainWindow(QMainWindow):
         window_menus.make_toolbar(self)
         #: the panels, the gauges' arrangement, presenter sizes (gui/window_layout.py)
         self.window_layout = WindowLayout(self)
+        #: Find (Ctrl+F), F3, breakpoints (gui/find_part.py)
+        self.finder = FindPart(self)
 
         self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():
@@ -408,9 +413,12 @@ class MainWindow(QMainWindow):
         if target < position + steps:
             self.player.pause()           # a question: wait for the answer
             return
+        target, stopped = self.finder.stop_before(position, target)
         self.animator.step_to(target)
-        if self.model.position >= self.model.n:
+        if stopped is not None or self.model.position >= self.model.n:
             self.player.pause()
+        if stopped is not None:
+            self.finder.stopped_at(target, stopped)
 
     def _bar_seek(self, position: int) -> None:
         # the bar's request already moved the model: give the keys back to the window
@@ -549,6 +557,7 @@ class MainWindow(QMainWindow):
         self.loader.cancel()
         self.loader.wait()
         self.compare.loader.cancel()
+        self.finder.stop()
         self.user_watch.disarm()
         super().closeEvent(event)
 
