@@ -15,19 +15,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # a settings folder of its own: no remembered theme, presenter mode or breakpoints
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="heapscope-shots-")
 
-from PySide6.QtCore import QEventLoop  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from compare_shots import wait  # noqa: E402  (assets/, this script's folder)
+
 PATH = "assets/find-panel.png"
-
-
-def wait(app, condition, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        app.processEvents(QEventLoop.AllEvents, 50)
-        time.sleep(0.01)
-    if not condition():
-        raise SystemExit("find_shot: the window did not get there in time")
 
 
 def main() -> int:

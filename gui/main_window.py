@@ -558,7 +558,7 @@ class MainWindow(QMainWindow):
         self.loader.wait()
         self.compare.loader.cancel()
         self.finder.stop()
-        self.user_watch.disarm()
+        self.user_watch.stop()
         super().closeEvent(event)
 
 

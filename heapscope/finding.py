@@ -77,18 +77,9 @@ def _find_job(trace, spec, note, *, condition: str, words):
 
 def _find_in_worker(trace, strategy_name: str, condition: str, params: dict, words,
                     time_limit: float) -> dict:
-    from .allocators.parallel import BuildFailed, BuildSpec, build_timelines
+    from .inspection import report_in_worker
     job = functools.partial(_find_job, condition=condition, words=words)
-    result = build_timelines(trace, [BuildSpec(strategy_name, params, job=job)], workers=1,
-                             time_limit=time_limit)[strategy_name]
-    if isinstance(result, BuildFailed):
-        raise FindError(str(result))
-    kind, value = result
-    if kind == "fault":
-        raise value
-    if kind == "refused":
-        raise FindError(value)
-    return value
+    return report_in_worker(trace, strategy_name, params, job, time_limit, FindError)
 
 
 def to_json(report: dict) -> str:

@@ -7,15 +7,13 @@ import re
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
 
 from heapscope.allocators import plugins
 from heapscope.allocators.replay import Program, apply_op
 from heapscope.allocators.registry import make_strategy
 from heapscope.gui.breakpoints import Breakpoints
-from heapscope.gui.main_window import MainWindow
 
-from .conftest import wait_loaded
+from .conftest import window_from_command_line
 from .test_user_strategy_window import EXAMPLES
 
 
@@ -147,19 +145,8 @@ def test_an_event_breakpoint_is_searched_in_the_background(qtbot, loaded):
 
 
 def _open(qtbot, monkeypatch, argv):
-    """``heapscope`` run with ``argv``, the window it opens (not run)."""
-    from heapscope.cli import main
-    shown = []
-
-    def fake_exec(*args):
-        shown.append(next(x for x in QApplication.topLevelWidgets()
-                          if isinstance(x, MainWindow) and x.isVisible()))
-        return 0
-
-    monkeypatch.setattr(QApplication, "exec", fake_exec)
-    assert main(argv) == 0
-    w = shown[0]
-    qtbot.addWidget(w)
+    """``heapscope`` run with ``argv``: the window it opens, once loaded."""
+    w = window_from_command_line(qtbot, monkeypatch, argv)
     qtbot.waitUntil(lambda: w.timeline is not None and not w.busy, timeout=30000)
     return w
 
@@ -198,5 +185,9 @@ def test_grades_command_opens_at_the_failing_step_with_its_message(qtbot, monkey
         if w.message_box is not None:
             w.message_box.close()
         w.close()
+        # closed, the window's watch on your code never arms again (its
+        # SIGALRM handler would outlive the window)
+        w.user_watch.refresh()
+        assert not w.user_watch.armed
     finally:
         plugins.forget("broken")
