@@ -7,7 +7,7 @@ mistake is said under the box, with its column, and the cursor goes
 there) and searched over the whole replay of every shown strategy (the one
 shown, or every row of compare mode) in the background with progress and
 Cancel (:class:`~heapscope.gui.find_job.Searcher`).  The matches are ticked
-on the scrubber, counted, and listed with their words; F3 and Shift+F3 go to
+on the scrubber, dotted on the plots (one strategy shown), counted, and listed with their words; F3 and Shift+F3 go to
 the next and the previous match from the shown step (round at the ends),
 with the event that matched chosen in the explain panel and its block
 selected on the map.
@@ -181,6 +181,7 @@ class FindPart(QObject):
         self.panel.say(where + tail + (". F3: next, Shift+F3: previous." if count else "."))
         self.panel.show_matches(words)
         self.window.bar.marks.set_marks(matches=self.matches)
+        self.window.plots.set_matches(self.matches if rows == 1 else [])
 
     def _shown_changed(self) -> None:
         if self.searcher.busy:
@@ -189,6 +190,7 @@ class FindPart(QObject):
             self.result = None
             self.matches = np.zeros(0, dtype=np.int64)
             self.window.bar.marks.set_marks(matches=self.matches)
+            self.window.plots.set_matches(self.matches)
             self.panel.show_matches([])
             self.panel.say("The shown replay changed: Find again (Enter).")
 

@@ -48,6 +48,10 @@ def test_ctrl_f_marks_the_scrubber_and_f3_visits_the_matches_in_order(qtbot, loa
     assert 3 < len(expected) < w.timeline.n
     type_condition(qtbot, w, "search > 3")
     assert list(w.bar.marks.matches) == expected
+    # and dotted on the plots: the search plot's dots are those steps' search lengths
+    dots_x, dots_y = w.plots.match_dots[2].getData()
+    assert list(dots_x) == expected
+    assert list(dots_y) == [w.timeline.series.search[s - 1] for s in expected]
     assert w.finder.panel.status.text().startswith(f"{len(expected):,} steps of {w.timeline.n:,} "
                                                    "where search > 3")
     listed = w.finder.panel.texts()
@@ -191,3 +195,18 @@ def test_grades_command_opens_at_the_failing_step_with_its_message(qtbot, monkey
         assert not w.user_watch.armed
     finally:
         plugins.forget("broken")
+
+
+def test_in_compare_mode_find_searches_every_row(qtbot, loaded):
+    from .test_compare_mode import compare
+    w = loaded
+    compare(qtbot, w, ["next-fit", "buddy"])
+    series = {key[0]: w.model.timeline(r).series for r, key in enumerate(w.model.shown)}
+    # a step is a match where either row's search was long
+    expected = np.flatnonzero((series["next-fit"].search > 4) | (series["buddy"].search > 4)) + 1
+    type_condition(qtbot, w, "search > 4")
+    assert np.array_equal(w.bar.marks.matches, expected)
+    assert set(w.finder.result.steps) == set(w.model.shown)
+    w.seek(0)
+    qtbot.keyClick(w, Qt.Key_F3)
+    assert w.model.position == expected[0]
