@@ -631,6 +631,9 @@ def cmd_find(args) -> int:
         report = find_report(trace, args.strategy, args.when, params, words, time_limit=args.time_limit)
     except FindError as exc:
         raise CliError(str(exc)) from None
+    if report["stopped"]:
+        print(f"heapscope: warning: the replay stopped at {report['stopped']}; the "
+              f"{report['steps']:,} steps before it were searched", file=sys.stderr)
     if args.count:
         print(report["count"])
     else:

@@ -48,8 +48,6 @@ def find_report(trace, strategy_name: str, condition_text: str, params: dict | N
         return _find_in_worker(trace, strategy_name, condition_text, params, words, time_limit)
     timeline = Timeline(trace, strategy_name, params)
     timeline.build(progress=progress)
-    if timeline.fault is not None:
-        raise timeline.fault
     found = find_steps(timeline, condition)
     shown = found.steps if words is None else found.steps[:words]
     texts = step_words(timeline, shown)
@@ -62,6 +60,8 @@ def find_report(trace, strategy_name: str, condition_text: str, params: dict | N
         "count": found.count,
         "walked": found.walked,
         "matches": [{"step": int(s), "text": t} for s, t in zip(shown, texts)],
+        # a strategy of your own that made a mistake: its steps before it were searched
+        "stopped": None if timeline.fault is None else str(timeline.fault),
     }
 
 

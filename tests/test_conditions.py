@@ -278,3 +278,23 @@ def test_find_exit_statuses(capsys):
     assert "heapscope: error: bad condition: column 16: unknown name 'frob'" in err
     assert "search > 1 and frob\n                 ^" in err
     assert "Traceback" not in err
+
+
+def test_find_on_a_strategy_of_your_own_that_fails_searches_the_steps_before(capsys):
+    """examples/broken.py hands a block out twice at step 80 of perl-words:
+    the 79 steps before are searched (in its worker), and a warning says why
+    no more."""
+    from pathlib import Path
+
+    from heapscope.allocators import plugins
+    broken = f"{Path(__file__).resolve().parents[1] / 'examples' / 'broken.py'}:Broken"
+    try:
+        assert main(["find", TRACE, "--allocator", broken, "-s", "broken", "--when", "malloc",
+                     "--count"]) == 0
+        captured = capsys.readouterr()
+        expected = int((load_trace(TRACE).kind[:79] == 0).sum())      # ALLOC
+        assert int(captured.out) == expected
+        assert "warning: the replay stopped at step 80, malloc(2): your _malloc returned" in captured.err
+        assert "the 79 steps before it were searched" in captured.err
+    finally:
+        plugins.forget("broken")
