@@ -13,7 +13,7 @@ from heapscope.allocators.replay import Program, apply_op
 from heapscope.allocators.registry import make_strategy
 from heapscope.gui.breakpoints import Breakpoints
 
-from .conftest import window_from_command_line
+from .conftest import wait_loaded, window_from_command_line
 from .test_user_strategy_window import EXAMPLES
 
 
@@ -210,3 +210,22 @@ def test_in_compare_mode_find_searches_every_row(qtbot, loaded):
     w.seek(0)
     qtbot.keyClick(w, Qt.Key_F3)
     assert w.model.position == expected[0]
+
+
+def test_a_long_search_shows_progress_and_cancel_stops_it(qtbot, window):
+    from heapscope import traces
+    w = window
+    wait_loaded(qtbot, w, lambda: w.load_trace(traces.make_workload("vo1989", steps=15000, seed=2)))
+    qtbot.keyClick(w, Qt.Key_F, Qt.ControlModifier)
+    panel = w.finder.panel
+    panel.edit.setText("addr == 0x10")        # no column rules a step out: every step walked
+    qtbot.keyClick(panel.edit, Qt.Key_Return)
+    assert w.finder.searcher.busy
+    assert panel.progress.isVisible() and panel.cancel_button.isVisible()
+    qtbot.waitUntil(lambda: panel.progress.value() > 0, timeout=10000)
+    # the window goes on stepping while it searches
+    w.step_forward()
+    qtbot.mouseClick(panel.cancel_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not w.finder.searcher.busy, timeout=10000)
+    assert panel.status.text() == "Cancelled." and not panel.progress.isVisible()
+    assert panel.find_button.isVisible() and w.finder.result is None
