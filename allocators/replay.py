@@ -63,6 +63,7 @@ from .op_dispatch import bulk_calls, public_calls, run_ops
 from .metrics import ROW_COUNTERS, ROW_FIELDS, MetricSeries, summarize
 from .registry import make_strategy
 from .state_copy import copy_state
+from .step_text import describe_step
 from .strategy import Strategy
 from .user import UserStrategy, UserStrategyError
 
@@ -969,50 +970,37 @@ class Timeline:
         return self._kinds[t - 1], self._ids[t - 1], self._sizes[t - 1]
 
     def describe(self) -> str:
-        """The current step in words, in the strategy's own terms (its
-        :attr:`~Strategy.search_unit` and :meth:`~Strategy.describe_record`),
-        e.g. 'step 1234: malloc(512) for id 17 -> 0x1a40 after examining 12
-        free blocks; split once' or 'step 77: malloc(240) for id 5 -> 0x2c8
-        after 3 bitmap probes'."""
+        """The current step in words, in the strategy's own terms
+        (:func:`heapscope.allocators.step_text.describe_step`), e.g. 'step
+        1234: malloc(512) for id 17 -> 0x1a40 after examining 12 free blocks;
+        split once'."""
         t = self.position
-        if t == 0:
-            return f"step 0 of {self.n}: empty heap, nothing replayed yet"
-        kind, ident, size = self.op(t)
-        rec = self.last_record
-        head = f"step {t}: "
-        if kind == FREE:
-            if rec is None or rec.payload is None:
-                return head + f"free id {ident}: nothing to free (its malloc had failed)"
-            text = head + f"free(0x{rec.payload:x}) for id {ident}"
-        elif kind == ALLOC:
-            text = head + f"malloc({size}) for id {ident}"
-        elif rec is None:
-            text = head + f"realloc of id {ident} to {size} bytes"
-        else:
-            old = "NULL" if rec.old_payload is None else f"0x{rec.old_payload:x}"
-            text = head + f"realloc({old}, {size}) for id {ident}"
-        if rec is None:
-            return text
-        if kind != FREE:
-            if rec.failed:
-                largest = self.strategy.largest_request()
-                if size > largest:      # refused before the policy saw it: no search to tell
-                    text += f" -> NULL (more than {self.strategy.name} can ever hand out: at most {largest})"
-                    return text
-                why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
-                text += f" -> NULL (out of memory: {why})"
-            else:
-                text += f" -> 0x{rec.payload:x}"
-                if kind == REALLOC and rec.payload == rec.old_payload:
-                    text += " (in place)"
-        clauses = self.strategy.describe_record(rec)
-        if not clauses:
-            return text
-        if kind == FREE:
-            sep = ": "
-        else:   # "-> 0x40 after examining 3 free blocks; split once", "-> 0x40 (in place); split once"
-            sep = " " if clauses[0].startswith(("after ", "from ")) else "; "
-        return text + sep + "; ".join(clauses)
+        return describe_step(t, self.n, self.op(t) if t else None, self.last_record, self.strategy)
+
+    # ------------------------------------------------- walks of their own
+    @property
+    def operations(self) -> tuple[list, list, list, int]:
+        """The trace's (kinds, ids, sizes) as lists and its largest request:
+        what a walk of its own (:mod:`heapscope.allocators.find`) replays."""
+        return self._kinds, self._ids, self._sizes, self._largest
+
+    def heap_at_checkpoint(self, t: int) -> tuple[Strategy, Program, int]:
+        """A heap of its own at the last checkpoint at or before position
+        ``t`` (a fresh one without), and its position; the timeline does not
+        move and its step-back cache is not touched, so another thread may
+        seek it meanwhile."""
+        steps, blobs = list(self.checkpoint_steps), list(self.checkpoints)
+        k = bisect_right(steps, t) - 1
+        if k < 0 or len(blobs) != len(steps):
+            return self._factory(), Program(), 0
+        collecting = gc.isenabled()
+        gc.disable()            # as _restore: the new objects are no garbage
+        try:
+            strategy, program = pickle.loads(blobs[k])
+        finally:
+            if collecting:
+                gc.enable()
+        return strategy, program, steps[k]
 
     def summary(self) -> dict:
         row = summarize(self.series)

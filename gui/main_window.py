@@ -18,6 +18,8 @@ through the model and public methods and signals:
 * :mod:`heapscope.gui.compare_mode` (:class:`CompareMode`): 2 to 7 strategies side by
   side, in a second page of the window's stack; the timeline bar, the
   player, the step animator and the keys drive both pages;
+* :mod:`heapscope.gui.find_part` (:class:`FindPart`): Find (Ctrl+F), F3 /
+  Shift+F3 and the breakpoints that stop playing;
 * :mod:`heapscope.gui.window_menus`: the actions, menus and tool bar;
   :mod:`heapscope.gui.keys_help`: the F1 list read back from them.
 
@@ -40,6 +42,7 @@ from . import keys_help, window_menus
 from .compare_mode import CompareMode
 from .explain_panel import ExplainPanel
 from .file_watch import FileWatch
+from .find_part import FindPart
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .keys_help import KeysDialog
@@ -129,6 +132,8 @@ class MainWindow(QMainWindow):
         #: the panels, the gauges' arrangement, presenter sizes (gui/window_layout.py)
         self.window_layout = WindowLayout(self)
         self.panels = SandboxPanels(self)       # parameters, trace editor (gui/sandbox_panels.py)
+        #: Find (Ctrl+F), F3, breakpoints (gui/find_part.py)
+        self.finder = FindPart(self)
 
         self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():
@@ -415,9 +420,12 @@ class MainWindow(QMainWindow):
         if target < position + steps:
             self.player.pause()           # a question: wait for the answer
             return
+        target, stopped = self.finder.stop_before(position, target)
         self.animator.step_to(target)
-        if self.model.position >= self.model.n:
+        if stopped is not None or self.model.position >= self.model.n:
             self.player.pause()
+        if stopped is not None:
+            self.finder.stopped_at(target, stopped)
 
     def _bar_seek(self, position: int) -> None:
         # the bar's request already moved the model: give the keys back to the window
@@ -559,7 +567,8 @@ class MainWindow(QMainWindow):
         self.loader.cancel()
         self.loader.wait()
         self.compare.loader.cancel()
-        self.user_watch.disarm()
+        self.finder.stop()
+        self.user_watch.stop()
         super().closeEvent(event)
 
 

@@ -42,7 +42,7 @@ from functools import cached_property
 from PySide6.QtCore import QObject, Signal
 
 from heapscope.allocators import structure as structure_protocol
-from heapscope.allocators.explain import explain_step
+from heapscope.allocators.explain import explain_fault, explain_step
 from heapscope.allocators.replay import BACK_CACHE_BYTES
 from heapscope.allocators.step_states import StepStates
 from heapscope.allocators.user import StopUserCode, UserStrategyError
@@ -135,6 +135,16 @@ class ShownStep:
         """The step's events in the policy's words, in order."""
         self.counts.explain += 1
         return explain_step(self.strategy, self.record)
+
+    @cached_property
+    def fault_line(self):
+        """The mistake that stopped a strategy of your own at the next step,
+        as an explain line (``explain_fault``), when this is the last step
+        its build reached; else None."""
+        fault = getattr(self.timeline, "fault", None)
+        if fault is None or self.position != self.timeline.n:
+            return None
+        return explain_fault(fault, len(self.explained), self.block_start)
 
     @cached_property
     def structure(self) -> dict:

@@ -8,7 +8,8 @@ What Follows an Insertion: gui/sandbox_edits.py), View (Fit
 Heap, Structure View S, Explain Panel E, Plots L, Presenter Mode F5, Dark
 Theme D), Playback (Play/Pause Space, Step Back Left, Step Forward Right,
 Previous / Next Event Shift+Left / Shift+Right, Start Home, End End, Go to
-Step Ctrl+G, Faster +, Slower -), Predict, Strategy (one per strategy,
+Step Ctrl+G, Faster +, Slower -, Find Ctrl+F, Find Next F3, Find Previous
+Shift+F3), Predict, Strategy (one per strategy,
 Ctrl+1..., Compare Mode C, Compare Strategies Shift+C), Help (Keys F1,
 About).  The F1 list reads them back (:mod:`heapscope.gui.keys_help`).
 
@@ -95,6 +96,7 @@ def make_actions(w) -> None:
     w.act_faster = action(w, "Fas&ter", w.faster, ["+", "="])
     w.act_slower = action(w, "Slo&wer", w.slower, ["-"])
     make_predict_actions(w)
+    make_find_actions(w)
     w.act_keys = action(w, "&Keyboard Shortcuts", w.show_keys, ["F1"])
     w.act_about = action(w, "&About heapscope", w.show_about, ["Shift+F1"])
     w.strategy_group = QActionGroup(w)
@@ -107,6 +109,17 @@ def make_actions(w) -> None:
         act.setChecked(name == w.strategy_name)
         w.strategy_group.addAction(act)
         w.strategy_actions[name] = act
+
+
+def make_find_actions(w) -> None:
+    """Find and its moves: the window's finder is made after the actions, so
+    each calls it when triggered."""
+    w.act_find = action(w, "&Find…", lambda: w.finder.show_find(), [QKeySequence.Find],
+                        tip="Find the steps where a condition holds; add breakpoints")
+    w.act_find_next = action(w, "Find &Next", lambda: w.finder.next_match(), ["F3"],
+                             tip="The next step Find matched")
+    w.act_find_previous = action(w, "Find Pre&vious", lambda: w.finder.previous_match(), ["Shift+F3"],
+                                 tip="The step Find matched before this one")
 
 
 def make_predict_actions(w) -> None:
@@ -158,6 +171,9 @@ def make_menus(w) -> None:
     play_menu.addSeparator()
     play_menu.addAction(w.act_faster)
     play_menu.addAction(w.act_slower)
+    play_menu.addSeparator()
+    for act in (w.act_find, w.act_find_next, w.act_find_previous):
+        play_menu.addAction(act)
     predict_menu = mb.addMenu("P&redict")
     for act in (w.act_predict, w.act_predict_grow, w.act_predict_reveal,
                 w.act_predict_reset):

@@ -5,6 +5,7 @@
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
     heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
+    heapscope find TRACE -s S --when COND   the steps where a condition holds
     heapscope render TRACE -s S --step N -o OUT.png   what the window shows, as PNG, SVG, GIF or MP4
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
@@ -585,6 +586,61 @@ def cmd_inspect(args) -> int:
         raise CliError(str(exc)) from None
     print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
     return 0
+
+
+#: what ``heapscope find``'s exit status says (its --help and the README)
+FIND_EXIT_STATUSES = """\
+exit status (as grep's):
+  0  some step matched
+  1  no step matched
+  2  bad input or usage: a condition that cannot be read names its column"""
+
+
+def _find_options(p: argparse.ArgumentParser) -> None:
+    from .allocators.conditions import reference
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", type=_known_strategy, required=True, metavar="NAME",
+                   help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--when", "-w", required=True, metavar="CONDITION",
+                   help='the condition, e.g. failed, "search > 100", "grew and frag > 0.5", '
+                        "'rotation == \"zig-zag\"' (docs/gui.md, Conditions)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--count", action="store_true", help="print only how many steps match")
+    which.add_argument("--format", "-f", choices=("text", "json"), default="text",
+                       help="text: one line per matching step, in the window's words; json: the same as data")
+    p.add_argument("--limit", type=_positive, default=None, metavar="N",
+                   help="show only the first N matches (the count is of them all)")
+    add_strategy_options(p)
+    p.epilog = (FIND_EXIT_STATUSES + "\n\nopen the window at a match with: heapscope open TRACE "
+                "--strategy S --step N\n\n" + reference())
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+@command("find", "the steps of a replay where a condition holds", _find_options)
+def cmd_find(args) -> int:
+    """Steps matching ``--when`` (heapscope/finding.py)."""
+    from .finding import FindError, find_report, format_text, read_condition, to_json
+    try:
+        read_condition(args.when, args.strategy)     # a bad condition costs no replay
+    except FindError as exc:
+        raise CliError(str(exc)) from None
+    policy = policy_params(args)
+    _warn_unused_policy(policy, [args.strategy])
+    params = dict(common_params(args), **policy.get(args.strategy, {}))
+    trace = load_trace(args.trace or str(default_trace_path()))
+    words = 0 if args.count else args.limit
+    try:
+        report = find_report(trace, args.strategy, args.when, params, words, time_limit=args.time_limit)
+    except FindError as exc:
+        raise CliError(str(exc)) from None
+    if report["stopped"]:
+        print(f"heapscope: warning: the replay stopped at {report['stopped']}; the "
+              f"{report['steps']:,} steps before it were searched", file=sys.stderr)
+    if args.count:
+        print(report["count"])
+    else:
+        print(to_json(report) if args.format == "json" else format_text(report))
+    return 0 if report["count"] else 1
 
 
 def _arg_type(parse: Callable[[str], object], name: str):
