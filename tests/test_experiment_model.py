@@ -60,3 +60,14 @@ def test_a_result_finds_its_tables_and_starts_with_no_findings():
     with pytest.raises(KeyError):
         r.table("c")
     assert (r.findings, r.chart, r.params) == ([], None, {})
+
+
+def test_columns_series_panels_and_charts_cannot_be_changed_once_made():
+    """Experiments share them (a module's columns, a chart the window keeps
+    drawing): frozen, so that no reader changes what another reads."""
+    import dataclasses
+    s = Series("ours", [1])
+    for obj, field in ((Column("k", "t"), "title"), (s, "label"), (Panel("p", [], [s]), "title"),
+                       (Chart("c", []), "title")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, field, "changed")
