@@ -151,3 +151,47 @@ def test_a_free_writes_the_header_and_two_link_words_or_nothing():
     assert free_writes(phk, block, 1016) == 1000                  # nothing in the block
     four = make_strategy("first-fit", word=4)
     assert free_writes(four, block, 1008) == 1016
+
+
+# ------------------------------------------------- the same heap on the timed replay
+def _ended(live: dict, brk: int):
+    """What same_heap_again reads of a replay's end: the program's blocks, the break."""
+    return SimpleNamespace(live=live), SimpleNamespace(arena=SimpleNamespace(brk=brk))
+
+
+def _built(live: dict, brk: int):
+    program, strategy = _ended(live, brk)
+    return SimpleNamespace(program=program, strategy=strategy)
+
+
+def test_a_second_replay_ending_with_the_same_heap_is_accepted():
+    runner.same_heap_again(_built({1: (0x100, 8)}, 0x200), *reversed(_ended({1: (0x100, 8)}, 0x200)))
+
+
+@pytest.mark.parametrize("built, again, said", [
+    ({1: (0x100, 8), 2: (0x140, 8)}, {1: (0x100, 8), 2: (0x180, 8)},
+     "block 2 of the trace ends at 0x140 in one replay and at 0x180 in the next"),
+    ({3: (0x100, 8)}, {}, "block 3 of the trace ends at 0x100 in one replay and at nowhere (freed) in the next"),
+    ({}, {3: (0x120, 8)}, "block 3 of the trace ends at nowhere (freed) in one replay and at 0x120 in the next"),
+])
+def test_a_second_replay_ending_with_other_blocks_names_the_first_that_moved(built, again, said):
+    program, _ = _ended(again, 0x200)
+
+    class Mine:                      # the error names the strategy's class
+        arena = SimpleNamespace(brk=0x200)
+    strategy = Mine()
+    with pytest.raises(runner.UserStrategyError) as caught:
+        runner.same_heap_again(_built(built, 0x200), strategy, program)
+    error = caught.value
+    assert error.message == (f"not deterministic: two replays of the trace ended with different heaps "
+                             f"({said}): the same trace must give the same heap every time (seed any "
+                             "random numbers you use, and do not depend on the time, id() or the order "
+                             "of a set of objects)")
+    assert (error.method, error.cls_name) == ("_malloc", "Mine")
+
+
+def test_a_second_replay_ending_at_another_break_says_both():
+    program, strategy = _ended({}, 0x3000)
+    with pytest.raises(runner.UserStrategyError, match=r"\(the break ends at 0x2000 in one replay and at "
+                                                        r"0x3000 in the next\)"):
+        runner.same_heap_again(_built({}, 0x2000), strategy, program)
