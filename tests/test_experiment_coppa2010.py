@@ -139,3 +139,16 @@ def test_the_chart_shows_both_utilisations_and_works_per_trace():
     assert [(s.label, s.values) for s in util.series] == [("tlsf", [0.5, 0.9]), (BSA, [0.8, 0.6])]
     assert (work.title, work.y_label) == ("work units per operation", "work / op")
     assert [(s.label, s.values) for s in work.series] == [("tlsf", [2.0, 6.0]), (BSA, [5.0, 3.0])]
+
+
+def test_the_result_names_the_seed_it_reruns_and_w_does_not_apply():
+    result = _result()
+    assert (result.experiment, result.title) == (
+        "coppa2010", "Coppa 2010: TLSF against a segregated first fit on traces of real programs")
+    assert result.source == ("seed 004: Emilio Coppa (supervisor Camil Demetrescu), 'Adaptive "
+                             "allocators', Sapienza University of Rome, 2010; MallocLab on a MacBook "
+                             "5.1, Gentoo i686")
+    with pytest.raises(ExperimentError, match="experiment coppa2010 replays recorded traces: -W does not apply"):
+        COPPA.prepare(["tlsf"], {}, {"steps": "5"})
+    with pytest.raises(ExperimentError):
+        COPPA.prepare(["tlsf"], {"word": "16"})          # 4 or 8

@@ -155,3 +155,14 @@ def test_the_chart_draws_heap_resident_memory_and_work():
         ("untouched", [4 / KIB, 2 / KIB, 1 / KIB]), ("touched (memset)", [8 / KIB, 4 / KIB, 5 / KIB])]
     assert (work.title, work.y_label, work.log_y) == ("work units per operation (ours)", "work / op", True)
     assert [(s.label, s.values) for s in work.series] == [("ours", [1.0, 4.0, 2.0])]
+
+
+def test_the_result_names_the_seed_it_reruns_and_its_defaults():
+    result = _result()
+    assert (result.experiment, result.title) == (
+        "djgpp1997", "DJGPP 1997: heap bytes and time of dlmalloc and the BSD malloc on Tropea's program")
+    assert result.source == ("seed 001: Salvador E. Tropea and John Machin on the djgpp list, 29-31 "
+                             "October 1997; DJGPP (32-bit DOS, no mmap) on a PC")
+    assert DJGPP.prepare([DL], {}, {}).settings == {"runs": 1, "small_max": 8192, "limit": 32 * MIB,
+                                                     "page": 4096}
+    assert [j.key[2] for j in DJGPP.jobs(DJGPP.prepare([DL], {}, {"seed": "5"}))] == [5, 5, 5]

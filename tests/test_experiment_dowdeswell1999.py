@@ -135,3 +135,21 @@ def test_with_none_of_the_seeds_allocators_and_no_limit_the_chart_draws_ours():
     assert result.table("i386_heap").title.endswith("largest heap (MiB) under no heap limit, * beyond the "
                                                     "64 MiB of RAM")
     assert result.findings == []          # ours, no ENOMEM: nothing to say
+
+
+def test_the_result_names_the_seed_it_reruns_and_leaves_the_v7_malloc_out_unless_asked():
+    result = _result()
+    assert (result.experiment, result.title) == (
+        "dowdeswell1999", "Dowdeswell 1999: growing numbers of regions, and which malloc runs out of memory")
+    assert result.source == ("seed 003: Roland C. Dowdeswell, 'Re: Has importing the FreeBSD malloc(3) "
+                             "been considered?', tech-userlevel@netbsd.org, 5 February 1999")
+    left = next(e for e in DOWDESWELL.lineup() if e.strategy == "v7-malloc")
+    assert not left.available and left.note == (
+        "not run unless asked (-s v7-malloc): its search is quadratic here (after each sbrk it passes "
+        "over every block again): some 20 s at 4096 regions, many minutes at 16384")
+    assert next(e for e in DOWDESWELL.lineup(["v7-malloc"]) if e.strategy == "v7-malloc").available
+    from heapscope.experiments import ExperimentError
+    with pytest.raises(ExperimentError, match="experiment dowdeswell1999 sets regions itself"):
+        DOWDESWELL.prepare([DL], {}, {"regions": "5"})
+    assert DOWDESWELL.prepare([DL], {}, {}).settings == {"machines": ("alpha",), "counts": None,
+                                                          "heap_limit": None}

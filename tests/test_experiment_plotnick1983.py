@@ -145,3 +145,16 @@ def test_with_none_of_the_seeds_allocators_the_chart_draws_ours_and_no_seed_seco
     assert [p.title for p in chart.panels] == ["our work units per operation",
                                                "the seed's kmax and our resident KiB (pages written)"]
     assert [s.label for s in chart.panels[0].series] == ["tlsf"]
+
+
+def test_the_result_names_the_seed_it_reruns_and_the_experiment_sets_m_itself():
+    from heapscope.experiments import ExperimentError
+    result = _result()
+    assert (result.experiment, result.title) == (
+        "plotnick1983", "Plotnick 1983: n blocks of m bytes, with and without a giant free(malloc()) first")
+    assert result.source == ("seed 002: Mark Plotnick, 'In Search Of... fast malloc', net.unix, 1983; "
+                             "a VAX 11/750 with 2 MB of memory running 4.1BSD")
+    for fixed in ("m", "giant_first"):
+        with pytest.raises(ExperimentError, match=f"experiment plotnick1983 sets {fixed} itself"):
+            PLOTNICK.prepare(["tlsf"], {}, {fixed: "1"})
+    assert PLOTNICK.prepare(["tlsf"], {}, {}).settings["sizes"] == (20, 100)

@@ -159,3 +159,13 @@ def test_the_chart_puts_vos_waste_beside_ours_and_the_work_on_a_log_scale():
         ("ours, lp64", [pytest.approx(0.2), pytest.approx(0.4), pytest.approx(0.1)], "ours")]
     assert (work.title, work.y_label, work.log_y) == ("time: work units per operation (ours)", "work / op", True)
     assert [(s.label, s.values) for s in work.series] == [("ours, vax", [1.0, 6, 3]), ("ours, lp64", [1, 6, 3])]
+
+
+def test_the_result_names_the_seed_it_reruns():
+    result = _result()
+    assert (result.experiment, result.title) == (
+        "vo1989", "Vo 1989: space (Salloc, Sarena, waste) and time of three mallocs on one simulation")
+    assert result.source == ("seed 000: Phong Vo (AT&T Bell Labs), Usenet, 10 May 1989, replying to "
+                             "Niels J. Kruse; a VAX 8650 running 4.3BSD")
+    assert result.params == {"settings": {"runs": 2, "machines": ("vax", "lp64")}, "workload": {"seed": 1}}
+    assert VO.workload == "vo1989" and VO.prepare(["tlsf"], {}, {}).settings["runs"] == 10
