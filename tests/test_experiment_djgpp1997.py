@@ -166,3 +166,16 @@ def test_the_result_names_the_seed_it_reruns_and_its_defaults():
     assert DJGPP.prepare([DL], {}, {}).settings == {"runs": 1, "small_max": 8192, "limit": 32 * MIB,
                                                      "page": 4096}
     assert [j.key[2] for j in DJGPP.jobs(DJGPP.prepare([DL], {}, {"seed": "5"}))] == [5, 5, 5]
+
+
+def test_tropeas_table_shows_its_columns_as_written():
+    t = _result().table("tropea")
+    row = t.row(DL)
+    shown = {c.key: c.show(row.get(c.key)) for c in t.columns}
+    assert shown == {"strategy": DL, "seed_name": "dlmalloc", "seed_heap": "51,052,544", "seed_less": "24%",
+                     "seed_time": "1.54", "heap": "750", "less": "25.0%", "waste": "0.50",
+                     "work_per_op": "4.00", "work_x": "4.00", "wall_ms": "30", "wall_x": "3.00",
+                     "failed": "0"}
+    assert [c.title for c in t.columns] == [
+        "strategy", "seed's name", "seed heap bytes", "seed less", "seed time s", "heap bytes",
+        "less than BSD", "waste", "work/op", "work x BSD", "wall ms", "wall x BSD", "failed"]

@@ -153,3 +153,44 @@ def test_the_result_names_the_seed_it_reruns_and_leaves_the_v7_malloc_out_unless
         DOWDESWELL.prepare([DL], {}, {"regions": "5"})
     assert DOWDESWELL.prepare([DL], {}, {}).settings == {"machines": ("alpha",), "counts": None,
                                                           "heap_limit": None}
+
+
+#: the seed's real seconds, as his message gives them, by malloc and count
+SEED_SECONDS = {
+    "alpha": {DL: (3.78, 10.84, 39.19, 200.20, 249.51), "phkmalloc": (2.63, 5.72, 19.10, 70.10, 90.30),
+              "gnu-malloc": (0.96, 3.62, 12.25, 45.38, 174.29), BSD: (205.94, "ENOMEM", "N/A", "N/A", "N/A")},
+    "i386": {"phkmalloc": (0.31, 0.98, 3.27, 11.80, 48.39, 383.06),
+             "gnu-malloc": (0.17, 0.20, 0.62, 2.08, 7.79, 496.51),
+             BSD: (0.17, 0.49, 1.58, 5.85, 529.93, "N/A")},
+    "shark": {DL: (0.00, 1.00, 2.00, 7.00), "phkmalloc": (0.41, 0.96, 2.41, 8.12),
+              "gnu-malloc": (0.25, 0.36, 0.99, 4.24), BSD: (0.25, 0.77, 3.69, "ENOMEM")},
+}
+SEED_COUNTS = {"alpha": (4096, 8192, 12288, 14336, 16384), "i386": (512, 1024, 2048, 4096, 8192, 16384),
+               "shark": (512, 1024, 2048, 4096)}
+
+
+@pytest.mark.parametrize("machine", sorted(SEED_SECONDS))
+def test_every_machines_table_has_the_seeds_counts_and_seconds(machine):
+    names = [DL, "phkmalloc", "gnu-malloc", BSD]
+    counts = SEED_COUNTS[machine]
+    rows = {(machine, c, n): _row(1.0) for c in counts for n in names}
+    result = _result(rows, names, {"machines": machine})
+    heap = result.table(f"{machine}_heap")
+    assert [c.key for c in heap.columns[2:2 + len(counts)]] == [f"seed_{c}" for c in counts]
+    for name in names:
+        row = heap.row(name)
+        assert tuple(row.get(f"seed_{c}") for c in counts) == SEED_SECONDS[machine].get(name, (None,) * len(counts))
+    seed_col = heap.columns[2]
+    assert (seed_col.title, seed_col.show(3.14159), seed_col.source) == (f"seed {counts[0]} s", "3.14", SEED)
+    time = result.table(f"{machine}_time")
+    assert [c.title for c in time.columns[2:4]] == [f"{counts[0]} work/op", f"{counts[0]} wall s"]
+    assert [c.show(0.123) for c in time.columns[2:4]] == ["0.12", "0.12"]
+    assert heap.columns[len(counts) + 2].show(1.25) == "1.2"
+
+
+@pytest.mark.parametrize("setting, text", [("counts", "1048577"), ("heap_limit", "1025G")])
+def test_settings_past_their_bounds_are_refused(setting, text):
+    with pytest.raises(ExperimentError):
+        DOWDESWELL.prepare([DL], {setting: text}, {})
+    ok = {"counts": "1048576", "heap_limit": "1T"}[setting]
+    DOWDESWELL.prepare([DL], {setting: ok}, {})
