@@ -152,3 +152,29 @@ def test_the_result_names_the_seed_it_reruns_and_w_does_not_apply():
         COPPA.prepare(["tlsf"], {}, {"steps": "5"})
     with pytest.raises(ExperimentError):
         COPPA.prepare(["tlsf"], {"word": "16"})          # 4 or 8
+
+
+def test_a_traces_table_shows_its_columns_as_written():
+    table = _result().table(A)
+    assert [(c.key, c.title) for c in table.columns] == [
+        ("strategy", "strategy"), ("seed_name", "seed's name"), ("seed_says", "seed says"),
+        ("util", "util"), ("util_x", "util x BSA"), ("max_heap", "heap bytes"),
+        ("search_mean", "search mean"), ("work_per_op", "work/op"), ("work_x", "work x BSA"),
+        ("kops", "Kops/s"), ("speed_x", "speed x BSA")]
+    row = table.row("tlsf")
+    assert [c.show(row.get(c.key)) for c in table.columns] == [
+        "tlsf", "TLSF", "faster than BSA; sometimes more space", "0.500", "0.625", "1,000", "1.00",
+        "2.00", "0.40", "10", "2.00"]
+    assert [c.source for c in table.columns][1:3] == [SEED, SEED]
+    assert [c.key for c in _result().table("all").columns] == [c.key for c in table.columns]
+
+
+def test_the_settings_say_what_they_take():
+    params = COPPA.declared_settings()
+    assert params["traces"].help == ("traces to replay: bundled real programs (any bundled trace, file "
+                                     "or workload spec works)")
+    assert params["word"].help == "word size of the strategies (the bundled traces come from 64-bit programs)"
+    for word in ("4", "8"):
+        assert COPPA.prepare(["tlsf"], {"word": word}).settings["word"] == int(word)
+    with pytest.raises(ExperimentError):
+        COPPA.prepare(["tlsf"], {"word": "9"})
