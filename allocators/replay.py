@@ -249,12 +249,15 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
     return rec
 
 
-def replay_bare(trace, strategy: Strategy, fused: bool = True) -> float:
-    """Replay with no measures and no events; return the seconds spent."""
+def replay_bare(trace, strategy: Strategy, fused: bool = True, program: Program | None = None) -> float:
+    """Replay with no measures and no events; return the seconds spent.
+    ``program``: the program the replay keeps its blocks in (a fresh one if
+    None), to look at the heap it ended with."""
     kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
     largest = largest_size(trace.sizes)
+    program = Program() if program is None else program
     t0 = time.perf_counter()
-    replay_ops(strategy, Program(), kinds, ids, sizes, fused, largest)
+    replay_ops(strategy, program, kinds, ids, sizes, fused, largest)
     return time.perf_counter() - t0
 
 

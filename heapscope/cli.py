@@ -801,6 +801,7 @@ def _experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
                    help="replays at once, each in its own process (default: one per core)")
     add_allocator_option(p)
+    add_time_limit_option(p)
 
 
 def experiments_text() -> str:
@@ -837,7 +838,7 @@ def cmd_experiment(args) -> int:
     progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
-                                dict(args.workload or []), args.jobs, progress)
+                                dict(args.workload or []), args.jobs, progress, args.time_limit)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
     text = render(result, args.format)
@@ -850,8 +851,12 @@ def cmd_experiment(args) -> int:
         sys.stdout.flush()
     if args.plot:
         _save_chart(result, args.plot)
-    failed = any(row.get("error") for table in result.tables for row in table.rows)
-    return 1 if failed else 0        # as compare: a strategy that failed says so in its row
+    # as compare: a strategy that failed says so in its row, and once on stderr
+    failed = dict.fromkeys((row["strategy"], row["error"]) for table in result.tables
+                           for row in table.rows if row.get("error"))
+    for strategy, error in failed:
+        print(f"heapscope: {strategy} failed: {error}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _check_experiment_outputs(args) -> None:
