@@ -233,3 +233,13 @@ def test_lesson_list_names_each_bundled_lesson_with_its_length(capsys):
     out = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in out] == [p.stem for p in bundled_lessons()]
     assert all("min)" in line for line in out)
+
+
+def test_the_example_of_docs_lessons_md_is_a_lesson_whose_claims_hold():
+    import pathlib
+    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "lessons.md").read_text()
+    start = doc.index("```markdown\n") + len("```markdown\n")
+    example = doc[start:doc.index("\n```\n", start)] + "\n"
+    loaded = load_lesson_text(example, "docs/lessons.md example")
+    assert [s.step for s in loaded.stops] == [3, 4] and loaded.claim_count() == 3
+    assert loaded.stops[1].select == "c" and loaded.stops[1].show == ("map", "explain")
