@@ -187,7 +187,10 @@ def test_front_matter_mistakes_name_their_lines():
     assert info.value.line == 3
     for front, words in (('strategy = "nosuch"', "unknown strategy"),
                          ('strategy = "buddy"\n[params]\nmax_order = 99', "max_order"),
-                         ('strategy = "buddy"\ncolour = 1', "unknown key 'colour'")):
+                         ('strategy = "buddy"\ncolour = 1', "unknown key 'colour'"),
+                         ('strategy = "buddy"\nminutes = "ten"', "minutes is a whole number"),
+                         ('strategies = "buddy"', "a list of strategy names"),
+                         ('strategy = "buddy"\n[params.tlsf]\nsl_bits = 2', "names no strategy")):
         with pytest.raises(LessonError, match=words):
             load_lesson_text(lesson("## s\n", front=front))
     with pytest.raises(LessonError, match="front matter"):

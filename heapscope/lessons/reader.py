@@ -158,6 +158,13 @@ def _front_matter(lines: list[str], path: str) -> tuple[dict, dict[str, int], in
                 rest = lines[i].split("=", 1)[-1].strip()
                 opened = rest[:3] in ('"""', "'''")
                 trace_line = i + 1 if opened and not rest[3:].strip() else i
+    for key, kind, what in (("title", str, "a string"), ("summary", str, "a string"),
+                            ("minutes", int, "a whole number of minutes")):
+        value = front.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)
+                                  or (kind is int and value <= 0)):
+            raise LessonError(f"front matter: {key} is {what}, not {value!r}", path,
+                              key_lines.get(key, first + 1))
     for key in front:
         if key not in FRONT_KEYS:
             raise LessonError(f"front matter: unknown key {key!r}; a lesson's keys are "
