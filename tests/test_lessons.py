@@ -161,6 +161,10 @@ def test_a_claim_naming_no_strategy_must_hold_for_each():
     ("## s\nexpect: places nobody at 0x8\n", "nobody", "no block named 'nobody'"),
     ("## s\nstep: 1\nstep: 2\n", "step: 2", "one 'step'"),
     ("step: 1\n## s\n", "step: 1", "before the first stop"),
+    ("## s\nask: how many?\nchoices: 1 | 2\nanswer: 3\n", "answer: 3", "not one of the choices"),
+    ("## s\nask: how many?\n", "ask:", "needs its 'answer:'"),
+    ("## s\nchoices: 1 | 2\n", "choices:", "no 'ask:'"),
+    ("## s\nask: how many?\nchoices: 1\nanswer: 1\n", "choices: 1", "at least two"),
 ])
 def test_a_bad_directive_names_its_line(body, needle, words):
     text = lesson(body)
@@ -245,4 +249,22 @@ def test_the_example_of_docs_lessons_md_is_a_lesson_whose_claims_hold():
     example = doc[start:doc.index("\n```\n", start)] + "\n"
     loaded = load_lesson_text(example, "docs/lessons.md example")
     assert [s.step for s in loaded.stops] == [3, 4] and loaded.claim_count() == 3
+    assert loaded.stops[1].question.answer == "a's hole"
     assert loaded.stops[1].select == "c" and loaded.stops[1].show == ("map", "explain")
+
+
+def test_a_question_keeps_its_choices_answer_and_explanation():
+    text = lesson("""
+        ## before a's split
+        step: 1
+        ask: How many times is the chunk halved?
+        choices: 1 | 2 | 3
+        answer: 3
+        explain: 1024 / 128 = 2**3
+        expect: splits 3 times
+        """)
+    q = load_lesson_text(text).stops[0].question
+    assert q.choices == ("1", "2", "3") and q.answer == "3" and q.explain == "1024 / 128 = 2**3"
+    assert q.is_right(" 3") and not q.is_right("2")
+    for path in bundled_lessons():     # each bundled lesson asks at least once
+        assert any(s.question for s in load_lesson(path).stops), path

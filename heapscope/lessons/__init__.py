@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .checking import Lesson, StopState, load_lesson, load_lesson_text
+from .checking import Lesson, Question, StopState, load_lesson, load_lesson_text
 from .reader import DIRECTIVES, PANELS, LessonError, read_lesson_text
 
-__all__ = ["Lesson", "StopState", "LessonError", "load_lesson", "load_lesson_text", "read_lesson_text",
+__all__ = ["Lesson", "Question", "StopState", "LessonError", "load_lesson", "load_lesson_text", "read_lesson_text",
            "bundled_lessons", "lesson_path", "DIRECTIVES", "PANELS"]
 
 _HERE = Path(__file__).resolve().parent

@@ -23,7 +23,21 @@ from heapscope.traces.trace import FREE
 from .claims import Claim, ClaimError, StepFacts, parse_claim
 from .reader import PANELS, LessonError, LessonText, Stop, read_lesson_text
 
-__all__ = ["Lesson", "StopState", "load_lesson", "load_lesson_text"]
+__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text"]
+
+
+@dataclass(frozen=True)
+class Question:
+    """An ``ask:`` of a stop: the question, the choices offered (none: the
+    student answers in words, the window only reveals ``answer``), the right
+    one, and the explanation shown after."""
+    text: str
+    choices: tuple[str, ...]
+    answer: str
+    explain: str = ""
+
+    def is_right(self, given: str) -> bool:
+        return given.strip().casefold() == self.answer.casefold()
 
 
 @dataclass
@@ -37,6 +51,7 @@ class StopState:
     select: str | None = None
     show: tuple[str, ...] = ()
     claims: list[Claim] = field(default_factory=list)
+    question: Question | None = None
 
 
 @dataclass
@@ -85,6 +100,10 @@ class Lesson:
             lines.append(f"  select {state.select}")
         if state.show:
             lines.append(f"  show {', '.join(state.show)}")
+        if state.question is not None:
+            q = state.question
+            offered = f" ({' | '.join(q.choices)})" if q.choices else ""
+            lines.append(f"  ask: {q.text}{offered} -> {q.answer}")
         for claim in state.claims:
             lines.append(f"  holds: {claim.text}")
         return lines
@@ -234,10 +253,33 @@ def load_lesson_text(source: str, path: str = "<lesson>") -> Lesson:
                     raise LessonError(f"show: unknown panel {panel!r}; panels: {', '.join(PANELS)}",
                                       path, d.line)
             state.show = shown
+        state.question = _question(stop, path)
         for d in stop.values("expect"):
             state.claims.append(_checked_claim(d, strategies, facts, ids, path))
         states.append(state)
     return Lesson(text, trace, strategies, params, names, timelines, states)
+
+
+def _question(stop: Stop, path: str) -> Question | None:
+    """The stop's ``ask:`` with its ``choices:``, ``answer:`` and ``explain:``;
+    LessonError for an answer missing or not among the choices, or parts
+    of a question without the ``ask:``."""
+    ask, choices, answer, explain = (_only(stop, w, path) for w in ("ask", "choices", "answer", "explain"))
+    if ask is None:
+        stray = choices or answer or explain
+        if stray is not None:
+            raise LessonError(f"{stray.word!r} belongs to a question: the stop has no 'ask:' line",
+                              path, stray.line)
+        return None
+    if answer is None:
+        raise LessonError("a question needs its 'answer:' line", path, ask.line)
+    offered = tuple(c.strip() for c in choices.value.split("|") if c.strip()) if choices else ()
+    if choices is not None and len(offered) < 2:
+        raise LessonError("choices: at least two, separated by '|'", path, choices.line)
+    if offered and answer.value.casefold() not in (c.casefold() for c in offered):
+        raise LessonError(f"answer: {answer.value!r} is not one of the choices ({' | '.join(offered)})",
+                          path, answer.line)
+    return Question(ask.value, offered, answer.value, explain.value if explain else "")
 
 
 def _checked_claim(d, strategies: list[str], facts: dict[str, StepFacts], ids: dict[str, int],

@@ -45,6 +45,10 @@ DIRECTIVES = {
     "select": "select: NAME (a block by its name in the trace)",
     "show": "show: PANEL, PANEL ... (panels: map, structure, explain, plots, gauges)",
     "expect": "expect: CLAIM (docs/lessons.md, 'Claims')",
+    "ask": "ask: QUESTION (asked before the stop's step is shown)",
+    "choices": "choices: A | B | C (the answers offered to an ask:)",
+    "answer": "answer: A (the right one of the choices)",
+    "explain": "explain: TEXT (shown once the question is answered)",
 }
 #: the window's panels a ``show:`` directive may name
 PANELS = ("map", "structure", "explain", "plots", "gauges")
