@@ -268,3 +268,13 @@ def test_a_question_keeps_its_choices_answer_and_explanation():
     assert q.is_right(" 3") and not q.is_right("2")
     for path in bundled_lessons():     # each bundled lesson asks at least once
         assert any(s.question for s in load_lesson(path).stops), path
+
+
+def test_a_trace_file_is_read_relative_to_the_lesson(tmp_path, monkeypatch):
+    (tmp_path / "demo.heap").write_text(BUDDY_TRACE)
+    (tmp_path / "l.md").write_text('+++\ntrace = "demo.heap"\nstrategy = "buddy"\n+++\n'
+                                   '## s\nstep: 1\nselect: a\nexpect: splits 8 times\n')
+    monkeypatch.chdir("/")
+    # a 108-byte block from the default 4096 chunk (max_order 12): 12 - 7 splits
+    with pytest.raises(LessonError, match="splits 5 times in step 1, not 8"):
+        load_lesson(tmp_path / "l.md")

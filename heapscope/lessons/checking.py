@@ -17,7 +17,7 @@ from heapscope.allocators.params import ParamError, parse_param
 from heapscope.allocators.registry import STRATEGIES, make_strategy
 from heapscope.allocators.replay import Timeline
 from heapscope.traces import TraceError, load_trace
-from heapscope.traces.readable import parse_readable, read_lines
+from heapscope.traces.readable import EXTENSION, parse_readable, read_lines
 from heapscope.traces.trace import FREE
 
 from .claims import Claim, ClaimError, StepFacts, parse_claim
@@ -151,11 +151,19 @@ def _load_trace(text: LessonText):
         return trace, {i: parsed.name_of(i) for i in set(trace.ids.tolist())}
     spec = value.strip()
     beside = Path(path).parent / spec
+    spec = str(beside) if beside.is_file() else spec
     try:
-        trace = load_trace(str(beside) if beside.is_file() else spec)
+        trace = load_trace(spec)
     except TraceError as exc:
         raise LessonError(f"trace: {exc}", path, line) from None
-    return trace, {i: str(i) for i in set(trace.ids.tolist())}
+    names = {i: str(i) for i in set(trace.ids.tolist())}
+    if spec.endswith(EXTENSION) and os.path.isfile(spec):
+        # a readable file's blocks keep the names it gives them (the ids
+        # are the same: one reader, traces/readable.py)
+        with open(spec, encoding="utf-8", errors="replace") as f:
+            parsed = read_lines(f.read())
+        names = {i: parsed.name_of(i) for i in names}
+    return trace, names
 
 
 def _strategies(text: LessonText) -> tuple[list[str], dict[str, dict]]:
