@@ -278,3 +278,13 @@ def test_a_trace_file_is_read_relative_to_the_lesson(tmp_path, monkeypatch):
     # a 108-byte block from the default 4096 chunk (max_order 12): 12 - 7 splits
     with pytest.raises(LessonError, match="splits 5 times in step 1, not 8"):
         load_lesson(tmp_path / "l.md")
+
+
+def test_a_trace_line_spelt_like_a_key_is_not_taken_for_it():
+    # 'minutes = malloc(3)' inside the trace is a block named minutes; the
+    # bad 'minutes' key is the one below the trace
+    text = ('+++\nstrategy = "buddy"\ntrace = """\nminutes = malloc(3)\n"""\nminutes = 0\n+++\n'
+            '## s\nstep: 1\n')
+    with pytest.raises(LessonError) as info:
+        load_lesson_text(text)
+    assert info.value.line == 6

@@ -153,8 +153,11 @@ def _front_matter(lines: list[str], path: str) -> tuple[dict, dict[str, int], in
         raise LessonError(f"front matter: {message}", path, line) from None
     key_lines: dict[str, int] = {}
     trace_line = first + 1
+    in_string = False       # inside a multi-line string: its lines are no keys
     for i in range(first + 1, end):
-        m = re.match(r"\s*(?:\[\s*)?([A-Za-z_][A-Za-z0-9_-]*)", lines[i])
+        m = None if in_string else re.match(r"\s*(?:\[\s*)?([A-Za-z_][A-Za-z0-9_-]*)", lines[i])
+        if (lines[i].count('"""') + lines[i].count("'''")) % 2:
+            in_string = not in_string
         if m and m.group(1) in front and m.group(1) not in key_lines:
             key_lines[m.group(1)] = i + 1
             if m.group(1) == "trace":
