@@ -11,6 +11,8 @@
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
     heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
+    heapscope lesson check FILE    validate a lesson (docs/lessons.md) and print each stop
+    heapscope lesson list          the bundled lessons
 
 TRACE is a ``.rep`` / ``.rep.gz`` file, a trace in the readable form
 (``a = malloc(240)``, ``free(a)``: a ``.heap`` file, recognised by its
@@ -641,6 +643,45 @@ def cmd_find(args) -> int:
     else:
         print(to_json(report) if args.format == "json" else format_text(report))
     return 0 if report["count"] else 1
+
+
+def _lesson_options(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="lesson_command", metavar="ACTION", required=True)
+    check = sub.add_parser("check", help="validate a lesson (syntax, directives, claims) and print each stop",
+                           description="Validate a lesson: its front matter, every directive and every "
+                           "claim, checked against the replay; then each stop's state in words. "
+                           "docs/lessons.md gives the format.")
+    check.add_argument("lesson", metavar="FILE", help="a lesson file (.md), or a bundled lesson's name")
+    sub.add_parser("list", help="the bundled lessons", description="The lessons shipped with heapscope.")
+
+
+def _lesson_file(spec: str) -> str:
+    """A bundled lesson's name means it unless a file of that name exists."""
+    from .lessons import lesson_path
+    bundled = lesson_path(spec)
+    return str(bundled) if bundled is not None and not os.path.exists(spec) else spec
+
+
+@command("lesson", "check a lesson file, or list the bundled lessons", _lesson_options)
+def cmd_lesson(args) -> int:
+    """``lesson check FILE``, ``lesson list`` (heapscope/lessons/, docs/lessons.md)."""
+    from .lessons import LessonError, bundled_lessons, load_lesson
+    if args.lesson_command == "list":
+        for path in bundled_lessons():
+            lesson = load_lesson(path)
+            length = f"{lesson.minutes} min" if lesson.minutes else "length not given"
+            print(f"{path.stem}: {lesson.title} ({', '.join(lesson.strategies)}; {length})")
+        return 0
+    try:
+        lesson = load_lesson(_lesson_file(args.lesson))
+    except LessonError as exc:
+        raise CliError(str(exc)) from None
+    length = f", about {lesson.minutes} minutes" if lesson.minutes else ""
+    print(f"{args.lesson}: OK, {len(lesson.stops)} stops, {lesson.claim_count()} claims hold{length}")
+    for index in range(len(lesson.stops)):
+        print()
+        print("\n".join(lesson.describe(index)))
+    return 0
 
 
 def _arg_type(parse: Callable[[str], object], name: str):
