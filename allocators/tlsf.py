@@ -95,7 +95,8 @@ from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRe
                      Note, Placed, Released, Split, Visit)
 from heapscope.values import format_size
 from .params import BOOL, INT, MAX_CHUNK, SIZE, Param, ParamError
-from .strategy import FREE_BLOCK, META, USED, Block, LiveBlock, Strategy, probed_row_writer
+from .strategy import FREE_BLOCK, META, USED, Block, LiveBlock, Strategy
+from .strategy_measures import probed_row_writer
 
 #: bit 0 of a size word: this block is free
 FREE_BIT = 1
@@ -979,7 +980,7 @@ class TLSF(Strategy):
 
     def _probe(self):
         """The fragmentation probe, its containers bound once (see
-        :func:`~heapscope.allocators.strategy.probed_row_writer`); it holds
+        :func:`~heapscope.allocators.strategy_measures.probed_row_writer`); it holds
         the containers of now: a bulk replay's lifetime."""
         s = self
         W = self.word
@@ -1025,7 +1026,7 @@ class TLSF(Strategy):
 
     def measure_row(self, rec) -> tuple:
         """The build's row through this policy's own probe and counters
-        (:func:`~heapscope.allocators.strategy.probed_row_writer`); a subclass
+        (:func:`~heapscope.allocators.strategy_measures.probed_row_writer`); a subclass
         gets the default row."""
         if type(self) is not TLSF:
             return super().measure_row(rec)
