@@ -102,22 +102,23 @@ A step's events say every change to ``structure()``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from . import structure
-from .events import Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
+from .dlmalloc_bins import BIN_FLOOR, BINBLOCKWIDTH, MAX_SMALLBIN_SIZE, NAV, SMALLBIN_WIDTH, bin_index
+from .dlmalloc_events import BinmapChange, BinmapProbe, BinProbe, BinWalkStep, Mapped, Trim, Unmapped
+from .dlmalloc_explain import DlmallocWords
+from .events import Coalesce, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
 from .params import INT, MAX_BYTES, MAX_CHUNK, SIZE, Param
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy, align_up
 
+#: named here too: the bins' geometry and this policy's events have modules of their own
+__all__ = ["Dlmalloc", "Mallopt", "PREV_INUSE", "LR_BIN", "MMAP_BASE", "NAV", "BINBLOCKWIDTH",
+           "MAX_SMALLBIN_SIZE", "SMALLBIN_WIDTH", "BIN_FLOOR", "bin_index", "BinProbe", "BinmapProbe",
+           "BinmapChange", "BinWalkStep", "Trim", "Mapped", "Unmapped"]
+
 #: size-word bit: the previous chunk is in use
 PREV_INUSE = 1
-#: number of bins (``NAV``)
-NAV = 128
-#: bins per binblocks bit
-BINBLOCKWIDTH = 4
-MAX_SMALLBIN_SIZE = 512
-SMALLBIN_WIDTH = 8
 #: key of the last_remainder pseudo-bin (bin 1) in the link tables
 LR_BIN = ~1
 
@@ -131,44 +132,6 @@ DEFAULT_PAGESIZE = 4096
 MMAP_BASE = 1 << 46
 
 
-def bin_index(sz: int) -> int:
-    """The original's ``bin_index``: the bin of a free chunk of ``sz`` bytes."""
-    s = sz >> 9
-    if s == 0:
-        return sz >> 3
-    if s <= 4:
-        return 56 + (sz >> 6)
-    if s <= 20:
-        return 91 + (sz >> 9)
-    if s <= 84:
-        return 110 + (sz >> 12)
-    if s <= 340:
-        return 119 + (sz >> 15)
-    if s <= 1364:
-        return 124 + (sz >> 18)
-    return 126
-
-
-def _bin_floors() -> list[int | None]:
-    """Smallest chunk size of each bin (None for bin 127, which no size
-    reaches); ``bin_index`` never decreases, so each bin is one range."""
-    hi = 1 << 24
-    floors: list[int | None] = []
-    for i in range(NAV):
-        lo, top = 0, hi
-        while lo < top:
-            mid = (lo + top) // 2
-            if bin_index(mid) >= i:
-                top = mid
-            else:
-                lo = mid + 1
-        floors.append(lo if bin_index(lo) == i else None)
-    return floors
-
-
-#: the smallest chunk size filed in each bin
-BIN_FLOOR = _bin_floors()
-
 
 class Mallopt(NamedTuple):
     """The four values ``mallopt()`` sets (M_TRIM_THRESHOLD, M_TOP_PAD,
@@ -181,80 +144,7 @@ class Mallopt(NamedTuple):
     n_mmaps_max: int
 
 
-# ---- events of this policy (its view and the explain panel read them)
-
-@dataclass(frozen=True, slots=True)
-class BinProbe:
-    """dlmalloc: bin ``bin`` looked at; ``last`` is the chunk at its back
-    (``last(bin)``, where a scan of it starts), None when the bin is empty.
-    One unit of search (``rec.probes``, ``rec.visits``)."""
-    changes_blocks = False
-    bin: int
-    last: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class BinmapProbe:
-    """dlmalloc's bin scan tested bit ``block`` of ``binblocks`` (bins
-    ``4*block`` .. ``4*block+3``): ``marked`` says whether the block may hold
-    chunks.  One unit of search."""
-    changes_blocks = False
-    block: int
-    marked: bool
-
-
-@dataclass(frozen=True, slots=True)
-class BinmapChange:
-    """Bit ``block`` of ``binblocks`` set (``mark_binblock``: a chunk went into
-    an empty bin of the block) or cleared (the scan found the block empty)."""
-    changes_blocks = False
-    block: int
-    marked: bool
-
-
-@dataclass(frozen=True, slots=True)
-class BinWalkStep:
-    """``frontlink`` passed chunk ``addr`` (larger than the one being linked)
-    walking bin ``bin`` to its size place; counted in ``rec.walked``."""
-    changes_blocks = False
-    addr: int
-    size: int
-    bin: int
-
-
-@dataclass(frozen=True, slots=True)
-class Trim:
-    """``malloc_trim``: ``sbrk(-extra)`` gave the top ``extra`` bytes back; the
-    break (the end of top) moved down from ``old_brk``."""
-    old_brk: int
-    extra: int
-
-    def edit(self, heap) -> None:
-        heap.shrink(self.old_brk - self.extra)
-
-
-@dataclass(frozen=True, slots=True)
-class Mapped:
-    """``mmap_chunk``: a region of ``size`` bytes at ``addr``, apart from the
-    heap, holds one chunk whose payload is ``payload``."""
-    # apart from the heap: the map does not draw it
-    changes_blocks = False
-    addr: int
-    size: int
-    payload: int
-    request: int
-
-
-@dataclass(frozen=True, slots=True)
-class Unmapped:
-    """``munmap_chunk``: the region at ``addr`` of ``size`` bytes was released."""
-    # apart from the heap: the map does not draw it
-    changes_blocks = False
-    addr: int
-    size: int
-
-
-class Dlmalloc(Strategy):
+class Dlmalloc(DlmallocWords, Strategy):
     """Doug Lea's malloc 2.6 (1996-1999): boundary tags, 128 bins, last
     remainder, top, mmap and trimming."""
 
@@ -265,8 +155,6 @@ class Dlmalloc(Strategy):
     citation = ("D. Lea, malloc.c version 2.6.6 (1999; public domain), algorithmically as "
                 "2.6.4 (1996)")
     search_counts_splits = False
-    search_unit = ("bin, bitmap bit or chunk", "bins, bitmap bits and chunks")
-    search_verb = "looking at"
 
     params = (
         Param("heap_limit", SIZE, None, "cap on H, the sbrk'd plus the mmapped bytes: a request "
@@ -1057,43 +945,11 @@ class Dlmalloc(Strategy):
         if self.arena.brk > self.core_top:
             yield self.core_top, self.arena.brk - self.core_top
 
-    def _largest_binned(self) -> int:
-        """Largest chunk in a bin: the front chunk of the highest non-empty
-        bin (large bins are sorted, largest first; small bins hold one size)."""
-        fd, head = self._fd, self._head
-        blocks = self.binblocks
-        while blocks:
-            b = blocks.bit_length() - 1
-            for i in range(b * BINBLOCKWIDTH + BINBLOCKWIDTH - 1, b * BINBLOCKWIDTH - 1, -1):
-                p = fd[~i]
-                if p != ~i:
-                    return head[p] & ~PREV_INUSE
-            blocks &= ~(1 << b)
-        return 0
-
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        """(F, largest free, top, largest other) without a walk; "top" is the
-        free block touching the break: top, or in a pool the part not handed
-        out yet, and then top counts among the others."""
-        below = self._largest_binned()
-        lr = self._fd[LR_BIN]
-        if lr != LR_BIN:
-            lr_size = self._head[lr] & ~PREV_INUSE
-            if lr_size > below:
-                below = lr_size
-        total = self._free_bytes
-        top = 0
-        if self.top is not None:
-            top = self.core_top - self.top
-            total += top
-        tail = self.arena.brk - self.core_top
-        if tail > 0:
-            total += tail
-            if top > below:
-                below = top
-            top = tail
-        return total, max(top, below), top, below
-
+        """(F, largest free, top, largest other) without a walk
+        (:func:`heapscope.allocators.dlmalloc_measures.fragmentation_probe`)."""
+        from .dlmalloc_measures import fragmentation_probe     # it imports this module
+        return fragmentation_probe(self)
     def _policy_signature(self) -> tuple:
         bins = tuple((i, tuple(self.bin(i))) for i in range(2, NAV) if self._fd[~i] != ~i)
         return (self.binblocks, bins, self.last_remainder, self.top,
@@ -1135,243 +991,9 @@ class Dlmalloc(Strategy):
                               binblocks=self.binblocks, bin_floor=list(BIN_FLOOR),
                               last_remainder=lr, top=self.top, mapped=mapped)
 
-    # -------------------------------------------------------------- words
-    def explain_events(self, events: list) -> list[str | None]:
-        """Words for a step's events; a chunk examined is named as top, the
-        last remainder or a bin's chunk.  Which chunk was top and which the
-        last remainder at each event follows from the state after the step
-        (this strategy's) by undoing the step's PointerMoves backwards."""
-        n = len(events)
-        top, lr = self.top, self.last_remainder
-        tops: list[int | None] = [None] * n
-        lrs: list[int | None] = [None] * n
-        for i in range(n - 1, -1, -1):
-            e = events[i]
-            if isinstance(e, PointerMove):
-                if e.name == "top":
-                    top = e.old
-                elif e.name == "last_remainder":
-                    lr = e.old
-            tops[i], lrs[i] = top, lr
-        out = []
-        for i, e in enumerate(events):
-            if isinstance(e, Visit):
-                if e.addr == tops[i]:
-                    out.append(f"top {e.addr:#x} ({e.size} B): " + (
-                        "big enough, and it keeps MINSIZE after the cut" if e.fits else
-                        "too small (it must keep MINSIZE after the cut)"))
-                elif e.addr == lrs[i]:
-                    out.append(f"the last remainder {e.addr:#x} ({e.size} B): "
-                               + ("it fits" if e.fits else "too small"))
-                else:
-                    out.append(f"chunk {e.addr:#x} ({e.size} B) in bin {bin_index(e.size)}: "
-                               + ("it fits" if e.fits else "too small"))
-            elif isinstance(e, Split) and e.addr == tops[i]:
-                out.append(f"split top: {e.taken_size} B at {e.taken_addr:#x} for the request, "
-                           f"{e.rest_size} B at {e.rest_addr:#x} stay top")
-            elif isinstance(e, Grow) and tops[i] is not None:
-                out.append(f"malloc_extend_top: sbrk({e.increment}) returned {e.old_brk:#x}, the end "
-                           "of top, so the new memory joins top")
-            else:
-                out.append(self.explain_event(e))
-        return out
-
-    def explain_event(self, event) -> str | None:
-        if isinstance(event, BinProbe):
-            what = _bin_words(event.bin)
-            if event.last is None:
-                return f"bin {event.bin} ({what}) is empty"
-            return f"bin {event.bin} ({what}): its last chunk {event.last:#x} is looked at first"
-        if isinstance(event, BinmapProbe):
-            lo = event.block * BINBLOCKWIDTH
-            if event.marked:
-                return f"binblocks bit {event.block} is set: bins {lo}-{lo + 3} may hold chunks"
-            return f"binblocks bit {event.block} is clear: bins {lo}-{lo + 3} are skipped"
-        if isinstance(event, BinmapChange):
-            lo = event.block * BINBLOCKWIDTH
-            if event.marked:
-                return f"set binblocks bit {event.block}: bins {lo}-{lo + 3} now hold a chunk"
-            return f"cleared binblocks bit {event.block}: bins {lo}-{lo + 3} are all empty"
-        if isinstance(event, BinWalkStep):
-            return (f"frontlink passed {event.addr:#x} ({event.size} B) in bin {event.bin}: "
-                    "larger chunks stay in front")
-        if isinstance(event, ListInsert) and event.where:
-            b = event.where[0]
-            place = "at the front of" if event.size < MAX_SMALLBIN_SIZE else "in size order into"
-            return f"frontlink put {event.addr:#x} ({event.size} B) {place} bin {b} ({_bin_words(b)})"
-        if isinstance(event, ListRemove) and event.where:
-            return f"unlinked {event.addr:#x} ({event.size} B) from bin {event.where[0]}"
-        if isinstance(event, PointerMove) and event.name == "last_remainder":
-            if event.new is None:
-                return f"the last remainder {event.old:#x} is no longer kept apart"
-            return f"{event.new:#x} is now the last remainder (tried first by the next malloc that misses its bin)"
-        if isinstance(event, PointerMove) and event.name == "top":
-            if event.old is None:
-                return f"top starts at {event.new:#x}: the first sbrk'd memory"
-            return f"top moved from {event.old:#x} to {event.new:#x}"
-        if isinstance(event, Trim):
-            return (f"malloc_trim: top reached the trim threshold, so sbrk(-{event.extra}) gave "
-                    f"{event.extra} bytes back; the break is now {event.old_brk - event.extra:#x}")
-        if isinstance(event, Mapped):
-            return (f"mmap_chunk: the request ({event.request} B) got a region of its own, "
-                    f"{event.size} B at {event.addr:#x}, apart from the heap")
-        if isinstance(event, Unmapped):
-            return f"munmap_chunk: the region at {event.addr:#x} ({event.size} B) went back to the system"
-        return None
-
     # -------------------------------------------------------------- check
     def _check_structure(self, blocks: list[Block]) -> None:
-        """The original's ``do_check_*`` and more: boundary tags along the
-        heap (PREV_INUSE bits, feet of free chunks), full coalescing, each free
-        chunk in the bin ``bin_index`` names or the last remainder, the bins
-        doubly linked and sorted, binblocks set for every non-empty bin, top
-        at the end of the sbrk'd memory, the break on a page, the mmap regions
-        booked."""
-        def broken(message: str) -> None:
-            self._fail(False, message)
-
-        W = self.size_sz
-        head, foot, fd, bk = self._head, self._foot, self._fd, self._bk
-        minsize, mask = self.minsize, self.alignment - 1
-        top = self.top
-
-        # The bins.
-        in_bins: dict[int, int] = {}
-        for i in range(NAV):
-            q = ~i
-            prev = q
-            p = fd[q]
-            last_size = None
-            n = 0
-            while p != q:
-                n += 1
-                if n > len(fd):
-                    broken(f"bin {i} does not lead back to its header")
-                if bk.get(p) != prev:
-                    broken(f"bk of {p:#x} is {bk.get(p)!r}, not {prev:#x} (bin {i})")
-                s = head.get(p)
-                if s is None:
-                    broken(f"bin {i} holds {p:#x}, which is no chunk of the heap")
-                s &= ~PREV_INUSE
-                if p in in_bins:
-                    broken(f"chunk {p:#x} is linked twice")
-                in_bins[p] = i
-                if i >= 2 and bin_index(s) != i:
-                    broken(f"chunk {p:#x} of {s} bytes is in bin {i}, not bin {bin_index(s)}")
-                if i >= 2 and last_size is not None and s > last_size:
-                    broken(f"bin {i} is not in decreasing size order: {s} after {last_size}")
-                last_size = s
-                prev = p
-                p = fd[p]
-            if bk[q] != prev:
-                broken(f"bin {i}'s header points back at {bk[q]!r}, not its last chunk {prev:#x}")
-            if i >= 2 and n and not self.binblocks >> (i // BINBLOCKWIDTH) & 1:
-                broken(f"bin {i} holds chunks but binblocks bit {i // BINBLOCKWIDTH} is clear")
-            if i == 1 and n > 1:
-                broken(f"the last_remainder bin holds {n} chunks")
-            if i == 0 and n:
-                broken("bin 0 (top's cell) holds chunks")
-        if self.binblocks >> (NAV // BINBLOCKWIDTH):
-            broken(f"binblocks {self.binblocks:#x} has bits past block {NAV // BINBLOCKWIDTH - 1}")
-        if len(fd) != NAV + len(in_bins) or len(bk) != len(fd):
-            broken(f"{len(fd) - NAV} chunks have links but {len(in_bins)} are in bins")
-
-        # The heap, chunk by chunk.
-        if self._first is None:
-            if head or top is not None:
-                broken("chunks exist before the first sbrk")
-        else:
-            if (self._first + W) & mask:
-                broken(f"the first chunk {self._first:#x} gives a misaligned payload")
-            p = self._first
-            prev_free = False
-            prev = None
-            seen = 0
-            free_bytes = 0
-            while p != top:
-                s = head.get(p)
-                if s is None:
-                    broken(f"no chunk at {p:#x} (after {prev!r})")
-                seen += 1
-                size = s & ~PREV_INUSE
-                if size < minsize or size & mask:
-                    broken(f"chunk {p:#x} has size {size}: below MINSIZE or not a multiple of {mask + 1}")
-                if bool(s & PREV_INUSE) == prev_free:
-                    broken(f"chunk {p:#x} has PREV_INUSE {'set' if s & PREV_INUSE else 'clear'} but "
-                           f"the chunk before is {'free' if prev_free else 'in use'}")
-                if prev_free and foot.get(p) != head[prev] & ~PREV_INUSE:
-                    broken(f"the foot before {p:#x} says {foot.get(p)!r}, not {head[prev] & ~PREV_INUSE}")
-                nxt = p + size
-                if nxt not in head:
-                    broken(f"chunk {p:#x} of {size} bytes is followed by no chunk at {nxt:#x}")
-                is_free = not head[nxt] & PREV_INUSE
-                if is_free:
-                    if prev_free:
-                        broken(f"free chunks {prev:#x} and {p:#x} are neighbours: not coalesced")
-                    if p not in in_bins:
-                        broken(f"free chunk {p:#x} of {size} bytes is in no bin "
-                               f"(it belongs in bin {bin_index(size)})")
-                    free_bytes += size
-                elif p in in_bins:
-                    broken(f"chunk {p:#x} is in bin {in_bins[p]} but in use")
-                prev_free = is_free
-                prev = p
-                p = nxt
-            tsize = head.get(top)
-            if tsize is None:
-                broken("top is no chunk")
-            if not tsize & PREV_INUSE or prev_free:
-                broken(f"top {top:#x} follows a free chunk or has PREV_INUSE clear: not coalesced")
-            tsize &= ~PREV_INUSE
-            if tsize < minsize:
-                broken(f"top has {tsize} bytes, below MINSIZE")
-            if top - W + tsize != self.core_top:
-                broken(f"top ends at {top - W + tsize:#x} but MORECORE's memory ends at {self.core_top:#x}")
-            if self.core_top % self.pagesize:
-                broken(f"the end of the sbrk'd memory {self.core_top:#x} is not on a page")
-            if top in in_bins:
-                broken("top is in a bin")
-            if seen + 1 != len(head):
-                broken(f"{len(head)} size words are kept but the heap has {seen + 1} chunks")
-            wanted_feet = {b.addr + b.size for b in blocks if b.state == FREE_BLOCK
-                           and b.addr != top and b.addr < self.core_top}
-            if set(foot) != wanted_feet:
-                broken(f"feet are kept at {sorted(set(foot) ^ wanted_feet)[:4]}, which do (not) follow "
-                       "a free chunk")
-            if free_bytes != self._free_bytes:
-                broken(f"free chunks add up to {free_bytes} bytes but {self._free_bytes} are booked")
-            if len(in_bins) != sum(1 for b in blocks if b.state == FREE_BLOCK) \
-                    - 1 - (self.arena.brk > self.core_top):
-                broken("the bins hold other chunks than the free chunks of the heap")
-        if self.arena.fixed:
-            if not self.arena.base <= self.core_top <= self.arena.brk:
-                broken(f"MORECORE's end {self.core_top:#x} is outside the pool")
-        elif self.core_top != self.arena.brk:
-            broken(f"the sbrk'd memory ends at {self.core_top:#x} but the break is at {self.arena.brk:#x}")
-
-        # The mmap regions.
-        mapped = 0
-        for region, (size, payload) in self._regions.items():
-            if region < MMAP_BASE or region % self.pagesize or size % self.pagesize:
-                broken(f"mmap region {region:#x} of {size} bytes is not on pages")
-            if self._region_of.get(payload) != region:
-                broken(f"payload {payload:#x} does not name its region {region:#x}")
-            mapped += size
-        if mapped != self.mapped_bytes or len(self._regions) != self.n_mmaps:
-            broken(f"mmap regions hold {mapped} bytes in {len(self._regions)} regions but "
-                   f"{self.mapped_bytes} in {self.n_mmaps} are booked")
-        if self.n_mmaps > max(self.mallopt.n_mmaps_max, 0):
-            broken(f"{self.n_mmaps} mmap regions, more than mmap_max = {self.mallopt.n_mmaps_max}")
-
-
-def _bin_words(i: int) -> str:
-    """What sizes bin ``i`` holds, in words."""
-    lo = BIN_FLOOR[i]
-    if lo is None:
-        return "no size"
-    hi = next((f for f in BIN_FLOOR[i + 1:] if f is not None), None)
-    if i < 64:
-        return f"chunks of {lo} B"
-    if hi is None:
-        return f"chunks of {lo} B and more"
-    return f"chunks of {lo}-{hi - 1} B"
+        """The original's ``do_check_*`` and more
+        (:func:`heapscope.allocators.dlmalloc_check.check_dlmalloc`)."""
+        from .dlmalloc_check import check_dlmalloc     # it imports this module
+        check_dlmalloc(self, blocks)
