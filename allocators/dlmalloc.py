@@ -342,157 +342,173 @@ class Dlmalloc(DlmallocWords, Strategy):
         return mem
 
     def _chunk_alloc(self, nb: int, request: int) -> int | None:
-        """``mALLOc`` on a padded size: the payload address, or None."""
-        rec = self.rec
-        events = rec.events
-        fd, bk, head = self._fd, self._bk, self._head
-        minsize = self.minsize
+        """``mALLOc`` on a padded size: the payload address, or None.  Its
+        steps in the original's order, a verb each: "check for exact match
+        in a bin" (:meth:`_exact_fit`), "try to use the last split-off
+        remainder" (:meth:`_last_remainder_fit`), "search for best fitting
+        chunk by scanning bins in blockwidth units" (:meth:`_binblock_scan`),
+        then "try to use top chunk" (:meth:`_top_fit`: split top, else mmap
+        or malloc_extend_top, then top again)."""
+        mem, idx = self._exact_fit(nb)
+        if mem is not None:
+            return mem
+        if self._fd[LR_BIN] != LR_BIN:
+            mem = self._last_remainder_fit(nb)
+            if mem is not None:
+                return mem
+        # (the last remainder, binned, may have set a binblocks bit)
+        if 1 << (idx // BINBLOCKWIDTH) <= self.binblocks:
+            mem = self._binblock_scan(nb, idx)
+            if mem is not None:
+                return mem
+        return self._top_fit(nb, request)
 
-        # 1. An exact fit in the request's bin.
+    def _exact_fit(self, nb: int) -> tuple[int | None, int]:
+        """Step 1: a chunk of the request's own bin that leaves less than
+        MINSIZE over, taken whole; a small request also tries the next bin.
+        Returns the payload (or None) and the bin the scan of step 3 starts
+        at: the next one, or this one again when a large bin held a chunk
+        too big to take whole ("rescan this bin after the last remainder")."""
+        head = self._head
         if nb < MAX_SMALLBIN_SIZE - SMALLBIN_WIDTH:
             idx = nb >> 3
-            q = ~idx
-            victim = bk[q]
-            rec.probes += 1
-            rec.visits += 1
-            if events is not None:
-                events.append(BinProbe(idx, None if victim == q else victim))
-            if victim == q:
+            victim = self._bin_probe(idx)
+            if victim == ~idx:
                 # The next bin too: its chunks leave a remainder below MINSIZE.
-                q = ~(idx + 1)
-                victim = bk[q]
-                rec.probes += 1
-                rec.visits += 1
-                if events is not None:
-                    events.append(BinProbe(idx + 1, None if victim == q else victim))
-            if victim != q:
-                vsize = head[victim] & ~PREV_INUSE
-                self._visit(victim, vsize, True)
-                self._unlink(victim, vsize)
-                self._set_inuse_at(victim, vsize)
-                return victim + self.size_sz
-            idx += 2
-        else:
-            idx = bin_index(nb)
-            q = ~idx
-            victim = bk[q]
-            rec.probes += 1
-            rec.visits += 1
-            if events is not None:
-                events.append(BinProbe(idx, None if victim == q else victim))
-            while victim != q:
-                vsize = head[victim] & ~PREV_INUSE
-                rsize = vsize - nb
-                if rsize >= minsize:
-                    # Too big: rescan this bin after the last remainder.
-                    self._visit(victim, vsize, False)
-                    idx -= 1
-                    break
-                if rsize >= 0:
-                    self._visit(victim, vsize, True)
-                    self._unlink(victim, vsize)
-                    self._set_inuse_at(victim, vsize)
-                    return victim + self.size_sz
-                self._visit(victim, vsize, False)
-                victim = bk[victim]
-            idx += 1
-
-        # 2. The last remainder.
-        victim = fd[LR_BIN]
-        if victim != LR_BIN:
+                victim = self._bin_probe(idx + 1)
+                if victim == ~(idx + 1):
+                    return None, idx + 2
+            return self._take_chunk(victim, head[victim] & ~PREV_INUSE), idx
+        idx = bin_index(nb)
+        q = ~idx
+        bk = self._bk
+        minsize = self.minsize
+        victim = self._bin_probe(idx)
+        while victim != q:
             vsize = head[victim] & ~PREV_INUSE
             rsize = vsize - nb
-            self._visit(victim, vsize, rsize >= 0)
             if rsize >= minsize:
-                remainder = victim + nb
-                head[victim] = nb | PREV_INUSE
-                head[remainder] = rsize | PREV_INUSE
-                self._set_foot(remainder, rsize)
-                self._split_event(victim, vsize, nb)
-                self._free_bytes -= vsize
-                fd.pop(victim)
-                bk.pop(victim)
-                fd[LR_BIN] = bk[LR_BIN] = remainder
-                fd[remainder] = bk[remainder] = LR_BIN
-                self._free_bytes += rsize
-                self._event(PointerMove("last_remainder", victim, remainder))
-                return victim + self.size_sz
-            self._unlink(victim, vsize)           # clear_last_remainder
+                # Too big: rescan this bin after the last remainder.
+                self._visit(victim, vsize, False)
+                return None, idx
             if rsize >= 0:
-                self._set_inuse_at(victim, vsize)
-                return victim + self.size_sz
-            self._frontlink(victim, vsize)
+                return self._take_chunk(victim, vsize), idx
+            self._visit(victim, vsize, False)
+            victim = bk[victim]
+        return None, idx + 1
 
-        # 3. Best fit over the bins above, one binblocks block at a time.
+    def _last_remainder_fit(self, nb: int) -> int | None:
+        """Step 2: the last remainder, re-split when it holds ``nb`` and
+        MINSIZE more (the rest stays the last remainder), taken whole when it
+        fits with less over, else put in its bin (``clear_last_remainder``,
+        ``frontlink``)."""
+        fd, bk = self._fd, self._bk
+        victim = fd[LR_BIN]
+        vsize = self._head[victim] & ~PREV_INUSE
+        rsize = vsize - nb
+        self._visit(victim, vsize, rsize >= 0)
+        if rsize >= self.minsize:
+            remainder = self._split_chunk(victim, vsize, nb)
+            self._free_bytes -= vsize
+            fd.pop(victim)
+            bk.pop(victim)
+            fd[LR_BIN] = bk[LR_BIN] = remainder
+            fd[remainder] = bk[remainder] = LR_BIN
+            self._free_bytes += rsize
+            if self.rec.events is not None:
+                self._event(PointerMove("last_remainder", victim, remainder))
+            return victim + self.size_sz
+        self._unlink(victim, vsize)           # clear_last_remainder
+        if rsize >= 0:
+            self._set_inuse_at(victim, vsize)
+            return victim + self.size_sz
+        self._frontlink(victim, vsize)
+        return None
+
+    def _binblock_scan(self, nb: int, idx: int) -> int | None:
+        """Step 3: from bin ``idx`` up, one binblocks block of four bins at a
+        time, skipping blocks whose bit is clear: the first chunk that fits
+        (:meth:`_best_in_bin`: the smallest, bins being sorted).  A block
+        found empty has its bit cleared (:meth:`_clear_binblock_if_empty`)."""
         block = 1 << (idx // BINBLOCKWIDTH)
-        if block <= self.binblocks:
-            if not block & self.binblocks:
+        if not block & self.binblocks:
+            # Get to the first marked block.
+            self._binmap_probe(idx // BINBLOCKWIDTH, False)
+            idx = (idx & ~(BINBLOCKWIDTH - 1)) + BINBLOCKWIDTH
+            block <<= 1
+            while not block & self.binblocks:
                 self._binmap_probe(idx // BINBLOCKWIDTH, False)
-                idx = (idx & ~(BINBLOCKWIDTH - 1)) + BINBLOCKWIDTH
+                idx += BINBLOCKWIDTH
                 block <<= 1
-                while not block & self.binblocks:
-                    self._binmap_probe(idx // BINBLOCKWIDTH, False)
-                    idx += BINBLOCKWIDTH
-                    block <<= 1
+        while True:
+            self._binmap_probe(idx // BINBLOCKWIDTH, True)
+            startidx = idx
             while True:
-                self._binmap_probe(idx // BINBLOCKWIDTH, True)
-                startidx = idx
-                while True:
-                    q = ~idx
-                    victim = bk[q]
-                    rec.probes += 1
-                    rec.visits += 1
-                    if events is not None:
-                        events.append(BinProbe(idx, None if victim == q else victim))
-                    while victim != q:
-                        vsize = head[victim] & ~PREV_INUSE
-                        rsize = vsize - nb
-                        if rsize >= minsize:
-                            self._visit(victim, vsize, True)
-                            self._unlink(victim, vsize)
-                            remainder = victim + nb
-                            head[victim] = nb | PREV_INUSE
-                            head[remainder] = rsize | PREV_INUSE
-                            self._set_foot(remainder, rsize)
-                            self._split_event(victim, vsize, nb)
-                            self._link_last_remainder(remainder, rsize)
-                            return victim + self.size_sz
-                        if rsize >= 0:
-                            self._visit(victim, vsize, True)
-                            self._set_inuse_at(victim, vsize)
-                            self._unlink(victim, vsize)
-                            return victim + self.size_sz
-                        self._visit(victim, vsize, False)
-                        victim = bk[victim]
-                    idx += 1
-                    if not idx & (BINBLOCKWIDTH - 1):
-                        break
-                # Clear the block's bit if all its bins are empty: the ones
-                # scanned were, and those below startidx are looked at again.
-                i = startidx
-                while True:
-                    if not i & (BINBLOCKWIDTH - 1):
-                        self.binblocks &= ~block
-                        self._event(BinmapChange(i // BINBLOCKWIDTH, False))
-                        break
-                    i -= 1
-                    if fd[~i] != ~i:
-                        break
-                block <<= 1
-                if block <= self.binblocks:
-                    while not block & self.binblocks:
-                        self._binmap_probe(idx // BINBLOCKWIDTH, False)
-                        idx += BINBLOCKWIDTH
-                        block <<= 1
-                else:
+                mem = self._best_in_bin(nb, idx)
+                if mem is not None:
+                    return mem
+                idx += 1
+                if not idx & (BINBLOCKWIDTH - 1):
                     break
+            self._clear_binblock_if_empty(startidx, block)
+            block <<= 1
+            if block > self.binblocks:
+                return None
+            while not block & self.binblocks:
+                self._binmap_probe(idx // BINBLOCKWIDTH, False)
+                idx += BINBLOCKWIDTH
+                block <<= 1
 
-        # 4. Top; 5. mmap; 6. extend top.
+    def _best_in_bin(self, nb: int, idx: int) -> int | None:
+        """Bin ``idx`` from its back (the smallest chunk first): the first
+        chunk that holds ``nb``, split when MINSIZE more is left (the rest
+        becomes the last remainder), else taken whole; None if none does."""
+        head, bk = self._head, self._bk
+        minsize = self.minsize
+        q = ~idx
+        victim = self._bin_probe(idx)
+        while victim != q:
+            vsize = head[victim] & ~PREV_INUSE
+            rsize = vsize - nb
+            if rsize >= minsize:
+                self._visit(victim, vsize, True)
+                self._unlink(victim, vsize)
+                remainder = self._split_chunk(victim, vsize, nb)
+                self._link_last_remainder(remainder, rsize)
+                return victim + self.size_sz
+            if rsize >= 0:
+                return self._take_chunk(victim, vsize)
+            self._visit(victim, vsize, False)
+            victim = bk[victim]
+        return None
+
+    def _clear_binblock_if_empty(self, startidx: int, block: int) -> None:
+        """Clear the block's bit if all its bins are empty: the ones scanned
+        were, and those below ``startidx`` are looked at again ("NOT always
+        cleared as soon as all bins in a block are empty")."""
+        fd = self._fd
+        i = startidx
+        while True:
+            if not i & (BINBLOCKWIDTH - 1):
+                self.binblocks &= ~block
+                self._event(BinmapChange(i // BINBLOCKWIDTH, False))
+                return
+            i -= 1
+            if fd[~i] != ~i:
+                return
+
+    def _top_fit(self, nb: int, request: int) -> int | None:
+        """Steps 4-6: split top when it holds ``nb`` and MINSIZE more; else
+        mmap a large request (``mmap_chunk``) or ``malloc_extend_top`` and
+        try top again."""
+        head = self._head
+        W = self.size_sz
+        minsize = self.minsize
         top = self.top
         tsize = 0 if top is None else head[top] & ~PREV_INUSE
         rsize = tsize - nb
         if top is not None:
-            self._visit(top, tsize - self.size_sz, rsize >= minsize)
+            self._visit(top, tsize - W, rsize >= minsize)
         if rsize < minsize:
             if nb >= self.mallopt.mmap_threshold:
                 mem = self._mmap_chunk(nb, request)
@@ -503,17 +519,51 @@ class Dlmalloc(DlmallocWords, Strategy):
             top = self.top
             tsize = head[top] & ~PREV_INUSE
             rsize = tsize - nb
-            self._visit(top, tsize - self.size_sz, rsize >= minsize)
+            self._visit(top, tsize - W, rsize >= minsize)
             if rsize < minsize:
                 return None
-        victim = top
-        head[victim] = nb | PREV_INUSE
-        new_top = victim + nb
+        head[top] = nb | PREV_INUSE
+        new_top = top + nb
         head[new_top] = rsize | PREV_INUSE
         self.top = new_top
-        self._split_event(victim, tsize - self.size_sz, nb)
-        self._event(PointerMove("top", victim, new_top))
+        self._split_event(top, tsize - W, nb)
+        if self.rec.events is not None:
+            self._event(PointerMove("top", top, new_top))
+        return top + W
+
+    def _bin_probe(self, idx: int) -> int:
+        """Bin ``idx`` looked at: its last chunk (``last(bin)``, where a scan
+        of it starts), or its header ``~idx`` when it is empty.  One unit of
+        search."""
+        q = ~idx
+        victim = self._bk[q]
+        rec = self.rec
+        rec.probes += 1
+        rec.visits += 1
+        if rec.events is not None:
+            rec.events.append(BinProbe(idx, None if victim == q else victim))
+        return victim
+
+    def _take_chunk(self, victim: int, vsize: int) -> int:
+        """Chunk ``victim`` of ``vsize`` bytes fits with less than MINSIZE
+        over: taken whole off its bin, and the next chunk says it is in use."""
+        self._visit(victim, vsize, True)
+        self._unlink(victim, vsize)
+        self._set_inuse_at(victim, vsize)
         return victim + self.size_sz
+
+    def _split_chunk(self, victim: int, vsize: int, nb: int) -> int:
+        """Cut chunk ``victim`` of ``vsize`` bytes: its first ``nb`` for the
+        request, the rest a free chunk with its head and foot (``set_head``,
+        ``set_foot``); returns the rest."""
+        head = self._head
+        remainder = victim + nb
+        rsize = vsize - nb
+        head[victim] = nb | PREV_INUSE
+        head[remainder] = rsize | PREV_INUSE
+        self._set_foot(remainder, rsize)
+        self._split_event(victim, vsize, nb)
+        return remainder
 
     def _visit(self, addr: int, size: int, fits: bool) -> None:
         rec = self.rec
