@@ -148,7 +148,8 @@ class Dlmalloc(DlmallocWords, Strategy):
     """Doug Lea's malloc 2.6 (1996-1999): boundary tags, 128 bins, last
     remainder, top, mmap and trimming."""
 
-    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    #: dicts and lists of ints only: a copy of the heap copies them without
+    #: looking (heapscope.allocators.state_copy)
     flat_state = Strategy.flat_state + ('_head', '_foot', '_fd', '_bk')
     name = "dlmalloc"
     title = "Doug Lea's malloc 2.6 (dlmalloc, 1996-1999)"

@@ -99,7 +99,7 @@ class Strategy(StrategyWords, StrategyMeasures, StrategyState, BulkReplay):
     #: the original this strategy follows
     citation = ""
 
-    #: the parameters every strategy takes (allocators/params.py); a subclass
+    #: the parameters every strategy takes (heapscope.allocators.params); a subclass
     #: lists its own in ``params`` too, and may narrow one of these
     params = (
         Param("word", INT, 8, "word size in bytes: 8 for LP64, 4 for ILP32", choices=(4, 8)),

@@ -14,7 +14,7 @@ class BulkReplay:
 
     def bulk_ops(self) -> tuple:
         """The (malloc, free, realloc) callables bulk replay calls
-        (``allocators/replay.py``: ``replay_ops`` and the timeline's build),
+        (:mod:`heapscope.allocators.replay`: ``replay_ops`` and the timeline's build),
         taking the arguments of ``_malloc``, ``_free`` and ``_realloc``.
 
         By default those three methods themselves.  A policy written one verb

@@ -132,7 +132,8 @@ def ffs(word: int) -> int:
 class TLSF(TLSFWords, Strategy):
     """Two-Level Segregated Fit after Masmano et al. 2004 and mattconte/tlsf."""
 
-    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    #: dicts and lists of ints only: a copy of the heap copies them without
+    #: looking (heapscope.allocators.state_copy)
     flat_state = Strategy.flat_state + ('_size_word', '_prev_phys', 'sl_bitmap')
     flat_lists = ("_lists",)
     name = "tlsf"
@@ -140,7 +141,7 @@ class TLSF(TLSFWords, Strategy):
     citation = ("Masmano, Ripoll, Crespo & Real, TLSF: a new dynamic memory allocator "
                 "for real-time systems, ECRTS 2004; reference code mattconte/tlsf")
     #: its state is dicts and lists of ints, with no reference back to the heap:
-    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    #: after a checkpoint the build goes on from a twin (heapscope.allocators.replay, _go_on_after)
     plain_state = True
 
     params = (

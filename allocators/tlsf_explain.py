@@ -12,7 +12,8 @@ class's bases); it only reads the policy's mapping (``mapping_insert``,
 
 from __future__ import annotations
 
-from .events import BitmapProbe, Coalesce, Grow, ListInsert, ListRemove, MappingSearch, Placed, Released, Split, Visit
+from .events import (BitmapProbe, Coalesce, Grow, ListInsert, ListRemove, MappingSearch, Placed, Released,
+                     Split, Visit)
 from .strategy_words import StrategyWords
 
 
