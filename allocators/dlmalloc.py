@@ -314,7 +314,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         fd[LR_BIN] = bk[LR_BIN] = p
         fd[p] = bk[p] = LR_BIN
         self._free_bytes += size
-        self._event(PointerMove("last_remainder", None if old == LR_BIN else old, p))
+        if self.rec.events is not None:
+            self._event(PointerMove("last_remainder", None if old == LR_BIN else old, p))
 
     # ----------------------------------------------------------- chunks
     def _set_foot(self, p: int, s: int) -> None:
@@ -339,7 +340,8 @@ class Dlmalloc(DlmallocWords, Strategy):
             h = mem - self.size_sz
             block = self._head[h] & ~PREV_INUSE
             self._note_alloc(mem, h, block, size, self.size_sz)
-            self._event(Placed(h, block, mem, size))
+            if self.rec.events is not None:    # (an event costs more than a step here)
+                self._event(Placed(h, block, mem, size))
         return mem
 
     def _chunk_alloc(self, nb: int, request: int) -> int | None:
@@ -721,7 +723,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         if payload in self._region_of:
             self._munmap_chunk(payload)
             return
-        self._event(Released(lb.block_addr, lb.block_size))
+        if self.rec.events is not None:
+            self._event(Released(lb.block_addr, lb.block_size))
         self._chunk_free(lb.block_addr)
 
     def _chunk_free(self, p: int) -> None:
