@@ -23,6 +23,11 @@ without it.  Shared keys belong to the class and never shrink, so each
 variant runs in a fresh process; the processes alternate, each number is the
 best of ``--runs`` in CPU seconds, and the column to read is the ratio
 (undone / as built: above 1 is what the workaround saves).
+
+With ``--instructions`` (valgrind installed) it counts instead the machine
+instructions of one bare replay of sqlite's trace (cachegrind's ``I refs``
+of three replays less those of one, halved), which the other processes of
+a busy machine do not move: the measure to trust there.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -113,6 +120,31 @@ def child(name: str, undone: bool, runs: int, quick: bool) -> None:
     print(json.dumps(result))
 
 
+def replays(name: str, undone: bool, count: int) -> None:
+    """Replay sqlite's trace ``count`` times, for an instruction count."""
+    if undone:
+        undo_workaround(name)
+    from heapscope.allocators.registry import make_strategy
+    from heapscope.allocators.replay import replay_bare
+    from heapscope.traces import load_trace
+    trace = load_trace(str(BUNDLED / "sqlite3-sql.rep.gz"))
+    for _ in range(count):
+        replay_bare(trace, make_strategy(name))
+
+
+def instructions(name: str, undone: bool) -> float:
+    """Instructions of one bare replay (cachegrind: three replays less one, halved)."""
+    counts = []
+    for count in (1, 3):
+        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+               sys.executable, __file__, "--replays", str(count), "--child", name]
+        cmd += ["--undone"] if undone else []
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                             env=dict(os.environ, PYTHONHASHSEED="0"))
+        counts.append(int(re.search(r"I\s+refs:\s+([\d,]+)", out.stderr).group(1).replace(",", "")))
+    return (counts[1] - counts[0]) / 2
+
+
 def run_child(name: str, undone: bool, runs: int, quick: bool) -> dict:
     cmd = [sys.executable, __file__, "--child", name, "--runs", str(runs)]
     cmd += ["--undone"] if undone else []
@@ -129,9 +161,24 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--child")
     ap.add_argument("--undone", action="store_true")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions with valgrind instead of timing")
+    ap.add_argument("--replays", type=int, default=0)
     args = ap.parse_args()
+    if args.child and args.replays:
+        replays(args.child, args.undone, args.replays)
+        return
     if args.child:
         child(args.child, args.undone, args.runs, args.quick)
+        return
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            sys.exit("--instructions needs valgrind")
+        print("instructions of one bare replay of sqlite3-sql (millions)")
+        for name in UNDONE:
+            built, undone = instructions(name, False), instructions(name, True)
+            print(f"{name:12s} as built {built / 1e6:8.1f}  undone {undone / 1e6:8.1f}  "
+                  f"undone/built {undone / built:.3f}", flush=True)
         return
     print(f"CPython {sys.version.split()[0]}; best of {args.runs} x {args.rounds} processes, CPU us an op")
     print(f"{'strategy':12s} {'trace':12s} {'attrs':>9s} {'replay':>15s} {'undone/built':>12s}"
