@@ -137,7 +137,9 @@ class Mallopt(NamedTuple):
     """The four values ``mallopt()`` sets (M_TRIM_THRESHOLD, M_TOP_PAD,
     M_MMAP_THRESHOLD, M_MMAP_MAX), the original's globals of those names.
     One attribute for the four keeps a Dlmalloc at fewer than 30 instance
-    attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py)."""
+    attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py;
+    four attributes instead cost its replay 14% more instructions:
+    benchmarks/bench_inline_attributes.py)."""
     trim_threshold: int | None
     top_pad: int
     mmap_threshold: int

@@ -201,7 +201,9 @@ class TLSF(TLSFWords, Strategy):
 
     # The reference's block_header_overhead and tlsf_pool_overhead() follow
     # from the word; as properties they keep the instance at fewer than 30
-    # attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py).
+    # attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py;
+    # its fused path reads locals, so for TLSF alone that costs nothing either
+    # way: benchmarks/bench_inline_attributes.py).
     @property
     def block_header_overhead(self) -> int:
         """``block_header_overhead``: the size word a used block costs."""
