@@ -220,8 +220,12 @@ class TraceSource:
         """A TraceError at ``line`` (default: the line being read)."""
         return TraceError(message, self.path, self.line if line == -1 else line)
 
+    def cancelled(self) -> bool:
+        """Whether the cancel hook has turned true (for a reader that raises itself)."""
+        return self._cancel is not None and bool(self._cancel())
+
     def check_cancel(self) -> None:
-        if self._cancel is not None and self._cancel():
+        if self.cancelled():
             raise ReadCancelled(self.path)
 
     # --- reading -------------------------------------------------------------
