@@ -197,3 +197,19 @@ def test_convert_keep_is_for_memray_captures_only(tmp_path, capsys):
     rep.write_text("0\n1\n2\n1\na 0 8\nf 0\n")
     assert main(["convert", str(rep), "-o", str(tmp_path / "u.rep"), "--keep", "mmap"]) == 2
     assert "--keep applies to memray captures only" in capsys.readouterr().err
+
+
+@needs_memray
+def test_a_long_read_reports_progress_and_can_be_cancelled(captures, monkeypatch):
+    from heapscope.traces import ReadCancelled, read_trace_file
+    from heapscope.traces import memray_capture
+    monkeypatch.setattr(memray_capture, "_CHECK_EVERY", 50)
+    size = captures["plain"].stat().st_size
+    reports = []
+    read_trace_file(captures["plain"], progress=lambda done, total: reports.append((done, total)))
+    shares = [done for done, total in reports if total == size]
+    records = sum(1 for _ in memray.FileReader(str(captures["plain"])).get_allocation_records())
+    assert len(shares) >= records // 50                # one report per 50 records, at least
+    assert shares == sorted(shares) and 0 < shares[-1] <= size
+    with pytest.raises(ReadCancelled):
+        read_trace_file(captures["plain"], cancel=lambda: True)

@@ -57,8 +57,8 @@ SYSTEM_FREES = ("FREE",)
 OPTIONAL = {"pymalloc": (("PYMALLOC_MALLOC", "PYMALLOC_CALLOC", "PYMALLOC_REALLOC"),
                          ("PYMALLOC_FREE",)),
             "mmap": (("MMAP",), ("MUNMAP",))}
-#: how often (in records) a long read looks at its cancel hook
-_CANCEL_EVERY = 1 << 14
+#: how often (in records) a long read reports progress and looks at its cancel hook
+_CHECK_EVERY = 1 << 14
 
 INSTALL_HINT = "pip install heapscope[memray]"
 
@@ -102,12 +102,14 @@ def _reader(path: str):
 
 
 def import_memray(path: str | os.PathLike, keep: tuple[str, ...] = (), keep_live: bool = False,
-                  max_ops: int = MAX_OPS, cancel=None) -> tuple[Trace, MemrayCounts, object]:
+                  max_ops: int = MAX_OPS, cancel=None, progress=None
+                  ) -> tuple[Trace, MemrayCounts, object]:
     """Read a memray capture into a trace: (trace, what was left out, the
     pointer counts of :class:`PointerTrace`).  ``keep`` adds ``"pymalloc"``
     and/or ``"mmap"`` records; blocks still live at the end are freed there
     unless ``keep_live``; ``cancel()`` turning true stops the read
-    (:class:`~heapscope.traces.errors.ReadCancelled`)."""
+    (:class:`~heapscope.traces.errors.ReadCancelled`); ``progress(done, total)``
+    hears of the records read, of the capture's total (memray's metadata)."""
     path = os.fspath(path)
     unknown = set(keep) - set(OPTIONAL)
     if unknown:
@@ -124,10 +126,14 @@ def import_memray(path: str | os.PathLike, keep: tuple[str, ...] = (), keep_live
     counts = MemrayCounts()
     left_out: dict[int, int] = {}
     number = 0
+    total = reader.metadata.total_allocations
     try:
         for number, record in enumerate(reader.get_allocation_records(), 1):
-            if cancel is not None and number % _CANCEL_EVERY == 0 and cancel():
-                raise ReadCancelled(path)
+            if number % _CHECK_EVERY == 0:
+                if cancel is not None and cancel():
+                    raise ReadCancelled(path)
+                if progress is not None:
+                    progress(number, total)
             kind = record.allocator
             counts.threads.add(record.tid)
             if kind in allocs:
@@ -151,7 +157,7 @@ def import_memray(path: str | os.PathLike, keep: tuple[str, ...] = (), keep_live
 def read_memray_source(source: TraceSource) -> Trace:
     """The reader :mod:`heapscope.traces.formats` calls: memray reads the file
     itself, by its path (the open source only told what it is)."""
-    return import_memray(source.path, cancel=source.cancelled)[0]
+    return import_memray(source.path, cancel=source.cancelled, progress=source.report_share)[0]
 
 
 def skipped_lines(counts: MemrayCounts, pointer_counts) -> list[str]:
