@@ -1176,6 +1176,9 @@ def _convert_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep", action="append", choices=("pymalloc", "mmap"),
                    help="a memray capture: keep pymalloc's or mmap's records too (left out by "
                    "default: only the system allocator's calls are the trace; repeatable)")
+    p.add_argument("--thread", type=int, metavar="N",
+                   help="a memray capture: keep only thread N's calls (memray's numbering, 1 for "
+                   "the main thread; by default all threads are merged in record order)")
 
 
 def convert_target(output: str, to: str | None) -> str:
@@ -1200,8 +1203,8 @@ def cmd_convert(args) -> int:
     notes: list[str] = []
     with open_source(args.input) as source:      # opened once: a pipe can be converted too
         form = sniff_source(source)
-        if args.keep and form != "memray":
-            raise CliError("--keep applies to memray captures only")
+        if (args.keep or args.thread is not None) and form != "memray":
+            raise CliError("--keep and --thread apply to memray captures only")
         if form == "ltrace":
             trace, counts, pointer_counts = import_ltrace_source(source, pids=args.pid,
                                                                  keep_live=args.keep_live)
@@ -1210,7 +1213,8 @@ def cmd_convert(args) -> int:
             from .traces.memray_capture import import_memray
             from .traces.memray_capture import skipped_lines as memray_skipped
             trace, counts, pointer_counts = import_memray(source.path, tuple(args.keep or ()),
-                                                          keep_live=args.keep_live)
+                                                          keep_live=args.keep_live,
+                                                          thread=args.thread)
             notes = memray_skipped(counts, pointer_counts)
         elif args.pid or args.keep_live:
             raise CliError("--pid applies to ltrace/villoc input only, --keep-live to ltrace "

@@ -48,7 +48,12 @@ void every_kind(void) {
 KINDS_SIZES = {1001, 3006, 20003, 1004, 5120, 1006, 1007}
 
 PROGRAM = textwrap.dedent("""
-    import ctypes, mmap, sys
+    import ctypes, mmap, sys, threading
+    def worker():
+        blocks = [bytearray(30_000 + i) for i in range(8)]
+        del blocks[:4]
+    thread = threading.Thread(target=worker)
+    thread.start()
     keep = [bytearray(50_000 + i) for i in range(6)]     # system malloc: past pymalloc's 512
     del keep[::2]
     grown = bytearray()
@@ -59,6 +64,7 @@ PROGRAM = textwrap.dedent("""
     m.close()
     if len(sys.argv) > 1:
         ctypes.CDLL(sys.argv[1]).every_kind()
+    thread.join()
 """)
 
 
@@ -84,20 +90,23 @@ def captures(tmp_path_factory):
         lib = folder / "kinds.so"
         subprocess.run([cc, "-shared", "-fPIC", "-O0", "-o", str(lib), str(folder / "kinds.c")],
                        check=True, timeout=60)
-    return {"plain": capture(folder, "plain.bin", "--trace-python-allocators", lib=lib),
+    return {"plain": capture(folder, "plain.bin", lib=lib),
+            # Python's own allocations recorded as pymalloc's, even those it passes to malloc
+            "pymalloc": capture(folder, "pymalloc.bin", "--trace-python-allocators"),
             "aggregated": capture(folder, "aggregated.bin", "--aggregate"),
             "has_kinds": lib is not None}
 
 
-def records_walk(path, kinds):
-    """memray's records of ``kinds`` walked by hand: (allocation sizes, peak
-    live bytes, frees of blocks never seen allocated, names seen)."""
+def records_walk(path, kinds, thread=None):
+    """memray's records of ``kinds`` (of one thread, if given) walked by hand:
+    (allocation sizes, peak live bytes, frees of blocks never seen allocated,
+    names seen)."""
     names = {int(k): k.name for k in memray.AllocatorType}
     frees = {"FREE", "PYMALLOC_FREE", "MUNMAP"}
     live, total, peak, sizes, unknown, seen = {}, 0, 0, [], 0, set()
     for record in memray.FileReader(str(path)).get_allocation_records():
         name = names[record.allocator]
-        if name not in kinds or not record.address:
+        if name not in kinds or not record.address or thread not in (None, record.tid):
             continue
         seen.add(name)
         if name in frees:
@@ -144,19 +153,19 @@ def test_pymalloc_and_mmap_are_left_out_and_counted_unless_kept(captures):
     from heapscope.traces.memray_capture import import_memray
     names = {int(k): k.name for k in memray.AllocatorType}
     by_kind = {}
-    for record in memray.FileReader(str(captures["plain"])).get_allocation_records():
+    for record in memray.FileReader(str(captures["pymalloc"])).get_allocation_records():
         by_kind[names[record.allocator]] = by_kind.get(names[record.allocator], 0) + 1
     assert by_kind.get("PYMALLOC_MALLOC") and by_kind.get("MMAP")    # the capture has both
-    _, counts, pointer_counts = import_memray(captures["plain"])
+    _, counts, pointer_counts = import_memray(captures["pymalloc"])
     assert counts.left_out == {name.lower(): n for name, n in by_kind.items()
                                if name.startswith(("PYMALLOC", "MMAP", "MUNMAP"))}
-    _, _, unknown, _ = records_walk(captures["plain"], SYSTEM_ALLOCS | {"FREE"})
+    _, _, unknown, _ = records_walk(captures["pymalloc"], SYSTEM_ALLOCS | {"FREE"})
     assert pointer_counts.unknown_frees == unknown
 
     kept = SYSTEM_ALLOCS | {"FREE", "PYMALLOC_MALLOC", "PYMALLOC_CALLOC", "PYMALLOC_REALLOC",
                             "PYMALLOC_FREE", "MMAP", "MUNMAP"}
-    sizes, peak, _, _ = records_walk(captures["plain"], kept)
-    trace, counts, _ = import_memray(captures["plain"], keep=("pymalloc", "mmap"))
+    sizes, peak, _, _ = records_walk(captures["pymalloc"], kept)
+    trace, counts, _ = import_memray(captures["pymalloc"], keep=("pymalloc", "mmap"))
     assert counts.left_out == {}
     assert trace_allocations(trace) == sorted(sizes)
     assert trace.stats()["max_live_bytes"] == peak
@@ -165,12 +174,12 @@ def test_pymalloc_and_mmap_are_left_out_and_counted_unless_kept(captures):
 @needs_memray
 def test_convert_writes_the_trace_and_says_what_it_left_out(captures, tmp_path, capsys):
     out = tmp_path / "capture.rep"
-    assert main(["convert", str(captures["plain"]), "-o", str(out)]) == 0
+    assert main(["convert", str(captures["pymalloc"]), "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "pymalloc_malloc records left out (--keep pymalloc keeps them)" in err
-    sizes, _, _, _ = records_walk(captures["plain"], SYSTEM_ALLOCS | {"FREE"})
+    sizes, _, _, _ = records_walk(captures["pymalloc"], SYSTEM_ALLOCS | {"FREE"})
     assert trace_allocations(load_trace(str(out))) == sorted(sizes)
-    assert main(["convert", str(captures["plain"]), "-o", str(out), "--keep", "pymalloc"]) == 0
+    assert main(["convert", str(captures["pymalloc"]), "-o", str(out), "--keep", "pymalloc"]) == 0
     assert "pymalloc_malloc" not in capsys.readouterr().err
 
 
@@ -196,7 +205,30 @@ def test_convert_keep_is_for_memray_captures_only(tmp_path, capsys):
     rep = tmp_path / "t.rep"
     rep.write_text("0\n1\n2\n1\na 0 8\nf 0\n")
     assert main(["convert", str(rep), "-o", str(tmp_path / "u.rep"), "--keep", "mmap"]) == 2
-    assert "--keep applies to memray captures only" in capsys.readouterr().err
+    assert "--keep and --thread apply to memray captures only" in capsys.readouterr().err
+
+
+@needs_memray
+def test_threads_are_merged_in_record_order_or_one_is_kept(captures, tmp_path, capsys):
+    from heapscope.traces.memray_capture import import_memray
+    records = list(memray.FileReader(str(captures["plain"])).get_allocation_records())
+    tids = {r.tid for r in records}
+    trace, counts, _ = import_memray(captures["plain"])
+    assert counts.threads == tids
+    worker, = {r.tid for r in records if "worker" in (r.thread_name or "")}
+    sizes, peak, _, _ = records_walk(captures["plain"], SYSTEM_ALLOCS | {"FREE"}, thread=worker)
+    # the worker's eight blocks, by hand (memray 1.20 may miss a new thread's
+    # first allocation, so seven at least), and the main thread's are not in it
+    assert len(set(range(30_000, 30_008)) & set(sizes)) >= 7
+    assert not {50_000, 50_001} & set(sizes)
+    trace, _, _ = import_memray(captures["plain"], thread=worker)
+    assert trace_allocations(trace) == sorted(sizes)
+    assert trace.stats()["max_live_bytes"] == peak
+    out = tmp_path / "worker.rep"
+    assert main(["convert", str(captures["plain"]), "-o", str(out), "--thread", str(worker)]) == 0
+    assert "records of other threads left out" in capsys.readouterr().err
+    assert main(["convert", str(captures["plain"]), "-o", str(out), "--thread", "999"]) == 2
+    assert "no thread 999 in this memray capture" in capsys.readouterr().err
 
 
 @needs_memray

@@ -21,7 +21,9 @@ What becomes the trace:
   ``"mmap"``): pymalloc carves its blocks out of arenas it got from mmap, so
   keeping both counts the same bytes twice.  A kept munmap frees the mapping
   that starts at its address (a partial munmap is taken as the whole);
-- threads are merged in record order (one process has one heap);
+- threads are merged in record order (one process has one heap), or one is
+  kept (``thread``: memray's thread number, 1 for the main thread); a block
+  one thread allocates and another frees then stays live to the end;
 - a free of a block allocated before tracking began (or by an allocator left
   out) is counted and dropped, as for ltrace (:class:`PointerTrace`).
 
@@ -75,6 +77,7 @@ class MemrayCounts:
     """What an import left out, by kind of record (memray's names, lower case)."""
     left_out: dict = field(default_factory=dict)     # "pymalloc_malloc" -> n
     threads: set = field(default_factory=set)
+    other_threads: int = 0                           # records of threads not kept
     records: int = 0
 
 
@@ -102,11 +105,11 @@ def _reader(path: str):
 
 
 def import_memray(path: str | os.PathLike, keep: tuple[str, ...] = (), keep_live: bool = False,
-                  max_ops: int = MAX_OPS, cancel=None, progress=None
+                  thread: int | None = None, max_ops: int = MAX_OPS, cancel=None, progress=None
                   ) -> tuple[Trace, MemrayCounts, object]:
     """Read a memray capture into a trace: (trace, what was left out, the
     pointer counts of :class:`PointerTrace`).  ``keep`` adds ``"pymalloc"``
-    and/or ``"mmap"`` records; blocks still live at the end are freed there
+    and/or ``"mmap"`` records; ``thread`` keeps only that thread's; blocks still live at the end are freed there
     unless ``keep_live``; ``cancel()`` turning true stops the read
     (:class:`~heapscope.traces.errors.ReadCancelled`); ``progress(done, total)``
     hears of the records read, of the capture's total (memray's metadata)."""
@@ -136,6 +139,9 @@ def import_memray(path: str | os.PathLike, keep: tuple[str, ...] = (), keep_live
                     progress(number, total)
             kind = record.allocator
             counts.threads.add(record.tid)
+            if thread is not None and record.tid != thread:
+                counts.other_threads += 1
+                continue
             if kind in allocs:
                 if record.address:
                     out.alloc(record.address, record.size, number)
@@ -148,6 +154,9 @@ def import_memray(path: str | os.PathLike, keep: tuple[str, ...] = (), keep_live
         reader.close()
     counts.records = number
     counts.left_out = {kinds(k).name.lower(): n for k, n in sorted(left_out.items())}
+    if thread is not None and thread not in counts.threads:
+        raise TraceError(f"no thread {thread} in this memray capture (its threads: "
+                         f"{', '.join(map(str, sorted(counts.threads)))})", path)
     if len(out) == 0:
         raise TraceError(f"no system allocator call (malloc, free, ...) in this memray capture's "
                          f"{number:,} records", path)
@@ -163,8 +172,11 @@ def read_memray_source(source: TraceSource) -> Trace:
 def skipped_lines(counts: MemrayCounts, pointer_counts) -> list[str]:
     """What an import left out, in words (for ``heapscope convert``)."""
     out = []
-    if len(counts.threads) > 1:
-        out.append(f"{len(counts.threads)} threads merged in record order")
+    if counts.other_threads:
+        out.append(f"{counts.other_threads:,} records of other threads left out")
+    elif len(counts.threads) > 1:
+        out.append(f"{len(counts.threads)} threads merged in record order "
+                   f"({', '.join(map(str, sorted(counts.threads)))}): --thread N keeps one")
     for name, n in counts.left_out.items():
         group = "pymalloc" if name.startswith("pymalloc") else "mmap"
         out.append(f"{n:,} {name} records left out (--keep {group} keeps them)")
