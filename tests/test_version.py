@@ -40,3 +40,8 @@ def test_neither_installed_nor_a_checkout_says_unknown(monkeypatch, tmp_path):
     monkeypatch.setattr(version.metadata, "version", not_installed)
     monkeypatch.setattr(version, "PYPROJECT", tmp_path / "missing.toml")
     assert version.package_version() == "unknown"
+
+
+def test_the_module_version_is_the_same_number():
+    import heapscope
+    assert heapscope.__version__ == pyproject_version()
