@@ -217,10 +217,12 @@ def test_threads_are_merged_in_record_order_or_one_is_kept(captures, tmp_path, c
     assert counts.threads == tids
     worker, = {r.tid for r in records if "worker" in (r.thread_name or "")}
     sizes, peak, _, _ = records_walk(captures["plain"], SYSTEM_ALLOCS | {"FREE"}, thread=worker)
-    # the worker's eight blocks, by hand (memray 1.20 may miss a new thread's
-    # first allocation, so seven at least), and the main thread's are not in it
-    assert len(set(range(30_000, 30_008)) & set(sizes)) >= 7
-    assert not {50_000, 50_001} & set(sizes)
+    # the worker's eight blocks, by hand (bytearray(n) mallocs n + 1 bytes: its
+    # trailing NUL), and none of the main thread's
+    assert set(range(30_001, 30_009)) <= set(sizes)
+    assert not set(range(50_001, 50_007)) & set(sizes)
+    merged, _, _, _ = records_walk(captures["plain"], SYSTEM_ALLOCS | {"FREE"})
+    assert set(range(30_001, 30_009)) | set(range(50_001, 50_007)) <= set(merged)
     trace, _, _ = import_memray(captures["plain"], thread=worker)
     assert trace_allocations(trace) == sorted(sizes)
     assert trace.stats()["max_live_bytes"] == peak
