@@ -247,3 +247,14 @@ def test_a_long_read_reports_progress_and_can_be_cancelled(captures, monkeypatch
     assert shares == sorted(shares) and 0 < shares[-1] <= size
     with pytest.raises(ReadCancelled):
         read_trace_file(captures["plain"], cancel=lambda: True)
+
+
+@needs_memray
+@pytest.mark.parametrize("keep", [64, 3000])
+def test_a_damaged_capture_exits_2_naming_it(captures, tmp_path, capsys, keep):
+    damaged = tmp_path / "damaged.bin"
+    damaged.write_bytes(captures["plain"].read_bytes()[:keep])     # memray's magic, then cut
+    assert main(["check", str(damaged)]) == 2
+    err = capsys.readouterr().err
+    assert "damaged.bin" in err and "memray cannot read this capture" in err
+    assert "Traceback" not in err

@@ -150,6 +150,9 @@ def import_memray(path: str | os.PathLike, keep: tuple[str, ...] = (), keep_live
                     out.free(record.address, number)
             else:
                 left_out[kind] = left_out.get(kind, 0) + 1
+    except (OSError, ValueError, RuntimeError) as exc:    # memray's reader failing mid-file
+        raise TraceError(f"memray cannot read this capture past record {number:,}: {exc}",
+                         path, number or None) from None
     finally:
         reader.close()
     counts.records = number
