@@ -5,11 +5,14 @@
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
     heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
+    heapscope find TRACE -s S --when COND   the steps where a condition holds
     heapscope render TRACE -s S --step N -o OUT.png   what the window shows, as PNG, SVG, GIF or MP4
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
     heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
+    heapscope lesson check FILE    validate a lesson (docs/lessons.md) and print each stop
+    heapscope lesson list          the bundled lessons
 
 TRACE is a ``.rep`` / ``.rep.gz`` file, a trace in the readable form
 (``a = malloc(240)``, ``free(a)``: a ``.heap`` file, recognised by its
@@ -587,6 +590,100 @@ def cmd_inspect(args) -> int:
     return 0
 
 
+#: what ``heapscope find``'s exit status says (its --help and the README)
+FIND_EXIT_STATUSES = """\
+exit status (as grep's):
+  0  some step matched
+  1  no step matched
+  2  bad input or usage: a condition that cannot be read names its column"""
+
+
+def _find_options(p: argparse.ArgumentParser) -> None:
+    from .allocators.conditions import reference
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", type=_known_strategy, required=True, metavar="NAME",
+                   help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--when", "-w", required=True, metavar="CONDITION",
+                   help='the condition, e.g. failed, "search > 100", "grew and frag > 0.5", '
+                        "'rotation == \"zig-zag\"' (docs/gui.md, Conditions)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--count", action="store_true", help="print only how many steps match")
+    which.add_argument("--format", "-f", choices=("text", "json"), default="text",
+                       help="text: one line per matching step, in the window's words; json: the same as data")
+    p.add_argument("--limit", type=_positive, default=None, metavar="N",
+                   help="show only the first N matches (the count is of them all)")
+    add_strategy_options(p)
+    p.epilog = (FIND_EXIT_STATUSES + "\n\nopen the window at a match with: heapscope open TRACE "
+                "--strategy S --step N\n\n" + reference())
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+@command("find", "the steps of a replay where a condition holds", _find_options)
+def cmd_find(args) -> int:
+    """Steps matching ``--when`` (heapscope/finding.py)."""
+    from .finding import FindError, find_report, format_text, read_condition, to_json
+    try:
+        read_condition(args.when, args.strategy)     # a bad condition costs no replay
+    except FindError as exc:
+        raise CliError(str(exc)) from None
+    policy = policy_params(args)
+    _warn_unused_policy(policy, [args.strategy])
+    params = dict(common_params(args), **policy.get(args.strategy, {}))
+    trace = load_trace(args.trace or str(default_trace_path()))
+    words = 0 if args.count else args.limit
+    try:
+        report = find_report(trace, args.strategy, args.when, params, words, time_limit=args.time_limit)
+    except FindError as exc:
+        raise CliError(str(exc)) from None
+    if report["stopped"]:
+        print(f"heapscope: warning: the replay stopped at {report['stopped']}; the "
+              f"{report['steps']:,} steps before it were searched", file=sys.stderr)
+    if args.count:
+        print(report["count"])
+    else:
+        print(to_json(report) if args.format == "json" else format_text(report))
+    return 0 if report["count"] else 1
+
+
+def _lesson_options(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="lesson_command", metavar="ACTION", required=True)
+    check = sub.add_parser("check", help="validate a lesson (syntax, directives, claims) and print each stop",
+                           description="Validate a lesson: its front matter, every directive and every "
+                           "claim, checked against the replay; then each stop's state in words. "
+                           "docs/lessons.md gives the format.")
+    check.add_argument("lesson", metavar="FILE", help="a lesson file (.md), or a bundled lesson's name")
+    sub.add_parser("list", help="the bundled lessons", description="The lessons shipped with heapscope.")
+
+
+def _lesson_file(spec: str) -> str:
+    """A bundled lesson's name means it unless a file of that name exists."""
+    from .lessons import lesson_path
+    bundled = lesson_path(spec)
+    return str(bundled) if bundled is not None and not os.path.exists(spec) else spec
+
+
+@command("lesson", "check a lesson file, or list the bundled lessons", _lesson_options)
+def cmd_lesson(args) -> int:
+    """``lesson check FILE``, ``lesson list`` (heapscope/lessons/, docs/lessons.md)."""
+    from .lessons import LessonError, bundled_lessons, load_lesson
+    if args.lesson_command == "list":
+        for path in bundled_lessons():
+            lesson = load_lesson(path)
+            length = f"{lesson.minutes} min" if lesson.minutes else "length not given"
+            print(f"{path.stem}: {lesson.title} ({', '.join(lesson.strategies)}; {length})")
+        return 0
+    try:
+        lesson = load_lesson(_lesson_file(args.lesson))
+    except LessonError as exc:
+        raise CliError(str(exc)) from None
+    length = f", about {lesson.minutes} minutes" if lesson.minutes else ""
+    print(f"{args.lesson}: OK, {len(lesson.stops)} stops, {lesson.claim_count()} claims hold{length}")
+    for index in range(len(lesson.stops)):
+        print()
+        print("\n".join(lesson.describe(index)))
+    return 0
+
+
 def _arg_type(parse: Callable[[str], object], name: str):
     """An argparse ``type=`` from a parser that raises ValueError with the message."""
     def convert(text: str):
@@ -745,6 +842,7 @@ def _experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
                    help="replays at once, each in its own process (default: one per core)")
     add_allocator_option(p)
+    add_time_limit_option(p)
 
 
 def experiments_text() -> str:
@@ -781,7 +879,7 @@ def cmd_experiment(args) -> int:
     progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
-                                dict(args.workload or []), args.jobs, progress)
+                                dict(args.workload or []), args.jobs, progress, args.time_limit)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
     text = render(result, args.format)
@@ -794,8 +892,12 @@ def cmd_experiment(args) -> int:
         sys.stdout.flush()
     if args.plot:
         _save_chart(result, args.plot)
-    failed = any(row.get("error") for table in result.tables for row in table.rows)
-    return 1 if failed else 0        # as compare: a strategy that failed says so in its row
+    # as compare: a strategy that failed says so in its row, and once on stderr
+    failed = dict.fromkeys((row["strategy"], row["error"]) for table in result.tables
+                           for row in table.rows if row.get("error"))
+    for strategy, error in failed:
+        print(f"heapscope: {strategy} failed: {error}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _check_experiment_outputs(args) -> None:

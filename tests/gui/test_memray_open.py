@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from heapscope.traces import ALLOC
-from tests.gui.conftest import wait_loaded
+from .conftest import wait_loaded
 
 memray = pytest.importorskip("memray", reason="memray is not installed (pip install heapscope[memray])")
 
