@@ -35,7 +35,7 @@ from .loader import LoadRequest, Loader, ReadTrace
 from .show_model import timeline_key
 from .user_code_watch import UserCodeWatch
 
-TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.heap *.heap.gz *.ltrace *.txt *.log *.out *.gz);;"
+TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.heap *.heap.gz *.ltrace *.txt *.log *.out *.gz *.bin);;"
                 "All files (*)")
 
 

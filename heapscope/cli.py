@@ -1260,7 +1260,8 @@ CONVERT_TARGETS = {"rep": (".rep", ".rep.gz"), "heap": (".heap", ".heap.gz")}
 def _convert_options(p: argparse.ArgumentParser) -> None:
     p.description = ("Read IN -- a .rep/.rep.gz trace, the readable form (a = malloc(240), "
                      "free(a): a .heap file), or the output of ltrace -e "
-                     "malloc+free+calloc+realloc (with or without -f), or villoc's input -- "
+                     "malloc+free+calloc+realloc (with or without -f), or villoc's input, "
+                     "or a memray capture (memray run -o X.bin; needs heapscope[memray]) -- "
                      "chosen by its content, and write it as a .rep trace (header counted) or "
                      "in the readable form: by OUT's extension (.rep, .heap, either + .gz), "
                      "or --to; any other name gets a .rep.")
@@ -1274,6 +1275,12 @@ def _convert_options(p: argparse.ArgumentParser) -> None:
                    "tell threads, which share a heap, from processes, which do not)")
     p.add_argument("--keep-live", action="store_true",
                    help="leave blocks still live at the end of the input unfreed")
+    p.add_argument("--keep", action="append", choices=("pymalloc", "mmap"),
+                   help="a memray capture: keep pymalloc's or mmap's records too (left out by "
+                   "default: only the system allocator's calls are the trace; repeatable)")
+    p.add_argument("--thread", type=int, metavar="N",
+                   help="a memray capture: keep only thread N's calls (memray's numbering, 1 for "
+                   "the main thread; by default all threads are merged in record order)")
 
 
 def convert_target(output: str, to: str | None) -> str:
@@ -1298,12 +1305,22 @@ def cmd_convert(args) -> int:
     notes: list[str] = []
     with open_source(args.input) as source:      # opened once: a pipe can be converted too
         form = sniff_source(source)
+        if (args.keep or args.thread is not None) and form != "memray":
+            raise CliError("--keep and --thread apply to memray captures only")
         if form == "ltrace":
             trace, counts, pointer_counts = import_ltrace_source(source, pids=args.pid,
                                                                  keep_live=args.keep_live)
             notes = skipped_lines(counts, pointer_counts)
+        elif form == "memray" and not args.pid:
+            from .traces.memray_capture import import_memray
+            from .traces.memray_capture import skipped_lines as memray_skipped
+            trace, counts, pointer_counts = import_memray(source.path, tuple(args.keep or ()),
+                                                          keep_live=args.keep_live,
+                                                          thread=args.thread)
+            notes = memray_skipped(counts, pointer_counts)
         elif args.pid or args.keep_live:
-            raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
+            raise CliError("--pid applies to ltrace/villoc input only, --keep-live to ltrace "
+                           "and memray input")
         else:
             trace = READERS[form](source)
     # a temporary file renamed over OUT when complete (heapscope/outputs.py)
@@ -1325,6 +1342,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="heapscope",
         description="Replay malloc/free traces through classic allocator strategies. "
                     "Without a command, the window opens on the bundled trace.")
+    from .version import package_version
+    parser.add_argument("--version", action="version",
+                        version=f"heapscope {package_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
