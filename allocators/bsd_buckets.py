@@ -65,7 +65,8 @@ from . import structure
 from .events import BucketRefill, Grow, ListInsert, ListRemove, Note, Placed, Released, Visit
 from .explain import times
 from .params import BOOL, SIZE, Param, ParamError
-from .strategy import FREE_BLOCK, META, USED, Block, Strategy, probed_row_writer
+from .strategy import FREE_BLOCK, META, USED, Block, Strategy
+from .strategy_measures import probed_row_writer
 
 #: number of buckets, nextf[0 .. NBUCKETS-1], as in 4.3BSD
 NBUCKETS = 30
@@ -370,7 +371,7 @@ class BSDBuckets(Strategy):
 
     def _probe(self):
         """The fragmentation probe, its containers bound once (see
-        :func:`~heapscope.allocators.strategy.probed_row_writer`); it holds
+        :func:`~heapscope.allocators.strategy_measures.probed_row_writer`); it holds
         the containers of now: a bulk replay's lifetime."""
         s = self
         arena = self.arena
@@ -404,7 +405,7 @@ class BSDBuckets(Strategy):
 
     def measure_row(self, rec) -> tuple:
         """The build's row through this policy's own probe and counters
-        (:func:`~heapscope.allocators.strategy.probed_row_writer`); a subclass
+        (:func:`~heapscope.allocators.strategy_measures.probed_row_writer`); a subclass
         gets the default row."""
         if type(self) is not BSDBuckets:
             return super().measure_row(rec)

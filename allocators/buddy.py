@@ -67,7 +67,8 @@ from . import structure
 from .events import AvailProbe, BuddyMerge, BuddySplit, Grow, ListInsert, ListRemove, Note, Placed, Released
 from .explain import times as _times
 from .params import INT, Param, ParamError
-from .strategy import FREE_BLOCK, USED, Block, LiveBlock, Strategy, probed_row_writer
+from .strategy import FREE_BLOCK, USED, Block, LiveBlock, Strategy
+from .strategy_measures import probed_row_writer
 
 #: state of an inner node of :meth:`BinaryBuddy.split_tree`: a block split in two
 SPLIT = "split"
@@ -631,7 +632,7 @@ class BinaryBuddy(Strategy):
 
     def _probe(self):
         """The fragmentation probe, its containers bound once (see
-        :func:`~heapscope.allocators.strategy.probed_row_writer`); it holds
+        :func:`~heapscope.allocators.strategy_measures.probed_row_writer`); it holds
         the containers of now: a bulk replay's lifetime."""
         s = self
         arena = self.arena
@@ -675,7 +676,7 @@ class BinaryBuddy(Strategy):
 
     def measure_row(self, rec) -> tuple:
         """The build's row through this policy's own probe and counters
-        (:func:`~heapscope.allocators.strategy.probed_row_writer`); a subclass
+        (:func:`~heapscope.allocators.strategy_measures.probed_row_writer`); a subclass
         gets the default row."""
         if type(self) is not BinaryBuddy:
             return super().measure_row(rec)

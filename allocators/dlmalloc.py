@@ -102,22 +102,23 @@ A step's events say every change to ``structure()``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from . import structure
-from .events import Coalesce, Grow, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
+from .dlmalloc_bins import BIN_FLOOR, BINBLOCKWIDTH, MAX_SMALLBIN_SIZE, NAV, SMALLBIN_WIDTH, bin_index
+from .dlmalloc_events import BinmapChange, BinmapProbe, BinProbe, BinWalkStep, Mapped, Trim, Unmapped
+from .dlmalloc_explain import DlmallocWords
+from .events import Coalesce, GrowFailed, ListInsert, ListRemove, Note, Placed, PointerMove, Released, Split, Visit
 from .params import INT, MAX_BYTES, MAX_CHUNK, SIZE, Param
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy, align_up
 
+#: named here too: the bins' geometry and this policy's events have modules of their own
+__all__ = ["Dlmalloc", "Mallopt", "PREV_INUSE", "LR_BIN", "MMAP_BASE", "NAV", "BINBLOCKWIDTH",
+           "MAX_SMALLBIN_SIZE", "SMALLBIN_WIDTH", "BIN_FLOOR", "bin_index", "BinProbe", "BinmapProbe",
+           "BinmapChange", "BinWalkStep", "Trim", "Mapped", "Unmapped"]
+
 #: size-word bit: the previous chunk is in use
 PREV_INUSE = 1
-#: number of bins (``NAV``)
-NAV = 128
-#: bins per binblocks bit
-BINBLOCKWIDTH = 4
-MAX_SMALLBIN_SIZE = 512
-SMALLBIN_WIDTH = 8
 #: key of the last_remainder pseudo-bin (bin 1) in the link tables
 LR_BIN = ~1
 
@@ -131,142 +132,32 @@ DEFAULT_PAGESIZE = 4096
 MMAP_BASE = 1 << 46
 
 
-def bin_index(sz: int) -> int:
-    """The original's ``bin_index``: the bin of a free chunk of ``sz`` bytes."""
-    s = sz >> 9
-    if s == 0:
-        return sz >> 3
-    if s <= 4:
-        return 56 + (sz >> 6)
-    if s <= 20:
-        return 91 + (sz >> 9)
-    if s <= 84:
-        return 110 + (sz >> 12)
-    if s <= 340:
-        return 119 + (sz >> 15)
-    if s <= 1364:
-        return 124 + (sz >> 18)
-    return 126
-
-
-def _bin_floors() -> list[int | None]:
-    """Smallest chunk size of each bin (None for bin 127, which no size
-    reaches); ``bin_index`` never decreases, so each bin is one range."""
-    hi = 1 << 24
-    floors: list[int | None] = []
-    for i in range(NAV):
-        lo, top = 0, hi
-        while lo < top:
-            mid = (lo + top) // 2
-            if bin_index(mid) >= i:
-                top = mid
-            else:
-                lo = mid + 1
-        floors.append(lo if bin_index(lo) == i else None)
-    return floors
-
-
-#: the smallest chunk size filed in each bin
-BIN_FLOOR = _bin_floors()
-
 
 class Mallopt(NamedTuple):
     """The four values ``mallopt()`` sets (M_TRIM_THRESHOLD, M_TOP_PAD,
     M_MMAP_THRESHOLD, M_MMAP_MAX), the original's globals of those names.
     One attribute for the four keeps a Dlmalloc at fewer than 30 instance
-    attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py)."""
+    attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py;
+    four attributes instead cost its replay 14% more instructions:
+    benchmarks/bench_inline_attributes.py)."""
     trim_threshold: int | None
     top_pad: int
     mmap_threshold: int
     n_mmaps_max: int
 
 
-# ---- events of this policy (its view and the explain panel read them)
-
-@dataclass(frozen=True, slots=True)
-class BinProbe:
-    """dlmalloc: bin ``bin`` looked at; ``last`` is the chunk at its back
-    (``last(bin)``, where a scan of it starts), None when the bin is empty.
-    One unit of search (``rec.probes``, ``rec.visits``)."""
-    changes_blocks = False
-    bin: int
-    last: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class BinmapProbe:
-    """dlmalloc's bin scan tested bit ``block`` of ``binblocks`` (bins
-    ``4*block`` .. ``4*block+3``): ``marked`` says whether the block may hold
-    chunks.  One unit of search."""
-    changes_blocks = False
-    block: int
-    marked: bool
-
-
-@dataclass(frozen=True, slots=True)
-class BinmapChange:
-    """Bit ``block`` of ``binblocks`` set (``mark_binblock``: a chunk went into
-    an empty bin of the block) or cleared (the scan found the block empty)."""
-    changes_blocks = False
-    block: int
-    marked: bool
-
-
-@dataclass(frozen=True, slots=True)
-class BinWalkStep:
-    """``frontlink`` passed chunk ``addr`` (larger than the one being linked)
-    walking bin ``bin`` to its size place; counted in ``rec.walked``."""
-    changes_blocks = False
-    addr: int
-    size: int
-    bin: int
-
-
-@dataclass(frozen=True, slots=True)
-class Trim:
-    """``malloc_trim``: ``sbrk(-extra)`` gave the top ``extra`` bytes back; the
-    break (the end of top) moved down from ``old_brk``."""
-    old_brk: int
-    extra: int
-
-    def edit(self, heap) -> None:
-        heap.shrink(self.old_brk - self.extra)
-
-
-@dataclass(frozen=True, slots=True)
-class Mapped:
-    """``mmap_chunk``: a region of ``size`` bytes at ``addr``, apart from the
-    heap, holds one chunk whose payload is ``payload``."""
-    # apart from the heap: the map does not draw it
-    changes_blocks = False
-    addr: int
-    size: int
-    payload: int
-    request: int
-
-
-@dataclass(frozen=True, slots=True)
-class Unmapped:
-    """``munmap_chunk``: the region at ``addr`` of ``size`` bytes was released."""
-    # apart from the heap: the map does not draw it
-    changes_blocks = False
-    addr: int
-    size: int
-
-
-class Dlmalloc(Strategy):
+class Dlmalloc(DlmallocWords, Strategy):
     """Doug Lea's malloc 2.6 (1996-1999): boundary tags, 128 bins, last
     remainder, top, mmap and trimming."""
 
-    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    #: dicts and lists of ints only: a copy of the heap copies them without
+    #: looking (heapscope.allocators.state_copy)
     flat_state = Strategy.flat_state + ('_head', '_foot', '_fd', '_bk')
     name = "dlmalloc"
     title = "Doug Lea's malloc 2.6 (dlmalloc, 1996-1999)"
     citation = ("D. Lea, malloc.c version 2.6.6 (1999; public domain), algorithmically as "
                 "2.6.4 (1996)")
     search_counts_splits = False
-    search_unit = ("bin, bitmap bit or chunk", "bins, bitmap bits and chunks")
-    search_verb = "looking at"
 
     params = (
         Param("heap_limit", SIZE, None, "cap on H, the sbrk'd plus the mmapped bytes: a request "
@@ -425,7 +316,8 @@ class Dlmalloc(Strategy):
         fd[LR_BIN] = bk[LR_BIN] = p
         fd[p] = bk[p] = LR_BIN
         self._free_bytes += size
-        self._event(PointerMove("last_remainder", None if old == LR_BIN else old, p))
+        if self.rec.events is not None:
+            self._event(PointerMove("last_remainder", None if old == LR_BIN else old, p))
 
     # ----------------------------------------------------------- chunks
     def _set_foot(self, p: int, s: int) -> None:
@@ -450,161 +342,178 @@ class Dlmalloc(Strategy):
             h = mem - self.size_sz
             block = self._head[h] & ~PREV_INUSE
             self._note_alloc(mem, h, block, size, self.size_sz)
-            self._event(Placed(h, block, mem, size))
+            if self.rec.events is not None:    # (an event costs more than a step here)
+                self._event(Placed(h, block, mem, size))
         return mem
 
     def _chunk_alloc(self, nb: int, request: int) -> int | None:
-        """``mALLOc`` on a padded size: the payload address, or None."""
-        rec = self.rec
-        events = rec.events
-        fd, bk, head = self._fd, self._bk, self._head
-        minsize = self.minsize
+        """``mALLOc`` on a padded size: the payload address, or None.  Its
+        steps in the original's order, a verb each: "check for exact match
+        in a bin" (:meth:`_exact_fit`), "try to use the last split-off
+        remainder" (:meth:`_last_remainder_fit`), "search for best fitting
+        chunk by scanning bins in blockwidth units" (:meth:`_binblock_scan`),
+        then "try to use top chunk" (:meth:`_top_fit`: split top, else mmap
+        or malloc_extend_top, then top again)."""
+        mem, idx = self._exact_fit(nb)
+        if mem is not None:
+            return mem
+        if self._fd[LR_BIN] != LR_BIN:
+            mem = self._last_remainder_fit(nb)
+            if mem is not None:
+                return mem
+        # (the last remainder, binned, may have set a binblocks bit)
+        if 1 << (idx // BINBLOCKWIDTH) <= self.binblocks:
+            mem = self._binblock_scan(nb, idx)
+            if mem is not None:
+                return mem
+        return self._top_fit(nb, request)
 
-        # 1. An exact fit in the request's bin.
+    def _exact_fit(self, nb: int) -> tuple[int | None, int]:
+        """Step 1: a chunk of the request's own bin that leaves less than
+        MINSIZE over, taken whole; a small request also tries the next bin.
+        Returns the payload (or None) and the bin the scan of step 3 starts
+        at: the next one, or this one again when a large bin held a chunk
+        too big to take whole ("rescan this bin after the last remainder")."""
+        head = self._head
         if nb < MAX_SMALLBIN_SIZE - SMALLBIN_WIDTH:
             idx = nb >> 3
-            q = ~idx
-            victim = bk[q]
-            rec.probes += 1
-            rec.visits += 1
-            if events is not None:
-                events.append(BinProbe(idx, None if victim == q else victim))
-            if victim == q:
+            victim = self._bin_probe(idx)
+            if victim == ~idx:
                 # The next bin too: its chunks leave a remainder below MINSIZE.
-                q = ~(idx + 1)
-                victim = bk[q]
-                rec.probes += 1
-                rec.visits += 1
-                if events is not None:
-                    events.append(BinProbe(idx + 1, None if victim == q else victim))
-            if victim != q:
-                vsize = head[victim] & ~PREV_INUSE
-                self._visit(victim, vsize, True)
-                self._unlink(victim, vsize)
-                self._set_inuse_at(victim, vsize)
-                return victim + self.size_sz
-            idx += 2
-        else:
-            idx = bin_index(nb)
-            q = ~idx
-            victim = bk[q]
-            rec.probes += 1
-            rec.visits += 1
-            if events is not None:
-                events.append(BinProbe(idx, None if victim == q else victim))
-            while victim != q:
-                vsize = head[victim] & ~PREV_INUSE
-                rsize = vsize - nb
-                if rsize >= minsize:
-                    # Too big: rescan this bin after the last remainder.
-                    self._visit(victim, vsize, False)
-                    idx -= 1
-                    break
-                if rsize >= 0:
-                    self._visit(victim, vsize, True)
-                    self._unlink(victim, vsize)
-                    self._set_inuse_at(victim, vsize)
-                    return victim + self.size_sz
-                self._visit(victim, vsize, False)
-                victim = bk[victim]
-            idx += 1
-
-        # 2. The last remainder.
-        victim = fd[LR_BIN]
-        if victim != LR_BIN:
+                victim = self._bin_probe(idx + 1)
+                if victim == ~(idx + 1):
+                    return None, idx + 2
+            return self._take_chunk(victim, head[victim] & ~PREV_INUSE), idx
+        idx = bin_index(nb)
+        q = ~idx
+        bk = self._bk
+        minsize = self.minsize
+        victim = self._bin_probe(idx)
+        while victim != q:
             vsize = head[victim] & ~PREV_INUSE
             rsize = vsize - nb
-            self._visit(victim, vsize, rsize >= 0)
             if rsize >= minsize:
-                remainder = victim + nb
-                head[victim] = nb | PREV_INUSE
-                head[remainder] = rsize | PREV_INUSE
-                self._set_foot(remainder, rsize)
-                self._split_event(victim, vsize, nb)
-                self._free_bytes -= vsize
-                fd.pop(victim)
-                bk.pop(victim)
-                fd[LR_BIN] = bk[LR_BIN] = remainder
-                fd[remainder] = bk[remainder] = LR_BIN
-                self._free_bytes += rsize
-                self._event(PointerMove("last_remainder", victim, remainder))
-                return victim + self.size_sz
-            self._unlink(victim, vsize)           # clear_last_remainder
+                # Too big: rescan this bin after the last remainder.
+                self._visit(victim, vsize, False)
+                return None, idx
             if rsize >= 0:
-                self._set_inuse_at(victim, vsize)
-                return victim + self.size_sz
-            self._frontlink(victim, vsize)
+                return self._take_chunk(victim, vsize), idx
+            self._visit(victim, vsize, False)
+            victim = bk[victim]
+        return None, idx + 1
 
-        # 3. Best fit over the bins above, one binblocks block at a time.
+    def _last_remainder_fit(self, nb: int) -> int | None:
+        """Step 2: the last remainder, re-split when it holds ``nb`` and
+        MINSIZE more (the rest stays the last remainder), taken whole when it
+        fits with less over, else put in its bin (``clear_last_remainder``,
+        ``frontlink``)."""
+        fd, bk = self._fd, self._bk
+        victim = fd[LR_BIN]
+        vsize = self._head[victim] & ~PREV_INUSE
+        rsize = vsize - nb
+        self._visit(victim, vsize, rsize >= 0)
+        if rsize >= self.minsize:
+            remainder = self._split_chunk(victim, vsize, nb)
+            self._free_bytes -= vsize
+            fd.pop(victim)
+            bk.pop(victim)
+            fd[LR_BIN] = bk[LR_BIN] = remainder
+            fd[remainder] = bk[remainder] = LR_BIN
+            self._free_bytes += rsize
+            if self.rec.events is not None:
+                self._event(PointerMove("last_remainder", victim, remainder))
+            return victim + self.size_sz
+        self._unlink(victim, vsize)           # clear_last_remainder
+        if rsize >= 0:
+            self._set_inuse_at(victim, vsize)
+            return victim + self.size_sz
+        self._frontlink(victim, vsize)
+        return None
+
+    def _binblock_scan(self, nb: int, idx: int) -> int | None:
+        """Step 3: from bin ``idx`` up, one binblocks block of four bins at a
+        time, skipping blocks whose bit is clear: the first chunk that fits
+        (:meth:`_best_in_bin`: the smallest, bins being sorted).  A block
+        found empty has its bit cleared (:meth:`_clear_binblock_if_empty`)."""
         block = 1 << (idx // BINBLOCKWIDTH)
-        if block <= self.binblocks:
-            if not block & self.binblocks:
+        if not block & self.binblocks:
+            # Get to the first marked block.
+            self._binmap_probe(idx // BINBLOCKWIDTH, False)
+            idx = (idx & ~(BINBLOCKWIDTH - 1)) + BINBLOCKWIDTH
+            block <<= 1
+            while not block & self.binblocks:
                 self._binmap_probe(idx // BINBLOCKWIDTH, False)
-                idx = (idx & ~(BINBLOCKWIDTH - 1)) + BINBLOCKWIDTH
+                idx += BINBLOCKWIDTH
                 block <<= 1
-                while not block & self.binblocks:
-                    self._binmap_probe(idx // BINBLOCKWIDTH, False)
-                    idx += BINBLOCKWIDTH
-                    block <<= 1
+        while True:
+            self._binmap_probe(idx // BINBLOCKWIDTH, True)
+            startidx = idx
             while True:
-                self._binmap_probe(idx // BINBLOCKWIDTH, True)
-                startidx = idx
-                while True:
-                    q = ~idx
-                    victim = bk[q]
-                    rec.probes += 1
-                    rec.visits += 1
-                    if events is not None:
-                        events.append(BinProbe(idx, None if victim == q else victim))
-                    while victim != q:
-                        vsize = head[victim] & ~PREV_INUSE
-                        rsize = vsize - nb
-                        if rsize >= minsize:
-                            self._visit(victim, vsize, True)
-                            self._unlink(victim, vsize)
-                            remainder = victim + nb
-                            head[victim] = nb | PREV_INUSE
-                            head[remainder] = rsize | PREV_INUSE
-                            self._set_foot(remainder, rsize)
-                            self._split_event(victim, vsize, nb)
-                            self._link_last_remainder(remainder, rsize)
-                            return victim + self.size_sz
-                        if rsize >= 0:
-                            self._visit(victim, vsize, True)
-                            self._set_inuse_at(victim, vsize)
-                            self._unlink(victim, vsize)
-                            return victim + self.size_sz
-                        self._visit(victim, vsize, False)
-                        victim = bk[victim]
-                    idx += 1
-                    if not idx & (BINBLOCKWIDTH - 1):
-                        break
-                # Clear the block's bit if all its bins are empty: the ones
-                # scanned were, and those below startidx are looked at again.
-                i = startidx
-                while True:
-                    if not i & (BINBLOCKWIDTH - 1):
-                        self.binblocks &= ~block
-                        self._event(BinmapChange(i // BINBLOCKWIDTH, False))
-                        break
-                    i -= 1
-                    if fd[~i] != ~i:
-                        break
-                block <<= 1
-                if block <= self.binblocks:
-                    while not block & self.binblocks:
-                        self._binmap_probe(idx // BINBLOCKWIDTH, False)
-                        idx += BINBLOCKWIDTH
-                        block <<= 1
-                else:
+                mem = self._best_in_bin(nb, idx)
+                if mem is not None:
+                    return mem
+                idx += 1
+                if not idx & (BINBLOCKWIDTH - 1):
                     break
+            self._clear_binblock_if_empty(startidx, block)
+            block <<= 1
+            if block > self.binblocks:
+                return None
+            while not block & self.binblocks:
+                self._binmap_probe(idx // BINBLOCKWIDTH, False)
+                idx += BINBLOCKWIDTH
+                block <<= 1
 
-        # 4. Top; 5. mmap; 6. extend top.
+    def _best_in_bin(self, nb: int, idx: int) -> int | None:
+        """Bin ``idx`` from its back (the smallest chunk first): the first
+        chunk that holds ``nb``, split when MINSIZE more is left (the rest
+        becomes the last remainder), else taken whole; None if none does."""
+        head, bk = self._head, self._bk
+        minsize = self.minsize
+        q = ~idx
+        victim = self._bin_probe(idx)
+        while victim != q:
+            vsize = head[victim] & ~PREV_INUSE
+            rsize = vsize - nb
+            if rsize >= minsize:
+                self._visit(victim, vsize, True)
+                self._unlink(victim, vsize)
+                remainder = self._split_chunk(victim, vsize, nb)
+                self._link_last_remainder(remainder, rsize)
+                return victim + self.size_sz
+            if rsize >= 0:
+                return self._take_chunk(victim, vsize)
+            self._visit(victim, vsize, False)
+            victim = bk[victim]
+        return None
+
+    def _clear_binblock_if_empty(self, startidx: int, block: int) -> None:
+        """Clear the block's bit if all its bins are empty: the ones scanned
+        were, and those below ``startidx`` are looked at again ("NOT always
+        cleared as soon as all bins in a block are empty")."""
+        fd = self._fd
+        i = startidx
+        while True:
+            if not i & (BINBLOCKWIDTH - 1):
+                self.binblocks &= ~block
+                self._event(BinmapChange(i // BINBLOCKWIDTH, False))
+                return
+            i -= 1
+            if fd[~i] != ~i:
+                return
+
+    def _top_fit(self, nb: int, request: int) -> int | None:
+        """Steps 4-6: split top when it holds ``nb`` and MINSIZE more; else
+        mmap a large request (``mmap_chunk``) or ``malloc_extend_top`` and
+        try top again."""
+        head = self._head
+        W = self.size_sz
+        minsize = self.minsize
         top = self.top
         tsize = 0 if top is None else head[top] & ~PREV_INUSE
         rsize = tsize - nb
         if top is not None:
-            self._visit(top, tsize - self.size_sz, rsize >= minsize)
+            self._visit(top, tsize - W, rsize >= minsize)
         if rsize < minsize:
             if nb >= self.mallopt.mmap_threshold:
                 mem = self._mmap_chunk(nb, request)
@@ -615,17 +524,51 @@ class Dlmalloc(Strategy):
             top = self.top
             tsize = head[top] & ~PREV_INUSE
             rsize = tsize - nb
-            self._visit(top, tsize - self.size_sz, rsize >= minsize)
+            self._visit(top, tsize - W, rsize >= minsize)
             if rsize < minsize:
                 return None
-        victim = top
-        head[victim] = nb | PREV_INUSE
-        new_top = victim + nb
+        head[top] = nb | PREV_INUSE
+        new_top = top + nb
         head[new_top] = rsize | PREV_INUSE
         self.top = new_top
-        self._split_event(victim, tsize - self.size_sz, nb)
-        self._event(PointerMove("top", victim, new_top))
+        self._split_event(top, tsize - W, nb)
+        if self.rec.events is not None:
+            self._event(PointerMove("top", top, new_top))
+        return top + W
+
+    def _bin_probe(self, idx: int) -> int:
+        """Bin ``idx`` looked at: its last chunk (``last(bin)``, where a scan
+        of it starts), or its header ``~idx`` when it is empty.  One unit of
+        search."""
+        q = ~idx
+        victim = self._bk[q]
+        rec = self.rec
+        rec.probes += 1
+        rec.visits += 1
+        if rec.events is not None:
+            rec.events.append(BinProbe(idx, None if victim == q else victim))
+        return victim
+
+    def _take_chunk(self, victim: int, vsize: int) -> int:
+        """Chunk ``victim`` of ``vsize`` bytes fits with less than MINSIZE
+        over: taken whole off its bin, and the next chunk says it is in use."""
+        self._visit(victim, vsize, True)
+        self._unlink(victim, vsize)
+        self._set_inuse_at(victim, vsize)
         return victim + self.size_sz
+
+    def _split_chunk(self, victim: int, vsize: int, nb: int) -> int:
+        """Cut chunk ``victim`` of ``vsize`` bytes: its first ``nb`` for the
+        request, the rest a free chunk with its head and foot (``set_head``,
+        ``set_foot``); returns the rest."""
+        head = self._head
+        remainder = victim + nb
+        rsize = vsize - nb
+        head[victim] = nb | PREV_INUSE
+        head[remainder] = rsize | PREV_INUSE
+        self._set_foot(remainder, rsize)
+        self._split_event(victim, vsize, nb)
+        return remainder
 
     def _visit(self, addr: int, size: int, fits: bool) -> None:
         rec = self.rec
@@ -782,7 +725,8 @@ class Dlmalloc(Strategy):
         if payload in self._region_of:
             self._munmap_chunk(payload)
             return
-        self._event(Released(lb.block_addr, lb.block_size))
+        if self.rec.events is not None:
+            self._event(Released(lb.block_addr, lb.block_size))
         self._chunk_free(lb.block_addr)
 
     def _chunk_free(self, p: int) -> None:
@@ -1057,43 +1001,11 @@ class Dlmalloc(Strategy):
         if self.arena.brk > self.core_top:
             yield self.core_top, self.arena.brk - self.core_top
 
-    def _largest_binned(self) -> int:
-        """Largest chunk in a bin: the front chunk of the highest non-empty
-        bin (large bins are sorted, largest first; small bins hold one size)."""
-        fd, head = self._fd, self._head
-        blocks = self.binblocks
-        while blocks:
-            b = blocks.bit_length() - 1
-            for i in range(b * BINBLOCKWIDTH + BINBLOCKWIDTH - 1, b * BINBLOCKWIDTH - 1, -1):
-                p = fd[~i]
-                if p != ~i:
-                    return head[p] & ~PREV_INUSE
-            blocks &= ~(1 << b)
-        return 0
-
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        """(F, largest free, top, largest other) without a walk; "top" is the
-        free block touching the break: top, or in a pool the part not handed
-        out yet, and then top counts among the others."""
-        below = self._largest_binned()
-        lr = self._fd[LR_BIN]
-        if lr != LR_BIN:
-            lr_size = self._head[lr] & ~PREV_INUSE
-            if lr_size > below:
-                below = lr_size
-        total = self._free_bytes
-        top = 0
-        if self.top is not None:
-            top = self.core_top - self.top
-            total += top
-        tail = self.arena.brk - self.core_top
-        if tail > 0:
-            total += tail
-            if top > below:
-                below = top
-            top = tail
-        return total, max(top, below), top, below
-
+        """(F, largest free, top, largest other) without a walk
+        (:func:`heapscope.allocators.dlmalloc_measures.fragmentation_probe`)."""
+        from .dlmalloc_measures import fragmentation_probe     # it imports this module
+        return fragmentation_probe(self)
     def _policy_signature(self) -> tuple:
         bins = tuple((i, tuple(self.bin(i))) for i in range(2, NAV) if self._fd[~i] != ~i)
         return (self.binblocks, bins, self.last_remainder, self.top,
@@ -1135,243 +1047,9 @@ class Dlmalloc(Strategy):
                               binblocks=self.binblocks, bin_floor=list(BIN_FLOOR),
                               last_remainder=lr, top=self.top, mapped=mapped)
 
-    # -------------------------------------------------------------- words
-    def explain_events(self, events: list) -> list[str | None]:
-        """Words for a step's events; a chunk examined is named as top, the
-        last remainder or a bin's chunk.  Which chunk was top and which the
-        last remainder at each event follows from the state after the step
-        (this strategy's) by undoing the step's PointerMoves backwards."""
-        n = len(events)
-        top, lr = self.top, self.last_remainder
-        tops: list[int | None] = [None] * n
-        lrs: list[int | None] = [None] * n
-        for i in range(n - 1, -1, -1):
-            e = events[i]
-            if isinstance(e, PointerMove):
-                if e.name == "top":
-                    top = e.old
-                elif e.name == "last_remainder":
-                    lr = e.old
-            tops[i], lrs[i] = top, lr
-        out = []
-        for i, e in enumerate(events):
-            if isinstance(e, Visit):
-                if e.addr == tops[i]:
-                    out.append(f"top {e.addr:#x} ({e.size} B): " + (
-                        "big enough, and it keeps MINSIZE after the cut" if e.fits else
-                        "too small (it must keep MINSIZE after the cut)"))
-                elif e.addr == lrs[i]:
-                    out.append(f"the last remainder {e.addr:#x} ({e.size} B): "
-                               + ("it fits" if e.fits else "too small"))
-                else:
-                    out.append(f"chunk {e.addr:#x} ({e.size} B) in bin {bin_index(e.size)}: "
-                               + ("it fits" if e.fits else "too small"))
-            elif isinstance(e, Split) and e.addr == tops[i]:
-                out.append(f"split top: {e.taken_size} B at {e.taken_addr:#x} for the request, "
-                           f"{e.rest_size} B at {e.rest_addr:#x} stay top")
-            elif isinstance(e, Grow) and tops[i] is not None:
-                out.append(f"malloc_extend_top: sbrk({e.increment}) returned {e.old_brk:#x}, the end "
-                           "of top, so the new memory joins top")
-            else:
-                out.append(self.explain_event(e))
-        return out
-
-    def explain_event(self, event) -> str | None:
-        if isinstance(event, BinProbe):
-            what = _bin_words(event.bin)
-            if event.last is None:
-                return f"bin {event.bin} ({what}) is empty"
-            return f"bin {event.bin} ({what}): its last chunk {event.last:#x} is looked at first"
-        if isinstance(event, BinmapProbe):
-            lo = event.block * BINBLOCKWIDTH
-            if event.marked:
-                return f"binblocks bit {event.block} is set: bins {lo}-{lo + 3} may hold chunks"
-            return f"binblocks bit {event.block} is clear: bins {lo}-{lo + 3} are skipped"
-        if isinstance(event, BinmapChange):
-            lo = event.block * BINBLOCKWIDTH
-            if event.marked:
-                return f"set binblocks bit {event.block}: bins {lo}-{lo + 3} now hold a chunk"
-            return f"cleared binblocks bit {event.block}: bins {lo}-{lo + 3} are all empty"
-        if isinstance(event, BinWalkStep):
-            return (f"frontlink passed {event.addr:#x} ({event.size} B) in bin {event.bin}: "
-                    "larger chunks stay in front")
-        if isinstance(event, ListInsert) and event.where:
-            b = event.where[0]
-            place = "at the front of" if event.size < MAX_SMALLBIN_SIZE else "in size order into"
-            return f"frontlink put {event.addr:#x} ({event.size} B) {place} bin {b} ({_bin_words(b)})"
-        if isinstance(event, ListRemove) and event.where:
-            return f"unlinked {event.addr:#x} ({event.size} B) from bin {event.where[0]}"
-        if isinstance(event, PointerMove) and event.name == "last_remainder":
-            if event.new is None:
-                return f"the last remainder {event.old:#x} is no longer kept apart"
-            return f"{event.new:#x} is now the last remainder (tried first by the next malloc that misses its bin)"
-        if isinstance(event, PointerMove) and event.name == "top":
-            if event.old is None:
-                return f"top starts at {event.new:#x}: the first sbrk'd memory"
-            return f"top moved from {event.old:#x} to {event.new:#x}"
-        if isinstance(event, Trim):
-            return (f"malloc_trim: top reached the trim threshold, so sbrk(-{event.extra}) gave "
-                    f"{event.extra} bytes back; the break is now {event.old_brk - event.extra:#x}")
-        if isinstance(event, Mapped):
-            return (f"mmap_chunk: the request ({event.request} B) got a region of its own, "
-                    f"{event.size} B at {event.addr:#x}, apart from the heap")
-        if isinstance(event, Unmapped):
-            return f"munmap_chunk: the region at {event.addr:#x} ({event.size} B) went back to the system"
-        return None
-
     # -------------------------------------------------------------- check
     def _check_structure(self, blocks: list[Block]) -> None:
-        """The original's ``do_check_*`` and more: boundary tags along the
-        heap (PREV_INUSE bits, feet of free chunks), full coalescing, each free
-        chunk in the bin ``bin_index`` names or the last remainder, the bins
-        doubly linked and sorted, binblocks set for every non-empty bin, top
-        at the end of the sbrk'd memory, the break on a page, the mmap regions
-        booked."""
-        def broken(message: str) -> None:
-            self._fail(False, message)
-
-        W = self.size_sz
-        head, foot, fd, bk = self._head, self._foot, self._fd, self._bk
-        minsize, mask = self.minsize, self.alignment - 1
-        top = self.top
-
-        # The bins.
-        in_bins: dict[int, int] = {}
-        for i in range(NAV):
-            q = ~i
-            prev = q
-            p = fd[q]
-            last_size = None
-            n = 0
-            while p != q:
-                n += 1
-                if n > len(fd):
-                    broken(f"bin {i} does not lead back to its header")
-                if bk.get(p) != prev:
-                    broken(f"bk of {p:#x} is {bk.get(p)!r}, not {prev:#x} (bin {i})")
-                s = head.get(p)
-                if s is None:
-                    broken(f"bin {i} holds {p:#x}, which is no chunk of the heap")
-                s &= ~PREV_INUSE
-                if p in in_bins:
-                    broken(f"chunk {p:#x} is linked twice")
-                in_bins[p] = i
-                if i >= 2 and bin_index(s) != i:
-                    broken(f"chunk {p:#x} of {s} bytes is in bin {i}, not bin {bin_index(s)}")
-                if i >= 2 and last_size is not None and s > last_size:
-                    broken(f"bin {i} is not in decreasing size order: {s} after {last_size}")
-                last_size = s
-                prev = p
-                p = fd[p]
-            if bk[q] != prev:
-                broken(f"bin {i}'s header points back at {bk[q]!r}, not its last chunk {prev:#x}")
-            if i >= 2 and n and not self.binblocks >> (i // BINBLOCKWIDTH) & 1:
-                broken(f"bin {i} holds chunks but binblocks bit {i // BINBLOCKWIDTH} is clear")
-            if i == 1 and n > 1:
-                broken(f"the last_remainder bin holds {n} chunks")
-            if i == 0 and n:
-                broken("bin 0 (top's cell) holds chunks")
-        if self.binblocks >> (NAV // BINBLOCKWIDTH):
-            broken(f"binblocks {self.binblocks:#x} has bits past block {NAV // BINBLOCKWIDTH - 1}")
-        if len(fd) != NAV + len(in_bins) or len(bk) != len(fd):
-            broken(f"{len(fd) - NAV} chunks have links but {len(in_bins)} are in bins")
-
-        # The heap, chunk by chunk.
-        if self._first is None:
-            if head or top is not None:
-                broken("chunks exist before the first sbrk")
-        else:
-            if (self._first + W) & mask:
-                broken(f"the first chunk {self._first:#x} gives a misaligned payload")
-            p = self._first
-            prev_free = False
-            prev = None
-            seen = 0
-            free_bytes = 0
-            while p != top:
-                s = head.get(p)
-                if s is None:
-                    broken(f"no chunk at {p:#x} (after {prev!r})")
-                seen += 1
-                size = s & ~PREV_INUSE
-                if size < minsize or size & mask:
-                    broken(f"chunk {p:#x} has size {size}: below MINSIZE or not a multiple of {mask + 1}")
-                if bool(s & PREV_INUSE) == prev_free:
-                    broken(f"chunk {p:#x} has PREV_INUSE {'set' if s & PREV_INUSE else 'clear'} but "
-                           f"the chunk before is {'free' if prev_free else 'in use'}")
-                if prev_free and foot.get(p) != head[prev] & ~PREV_INUSE:
-                    broken(f"the foot before {p:#x} says {foot.get(p)!r}, not {head[prev] & ~PREV_INUSE}")
-                nxt = p + size
-                if nxt not in head:
-                    broken(f"chunk {p:#x} of {size} bytes is followed by no chunk at {nxt:#x}")
-                is_free = not head[nxt] & PREV_INUSE
-                if is_free:
-                    if prev_free:
-                        broken(f"free chunks {prev:#x} and {p:#x} are neighbours: not coalesced")
-                    if p not in in_bins:
-                        broken(f"free chunk {p:#x} of {size} bytes is in no bin "
-                               f"(it belongs in bin {bin_index(size)})")
-                    free_bytes += size
-                elif p in in_bins:
-                    broken(f"chunk {p:#x} is in bin {in_bins[p]} but in use")
-                prev_free = is_free
-                prev = p
-                p = nxt
-            tsize = head.get(top)
-            if tsize is None:
-                broken("top is no chunk")
-            if not tsize & PREV_INUSE or prev_free:
-                broken(f"top {top:#x} follows a free chunk or has PREV_INUSE clear: not coalesced")
-            tsize &= ~PREV_INUSE
-            if tsize < minsize:
-                broken(f"top has {tsize} bytes, below MINSIZE")
-            if top - W + tsize != self.core_top:
-                broken(f"top ends at {top - W + tsize:#x} but MORECORE's memory ends at {self.core_top:#x}")
-            if self.core_top % self.pagesize:
-                broken(f"the end of the sbrk'd memory {self.core_top:#x} is not on a page")
-            if top in in_bins:
-                broken("top is in a bin")
-            if seen + 1 != len(head):
-                broken(f"{len(head)} size words are kept but the heap has {seen + 1} chunks")
-            wanted_feet = {b.addr + b.size for b in blocks if b.state == FREE_BLOCK
-                           and b.addr != top and b.addr < self.core_top}
-            if set(foot) != wanted_feet:
-                broken(f"feet are kept at {sorted(set(foot) ^ wanted_feet)[:4]}, which do (not) follow "
-                       "a free chunk")
-            if free_bytes != self._free_bytes:
-                broken(f"free chunks add up to {free_bytes} bytes but {self._free_bytes} are booked")
-            if len(in_bins) != sum(1 for b in blocks if b.state == FREE_BLOCK) \
-                    - 1 - (self.arena.brk > self.core_top):
-                broken("the bins hold other chunks than the free chunks of the heap")
-        if self.arena.fixed:
-            if not self.arena.base <= self.core_top <= self.arena.brk:
-                broken(f"MORECORE's end {self.core_top:#x} is outside the pool")
-        elif self.core_top != self.arena.brk:
-            broken(f"the sbrk'd memory ends at {self.core_top:#x} but the break is at {self.arena.brk:#x}")
-
-        # The mmap regions.
-        mapped = 0
-        for region, (size, payload) in self._regions.items():
-            if region < MMAP_BASE or region % self.pagesize or size % self.pagesize:
-                broken(f"mmap region {region:#x} of {size} bytes is not on pages")
-            if self._region_of.get(payload) != region:
-                broken(f"payload {payload:#x} does not name its region {region:#x}")
-            mapped += size
-        if mapped != self.mapped_bytes or len(self._regions) != self.n_mmaps:
-            broken(f"mmap regions hold {mapped} bytes in {len(self._regions)} regions but "
-                   f"{self.mapped_bytes} in {self.n_mmaps} are booked")
-        if self.n_mmaps > max(self.mallopt.n_mmaps_max, 0):
-            broken(f"{self.n_mmaps} mmap regions, more than mmap_max = {self.mallopt.n_mmaps_max}")
-
-
-def _bin_words(i: int) -> str:
-    """What sizes bin ``i`` holds, in words."""
-    lo = BIN_FLOOR[i]
-    if lo is None:
-        return "no size"
-    hi = next((f for f in BIN_FLOOR[i + 1:] if f is not None), None)
-    if i < 64:
-        return f"chunks of {lo} B"
-    if hi is None:
-        return f"chunks of {lo} B and more"
-    return f"chunks of {lo}-{hi - 1} B"
+        """The original's ``do_check_*`` and more
+        (:func:`heapscope.allocators.dlmalloc_check.check_dlmalloc`)."""
+        from .dlmalloc_check import check_dlmalloc     # it imports this module
+        check_dlmalloc(self, blocks)

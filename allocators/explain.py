@@ -19,6 +19,7 @@ The phrases for sizes and addresses (:func:`nbytes`, :func:`at`, :func:`count`,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 
 from .phrases import at, count, nbytes, times  # noqa: F401 (named here too, for the strategies' texts)
@@ -70,3 +71,25 @@ def describe_event(event) -> str:
     type with none."""
     describe = getattr(type(event), "describe", None)
     return describe(event) if describe is not None else repr(event)
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def explain_fault(fault, index: int, block_start=None) -> ExplainedEvent:
+    """The line that ends the explain panel of the last step a strategy of
+    your own reached: the mistake that stopped its replay at the next step
+    (a :class:`~heapscope.allocators.user.UserStrategyError`), in its own
+    words.  Its blocks are those the message names (``block_start(addr)``:
+    the block holding an address, None outside every block), so a click
+    on it, and the window when it opens there, selects the offending block."""
+    addrs = []
+    for text in _ADDRESS.findall(fault.message):
+        addr = int(text, 16)
+        start = block_start(addr) if block_start is not None else addr
+        if start is not None and start not in addrs:
+            addrs.append(start)
+    what = f" ({fault.operation})" if fault.operation else ""
+    text = (f"✖ step {fault.step}{what} stopped the replay: {fault.message}, in {fault.where()}"
+            if fault.step is not None else f"✖ the replay stopped: {fault.message}, in {fault.where()}")
+    return ExplainedEvent(index, fault, text, tuple(addrs))

@@ -147,7 +147,8 @@ class GNUMalloc(Strategy):
 
     # Sizes that follow from BLOCKSIZE and the word, as the original's macros
     # do; as properties they keep the instance at fewer than 30 attributes,
-    # the most CPython 3.11 reads inline (tests/test_attribute_reads.py).
+    # the most CPython 3.11 reads inline (tests/test_attribute_reads.py; as
+    # attributes they cost its replay 7%: benchmarks/bench_inline_attributes.py).
     @property
     def blocklog(self) -> int:
         """BLOCKLOG: log2 of BLOCKSIZE."""

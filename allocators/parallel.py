@@ -31,7 +31,10 @@ killed and fails with "no answer in N s at step S"; a worker that dies or a
 ``BaseException`` that escapes fails its build with the reason and the last
 step heard (allocators/isolation.py).  A :class:`BuildSpec` with a ``job``
 runs that function in the worker instead of a timeline build
-(``heapscope grade`` grades a trace there, ``inspect`` makes its report).
+(``heapscope grade`` grades a trace there, ``inspect`` makes its report);
+when every spec has a job the trace may be None (each job brings its own:
+``heapscope experiment`` measures many traces in one build), and
+:meth:`ParallelBuild.withdraw` takes back builds not yet started.
 
 Start method: a fork is the cheapest start, but forking a process that runs
 other threads (a Qt window does) can leave the child holding locks no thread
@@ -260,8 +263,11 @@ class ParallelBuild:
         self._specs = {s.key: s for s in self.specs}
         #: key -> what was last heard of each running build watched by the time limit
         self._hearings: dict[str, isolation.Hearing] = {}
+        if trace is None and any(s.job is None for s in self.specs):
+            raise ValueError("a build without a trace runs jobs only (BuildSpec(job=...))")
+        ops = len(trace) if trace is not None else 0
         if workers is None:
-            workers = len(self.specs) if len(trace) <= ALL_AT_ONCE_UP_TO else cores()
+            workers = len(self.specs) if ops <= ALL_AT_ONCE_UP_TO else cores()
         self.workers = max(1, workers)
         self.start_method = start_method or default_start_method()
         self._context = mp.get_context(self.start_method)
@@ -270,7 +276,7 @@ class ParallelBuild:
             self._context.set_forkserver_preload([__name__])
         self._pending: deque[BuildSpec] = deque()
         self._running: dict[str, tuple] = {}     # key -> (process, connection)
-        self.progress: dict[str, tuple[int, int]] = {s.key: (0, len(trace)) for s in self.specs}
+        self.progress: dict[str, tuple[int, int]] = {s.key: (0, ops) for s in self.specs}
         self.results: dict[str, object] = {}     # key -> Timeline / summary / BuildFailed
         self.cancelled = False
         self.ship_seconds: dict[str, float] = {}  # key -> seconds to receive and unpickle the result
@@ -306,6 +312,16 @@ class ParallelBuild:
             if watched:
                 self._hearings[spec.key] = isolation.Hearing(time.monotonic(), shared=shared_step)
 
+    def withdraw(self, keys: Iterable[str]) -> list[str]:
+        """Take back the builds of ``keys`` that have not started: they will
+        not run and get no result.  Returns the keys taken back (those still
+        waiting for a worker)."""
+        wanted = set(keys)
+        with self._lock:
+            taken = [s.key for s in self._pending if s.key in wanted]
+            self._pending = deque(s for s in self._pending if s.key not in wanted)
+        return taken
+
     @property
     def running(self) -> dict[str, int]:
         """The builds running now: key -> worker process id."""
@@ -314,7 +330,8 @@ class ParallelBuild:
 
     @property
     def finished(self) -> bool:
-        """Every build has a result (or failed), or the whole build was cancelled."""
+        """Every build has a result (or failed), withdrawn ones aside, or the
+        whole build was cancelled."""
         return self.cancelled or (self._started and not self._pending and not self._running)
 
     def poll(self, timeout: float | None = 0.0) -> list:

@@ -84,18 +84,31 @@ def load_file(text: str) -> type[UserStrategy]:
 
 #: what the probe's child prints once the file's top level has run
 _PROBE_DONE = "heapscope: the file imported"
-#: the child: run the file's top level as an import would (not as __main__),
-#: its folder first on sys.path, then say so; a sys.exit is left to the
-#: import in heapscope's own process, which names its line
+#: the child: import heapscope (what a strategy file imports first: the
+#: interpreter's start and heapscope's own imports are not the file's time,
+#: and take seconds on a busy machine), then run the file's top level as an
+#: import would (not as __main__), its folder first on sys.path, under a
+#: timer of the time limit whose signal ends the child (also in a C loop),
+#: then say so; a sys.exit is left to the import in heapscope's own process,
+#: which names its line
 _PROBE_CODE = "\n".join([
-    "import os, runpy, sys",
-    "path = sys.argv[1]",
+    "import os, runpy, signal, sys",
+    "import heapscope.allocators.user",
+    "path, limit = sys.argv[1], float(sys.argv[2])",
     "sys.path.insert(0, os.path.dirname(path))",
+    "if limit > 0 and hasattr(signal, 'setitimer'):",
+    "    signal.signal(signal.SIGALRM, signal.SIG_DFL)",
+    "    signal.setitimer(signal.ITIMER_REAL, limit)",
     "try:",
     "    runpy.run_path(path, run_name='_heapscope_probe')",
     "except SystemExit:",
     "    pass",
+    "if hasattr(signal, 'setitimer'):",
+    "    signal.setitimer(signal.ITIMER_REAL, 0)",
     f"print({_PROBE_DONE!r}, flush=True)"])
+#: seconds the probe's child may take to start, beyond the time limit, before
+#: the parent gives up on it (its own timer ends it at the limit)
+PROBE_START_ALLOWANCE = 60.0
 
 
 def probe_import(text: str, time_limit: float | None) -> None:
@@ -103,25 +116,30 @@ def probe_import(text: str, time_limit: float | None) -> None:
     child process before heapscope imports it into its own: a file that loops
     while it is imported, or ends the process (``os._exit``, a signal), is a
     PluginError naming it instead of a hang or a silent exit.  A file that
-    raises is left to :func:`load_file`, whose message names its line.  Costs
-    one interpreter start (about a third of a second); the command line calls
-    it, the tests' in-process loads need not."""
+    raises is left to :func:`load_file`, whose message names its line.  The
+    time limit counts from the moment the child has started and imported
+    heapscope.  Costs one interpreter start (about a third of a second); the
+    command line calls it, the tests' in-process loads need not."""
     spec = parse_spec(text)
     if not os.path.isfile(spec.path):
         return                                # load_file says what is wrong with it
     real = os.path.realpath(spec.path)
     if real in _MODULES:
         return
+    import signal
+    no_answer = PluginError(f"{spec.path}: importing it gave no answer in {time_limit:g} s (a loop "
+                            "at the top level of the file? --time-limit SECONDS sets the limit)")
     try:
-        done = subprocess.run([sys.executable, "-c", _PROBE_CODE, real], capture_output=True,
-                              text=True, timeout=time_limit, stdin=subprocess.DEVNULL)
+        done = subprocess.run([sys.executable, "-c", _PROBE_CODE, real, str(time_limit or 0)],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=None if time_limit is None else time_limit + PROBE_START_ALLOWANCE)
     except subprocess.TimeoutExpired:
-        raise PluginError(f"{spec.path}: importing it gave no answer in {time_limit:g} s (a loop "
-                          "at the top level of the file? --time-limit SECONDS sets the limit)") from None
+        raise no_answer from None
     if _PROBE_DONE in done.stdout or done.returncode == 1:
         return                        # imported, raised or called sys.exit: load_file reports it
+    if time_limit and done.returncode == -getattr(signal, "SIGALRM", 0):
+        raise no_answer               # the child's timer, at the limit
     if done.returncode < 0:
-        import signal
         name = signal.Signals(-done.returncode).name
         raise PluginError(f"{spec.path}: importing it killed the process (signal {name})")
     raise PluginError(f"{spec.path}: importing it ended the process with exit status "

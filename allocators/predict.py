@@ -332,17 +332,39 @@ class Generic:
         return (f"the heap does not grow: {hx(f.chosen)} ({f.size_of(f.chosen):,} B) is free and "
                 f"big enough for {f.need:,} B.")
 
+    #: how the search went on past a block too small (the end of why_not's
+    #: sentence for a block it examined): a ring's search goes on round it
+    went_on = "went on"
+
     def why_not(self, guess: int) -> str:
+        """Why the search did not take ``guess``: examined and too small (the
+        same words for every first-fit search), or, when nothing was taken,
+        :meth:`why_not_none_taken`, else :meth:`why_not_passed`, the two a
+        kind's speaker words in its own terms."""
         f = self.f
         i = f.visit_index(guess)
         size = f.size_of(guess)
         if i >= 0 and not f.visits[i].fits:
             return (f"{hx(guess)} ({size:,} B) is too small for {f.need:,} B: the search examined it "
-                    f"{ordinal(i + 1)} and went on.")
+                    f"{ordinal(i + 1)} and {self.went_on}.")
         if f.chosen is None:
-            return (f"{hx(guess)} ({size:,} B) is too small for {f.need:,} B." if size < f.need
-                    else f"{hx(guess)} ({size:,} B) was not taken.")
-        return f"{hx(guess)} ({size:,} B) was not examined: the search stopped at {hx(f.chosen)}."
+            return self.why_not_none_taken(guess, size)
+        return self.why_not_passed(guess, size)
+
+    def why_not_none_taken(self, guess: int, size: int) -> str:
+        """``guess`` (of ``size`` bytes) not taken, and no block was."""
+        f = self.f
+        return (f"{hx(guess)} ({size:,} B) is too small for {f.need:,} B." if size < f.need
+                else f"{hx(guess)} ({size:,} B) was not taken.")
+
+    def why_not_passed(self, guess: int, size: int) -> str:
+        """``guess`` not examined: the search took another block first."""
+        return f"{hx(guess)} ({size:,} B) was not examined: the search stopped at {hx(self.f.chosen)}."
+
+    def _not_big_enough_either(self, guess: int, size: int) -> str:
+        """A search that went all the way round a ring and took nothing
+        examined ``guess`` too: the words of both rings' speakers."""
+        return f"{hx(guess)} ({size:,} B) was not big enough either."
 
     # helpers
     def _visit_list(self, limit: int = 6) -> str:

@@ -63,6 +63,7 @@ from .op_dispatch import bulk_calls, public_calls, run_ops
 from .metrics import ROW_COUNTERS, ROW_FIELDS, MetricSeries, summarize
 from .registry import make_strategy
 from .state_copy import copy_state
+from .step_text import describe_step
 from .strategy import Strategy
 from .user import UserStrategy, UserStrategyError
 
@@ -248,12 +249,15 @@ def replay_ops(strategy: Strategy, program: Program, kinds: list, ids: list, siz
     return rec
 
 
-def replay_bare(trace, strategy: Strategy, fused: bool = True) -> float:
-    """Replay with no measures and no events; return the seconds spent."""
+def replay_bare(trace, strategy: Strategy, fused: bool = True, program: Program | None = None) -> float:
+    """Replay with no measures and no events; return the seconds spent.
+    ``program``: the program the replay keeps its blocks in (a fresh one if
+    None), to look at the heap it ended with."""
     kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
     largest = largest_size(trace.sizes)
+    program = Program() if program is None else program
     t0 = time.perf_counter()
-    replay_ops(strategy, Program(), kinds, ids, sizes, fused, largest)
+    replay_ops(strategy, program, kinds, ids, sizes, fused, largest)
     return time.perf_counter() - t0
 
 
@@ -582,23 +586,28 @@ class Timeline:
         self.copies_kept = 0
 
     # -------------------------------------------------------------- build
-    def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> "Timeline":
+    def build(self, progress: ProgressFn | None = None, cancel: CancelFn | None = None,
+              start: tuple | None = None) -> "Timeline":
         """Replay the whole trace once, keeping measures and checkpoints.
 
         ``progress(done, total)`` is called every :data:`PROGRESS_EVERY` steps;
         if ``cancel()`` turns true, :class:`ReplayCancelled` is raised and the
         timeline keeps the steps done so far (its ``n`` shrinks to them).
         The last operation is replayed with its events, so the timeline ends
-        showing it as a seek there would.
+        showing it as a seek there would.  ``start``: ``(t, strategy,
+        program)``, the heap at position ``t < n`` to go on from, the
+        checkpoints and measures before it already in place (an edited
+        trace, :mod:`heapscope.allocators.timeline_edit`).
         """
-        strategy = self._factory()
-        program = Program()
+        t, strategy, program = start or (0, self._factory(), Program())
+        t0 = t                  # where this replay starts (its speed is over the steps from here)
         n = self.n
         counted = bulk_record(strategy)
         fields = strategy.measure_row(counted)[0]
         writer = _SeriesWriter(self.series, self.trace.kind, strategy, fields)
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
-        self.checkpoints, self.checkpoint_steps = [], []
+        if start is None:
+            self.checkpoints, self.checkpoint_steps = [], []
         self.added_checkpoint_steps, self.added_checkpoint_bytes = set(), 0
         self.fault = None
         self._before = None
@@ -606,13 +615,12 @@ class Timeline:
         # Rows are packed into buf and unpacked into the series a block at a
         # time, at each progress point: never across one.
         buf = bytearray(min(n, PROGRESS_EVERY) * _row_size(fields))
-        block = 0               # the step of buf's first row
+        block = t               # the step of buf's first row
         wall0, cpu0 = time.perf_counter(), time.process_time()
         spent = 0.0             # replay seconds, checkpoints left out
         pickled = [0.0, 0]      # seconds and bytes of the checkpoints so far
         done = [0]              # operations applied by the last _measure_ops
-        next_checkpoint = 0 if self.keep_checkpoints else n
-        t = 0
+        next_checkpoint = (t + self._checkpoint_gap(0, 0, 0) if start else 0) if self.keep_checkpoints else n
         last = n - 1            # replayed apart, with its events
         while t < last:
             if t == next_checkpoint:
@@ -634,7 +642,7 @@ class Timeline:
                 # pause of the machine (a collection, another process) while
                 # one was pickled does not space the rest out.
                 cost = size * pickled[0] / pickled[1]
-                next_checkpoint = t + self._checkpoint_gap(cost, spent, t)
+                next_checkpoint = t + self._checkpoint_gap(cost, spent, t - t0)
             if t and t % PROGRESS_EVERY == 0:
                 writer.write(block, buf, t - block)
                 block = t
@@ -914,12 +922,18 @@ class Timeline:
             raise IndexError(f"step {t} is outside 0..{self.n}")
         if t == self.position:
             return self.after()
+        return HeapState.of(t, *self.heap_at(t))
+
+    def heap_at(self, t: int) -> tuple[Strategy, Program]:
+        """A heap of its own at position ``t`` (a strategy and its program),
+        restored from the checkpoint at or before ``t`` and replayed; the
+        timeline does not move."""
         strategy, program, start = self._restore(t)
         replay_ops(strategy, program, self._kinds[start:t], self._ids[start:t], self._sizes[start:t],
                    largest=self._largest)
         self.replayed_ops += t - start
         strategy.record = True
-        return HeapState.of(t, strategy, program)
+        return strategy, program
 
     def _restore(self, t: int) -> tuple[Strategy, Program, int]:
         """A heap of its own at the last position at or before ``t`` that a
@@ -959,50 +973,37 @@ class Timeline:
         return self._kinds[t - 1], self._ids[t - 1], self._sizes[t - 1]
 
     def describe(self) -> str:
-        """The current step in words, in the strategy's own terms (its
-        :attr:`~Strategy.search_unit` and :meth:`~Strategy.describe_record`),
-        e.g. 'step 1234: malloc(512) for id 17 -> 0x1a40 after examining 12
-        free blocks; split once' or 'step 77: malloc(240) for id 5 -> 0x2c8
-        after 3 bitmap probes'."""
+        """The current step in words, in the strategy's own terms
+        (:func:`heapscope.allocators.step_text.describe_step`), e.g. 'step
+        1234: malloc(512) for id 17 -> 0x1a40 after examining 12 free blocks;
+        split once'."""
         t = self.position
-        if t == 0:
-            return f"step 0 of {self.n}: empty heap, nothing replayed yet"
-        kind, ident, size = self.op(t)
-        rec = self.last_record
-        head = f"step {t}: "
-        if kind == FREE:
-            if rec is None or rec.payload is None:
-                return head + f"free id {ident}: nothing to free (its malloc had failed)"
-            text = head + f"free(0x{rec.payload:x}) for id {ident}"
-        elif kind == ALLOC:
-            text = head + f"malloc({size}) for id {ident}"
-        elif rec is None:
-            text = head + f"realloc of id {ident} to {size} bytes"
-        else:
-            old = "NULL" if rec.old_payload is None else f"0x{rec.old_payload:x}"
-            text = head + f"realloc({old}, {size}) for id {ident}"
-        if rec is None:
-            return text
-        if kind != FREE:
-            if rec.failed:
-                largest = self.strategy.largest_request()
-                if size > largest:      # refused before the policy saw it: no search to tell
-                    text += f" -> NULL (more than {self.strategy.name} can ever hand out: at most {largest})"
-                    return text
-                why = "the pool is used up" if self.strategy.arena.fixed else "the heap limit was reached"
-                text += f" -> NULL (out of memory: {why})"
-            else:
-                text += f" -> 0x{rec.payload:x}"
-                if kind == REALLOC and rec.payload == rec.old_payload:
-                    text += " (in place)"
-        clauses = self.strategy.describe_record(rec)
-        if not clauses:
-            return text
-        if kind == FREE:
-            sep = ": "
-        else:   # "-> 0x40 after examining 3 free blocks; split once", "-> 0x40 (in place); split once"
-            sep = " " if clauses[0].startswith(("after ", "from ")) else "; "
-        return text + sep + "; ".join(clauses)
+        return describe_step(t, self.n, self.op(t) if t else None, self.last_record, self.strategy)
+
+    # ------------------------------------------------- walks of their own
+    @property
+    def operations(self) -> tuple[list, list, list, int]:
+        """The trace's (kinds, ids, sizes) as lists and its largest request:
+        what a walk of its own (:mod:`heapscope.allocators.find`) replays."""
+        return self._kinds, self._ids, self._sizes, self._largest
+
+    def heap_at_checkpoint(self, t: int) -> tuple[Strategy, Program, int]:
+        """A heap of its own at the last checkpoint at or before position
+        ``t`` (a fresh one without), and its position; the timeline does not
+        move and its step-back cache is not touched, so another thread may
+        seek it meanwhile."""
+        steps, blobs = list(self.checkpoint_steps), list(self.checkpoints)
+        k = bisect_right(steps, t) - 1
+        if k < 0 or len(blobs) != len(steps):
+            return self._factory(), Program(), 0
+        collecting = gc.isenabled()
+        gc.disable()            # as _restore: the new objects are no garbage
+        try:
+            strategy, program = pickle.loads(blobs[k])
+        finally:
+            if collecting:
+                gc.enable()
+        return strategy, program, steps[k]
 
     def summary(self) -> dict:
         row = summarize(self.series)

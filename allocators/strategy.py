@@ -25,22 +25,21 @@ address space, or a bound of the policy's own model, such as TLSF's largest
 block class) never reaches the policy: it fails at once, in O(1) memory and
 time, recorded as refused growth (:meth:`Strategy._refuse_request`).  Bulk
 replay, which calls the policy directly, applies the same bound
-(``allocators/replay.py``, ``bounded_ops``).
+(``heapscope.allocators.replay``, ``bounded_ops``).
 """
 
 from __future__ import annotations
 
-import pickle
-import struct
-from itertools import chain, repeat
-from typing import Callable, Iterator, NamedTuple
+from typing import Iterator, NamedTuple
 
 from . import structure
 from .arena import Arena
 from .events import FREE, MALLOC, REALLOC, Grow, GrowFailed, Note, OpRecord, Visit
-from .explain import count, times
-from .metrics import ROW_FIELDS
-from .params import BOOL, INT, MAX_BYTES, SIZE, Param, ParamError, check_params
+from .params import INT, MAX_BYTES, SIZE, Param, check_params
+from .strategy_bulk import BulkReplay
+from .strategy_measures import StrategyMeasures
+from .strategy_state import LiveBlock, StrategyState, _new_tuple
+from .strategy_words import StrategyWords
 
 USED = "used"
 FREE_BLOCK = "free"
@@ -78,44 +77,29 @@ class Block(NamedTuple):
         return self.size - self.header - self.request if self.state == USED else 0
 
 
-_new_tuple = tuple.__new__
+class Strategy(StrategyWords, StrategyMeasures, StrategyState, BulkReplay):
+    """Base class of all strategies; see the module docstring for the contract.
 
-
-class LiveBlock(NamedTuple):
-    block_addr: int
-    block_size: int
-    request: int
-    header: int
-
-
-class Strategy:
-    """Base class of all strategies; see the module docstring for the contract."""
+    This class is the policy's contract: the public calls and the record of
+    each, the books of live blocks, the walk and the shared invariants, and
+    the verbs a policy is written in.  Its other jobs are parts of their
+    own, each in its module: the explain texts (:class:`StrategyWords`,
+    ``heapscope.allocators.strategy_words``), the measures
+    (:class:`StrategyMeasures`, ``strategy_measures``), checkpoints and
+    copies (:class:`StrategyState`, ``strategy_state``) and bulk replay's
+    entry (:class:`BulkReplay`, ``strategy_bulk``).  They are mixed in
+    rather than held: the measures and the fused paths read the books on
+    the strategy itself on every step, and a strategy's own words or probe
+    override theirs as methods do."""
 
     #: registry key, e.g. ``"next-fit"``
     name = "abstract"
-    #: attributes that are dicts, lists or sets of immutable items only (ints,
-    #: None, tuples of ints: ``live`` holds LiveBlocks), by construction: a
-    #: copy of the heap (``copy_state``) copies them without looking at their
-    #: items, which costs a third of the copy at 100 000 blocks
-    flat_state: tuple[str, ...] = ("live",)
-    #: attributes that are lists of such containers (TLSF's free lists, one
-    #: dict per (fl, sl) cell)
-    flat_lists: tuple[str, ...] = ()
     #: one line for menus and tables
     title = "abstract strategy"
     #: the original this strategy follows
     citation = ""
-    #: DESIGN.md counts a buddy system's splits in its search length (orders
-    #: probed + splits); other strategies count nodes examined only.
-    search_counts_splits = False
-    #: what one unit of a step's search is, singular and plural: the one-line
-    #: description of a step counts in it ("after examining 12 free blocks",
-    #: "after 3 bitmap probes", "after looking at 2 AVAIL lists")
-    search_unit = ("free block", "free blocks")
-    #: the words before that count ("" for none)
-    search_verb = "examining"
 
-    #: the parameters every strategy takes (allocators/params.py); a subclass
+    #: the parameters every strategy takes (heapscope.allocators.params); a subclass
     #: lists its own in ``params`` too, and may narrow one of these
     params = (
         Param("word", INT, 8, "word size in bytes: 8 for LP64, 4 for ILP32", choices=(4, 8)),
@@ -261,33 +245,6 @@ class Strategy:
             events.append(GrowFailed(size))
         return None
 
-    # ------------------------------------------------------------------ measures
-    def search_length(self, rec: OpRecord | None = None) -> int:
-        """Search length of an operation (the last one by default)."""
-        rec = rec or self.rec
-        return rec.visits + rec.splits if self.search_counts_splits else rec.visits
-
-    @property
-    def heap_size(self) -> int:
-        """Bytes of the simulated heap: the break minus the base (a whole fixed pool)."""
-        return self.arena.size
-
-    @property
-    def footprint(self) -> int:
-        """H of the measures (DESIGN.md): the heap size in a heap grown by sbrk,
-        plus the bytes of any regions mapped apart from it (:meth:`mapped_blocks`);
-        in a fixed pool, where the whole pool exists from the start, the
-        high-water mark of the pool the strategy has touched: the span of the
-        least address range holding every block it has handed out and every
-        region it has carved so far.  Blocks the strategy only laid out as
-        free (a pool handed to free() as one block) are not touched until a
-        request is given part of them.  The timeline's build reads the same
-        fields directly after every step (allocators/replay.py): keep the two
-        in step."""
-        if self.arena.fixed:
-            return max(0, self.touched_high - self.touched_low)
-        return self.arena.size + self.mapped_bytes
-
     #: bytes of the regions :meth:`mapped_blocks` lists (dlmalloc's mmapped chunks)
     mapped_bytes = 0
 
@@ -317,164 +274,7 @@ class Strategy:
         free = sorted(self.free_blocks())
         return structure.make("lists", dict(free), lists={"free blocks": [a for a, _ in free]})
 
-    def explain_event(self, event) -> str | None:
-        """This policy's own words for one of its events, or None for the
-        generic words of :func:`heapscope.allocators.explain.describe_event`.  Override to
-        say what an event means in the original's terms."""
-        return None
-
-    def explain_events(self, events: list) -> list[str | None]:
-        """Words for every event of one step, in order (None: the generic
-        words).  The default asks :meth:`explain_event` for each; a policy
-        overrides this where an event's words depend on the events around it
-        (Knuth's R2 and S2 both take a block off an AVAIL list)."""
-        return [self.explain_event(e) for e in events]
-
-    def search_units(self, rec: OpRecord) -> int:
-        """How many :attr:`search_unit` the operation's search took: the visits
-        by default; TLSF counts its bitmap probes."""
-        return rec.visits
-
-    def describe_record(self, rec: OpRecord) -> list[str]:
-        """What an operation did, as the clauses that follow the call and its
-        result in the one-line description of a step (``Timeline.describe``):
-        ``["after examining 12 free blocks", "split once"]``.  Policies with
-        their own words override it (buddy's "merged with its buddy twice")."""
-        out = []
-        n = self.search_units(rec)
-        if rec.kind == FREE:
-            if n:
-                out.append(f"walked {count(n, self.search_unit)}")
-        elif n or not (rec.kind == REALLOC and rec.payload == rec.old_payload):
-            verb = f"{self.search_verb} " if self.search_verb else ""
-            out.append(f"after {verb}{count(n, self.search_unit)}")
-        if rec.splits:
-            out.append(f"split {times(rec.splits)}")
-        if rec.merges:
-            out.append(f"coalesced {times(rec.merges)}")
-        if rec.rotations:
-            out.append(count(rec.rotations, "rotation"))
-        if rec.grows:
-            out.append(f"grew the heap {times(rec.grows)}")
-        return out
-
-    def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        """(free bytes F, largest free block, the top block's size or 0, largest
-        free block other than the top one), in one pass over the free blocks.
-
-        The top (wilderness) block is the free block at the end of the heap: it
-        touches the break, or, in a strategy with an end sentinel (TLSF), the
-        sentinel.  Strategies with a cheaper answer override this."""
-        total = largest = top = largest_below = 0
-        brk = self.arena.brk
-        for addr, size in self.free_blocks():
-            total += size
-            if addr + size == brk:
-                top = size
-            elif size > largest_below:
-                largest_below = size
-        largest = max(top, largest_below)
-        return total, largest, top, largest_below
-
-    def measure_row(self, rec: OpRecord) -> tuple[tuple[str, ...], Callable]:
-        """``(fields, row)``: what the timeline's build packs after every step
-        (``allocators/replay.py``), ``row(buf, offset, live_bytes, payload)``
-        packing one row of ``fields`` (names of ``metrics.ROW_FIELDS``, in
-        that order) as little-endian int64s at ``offset`` of ``buf``.
-
-        This default packs every field, read from the fields this base class
-        keeps (:attr:`footprint`'s, ``in_use``, ``header_in_use``), the
-        policy's :meth:`fragmentation_probe` and the counters of ``rec`` (the
-        bulk record).  A policy may pack a cheaper row: the probe worked out
-        in place, its containers bound once, ``largest_free`` left out (it is
-        the max of ``top_free`` and ``largest_below_top``, as every probe
-        gives it), and only the counters it ever adds to (the build checks
-        after each block of steps that the others did not move).  Its values must be exactly this default's (tests
-        compare every column with :func:`~heapscope.allocators.replay.record_row`)."""
-        probe = self.fragmentation_probe
-        pack = _FULL_ROW.pack_into
-        if self.arena.fixed:
-            def row(buf, off, live_bytes, payload):
-                free, largest, top, below = probe()
-                pack(buf, off, self.touched_high - self.touched_low, live_bytes, self.in_use,
-                     self.header_in_use, free, largest, top, below, rec.visits, rec.splits,
-                     rec.merges, rec.rotations, rec.grows, rec.walked, payload)
-        else:
-            arena = self.arena
-
-            def row(buf, off, live_bytes, payload):
-                free, largest, top, below = probe()
-                pack(buf, off, arena.brk + self.mapped_bytes, live_bytes, self.in_use,
-                     self.header_in_use, free, largest, top, below, rec.visits, rec.splits,
-                     rec.merges, rec.rotations, rec.grows, rec.walked, payload)
-        return ROW_FIELDS, row
-
-    # ---------------------------------------------------------- checkpointing
-    def __getstate__(self) -> dict:
-        # The live blocks go into pickles (the timeline's checkpoints) as two
-        # flat lists: pickling a NamedTuple costs a Python call per block,
-        # which made checkpoints cost more than the replay itself.  The record
-        # of the last operation is no part of the heap and stays out.
-        state = self.__dict__.copy()
-        live = state["live"]
-        state["live"] = (list(live), list(chain.from_iterable(live.values())))
-        state["rec"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        payloads, flat = state["live"]
-        fields = iter(flat)
-        blocks = map(_new_tuple, repeat(LiveBlock), zip(fields, fields, fields, fields))
-        state["live"] = dict(zip(payloads, blocks))
-        state["rec"] = OpRecord()
-        # One by one, not __dict__.update(): CPython (3.11+) keeps the
-        # attributes of an instance whose __dict__ was never asked for inline,
-        # and reads them faster; a restored heap replays at full speed.
-        for name, value in state.items():
-            setattr(self, name, value)
-
-    def copy_state(self, copier) -> "Strategy":
-        """A copy of this heap to replay on apart (the timeline's step-back
-        cache, ``allocators/state_copy.py``): containers copied, their
-        immutable items shared, much cheaper than a pickle round trip.  A
-        strategy whose state is not plain data may override this; it must
-        replay exactly as a restored checkpoint would."""
-        from .state_copy import copy_strategy
-        return copy_strategy(self, copier)
-
-    def snapshot(self) -> bytes:
-        """The whole state as bytes, for the timeline's checkpoints."""
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
-
-    @staticmethod
-    def restore(data: bytes) -> "Strategy":
-        return pickle.loads(data)
-
-    def state_signature(self) -> tuple:
-        """A value equal for equal heaps: used by tests comparing seek with replay."""
-        return (self.arena.brk, tuple(self.walk()), self._policy_signature())
-
-    def _policy_signature(self) -> tuple:
-        """Policy state not visible in walk() (rover, list order); override."""
-        return ()
-
     # ------------------------------------------------------ for subclasses
-    def bulk_ops(self) -> tuple:
-        """The (malloc, free, realloc) callables bulk replay calls
-        (``allocators/replay.py``: ``replay_ops`` and the timeline's build),
-        taking the arguments of ``_malloc``, ``_free`` and ``_realloc``.
-
-        By default those three methods themselves.  A policy written one verb
-        per function, as its original is, may return *fused* versions instead:
-        the same operations with the verbs inlined into one function each, for
-        speed.  A fused operation must leave the heap, the books and the
-        counters of ``self.rec`` exactly as the readable one does (tests run
-        the two in lockstep); it makes no events, so it is only given while
-        events are off, and it may hold on to the record and the strategy's
-        containers: bulk replay asks for it after putting its bulk record in
-        place and uses it only until the end of that replay."""
-        return self._malloc, self._free, self._realloc
-
     def _malloc(self, size: int) -> int | None:
         raise NotImplementedError
 
@@ -662,35 +462,6 @@ class Strategy:
             fail(False, f"mapped regions add up to {total} bytes but {self.mapped_bytes} are booked")
         return in_use, header
 
-
-_FULL_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
-
-
-def probed_row_writer(strategy: "Strategy", rec, row: struct.Struct, joins: bool):
-    """The timeline build's row writer (``Strategy.measure_row``) for a
-    policy whose fragmentation probe is bound once (``strategy._probe()``,
-    the very function :meth:`Strategy.fragmentation_probe` answers with: one
-    account of the free blocks, not a second one inline): the heap, the
-    books, the probe's free/top/below and the counters the policy adds to,
-    visits and grows, and with ``joins`` its splits and merges too (TLSF,
-    the buddy system; BSD's buckets never split nor join)."""
-    s = strategy
-    arena = s.arena
-    fixed = arena.fixed
-    probe = s._probe()
-    pack = row.pack_into
-    if joins:
-        def write(buf, off, live_bytes, payload):
-            free, _, top, below = probe()
-            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, s.header_in_use, free, top, below,
-                 rec.visits, rec.splits, rec.merges, rec.grows, payload)
-    else:
-        def write(buf, off, live_bytes, payload):
-            free, _, top, below = probe()
-            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, s.header_in_use, free, top, below, rec.visits, rec.grows, payload)
-    return write
 
 
 def align_up(n: int, a: int) -> int:

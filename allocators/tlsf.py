@@ -83,11 +83,18 @@ included), as in every strategy; the TLSF size of such a block is ``size - W``.
 
 View: the fl x sl matrix with ``fl_bitmap`` and ``sl_bitmap``, the insert cell
 and the search cell lit, and the find-first-set scan along the row and column.
+
+This module is the policy, in the reference's order.  Beside it, each in a
+module of its own: its words for the explain panel
+(:mod:`heapscope.allocators.tlsf_explain`), the fused bulk path
+(:mod:`heapscope.allocators.tlsf_fast`), its fragmentation probe and row of
+measures (:mod:`heapscope.allocators.tlsf_measures`) and ``tlsf_check``
+(:mod:`heapscope.allocators.tlsf_check`).  The last three import this
+module's constants, so the policy looks them up when first asked for.
 """
 
 from __future__ import annotations
 
-import struct
 from typing import Iterator
 
 from . import structure
@@ -95,7 +102,8 @@ from .events import (BitmapProbe, Coalesce, Grow, GrowFailed, ListInsert, ListRe
                      Note, Placed, Released, Split, Visit)
 from heapscope.values import format_size
 from .params import BOOL, INT, MAX_CHUNK, SIZE, Param, ParamError
-from .strategy import FREE_BLOCK, META, USED, Block, LiveBlock, Strategy, probed_row_writer
+from .strategy import FREE_BLOCK, META, USED, Block, Strategy
+from .tlsf_explain import TLSFWords
 
 #: bit 0 of a size word: this block is free
 FREE_BIT = 1
@@ -110,20 +118,6 @@ SL_INDEX_COUNT = 1 << SL_INDEX_COUNT_LOG2
 #: heap growth in sbrk mode when the request needs less
 CHUNK = 4096
 
-#: the fused path (:meth:`TLSF.bulk_ops`) maps requests of up to this many
-#: bytes, and files free blocks below FUSED_FREE_TABLE bytes, by table
-FUSED_REQUEST_TABLE = 4096
-FUSED_FREE_TABLE = 1 << 16
-#: those tables, made once per (word, zero_returns_null) from the readable verbs
-_fused_tables: dict[tuple[int, bool], tuple[list[tuple[int, int]], list[int]]] = {}
-
-
-#: the build's row of measures (TLSF.measure_row): no largest_free (the max of
-#: the two after it) nor the rotations and walked TLSF never adds to
-ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
-              "visits", "splits", "merges", "grows", "payload")
-_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
-
 
 def fls(word: int) -> int:
     """Index of the highest set bit (the reference's ``tlsf_fls``); -1 for 0."""
@@ -135,20 +129,19 @@ def ffs(word: int) -> int:
     return (word & -word).bit_length() - 1
 
 
-class TLSF(Strategy):
+class TLSF(TLSFWords, Strategy):
     """Two-Level Segregated Fit after Masmano et al. 2004 and mattconte/tlsf."""
 
-    #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
+    #: dicts and lists of ints only: a copy of the heap copies them without
+    #: looking (heapscope.allocators.state_copy)
     flat_state = Strategy.flat_state + ('_size_word', '_prev_phys', 'sl_bitmap')
     flat_lists = ("_lists",)
     name = "tlsf"
     title = "TLSF, two-level segregated fit (Masmano et al. 2004)"
     citation = ("Masmano, Ripoll, Crespo & Real, TLSF: a new dynamic memory allocator "
                 "for real-time systems, ECRTS 2004; reference code mattconte/tlsf")
-    search_unit = ("bitmap probe", "bitmap probes")
-    search_verb = ""
     #: its state is dicts and lists of ints, with no reference back to the heap:
-    #: after a checkpoint the build goes on from a twin (replay.py, _go_on_after)
+    #: after a checkpoint the build goes on from a twin (heapscope.allocators.replay, _go_on_after)
     plain_state = True
 
     params = (
@@ -208,7 +201,9 @@ class TLSF(Strategy):
 
     # The reference's block_header_overhead and tlsf_pool_overhead() follow
     # from the word; as properties they keep the instance at fewer than 30
-    # attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py).
+    # attributes, the most CPython 3.11 reads inline (tests/test_attribute_reads.py;
+    # its fused path reads locals, so for TLSF alone that costs nothing either
+    # way: benchmarks/bench_inline_attributes.py).
     @property
     def block_header_overhead(self) -> int:
         """``block_header_overhead``: the size word a used block costs."""
@@ -262,78 +257,6 @@ class TLSF(Strategy):
         if fl == 0:
             return sl * self.word
         return (SL_INDEX_COUNT + sl) << (fl + self.fl_index_shift - 1 - SL_INDEX_COUNT_LOG2)
-
-    # ---------------------------------------------------------- explain
-    def search_units(self, rec) -> int:
-        """TLSF's search is its bitmap probes (the block taken is the head of
-        the list they found, no search of its own)."""
-        return rec.probes
-
-    def _cell(self, block_bytes: int) -> tuple[int, int]:
-        """mapping_insert of a whole block of ``block_bytes`` (size word included)."""
-        return self.mapping_insert(block_bytes - self.word)
-
-    def explain_event(self, e) -> str | None:
-        """The reference's words: mapping_search, the bitmaps' find-first-set,
-        the (fl, sl) lists, block_split and block_absorb."""
-        if isinstance(e, MappingSearch):
-            asked = e.size if e.request is None else e.request
-            rounded = f": rounded to {e.rounded}," if asked != e.rounded else ":"
-            text = f"mapping_search({asked}){rounded} class ({e.fl}, {e.sl})"
-            if e.fl >= self.fl_index_count:
-                text += ", past the last first level: no list holds blocks that big"
-            return text
-        if isinstance(e, BitmapProbe):
-            if e.level == "fl":
-                if e.found is None:
-                    return f"fl_bitmap has no bit at or above {e.fl}: no free block is big enough"
-                return f"fl_bitmap: next class {e.found[0]}"
-            if e.found is None:
-                return f"sl_bitmap[{e.fl}] has no bit at or above {e.sl}"
-            if e.sl == 0:
-                return f"sl_bitmap[{e.fl}]: lowest bit {e.found[1]}: list {e.found}"
-            return f"sl_bitmap[{e.fl}]: first bit at or above {e.sl} is {e.found[1]}: list {e.found}"
-        if isinstance(e, Visit):
-            return f"took the head of list {self._cell(e.size)}, {e.size} B"
-        if isinstance(e, Split):
-            return (f"split off {e.rest_size} B into {self._cell(e.rest_size)}; "
-                    f"{e.taken_size} B at {e.taken_addr:#x} stay")
-        if isinstance(e, ListInsert):
-            return f"insert_free_block: {e.addr:#x} ({e.size} B) at the head of list {tuple(e.where)}"
-        if isinstance(e, ListRemove):
-            return f"remove_free_block: {e.addr:#x} ({e.size} B) off list {tuple(e.where)}"
-        if isinstance(e, Coalesce):
-            return (f"block_absorb: {e.low_addr:#x} ({e.low_size} B) takes in its next neighbour "
-                    f"{e.high_addr:#x} ({e.high_size} B): {e.size} B")
-        if isinstance(e, Grow):
-            return (f"no list can serve: the heap grows by {e.increment} B at {e.old_brk:#x} "
-                    "(the end sentinel becomes a free block)")
-        if isinstance(e, Released):
-            return f"free: {e.addr:#x} ({e.size} B) marked free"
-        if isinstance(e, Placed):
-            return f"block_prepare_used: {e.addr:#x} ({e.size} B) is used; payload {e.payload:#x}"
-        return None
-
-    def explain_events(self, events: list) -> list[str | None]:
-        """Which neighbour free() absorbs (block_merge_prev or _next), and the
-        first growth, which lays out the pool (tlsf_add_pool)."""
-        out = [self.explain_event(e) for e in events]
-        current = None              # the block free() is working on
-        for i, e in enumerate(events):
-            if isinstance(e, Released):
-                current = e.addr
-            elif isinstance(e, Coalesce) and current is not None:
-                if e.high_addr == current:
-                    out[i] = (f"block_merge_prev: the previous block {e.low_addr:#x} ({e.low_size} B) "
-                              f"is free: it absorbs {current:#x}, {e.size} B")
-                else:
-                    out[i] = (f"block_merge_next: the next block {e.high_addr:#x} ({e.high_size} B) "
-                              f"is free: {e.low_addr:#x} absorbs it, {e.size} B")
-                current = e.low_addr
-            elif isinstance(e, Grow) and e.old_brk == self.arena.base:
-                out[i] = (f"the first pool: sbrk({e.increment}) at {e.old_brk:#x}, laid out by "
-                          "tlsf_add_pool as one free block and the end sentinel")
-        return out
 
     # ----------------------------------------------------------- views
     def class_list(self, fl: int, sl: int) -> list[int]:
@@ -684,263 +607,15 @@ class TLSF(Strategy):
         return payload
 
     # ------------------------------------------------- the fused bulk path
-    def _fused_tables(self) -> tuple[list[tuple[int, int]], list[int]]:
-        """For the fused path: ``(adjust_request_size(n), the list index of
-        mapping_search of it)`` for every request n up to FUSED_REQUEST_TABLE,
-        and the list index of ``mapping_insert(s)`` for every size s below
-        FUSED_FREE_TABLE (by ``s // ALIGN_SIZE``); made from the readable
-        verbs, once per word size."""
-        key = (self.word, self.zero_returns_null)
-        tables = _fused_tables.get(key)
-        if tables is None:
-            def index(fl: int, sl: int) -> int:
-                return fl * SL_INDEX_COUNT + sl
-            adjusted = [self.adjust_request_size(n) for n in range(FUSED_REQUEST_TABLE + 1)]
-            search = [(a, index(*self.mapping_search(a)) if a else 0) for a in adjusted]
-            filed = [index(*self.mapping_insert(s)) for s in range(0, FUSED_FREE_TABLE, self.word)]
-            tables = _fused_tables[key] = (search, filed)
-        return tables
-
     def bulk_ops(self) -> tuple:
         """Fused malloc, free and realloc for bulk replay (``Strategy.bulk_ops``):
-        the verbs above inlined into one function each, on local names, with
-        no events, counting ``rec.probes``, ``visits``, ``splits`` and
-        ``merges`` as the readable path does (``tests/test_fused_paths.py``
-        runs both in lockstep).  The rare paths (growing the heap, a request
-        TLSF refuses, a realloc in place or refused) call the readable verbs.
-
-        Where a readable verb sets a bit that ``tlsf_check`` says is already
-        set, the fused code leaves it: a block on a free list has FREE_BIT set
-        and PREV_FREE_BIT clear (the heap is coalesced), the block after a free
-        block has PREV_FREE_BIT set, and list (fl, sl) is non-empty exactly when
-        its bit of ``sl_bitmap[fl]`` is set.
-
-        A list is named by one index, ``fl * 32 + sl``.  Requests up to
-        FUSED_REQUEST_TABLE bytes and free blocks below FUSED_FREE_TABLE bytes
-        find theirs in tables (:meth:`_fused_tables`); for a larger size s,
-        with ``f = fls(s)``, ``mapping_insert`` gives ``fl = f - (FL_INDEX_SHIFT
-        - 1)`` and ``sl = (s >> (f - 5)) ^ 32`` (``s >> (f - 5)`` is 32 to 63),
-        so the index is ``(f - FL_INDEX_SHIFT) * 32 + (s >> (f - 5))``."""
-        rec = self.rec
-        if rec.events is not None or type(self) is not TLSF:
-            # events wanted, or a subclass, which may have changed a method
-            # the fused code stands in for
+        :func:`heapscope.allocators.tlsf_fast.fused_ops`, while events are off
+        and for this class only (a subclass may have changed a verb the fused
+        code stands in for)."""
+        if self.rec.events is not None or type(self) is not TLSF:
             return super().bulk_ops()
-        W = self.word
-        log2_align = W.bit_length() - 1
-        fl_shift = self.fl_index_shift
-        list_count = self.fl_index_count * SL_INDEX_COUNT
-        header_size = self.block_header_size
-        size_max = self.block_size_max
-        size_word = self._size_word
-        prev_phys = self._prev_phys
-        lists = self._lists
-        sl_bitmap = self.sl_bitmap
-        live = self.live
-        new_tuple = tuple.__new__
-        slow_malloc = self._malloc
-        slow_realloc = self._realloc
-        grow = self._grow
-        fixed = self.arena.fixed
-        searched, insert_index = self._fused_tables()
-        table_request = FUSED_REQUEST_TABLE
-        table_free = FUSED_FREE_TABLE
-
-        def malloc(size: int) -> int | None:
-            """``tlsf_malloc``: adjust_request_size, block_locate_free
-            (_search_rounding and mapping_insert, search_suitable_block, the
-            head of the list, remove_free_block), block_prepare_used
-            (block_trim_free: block_can_split, block_split, block_mark_as_free,
-            block_link_next, block_insert: mapping_insert, insert_free_block;
-            block_mark_as_used; _note_alloc).  When no list holds a block big
-            enough: the readable _grow, then this again (as tlsf_malloc does
-            block_locate_free again)."""
-            # adjust_request_size, mapping_search
-            if size <= table_request:
-                adjust, i = searched[size]
-                if not adjust:
-                    return slow_malloc(size)    # malloc(0) with zero_returns_null: NULL
-            else:
-                adjust = (size + W - 1) & -W
-                if adjust >= size_max:
-                    return slow_malloc(size)    # NULL: no block is that big
-                rounded = adjust + (1 << (adjust.bit_length() - 6)) - 1
-                f = rounded.bit_length() - 1
-                i = ((f - fl_shift) << 5) + (rounded >> (f - 5))
-                if i >= list_count:
-                    return slow_malloc(size)    # NULL: past the last first level
-            # search_suitable_block: the search cell's own list, if it holds a
-            # block (its bit is the first one the sl probe finds), else the bitmaps
-            free_list = lists[i]
-            if free_list:
-                rec.probes += 1
-                rec.visits += 2                 # the probe and the block taken
-            else:
-                fl = i >> 5
-                row = sl_bitmap[fl] & (-1 << (i & 31))
-                if row:
-                    rec.probes += 1
-                    rec.visits += 2
-                else:
-                    fl_map = self.fl_bitmap & (-2 << fl)
-                    if not fl_map:
-                        rec.probes += 2
-                        rec.visits += 2
-                        if fixed or not grow(adjust):
-                            return None
-                        return malloc(size)
-                    fl = (fl_map & -fl_map).bit_length() - 1
-                    row = sl_bitmap[fl]
-                    rec.probes += 3
-                    rec.visits += 4
-                i = (fl << 5) + (row & -row).bit_length() - 1
-                free_list = lists[i]
-            # the head of the list; remove_free_block
-            block = free_list.popitem()[0]
-            if not free_list:
-                fl = i >> 5
-                row = sl_bitmap[fl] & ~(1 << (i & 31))
-                sl_bitmap[fl] = row
-                if not row:
-                    self.fl_bitmap &= ~(1 << fl)
-            # block_prepare_used: block_trim_free, block_mark_as_used
-            bsize = size_word[block] & -4
-            if bsize >= header_size + adjust:
-                # block_split; block_mark_as_free(remaining): the block after
-                # it followed a free block, so its PREV_FREE_BIT is set already
-                remaining = block + W + adjust
-                remain_size = bsize - adjust - W
-                size_word[remaining] = remain_size | FREE_BIT
-                prev_phys[block + W + bsize] = remaining
-                # block_link_next(block), as block_trim_free does: the word it
-                # writes is payload once the block is used, but it is state
-                prev_phys[remaining] = block
-                size_word[block] = adjust
-                rec.splits += 1
-                # block_insert(remaining): mapping_insert, insert_free_block
-                if remain_size < table_free:
-                    i = insert_index[remain_size >> log2_align]
-                else:
-                    f = remain_size.bit_length() - 1
-                    i = ((f - fl_shift) << 5) + (remain_size >> (f - 5))
-                free_list = lists[i]
-                if not free_list:
-                    fl = i >> 5
-                    sl_bitmap[fl] |= 1 << (i & 31)
-                    self.fl_bitmap |= 1 << fl
-                free_list[remaining] = None
-                block_bytes = W + adjust
-            else:
-                size_word[block] = bsize
-                block_bytes = W + bsize
-                size_word[block + block_bytes] &= ~PREV_FREE_BIT
-            # the lists lost the block and got its remainder back
-            self._free_bytes -= block_bytes
-            # _note_alloc
-            payload = block + W
-            live[payload] = new_tuple(LiveBlock, (block, block_bytes, size, W))
-            self.in_use += block_bytes
-            self.header_in_use += W
-            if block < self.touched_low:
-                self.touched_low = block
-            if block + block_bytes > self.touched_high:
-                self.touched_high = block + block_bytes
-            return payload
-
-        def free(payload: int) -> None:
-            """``tlsf_free``: _note_free, block_mark_as_free, block_merge_prev
-            (block_remove: mapping_insert, remove_free_block; block_absorb),
-            block_merge_next (the same), block_insert (mapping_insert,
-            insert_free_block).  The lists gain the freed block's bytes: the
-            neighbours it absorbs leave them and come back inside it."""
-            # _note_free: every TLSF block books one word of header
-            block, block_bytes, _, _ = live.pop(payload)
-            self.in_use -= block_bytes
-            self.header_in_use -= W
-            self._free_bytes += block_bytes
-            size = block_bytes - W
-            nxt = block + block_bytes
-            merges = 0
-            # block_merge_prev
-            if size_word[block] & PREV_FREE_BIT:
-                prev = prev_phys.pop(block)
-                prev_size = size_word[prev] & -4
-                if prev_size < table_free:
-                    i = insert_index[prev_size >> log2_align]
-                else:
-                    f = prev_size.bit_length() - 1
-                    i = ((f - fl_shift) << 5) + (prev_size >> (f - 5))
-                free_list = lists[i]
-                del free_list[prev]
-                if not free_list:
-                    fl = i >> 5
-                    row = sl_bitmap[fl] & ~(1 << (i & 31))
-                    sl_bitmap[fl] = row
-                    if not row:
-                        self.fl_bitmap &= ~(1 << fl)
-                del size_word[block]
-                size += prev_size + W
-                block = prev
-                merges = 1
-            # block_merge_next
-            next_word = size_word[nxt]
-            if next_word & FREE_BIT:
-                next_size = next_word & -4
-                if next_size < table_free:
-                    i = insert_index[next_size >> log2_align]
-                else:
-                    f = next_size.bit_length() - 1
-                    i = ((f - fl_shift) << 5) + (next_size >> (f - 5))
-                free_list = lists[i]
-                del free_list[nxt]
-                if not free_list:
-                    fl = i >> 5
-                    row = sl_bitmap[fl] & ~(1 << (i & 31))
-                    sl_bitmap[fl] = row
-                    if not row:
-                        self.fl_bitmap &= ~(1 << fl)
-                del size_word[nxt]
-                prev_phys.pop(nxt, None)
-                size += next_size + W
-                nxt = block + W + size
-                next_word = size_word[nxt]
-                merges += 1
-            if merges:
-                rec.merges += merges
-            # block_mark_as_free of the block the merges left, block_link_next
-            size_word[block] = size | FREE_BIT
-            size_word[nxt] = next_word | PREV_FREE_BIT
-            prev_phys[nxt] = block
-            # block_insert: mapping_insert, insert_free_block
-            if size < table_free:
-                i = insert_index[size >> log2_align]
-            else:
-                f = size.bit_length() - 1
-                i = ((f - fl_shift) << 5) + (size >> (f - 5))
-            free_list = lists[i]
-            if not free_list:
-                fl = i >> 5
-                sl_bitmap[fl] |= 1 << (i & 31)
-                self.fl_bitmap |= 1 << fl
-            free_list[block] = None
-
-        def realloc(payload: int, size: int) -> int | None:
-            """``tlsf_realloc`` when the block must move: adjust_request_size,
-            the test of the next block, then the fused malloc and free.  In
-            place, or refused, it is the readable _realloc."""
-            block = payload - W
-            cursize = size_word[block] & -4
-            adjust = ((size or 1) + W - 1) & -W
-            if cursize < adjust < size_max:
-                next_word = size_word[block + W + cursize]
-                if not next_word & FREE_BIT or adjust > cursize + (next_word & -4) + W:
-                    new = malloc(size)
-                    if new is not None:
-                        free(payload)
-                    return new
-            return slow_realloc(payload, size)
-
-        return malloc, free, realloc
+        from .tlsf_fast import fused_ops        # it imports this module
+        return fused_ops(self)
 
     # ------------------------------------------------------------ walking
     def _blocks(self) -> Iterator[tuple[int, int, str, int | None]]:
@@ -974,180 +649,30 @@ class TLSF(Strategy):
         F is kept as blocks enter and leave the lists, and the largest free
         blocks sit in the highest non-empty list (fls of both bitmaps).  The
         "top" block is the free block just below the sentinel: TLSF never lets a
-        free block touch the break itself (:meth:`_probe`)."""
+        free block touch the break itself (:mod:`heapscope.allocators.tlsf_measures`)."""
         return self._probe()()
 
     def _probe(self):
-        """The fragmentation probe, its containers bound once (see
-        :func:`~heapscope.allocators.strategy.probed_row_writer`); it holds
-        the containers of now: a bulk replay's lifetime."""
-        s = self
-        W = self.word
-        size_word = self._size_word
-        prev_phys = self._prev_phys
-        lists = self._lists
-        sl_bitmap = self.sl_bitmap
-        size_bits = ~FLAG_BITS
-
-        def probe():
-            total = s._free_bytes
-            if not total:
-                return 0, 0, 0, 0
-            top = below = 0
-            sentinel = s._sentinel
-            if size_word[sentinel] & PREV_FREE_BIT:
-                top_block = prev_phys[sentinel]
-                top = W + (size_word[top_block] & size_bits)
-            else:
-                top_block = None
-            # the largest blocks other than the top one are in the highest
-            # non-empty list that holds one: fls of both bitmaps
-            fl_map = s.fl_bitmap
-            while fl_map:
-                fl = fl_map.bit_length() - 1
-                row_map = sl_bitmap[fl]
-                while row_map:
-                    sl = row_map.bit_length() - 1
-                    for block in lists[fl * SL_INDEX_COUNT + sl]:
-                        if block != top_block:
-                            size = size_word[block] & size_bits
-                            if size > below:
-                                below = size
-                    if below:
-                        break
-                    row_map ^= 1 << sl
-                if below:
-                    below += W
-                    break
-                fl_map ^= 1 << fl
-            return total, top if top > below else below, top, below
-        return probe
+        """The fragmentation probe, its containers bound once
+        (:func:`heapscope.allocators.tlsf_measures.probe_of`)."""
+        from .tlsf_measures import probe_of     # it imports this module
+        return probe_of(self)
 
     def measure_row(self, rec) -> tuple:
         """The build's row through this policy's own probe and counters
-        (:func:`~heapscope.allocators.strategy.probed_row_writer`); a subclass
+        (:func:`heapscope.allocators.tlsf_measures.row_writer`); a subclass
         gets the default row."""
         if type(self) is not TLSF:
             return super().measure_row(rec)
-        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
-
+        from .tlsf_measures import row_writer
+        return row_writer(self, rec)
     def _policy_signature(self) -> tuple:
         lists = tuple((i // SL_INDEX_COUNT, i % SL_INDEX_COUNT, tuple(reversed(lst)))
                       for i, lst in enumerate(self._lists) if lst)
         return (self.fl_bitmap, tuple(self.sl_bitmap), lists)
 
-    # -------------------------------------------------------------- check
     def _check_structure(self, blocks: list[Block]) -> None:
-        """``tlsf_check`` and ``tlsf_check_pool`` of the reference, and more:
-        bitmaps against lists for every (fl, sl), each listed block free,
-        coalesced and filed where ``mapping_insert`` says, prev-free bits and
-        ``prev_phys`` links along the heap, the sentinel at the end, and every
-        free block on exactly one list.  Messages are only built on failure."""
-        def broken(message: str) -> None:
-            self._fail(False, message)
-
-        W = self.word
-        size_word = self._size_word
-        prev_phys = self._prev_phys
-        fl_count = self.fl_index_count
-        if self.fl_bitmap >> fl_count:
-            broken(f"fl_bitmap {self.fl_bitmap:#x} has bits at or above fl {fl_count}")
-        on_lists: dict[int, tuple[int, int]] = {}
-        for fl in range(fl_count):
-            row = self.sl_bitmap[fl]
-            if row >> SL_INDEX_COUNT:
-                broken(f"sl_bitmap[{fl}] = {row:#x} has bits at or above sl {SL_INDEX_COUNT}")
-            for sl in range(SL_INDEX_COUNT):
-                free_list = self._lists[fl * SL_INDEX_COUNT + sl]
-                bit = row >> sl & 1
-                if bool(bit) != bool(free_list):
-                    broken(f"sl_bitmap[{fl}] bit {sl} is {bit} but free list ({fl}, {sl}) "
-                           + (f"holds {len(free_list)} blocks" if free_list else "is empty"))
-                for block in free_list:
-                    if block in on_lists:
-                        broken(f"block {block:#x} is on list ({fl}, {sl}) and on list {on_lists[block]}")
-                    on_lists[block] = (fl, sl)
-                    word = size_word.get(block)
-                    if word is None:
-                        broken(f"list ({fl}, {sl}) holds {block:#x}, which is no block of the heap")
-                    size = word & ~FLAG_BITS
-                    if not word & FREE_BIT:
-                        broken(f"block {block:#x} on list ({fl}, {sl}) is not marked free")
-                    if word & PREV_FREE_BIT:
-                        broken(f"free block {block:#x} on list ({fl}, {sl}) follows a free block: not coalesced")
-                    if size < self.block_size_min:
-                        broken(f"free block {block:#x} of size {size} is below the minimum {self.block_size_min}")
-                    if self.mapping_insert(size) != (fl, sl):
-                        broken(f"free block {block:#x} of size {size} belongs on list "
-                               f"{self.mapping_insert(size)} but is on list ({fl}, {sl})")
-                    nxt = block + W + size
-                    next_word = size_word.get(nxt)
-                    if next_word is None:
-                        broken(f"free block {block:#x} is followed by no block at {nxt:#x}")
-                    if next_word & FREE_BIT:
-                        broken(f"free blocks {block:#x} and {nxt:#x} are neighbours: not coalesced")
-                    if not next_word & PREV_FREE_BIT:
-                        broken(f"block {nxt:#x} follows free block {block:#x} but its prev-free bit is clear")
-                    if prev_phys.get(nxt) != block:
-                        broken(f"prev_phys of {nxt:#x} is {prev_phys.get(nxt)!r}, not the free block {block:#x}")
-            if bool(self.fl_bitmap >> fl & 1) != bool(row):
-                broken(f"fl_bitmap bit {fl} is {self.fl_bitmap >> fl & 1} but sl_bitmap[{fl}] = {row:#x}")
-
-        # tlsf_check_pool: walk the physical blocks.
-        previous_free = False
-        previous = -1
-        seen = free_in_heap = 0
-        for b in blocks:
-            if b.state == META:
-                continue
-            seen += 1
-            word = size_word.get(b.addr)
-            if word is None:
-                broken(f"walk() reports a block at {b.addr:#x} that has no size word")
-            if b.size <= W or b.size % W:
-                broken(f"block {b.addr:#x} has TLSF size {b.size - W}, not a positive multiple of {W}")
-            if bool(word & PREV_FREE_BIT) != previous_free:
-                broken(f"block {b.addr:#x} has its prev-free bit {'set' if word & PREV_FREE_BIT else 'clear'} "
-                       f"but the previous block is {'free' if previous_free else 'used'}")
-            if previous_free and prev_phys.get(b.addr) != previous:
-                broken(f"prev_phys of {b.addr:#x} is {prev_phys.get(b.addr)!r}, not {previous:#x}")
-            is_free = bool(word & FREE_BIT)
-            if is_free != (b.state == FREE_BLOCK):
-                broken(f"block {b.addr:#x}: its free bit and its walk state {b.state!r} disagree")
-            if is_free:
-                if previous_free:
-                    broken(f"free blocks {previous:#x} and {b.addr:#x} are neighbours: not coalesced")
-                if b.addr not in on_lists:
-                    broken(f"free block {b.addr:#x} of size {b.size - W} is on no free list "
-                           f"(it belongs on {self.mapping_insert(b.size - W)})")
-                free_in_heap += 1
-            elif b.payload != b.addr + W:
-                broken(f"used block {b.addr:#x} has payload {b.payload!r}, not {b.addr + W:#x}")
-            previous_free = is_free
-            previous = b.addr
-        if free_in_heap != len(on_lists):
-            broken(f"{len(on_lists)} blocks are on free lists but the heap has {free_in_heap} free blocks")
-        free_bytes = sum(b.size for b in blocks if b.state == FREE_BLOCK)
-        if free_bytes != self._free_bytes:
-            broken(f"free blocks add up to {free_bytes} bytes but {self._free_bytes} are booked")
-
-        sentinel = self._sentinel
-        if sentinel is None:
-            if size_word or self._first is not None:
-                broken(f"the heap has no sentinel but {len(size_word)} size words")
-            return
-        if size_word.get(sentinel, 1) & ~PREV_FREE_BIT:
-            broken(f"sentinel {sentinel:#x} has size word {size_word.get(sentinel)!r}, "
-                   "not a zero-size used block")
-        if bool(size_word[sentinel] & PREV_FREE_BIT) != previous_free:
-            broken(f"the sentinel's prev-free bit disagrees with the last block {previous:#x}")
-        if previous_free and prev_phys.get(sentinel) != previous:
-            broken(f"prev_phys of the sentinel is {prev_phys.get(sentinel)!r}, not {previous:#x}")
-        if len(size_word) != seen + 1:
-            broken(f"{len(size_word)} size words are kept but the walk reaches {seen} blocks and the sentinel")
-        slack = self.arena.brk - sentinel - W
-        if self.arena.fixed:
-            if not 0 <= slack < W:
-                broken(f"sentinel {sentinel:#x} ends {slack} bytes before the pool end")
-        elif slack:
-            broken(f"sentinel {sentinel:#x} does not end at the break {self.arena.brk:#x}")
+        """``tlsf_check`` and ``tlsf_check_pool`` of the reference, and more
+        (:func:`heapscope.allocators.tlsf_check.tlsf_check`)."""
+        from .tlsf_check import tlsf_check      # it imports this module
+        tlsf_check(self, blocks)

@@ -13,3 +13,4 @@ render -s tlsf --step 5003 --size 1280x720 --presenter --theme dark -o assets/pr
 render -s next-fit -s splay-best-fit -s tlsf --step 5003 --size 1280x720 -o assets/side-by-side.png
 render -s next-fit --steps 2000:2011 --part map --size 1280x720 --fps 2 -o assets/steps-next-fit.gif
 python assets/compare_shots.py      # compare mode: 3 rows at 1600x1000, 7 at 1280x720
+python assets/find_shot.py          # the Find panel at 1280x720 (docs/gui.md)

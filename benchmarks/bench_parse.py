@@ -5,7 +5,11 @@ to ~200k, sizes up to 64 KiB), writes it to a temporary .rep file, and reads
 it back with ``traces.read_rep`` (best of 5 runs, file in the page cache).
 The semantic checks are included: that is what a user waits for.
 
-    python benchmarks/bench_parse.py [--ops N] [--repeat R] [--forms]
+    python benchmarks/bench_parse.py [--ops N] [--repeat R] [--forms] [--readable]
+
+``--readable`` also times the same trace in the readable form (a .heap file,
+``a = malloc(240)``: traces/readable.py), which has no budget of its own: it
+is for traces a person writes, read line by line in Python.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from heapscope.traces import ALLOC, FREE, REALLOC, Trace, read_rep, write_rep  # noqa: E402
+from heapscope.traces import (ALLOC, FREE, REALLOC, Trace, read_rep, read_trace_file,  # noqa: E402
+                              write_rep)
+from heapscope.traces import readable  # noqa: E402
 
 BUDGET_OPS_PER_S = 1_000_000
 
@@ -60,6 +66,22 @@ def best_time(path: str, repeat: int, trace: Trace) -> tuple[float, float]:
     return min(times), sorted(times)[len(times) // 2]
 
 
+def readable_time(tmp: str, repeat: int, trace: Trace) -> float:
+    """Best seconds to read ``trace`` written in the readable form, each run
+    with the line cache emptied (a file read once, as a command reads it)."""
+    path = os.path.join(tmp, "bench.heap")
+    with open(path, "w") as f:
+        f.write(readable.write_readable(trace))
+    times = []
+    for _ in range(repeat):
+        readable._read_line.cache_clear()
+        t0 = time.perf_counter()
+        parsed = read_trace_file(path)
+        times.append(time.perf_counter() - t0)
+    assert list(parsed) == list(trace)
+    return min(times)
+
+
 def other_forms(text: str) -> dict[str, str]:
     """The same trace as mdriver also reads it: CR-only lines, and four ops a line."""
     lines = text.split("\n")
@@ -74,6 +96,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--forms", action="store_true",
                         help="also time the CR-only and several-ops-a-line forms")
+    parser.add_argument("--readable", action="store_true",
+                        help="also time the readable form (.heap) of the same trace")
     args = parser.parse_args()
     trace = synthetic_trace(args.ops)
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,6 +120,10 @@ def main() -> None:
                 form_best, _ = best_time(other, args.repeat, trace)
                 print(f"  {name}: {len(trace) / form_best:,.0f} ops/s "
                       f"({best / form_best:.2f} x the plain file's speed)")
+        if args.readable:
+            heap_best = readable_time(tmp, args.repeat, trace)
+            print(f"  readable form (.heap): {len(trace) / heap_best:,.0f} ops/s "
+                  f"({best / heap_best:.3f} x the .rep's speed)")
 
 
 if __name__ == "__main__":

@@ -243,7 +243,7 @@ class CompareMode(QObject):
         if w.predict.active:
             w.predict.set_active(True)           # every row asks
         label = w.model.label or "trace"
-        w.setWindowTitle(f"heapscope — {label} — compare: {', '.join(names)}")
+        w.setWindowTitle(f"heapscope — {label}[*] — compare: {', '.join(names)}")
         w.trace_label.setText(f"{label} · {w.model.n:,} steps")
         w.strategy_title.setText(self.title())
         w.statusBar().showMessage(f"{label}: {len(names)} strategies side by side; "

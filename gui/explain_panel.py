@@ -169,16 +169,21 @@ class ExplainPanel(Subscriber, QWidget):
     def redraw(self) -> None:
         model = self.model
         step = model.step(self.row) if model is not None else None
+        fault = step.fault_line if step is not None else None
+        tail = f"; step {fault.event.step} failed" if fault is not None else ""
         if step is None or step.position == 0:
             self.title.setText("What the step did" if step is None else
-                               "Step 0: the empty heap (→ steps)")
-            self.show_events([])
+                               "Step 0: the empty heap (→ steps)" + tail)
+            self.show_events([fault] if fault is not None else [])
             return
         explained = step.explained
         n = len(explained)
-        self.title.setText(f"Step {step.position}: {n} event" + ("" if n == 1 else "s"))
-        self.title.setToolTip(f"what step {step.position} did, in {step.strategy_name}'s words")
-        self.show_events(explained)
+        self.title.setText(f"Step {step.position}: {n} event" + ("" if n == 1 else "s") + tail)
+        self.title.setToolTip(f"what step {step.position} did, in {step.strategy_name}'s words"
+                              + (" (the last line: the mistake that stopped the replay after it)"
+                                 if fault is not None else ""))
+        # a strategy of your own stopped at the next step: its mistake ends the list
+        self.show_events(explained + [fault] if fault is not None else explained)
 
     def show_events(self, explained: list) -> None:
         """List ``explained`` (ExplainedEvent, in order)."""

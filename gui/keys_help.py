@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFrame, QLabel, QScroll
 MOUSE_ROWS = (("wheel / drag", "zoom / pan the heap map"),
               ("click a plot", "go to that step"),
               ("click a block", "select it (map and structure view)"),
+              ("right-click a block", "free it, realloc it, or malloc after the step"),
               ("… in predict mode", "your answer"),
               ("click an event", "select the block it names"))
 

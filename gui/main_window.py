@@ -18,6 +18,8 @@ through the model and public methods and signals:
 * :mod:`heapscope.gui.compare_mode` (:class:`CompareMode`): 2 to 7 strategies side by
   side, in a second page of the window's stack; the timeline bar, the
   player, the step animator and the keys drive both pages;
+* :mod:`heapscope.gui.find_part` (:class:`FindPart`): Find (Ctrl+F), F3 /
+  Shift+F3 and the breakpoints that stop playing;
 * :mod:`heapscope.gui.window_menus`: the actions, menus and tool bar;
   :mod:`heapscope.gui.keys_help`: the F1 list read back from them.
 
@@ -39,6 +41,8 @@ from heapscope.allocators.registry import STRATEGIES, strategy_names
 from . import keys_help, window_menus
 from .compare_mode import CompareMode
 from .explain_panel import ExplainPanel
+from .file_watch import FileWatch
+from .find_part import FindPart
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .keys_help import KeysDialog
@@ -46,6 +50,8 @@ from .player import Player
 from .plots import PlotPanel
 from .predict_bar import PredictBar
 from .predict_mode import PredictMode
+from .sandbox_edits import SandboxEdits, setting_bool
+from .sandbox_panels import SandboxPanels
 from .show_model import ShowModel
 from .step_animator import StepAnimator
 from .structure_panel import StructurePanel
@@ -91,7 +97,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         #: presenter mode, theme and text size (gui/theme.py)
         self.presentation = Presentation(
-            presenter=_setting_bool(self.settings.value("presenter", False)),
+            presenter=setting_bool(self.settings.value("presenter", False)),
             theme_name=str(self.settings.value("theme", "light")) if str(
                 self.settings.value("theme", "light")) in THEMES else "light",
             screen_height=_screen_height(self))
@@ -118,10 +124,16 @@ class MainWindow(QMainWindow):
                                 "forward": self.act_forward, "end": self.act_end})
         self.predict_bar = PredictBar(self.predict.session(0), self.act_predict_grow,
                                       self.act_predict_reveal)
+        #: the sandbox: New, Save, Undo, Malloc…, a block's menu (gui/sandbox_edits.py)
+        self.edits = SandboxEdits(self)
+        self.file_watch = FileWatch(self)       # a file changed on disk is read again
         window_menus.make_menus(self)
         window_menus.make_toolbar(self)
         #: the panels, the gauges' arrangement, presenter sizes (gui/window_layout.py)
         self.window_layout = WindowLayout(self)
+        self.panels = SandboxPanels(self)       # parameters, trace editor (gui/sandbox_panels.py)
+        #: Find (Ctrl+F), F3, breakpoints (gui/find_part.py)
+        self.finder = FindPart(self)
 
         self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():
@@ -408,9 +420,12 @@ class MainWindow(QMainWindow):
         if target < position + steps:
             self.player.pause()           # a question: wait for the answer
             return
+        target, stopped = self.finder.stop_before(position, target)
         self.animator.step_to(target)
-        if self.model.position >= self.model.n:
+        if stopped is not None or self.model.position >= self.model.n:
             self.player.pause()
+        if stopped is not None:
+            self.finder.stopped_at(target, stopped)
 
     def _bar_seek(self, position: int) -> None:
         # the bar's request already moved the model: give the keys back to the window
@@ -544,19 +559,18 @@ class MainWindow(QMainWindow):
 
     # =============================================================== closing
     def closeEvent(self, event) -> None:
+        if not self.edits.close_allowed():      # unsaved changes: it asks first
+            event.ignore()
+            return
         self.animator.finish()
         self.player.pause()
         self.loader.cancel()
         self.loader.wait()
         self.compare.loader.cancel()
-        self.user_watch.disarm()
+        self.finder.stop()
+        self.user_watch.stop()
         super().closeEvent(event)
 
-
-
-def _setting_bool(value) -> bool:
-    """A QSettings value read back from the INI file (booleans come back as text)."""
-    return value is True or str(value).lower() in ("true", "1", "yes")
 
 
 def _screen_height(widget) -> int:

@@ -17,6 +17,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from . import axis_style, palette
+from .scrubber_marks import MATCH_INK
 from .subscriber import Subscriber
 from .theme import Presentation
 
@@ -77,6 +78,14 @@ class PlotPanel(Subscriber, QWidget):
             line.setZValue(50)
             p.addItem(line, ignoreBounds=True)
             self.cursors.append(line)
+        #: Find's matches, a dot on each plot's first curve (gui/find_part.py)
+        self.match_dots = []
+        for p in self.plots:
+            dots = pg.ScatterPlotItem(size=6, pen=None, brush=pg.mkBrush(MATCH_INK))
+            dots.setZValue(40)
+            p.addItem(dots, ignoreBounds=True)
+            self.match_dots.append(dots)
+        self._series = None
         self.view.scene().sigMouseClicked.connect(self._clicked)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
@@ -136,8 +145,9 @@ class PlotPanel(Subscriber, QWidget):
 
     def set_measures(self, measures) -> None:
         """Plot a whole replay (a :class:`StepMeasures`)."""
-        s = measures.series
+        s = self._series = measures.series
         self.n = n = s.n
+        self.set_matches([])
         x = np.arange(1, n + 1, dtype=np.float64)
         self.heap_curve.setData(x, s.heap / 1024.0)
         self.live_curve.setData(x, s.live / 1024.0)
@@ -152,6 +162,24 @@ class PlotPanel(Subscriber, QWidget):
             p.enableAutoRange(axis="y")
             p.setXRange(0, max(n, 1), padding=0.01)
         self.frag_plot.setYRange(0, 100, padding=0.02)
+
+    def set_matches(self, steps) -> None:
+        """Dot Find's matching ``steps`` on the heap, fragmentation and search
+        curves (at most :data:`MAX_MATCH_DOTS`, evenly picked: the scrubber
+        and the list have them all)."""
+        steps = np.asarray(steps, dtype=np.int64)
+        s = self._series
+        if s is None or not len(steps):
+            for dots in self.match_dots:
+                dots.setData([], [])
+            return
+        if len(steps) > MAX_MATCH_DOTS:
+            steps = steps[np.linspace(0, len(steps) - 1, MAX_MATCH_DOTS).astype(np.int64)]
+        rows = steps[(steps >= 1) & (steps <= s.n)] - 1
+        x = (rows + 1).astype(np.float64)
+        for dots, y in zip(self.match_dots, (s.heap[rows] / 1024.0, 100.0 * s.external(True)[rows],
+                                             s.search[rows].astype(np.float64))):
+            dots.setData(x, y)
 
     def model_bound(self) -> None:
         self._model_shown()
@@ -168,6 +196,8 @@ class PlotPanel(Subscriber, QWidget):
         for c in (self.heap_curve, self.live_curve, self.frag_curve, self.frag_nt_curve,
                   self.search_curve, self.search_mean_curve):
             c.setData([], [])
+        self._series = None
+        self.set_matches([])
         self.n = 0
 
     def set_position(self, position: int) -> None:
@@ -188,6 +218,10 @@ class PlotPanel(Subscriber, QWidget):
                 self.seek_requested.emit(self.step_at(p, pos))
                 event.accept()
                 return
+
+
+#: Find's matches are dotted on the plots at most this many times
+MAX_MATCH_DOTS = 2000
 
 
 def _title(*parts) -> str:

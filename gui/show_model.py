@@ -42,7 +42,7 @@ from functools import cached_property
 from PySide6.QtCore import QObject, Signal
 
 from heapscope.allocators import structure as structure_protocol
-from heapscope.allocators.explain import explain_step
+from heapscope.allocators.explain import explain_fault, explain_step
 from heapscope.allocators.replay import BACK_CACHE_BYTES
 from heapscope.allocators.step_states import StepStates
 from heapscope.allocators.user import StopUserCode, UserStrategyError
@@ -81,8 +81,10 @@ class ShownStep:
 
     def __init__(self, key: TimelineKey, timeline, measures: StepMeasures, trace=None,
                  source: str | None = None, counts: CallCounts | None = None,
-                 tracker: HeapTracker | None = None) -> None:
+                 tracker: HeapTracker | None = None, names: dict | None = None) -> None:
         self.key = key
+        #: {trace id: the user's name} of a trace written by hand (the sandbox), or None
+        self.names = names
         self.tracker = tracker if tracker is not None else HeapTracker()
         self.trace, self.source = trace, source
         self.counts = counts or CallCounts()
@@ -135,6 +137,16 @@ class ShownStep:
         return explain_step(self.strategy, self.record)
 
     @cached_property
+    def fault_line(self):
+        """The mistake that stopped a strategy of your own at the next step,
+        as an explain line (``explain_fault``), when this is the last step
+        its build reached; else None."""
+        fault = getattr(self.timeline, "fault", None)
+        if fault is None or self.position != self.timeline.n:
+            return None
+        return explain_fault(fault, len(self.explained), self.block_start)
+
+    @cached_property
     def structure(self) -> dict:
         """The strategy's free structure (docs/structure.md)."""
         self.counts.structure += 1
@@ -179,6 +191,12 @@ class ShownStep:
     def describe(self) -> str:
         """The step in one line, with the trace file's line number when known."""
         text = self.timeline.describe()
+        if self.names and self.position:
+            ident = self.timeline.op(self.position)[1]
+            name = self.names.get(ident)
+            if name is not None:        # the block by the name the user gave it
+                text = text.replace(f"for id {ident}", f"for {name}", 1).replace(
+                    f"free id {ident}:", f"free {name}:", 1)
         lines = getattr(self.trace, "line_numbers", None)
         if self.position and lines is not None and self.source:
             text += f"   [{os.path.basename(self.source)} line {int(lines[self.position - 1])}]"
@@ -219,6 +237,8 @@ class ShowModel(QObject):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.trace = None
+        #: {trace id: name} of a trace written by hand (the sandbox), or None
+        self.names: dict | None = None
         #: the file the trace was read from, or None
         self.source: str | None = None
         self.label = ""
@@ -246,6 +266,7 @@ class ShowModel(QObject):
     def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
         """A new trace: forget every timeline of the old one and show nothing."""
         self.trace, self.source = trace, source
+        self.names = None
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
         self._measures.clear()
@@ -259,6 +280,27 @@ class ShowModel(QObject):
         self.trace_changed.emit()
         self.shown_changed.emit()
         self.step_changed.emit(0)
+
+    def replace_trace(self, trace, timelines, position: int, names: dict | None = None) -> None:
+        """An edited trace (the sandbox, gui/sandbox_edits.py): its
+        ``timelines``, built already, take the place of every timeline of
+        the old trace and show in its rows at ``position``; the file and the
+        label stay; ``names``: {trace id: the user's name}.  Views redraw
+        as for a new trace."""
+        self.trace = trace
+        self.names = names
+        self._timelines.clear()
+        self._measures.clear()
+        self._trackers.clear()
+        self._steps = {}
+        keys = [self.add_timeline(tl) for tl in timelines]
+        self.trace_changed.emit()
+        self.show(keys, position)
+
+    def set_source(self, source: str | None, label: str = "") -> None:
+        """The shown trace now comes from ``source`` (it was saved there)."""
+        self.source = source
+        self.label = label or (os.path.basename(source) if source else self.label)
 
     # -------------------------------------------------------------- timelines
     def add_timeline(self, timeline) -> TimelineKey:
@@ -346,7 +388,7 @@ class ShowModel(QObject):
         if s is None:
             s = self._steps[key] = ShownStep(key, self._timelines[key], self._measures[key],
                                              self.trace, self.source, self.counts,
-                                             self._trackers.get(key))
+                                             self._trackers.get(key), self.names)
         return s
 
     @property

@@ -17,12 +17,14 @@ def request_words(model) -> str:
     if t == 0:
         return f"step 0 of {model.n:,}: empty heap, nothing replayed yet"
     kind, ident, size = timeline.op(t)
+    name = (getattr(model, "names", None) or {}).get(ident)
+    who = name if name is not None else f"id {ident}"     # a sandbox's block by its name
     if kind == ALLOC:
-        what = f"malloc({size}) for id {ident}"
+        what = f"malloc({size}) for {who}"
     elif kind == FREE:
-        what = f"free of id {ident}"
+        what = f"free of {who}"
     else:
-        what = f"realloc of id {ident} to {size} bytes"
+        what = f"realloc of {who} to {size} bytes"
     return f"step {t}: {what}"
 
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox
                                QVBoxLayout, QWidget)
 
 from .player import SPEEDS
+from .scrubber_marks import ScrubberMarks
 from .step_words import request_words
 from .subscriber import Subscriber
 
@@ -64,6 +65,8 @@ class TimelineBar(Subscriber, QWidget):
         self.slider.setRange(0, 0)
         self.slider.setTracking(True)
         self.slider.valueChanged.connect(self._slider_moved)
+        #: ticks at Find's matches and the breakpoints' steps (gui/find_part.py)
+        self.marks = ScrubberMarks(self.slider)
 
         self.step_box = QSpinBox()
         self.step_box.setRange(0, 0)

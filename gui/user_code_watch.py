@@ -108,8 +108,16 @@ class UserCodeWatch(QObject):
         signal.setitimer(signal.ITIMER_REAL, ANSWER_EVERY, ANSWER_EVERY)
         self._armed = True
 
+    def stop(self) -> None:
+        """The window closes: disarm and never arm again.  (Its heartbeat
+        would re-arm the watch of a closed window still showing a strategy
+        of your own, and its SIGALRM handler outlive the window.)"""
+        self.enabled = False
+        self._beat_timer.stop()
+        self.disarm()
+
     def disarm(self) -> None:
-        """Stop watching (no user timeline shown, the window closes)."""
+        """Stop watching (no user timeline shown)."""
         if not self._armed:
             return
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -35,7 +35,7 @@ from .loader import LoadRequest, Loader, ReadTrace
 from .show_model import timeline_key
 from .user_code_watch import UserCodeWatch
 
-TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.ltrace *.txt *.log *.out *.gz);;"
+TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.heap *.heap.gz *.ltrace *.txt *.log *.out *.gz *.bin);;"
                 "All files (*)")
 
 
@@ -202,7 +202,7 @@ class TraceLoading(QObject):
             self.last_builtin = w.strategy_name
         w.sync_strategy_widgets()
         timeline = self.model.timeline()
-        w.setWindowTitle(f"heapscope — {self.label} — {w.strategy_name}")
+        w.setWindowTitle(f"heapscope — {self.label}[*] — {w.strategy_name}")
         w.trace_label.setText(f"{self.label} · {timeline.n:,} steps")
         w.statusBar().showMessage(self.summary_text())
         self.shown.emit()
@@ -225,6 +225,10 @@ class TraceLoading(QObject):
         w = self.window
         name = w.strategy_name
         n = self.model.timeline().n
+        shown = self.model.step(0)
+        line = shown.fault_line if shown is not None else None
+        if line is not None and line.addrs:
+            self.model.select(line.addrs[0])    # the block the mistake names, outlined
         w.statusBar().showMessage(f"{name} stopped at step {fault.step}: {fault.message}")
         w.message(QMessageBox.Warning, f"{name} stopped at step {fault.step}",
                   f"The replay stopped at step {fault.step}"

@@ -1,12 +1,15 @@
 """The window's commands: its actions (each with its keys and tool tip), the
 menus that list them, and the tool bar with the strategy picker.
 
-Every command is a QAction with its shortcut, in a menu: File (Open, Open
-Recent, Open Example, Workload, Export, Save Screenshot, Quit), View (Fit
+Every command is a QAction with its shortcut, in a menu: File (New, Open, Open
+Recent, Open Example, Workload, Save, Save As, Export, Export Screenshot,
+Quit), Edit (Undo, Redo, Malloc, Free and Realloc the selected block, Cut
+What Follows an Insertion: gui/sandbox_edits.py), View (Fit
 Heap, Structure View S, Explain Panel E, Plots L, Presenter Mode F5, Dark
 Theme D), Playback (Play/Pause Space, Step Back Left, Step Forward Right,
 Previous / Next Event Shift+Left / Shift+Right, Start Home, End End, Go to
-Step Ctrl+G, Faster +, Slower -), Predict, Strategy (one per strategy,
+Step Ctrl+G, Faster +, Slower -, Find Ctrl+F, Find Next F3, Find Previous
+Shift+F3), Predict, Strategy (one per strategy,
 Ctrl+1..., Compare Mode C, Compare Strategies Shift+C), Help (Keys F1,
 About).  The F1 list reads them back (:mod:`heapscope.gui.keys_help`).
 
@@ -49,12 +52,13 @@ def make_actions(w) -> None:
     S = QStyle
     w.act_open = action(w, "&Open Trace…", w.ask_open, [QKeySequence.Open],
                                  S.SP_DialogOpenButton)
-    w.act_workload = action(w, "&Workload…", w.ask_workload, ["Ctrl+N"],
+    w.act_workload = action(w, "&Workload…", w.ask_workload, ["Ctrl+Shift+N"],
                                      S.SP_FileDialogNewFolder, "Generate a workload from the seeds")
     w.act_export = action(w, "&Export…", w.ask_export, ["Ctrl+E"],
                                    tip="Save the map, a view, the gauges or the window as PNG or "
                                        "SVG, the measures as CSV or JSON, steps as GIF or MP4")
-    w.act_screenshot = action(w, "Save &Screenshot…", w.ask_screenshot, ["Ctrl+S"])
+    w.act_screenshot = action(w, "Export &Screenshot…", w.ask_screenshot, ["Ctrl+Shift+E"],
+                              tip="Save a picture of the window (PNG)")
     w.act_quit = action(w, "&Quit", w.close, ["Ctrl+Q"])
     w.act_clear_recent = action(w, "Clear Recent", w.clear_recent, ["Ctrl+Shift+Del"])
     w.act_fit = action(w, "&Fit Heap to Window", w.heap_map_fit, ["0"])
@@ -92,6 +96,7 @@ def make_actions(w) -> None:
     w.act_faster = action(w, "Fas&ter", w.faster, ["+", "="])
     w.act_slower = action(w, "Slo&wer", w.slower, ["-"])
     make_predict_actions(w)
+    make_find_actions(w)
     w.act_keys = action(w, "&Keyboard Shortcuts", w.show_keys, ["F1"])
     w.act_about = action(w, "&About heapscope", w.show_about, ["Shift+F1"])
     w.strategy_group = QActionGroup(w)
@@ -104,6 +109,17 @@ def make_actions(w) -> None:
         act.setChecked(name == w.strategy_name)
         w.strategy_group.addAction(act)
         w.strategy_actions[name] = act
+
+
+def make_find_actions(w) -> None:
+    """Find and its moves: the window's finder is made after the actions, so
+    each calls it when triggered."""
+    w.act_find = action(w, "&Find…", lambda: w.finder.show_find(), [QKeySequence.Find],
+                        tip="Find the steps where a condition holds; add breakpoints")
+    w.act_find_next = action(w, "Find &Next", lambda: w.finder.next_match(), ["F3"],
+                             tip="The next step Find matched")
+    w.act_find_previous = action(w, "Find Pre&vious", lambda: w.finder.previous_match(), ["Shift+F3"],
+                                 tip="The step Find matched before this one")
 
 
 def make_predict_actions(w) -> None:
@@ -127,10 +143,15 @@ def make_menus(w) -> None:
     w.examples_menu = make_examples_menu(w, file_menu)
     file_menu.addAction(w.act_workload)
     file_menu.addSeparator()
+    file_menu.addAction(w.edits.act_save)
+    file_menu.addAction(w.edits.act_save_as)
+    file_menu.addSeparator()
     file_menu.addAction(w.act_export)
     file_menu.addAction(w.act_screenshot)
     file_menu.addSeparator()
     file_menu.addAction(w.act_quit)
+    edit_menu = mb.addMenu("&Edit")
+    w.edits.fill_menus(file_menu, edit_menu)
     view_menu = mb.addMenu("&View")
     view_menu.addAction(w.act_fit)
     view_menu.addSeparator()
@@ -150,6 +171,9 @@ def make_menus(w) -> None:
     play_menu.addSeparator()
     play_menu.addAction(w.act_faster)
     play_menu.addAction(w.act_slower)
+    play_menu.addSeparator()
+    for act in (w.act_find, w.act_find_next, w.act_find_previous):
+        play_menu.addAction(act)
     predict_menu = mb.addMenu("P&redict")
     for act in (w.act_predict, w.act_predict_grow, w.act_predict_reveal,
                 w.act_predict_reset):
@@ -163,7 +187,7 @@ def make_menus(w) -> None:
     help_menu = mb.addMenu("&Help")
     help_menu.addAction(w.act_keys)
     help_menu.addAction(w.act_about)
-    w.menus = {"file": file_menu, "view": view_menu, "playback": play_menu,
+    w.menus = {"file": file_menu, "edit": edit_menu, "view": view_menu, "playback": play_menu,
                   "predict": predict_menu, "strategy": strategy_menu, "help": help_menu}
 
 

@@ -10,8 +10,6 @@ source tree and mapped into this package by ``pyproject.toml``:
 * :mod:`heapscope.cli` -- the ``heapscope`` command (``python -m heapscope``).
 """
 
-__version__ = "0.2.0"
-
 #: what a strategy of your own imports (docs/tutorial.md):
 #: ``from heapscope import UserStrategy, USED, FREE, META, align_up``
 _USER_API = {
@@ -25,6 +23,9 @@ _USER_API = {
 
 def __getattr__(name: str):
     # Lazy, so that ``import heapscope`` stays cheap for the command line.
+    if name == "__version__":       # one number, pyproject's (heapscope/version.py)
+        from .version import package_version
+        return package_version()
     module = _USER_API.get(name)
     if module is None:
         raise AttributeError(f"module 'heapscope' has no attribute {name!r}")

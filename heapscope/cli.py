@@ -5,13 +5,18 @@
     heapscope compare TRACE ...    one row of measures per strategy, no window
     heapscope check TRACE          validate a trace and print its statistics
     heapscope inspect TRACE -s S --step N   one step: its events, blocks and structure
+    heapscope find TRACE -s S --when COND   the steps where a condition holds
     heapscope render TRACE -s S --step N -o OUT.png   what the window shows, as PNG, SVG, GIF or MP4
     heapscope strategies [NAME]    the strategies and the parameters each takes
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
-    heapscope convert IN -o OUT.rep                  ltrace or villoc output to a .rep
+    heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
+    heapscope lesson check FILE    validate a lesson (docs/lessons.md) and print each stop
+    heapscope lesson list          the bundled lessons
 
-TRACE is a ``.rep`` / ``.rep.gz`` file or a workload name with optional
+TRACE is a ``.rep`` / ``.rep.gz`` file, a trace in the readable form
+(``a = malloc(240)``, ``free(a)``: a ``.heap`` file, recognised by its
+content), ltrace output, or a workload name with optional
 parameters (``vo1989``, ``vo1989:seed=3,steps=500``).  Bad input is reported as
 ``heapscope: error: FILE:LINE: message`` with exit status 2, never as a
 traceback; so is a strategy parameter out of range.
@@ -322,7 +327,7 @@ def _progress_printer(stream, names: list[str]):
 
 def _trace_argument(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("trace", nargs="?", default=None,
-                   help=f"a trace file (.rep, .rep.gz, ltrace output), a bundled trace such as "
+                   help=f"a trace file (.rep, .rep.gz, readable .heap, ltrace output), a bundled trace such as "
                    f"gcc-cc1, or a workload such as vo1989:seed=3 ({what})")
 
 
@@ -524,7 +529,7 @@ def cmd_compare(args) -> int:
 
 
 def _check_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("trace", help="a .rep/.rep.gz file or a workload such as vo1989:seed=3")
+    p.add_argument("trace", help="a .rep/.rep.gz or readable .heap file, or a workload such as vo1989:seed=3")
 
 
 @command("check", "validate a trace and print its statistics", _check_options)
@@ -582,6 +587,100 @@ def cmd_inspect(args) -> int:
     except InspectError as exc:
         raise CliError(str(exc)) from None
     print(to_json(report) if args.format == "json" else format_text(report, all_blocks=args.all))
+    return 0
+
+
+#: what ``heapscope find``'s exit status says (its --help and the README)
+FIND_EXIT_STATUSES = """\
+exit status (as grep's):
+  0  some step matched
+  1  no step matched
+  2  bad input or usage: a condition that cannot be read names its column"""
+
+
+def _find_options(p: argparse.ArgumentParser) -> None:
+    from .allocators.conditions import reference
+    _trace_argument(p, "default: the bundled trace")
+    p.add_argument("--strategy", "-s", type=_known_strategy, required=True, metavar="NAME",
+                   help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--when", "-w", required=True, metavar="CONDITION",
+                   help='the condition, e.g. failed, "search > 100", "grew and frag > 0.5", '
+                        "'rotation == \"zig-zag\"' (docs/gui.md, Conditions)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--count", action="store_true", help="print only how many steps match")
+    which.add_argument("--format", "-f", choices=("text", "json"), default="text",
+                       help="text: one line per matching step, in the window's words; json: the same as data")
+    p.add_argument("--limit", type=_positive, default=None, metavar="N",
+                   help="show only the first N matches (the count is of them all)")
+    add_strategy_options(p)
+    p.epilog = (FIND_EXIT_STATUSES + "\n\nopen the window at a match with: heapscope open TRACE "
+                "--strategy S --step N\n\n" + reference())
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+@command("find", "the steps of a replay where a condition holds", _find_options)
+def cmd_find(args) -> int:
+    """Steps matching ``--when`` (heapscope/finding.py)."""
+    from .finding import FindError, find_report, format_text, read_condition, to_json
+    try:
+        read_condition(args.when, args.strategy)     # a bad condition costs no replay
+    except FindError as exc:
+        raise CliError(str(exc)) from None
+    policy = policy_params(args)
+    _warn_unused_policy(policy, [args.strategy])
+    params = dict(common_params(args), **policy.get(args.strategy, {}))
+    trace = load_trace(args.trace or str(default_trace_path()))
+    words = 0 if args.count else args.limit
+    try:
+        report = find_report(trace, args.strategy, args.when, params, words, time_limit=args.time_limit)
+    except FindError as exc:
+        raise CliError(str(exc)) from None
+    if report["stopped"]:
+        print(f"heapscope: warning: the replay stopped at {report['stopped']}; the "
+              f"{report['steps']:,} steps before it were searched", file=sys.stderr)
+    if args.count:
+        print(report["count"])
+    else:
+        print(to_json(report) if args.format == "json" else format_text(report))
+    return 0 if report["count"] else 1
+
+
+def _lesson_options(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="lesson_command", metavar="ACTION", required=True)
+    check = sub.add_parser("check", help="validate a lesson (syntax, directives, claims) and print each stop",
+                           description="Validate a lesson: its front matter, every directive and every "
+                           "claim, checked against the replay; then each stop's state in words. "
+                           "docs/lessons.md gives the format.")
+    check.add_argument("lesson", metavar="FILE", help="a lesson file (.md), or a bundled lesson's name")
+    sub.add_parser("list", help="the bundled lessons", description="The lessons shipped with heapscope.")
+
+
+def _lesson_file(spec: str) -> str:
+    """A bundled lesson's name means it unless a file of that name exists."""
+    from .lessons import lesson_path
+    bundled = lesson_path(spec)
+    return str(bundled) if bundled is not None and not os.path.exists(spec) else spec
+
+
+@command("lesson", "check a lesson file, or list the bundled lessons", _lesson_options)
+def cmd_lesson(args) -> int:
+    """``lesson check FILE``, ``lesson list`` (heapscope/lessons/, docs/lessons.md)."""
+    from .lessons import LessonError, bundled_lessons, load_lesson
+    if args.lesson_command == "list":
+        for path in bundled_lessons():
+            lesson = load_lesson(path)
+            length = f"{lesson.minutes} min" if lesson.minutes else "length not given"
+            print(f"{path.stem}: {lesson.title} ({', '.join(lesson.strategies)}; {length})")
+        return 0
+    try:
+        lesson = load_lesson(_lesson_file(args.lesson))
+    except LessonError as exc:
+        raise CliError(str(exc)) from None
+    length = f", about {lesson.minutes} minutes" if lesson.minutes else ""
+    print(f"{args.lesson}: OK, {len(lesson.stops)} stops, {lesson.claim_count()} claims hold{length}")
+    for index in range(len(lesson.stops)):
+        print()
+        print("\n".join(lesson.describe(index)))
     return 0
 
 
@@ -746,6 +845,7 @@ def _experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
                    help="replays at once, each in its own process (default: one per core)")
     add_allocator_option(p)
+    add_time_limit_option(p)
 
 
 def experiments_text() -> str:
@@ -782,7 +882,7 @@ def cmd_experiment(args) -> int:
     progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
-                                dict(args.workload or []), args.jobs, progress)
+                                dict(args.workload or []), args.jobs, progress, args.time_limit)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
     text = render(result, args.format)
@@ -795,8 +895,12 @@ def cmd_experiment(args) -> int:
         sys.stdout.flush()
     if args.plot:
         _save_chart(result, args.plot)
-    failed = any(row.get("error") for table in result.tables for row in table.rows)
-    return 1 if failed else 0        # as compare: a strategy that failed says so in its row
+    # as compare: a strategy that failed says so in its row, and once on stderr
+    failed = dict.fromkeys((row["strategy"], row["error"]) for table in result.tables
+                           for row in table.rows if row.get("error"))
+    for strategy, error in failed:
+        print(f"heapscope: {strategy} failed: {error}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _check_experiment_outputs(args) -> None:
@@ -1152,38 +1256,81 @@ def cmd_record(args) -> int:
     return rec.status
 
 
+#: what ``convert --to`` writes, and the extensions that choose it without --to
+CONVERT_TARGETS = {"rep": (".rep", ".rep.gz"), "heap": (".heap", ".heap.gz")}
+
+
 def _convert_options(p: argparse.ArgumentParser) -> None:
-    p.description = ("Read IN -- a .rep/.rep.gz trace, or the output of ltrace -e "
-                     "malloc+free+calloc+realloc (with or without -f), or villoc's input -- "
-                     "chosen by its content, and write it as a .rep trace.")
+    p.description = ("Read IN -- a .rep/.rep.gz trace, the readable form (a = malloc(240), "
+                     "free(a): a .heap file), or the output of ltrace -e "
+                     "malloc+free+calloc+realloc (with or without -f), or villoc's input, "
+                     "or a memray capture (memray run -o X.bin; needs heapscope[memray]) -- "
+                     "chosen by its content, and write it as a .rep trace (header counted) or "
+                     "in the readable form: by OUT's extension (.rep, .heap, either + .gz), "
+                     "or --to; any other name gets a .rep.")
     p.add_argument("input", metavar="IN")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.rep")
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("--to", choices=tuple(CONVERT_TARGETS),
+                   help="the form to write: rep (CS:APP malloc lab) or heap (the readable form, "
+                   "names a, b, ... in order of first use); default: by OUT's extension")
     p.add_argument("--pid", type=int, action="append",
                    help="ltrace -f output: keep only this pid's calls (repeatable; ltrace cannot "
                    "tell threads, which share a heap, from processes, which do not)")
     p.add_argument("--keep-live", action="store_true",
                    help="leave blocks still live at the end of the input unfreed")
+    p.add_argument("--keep", action="append", choices=("pymalloc", "mmap"),
+                   help="a memray capture: keep pymalloc's or mmap's records too (left out by "
+                   "default: only the system allocator's calls are the trace; repeatable)")
+    p.add_argument("--thread", type=int, metavar="N",
+                   help="a memray capture: keep only thread N's calls (memray's numbering, 1 for "
+                   "the main thread; by default all threads are merged in record order)")
 
 
-@command("convert", "convert ltrace or villoc output (or a .rep) to a .rep file", _convert_options)
+def convert_target(output: str, to: str | None) -> str:
+    """``"rep"`` or ``"heap"``: ``to`` if given, else by the output's extension
+    (a .rep for any other name, as ``convert`` wrote before the readable form)."""
+    if to is not None:
+        return to
+    low = output.lower()
+    return next((form for form, exts in CONVERT_TARGETS.items() if low.endswith(exts)), "rep")
+
+
+@command("convert", "convert a trace (.rep, readable .heap, ltrace or villoc output) to a .rep "
+         "or a .heap file", _convert_options)
 def cmd_convert(args) -> int:
-    """Any trace heapscope reads (.rep, ltrace or villoc output) to a .rep file."""
+    """Any trace heapscope reads to a .rep file or the readable form."""
     from .traces import open_source, write_rep
-    from .traces.formats import sniff_source
+    from .traces.formats import READERS, sniff_source
     from .traces.ltrace import import_ltrace_source, skipped_lines
-    from .traces.rep import read_rep_source
+    from .traces.readable import write_readable_file
+    target = convert_target(args.output, args.to)
     _check_output(args.output, [args.input], "converted trace")   # before a byte is read
     notes: list[str] = []
     with open_source(args.input) as source:      # opened once: a pipe can be converted too
-        if sniff_source(source) == "ltrace":
+        form = sniff_source(source)
+        if (args.keep or args.thread is not None) and form != "memray":
+            raise CliError("--keep and --thread apply to memray captures only")
+        if form == "ltrace":
             trace, counts, pointer_counts = import_ltrace_source(source, pids=args.pid,
                                                                  keep_live=args.keep_live)
             notes = skipped_lines(counts, pointer_counts)
+        elif form == "memray" and not args.pid:
+            from .traces.memray_capture import import_memray
+            from .traces.memray_capture import skipped_lines as memray_skipped
+            trace, counts, pointer_counts = import_memray(source.path, tuple(args.keep or ()),
+                                                          keep_live=args.keep_live,
+                                                          thread=args.thread)
+            notes = memray_skipped(counts, pointer_counts)
         elif args.pid or args.keep_live:
-            raise CliError("--pid and --keep-live apply to ltrace/villoc input only")
+            raise CliError("--pid applies to ltrace/villoc input only, --keep-live to ltrace "
+                           "and memray input")
         else:
-            trace = read_rep_source(source)
-    write_rep(trace, args.output)          # a temporary file renamed over OUT when complete
+            trace = READERS[form](source)
+    # a temporary file renamed over OUT when complete (heapscope/outputs.py)
+    if target == "heap":
+        write_readable_file(trace, args.output)
+    else:
+        write_rep(trace, args.output)
     stats = trace.stats()
     print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "
           f"{stats['max_live_bytes']:,} bytes in {stats['max_live_blocks']:,} blocks",
@@ -1198,6 +1345,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="heapscope",
         description="Replay malloc/free traces through classic allocator strategies. "
                     "Without a command, the window opens on the bundled trace.")
+    from .version import package_version
+    parser.add_argument("--version", action="version",
+                        version=f"heapscope {package_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)

@@ -110,17 +110,27 @@ def _inspect_job(trace, spec, note, *, step: int):
 
 
 def _inspect_in_worker(trace, strategy_name: str, step: int, params: dict, time_limit: float) -> dict:
-    from .allocators.parallel import BuildFailed, BuildSpec, build_timelines
     job = functools.partial(_inspect_job, step=step)
+    return report_in_worker(trace, strategy_name, params, job, time_limit, InspectError)
+
+
+def report_in_worker(trace, strategy_name: str, params: dict, job, time_limit: float, refused):
+    """What ``job`` (a module-level function or a partial of one, run as a
+    :class:`~heapscope.allocators.parallel.BuildSpec` job) reports from a
+    worker process replaying a strategy of your own with the time limit.
+    The job answers ``("report", value)``, ``("fault", UserStrategyError)``
+    (raised here) or ``("refused", message)`` (raised as ``refused``, as
+    is a worker that failed)."""
+    from .allocators.parallel import BuildFailed, BuildSpec, build_timelines
     result = build_timelines(trace, [BuildSpec(strategy_name, params, job=job)], workers=1,
                              time_limit=time_limit)[strategy_name]
     if isinstance(result, BuildFailed):
-        raise InspectError(str(result))
+        raise refused(str(result))
     kind, value = result
     if kind == "fault":
         raise value
     if kind == "refused":
-        raise InspectError(value)
+        raise refused(value)
     return value
 
 

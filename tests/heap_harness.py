@@ -91,8 +91,14 @@ def check_long_trace(strategy: Strategy, ops, dense: int = 2000, every: int = 50
     ``every``-th and the last: a whole bundled trace in a few seconds.
     ``local(strategy, step)``, if given, runs after every other op: a cheap
     check of the part of the heap the op just changed, so that a break
-    mended again before the next full check is still seen."""
+    mended again before the next full check is still seen.
+
+    Events are off (as in a timeline's build and in ``compare``): recording
+    every block a search visits made these whole-trace runs 10-14 times
+    slower, and what the events say is checked on the same traces by
+    test_structure_replay.py and test_explain.py."""
     last = len(ops) - 1
+    strategy.record = False
 
     def verify(step, where, asked):
         if step < dense or step % every == 0 or step == last:

@@ -35,9 +35,6 @@ ALLOWED = {
     ("gui/structure_views/tree_view.py", "TreeView"): "issue 20",
     # issue 20, "three structure views alike" / the generic lists view
     ("gui/structure_views/lists_view.py", "ListsView"): "issue 20",
-    # issue 20, "the Strategy base does one job": measures, persistence and
-    # explain texts become collaborators
-    ("allocators/strategy.py", "Strategy"): "issue 20",
 }
 
 

@@ -194,3 +194,110 @@ def test_compare_keeps_no_checkpoints(capsys, monkeypatch):
     code, out, err = run(capsys, "compare", "vo1989:steps=300", "-s", "tlsf", "-s", "next-fit", "-f", "json")
     assert code == 0 and "not run" not in err
     assert [r["strategy"] for r in json.loads(out)] == ["tlsf", "next-fit"]
+
+
+# ------------------------------------------------- the readable form (issue 21)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def hs(capsys, *argv):
+    """run() with paths as strings."""
+    return run(capsys, *map(str, argv))
+
+
+def docs_block(lang: str) -> str:
+    """The ```lang block of docs/traces.md: the demonstration a teacher copies."""
+    import re
+    text = open(os.path.join(ROOT, "docs", "traces.md")).read()
+    return re.search(rf"```{lang}\n(.+?)```", text, re.S).group(1)
+
+
+def test_the_docs_demo_is_ten_operations_and_its_rep_as_the_docs_show(tmp_path, capsys):
+    demo = tmp_path / "holes.heap"
+    demo.write_text(docs_block("heap"))
+    out = tmp_path / "holes.rep"
+    code, _, err = hs(capsys, "convert", demo, "-o", out)
+    assert code == 0, err
+    assert out.read_text() == docs_block("rep")      # written out by hand in the docs
+    code, text, _ = hs(capsys, "check", demo)
+    assert code == 0 and "num_ops          10" in text
+
+
+def test_the_readable_form_and_the_rep_it_saves_compare_identically(tmp_path, capsys):
+    demo = tmp_path / "holes.heap"
+    demo.write_text(docs_block("heap"))
+    saved = tmp_path / "holes.rep"
+    assert main(["convert", str(demo), "-o", str(saved)]) == 0
+    tables = []
+    for path in (demo, saved):
+        code, out, err = hs(capsys, "compare", path, "-f", "json")
+        assert code == 0 and "not run" not in err, err
+        rows = json.loads(out)
+        for row in rows:
+            row.pop("cpu_s")                          # the one measure that is a clock
+        tables.append(rows)
+    assert [r["strategy"] for r in tables[0]] == strategy_names()
+    assert tables[0] == tables[1]
+    assert all(r["ops"] == 10 for r in tables[0])
+
+
+def test_convert_a_rep_to_the_readable_form_and_back(tmp_path, capsys):
+    rep = tmp_path / "t.rep"
+    rep.write_text("0\n2\n4\n1\na 0 24\na 1 8\nr 0 48\nf 1\n")
+    assert main(["convert", str(rep), "-o", str(tmp_path / "t.heap")]) == 0
+    text = (tmp_path / "t.heap").read_text()
+    assert text.splitlines()[1:] == ["a = malloc(24)", "b = malloc(8)", "a = realloc(a, 48)", "free(b)"]
+    assert main(["convert", str(tmp_path / "t.heap"), "-o", str(tmp_path / "back.rep")]) == 0
+    assert (tmp_path / "back.rep").read_text() == rep.read_text()
+    # --to names the form whatever OUT is called; another name gets a .rep
+    assert main(["convert", str(rep), "-o", str(tmp_path / "x.txt"), "--to", "heap"]) == 0
+    assert (tmp_path / "x.txt").read_text() == text
+    assert main(["convert", str(tmp_path / "t.heap"), "-o", str(tmp_path / "y.out")]) == 0
+    assert (tmp_path / "y.out").read_text() == rep.read_text()
+    capsys.readouterr()
+
+
+def test_convert_of_a_bad_readable_trace_exits_2_naming_the_line(tmp_path, capsys):
+    bad = tmp_path / "bad.heap"
+    bad.write_text("a = malloc(8)\nfree(a)\n# again:\nfree(a)\n")
+    out = tmp_path / "out.rep"
+    out.write_text("before")
+    code, _, err = hs(capsys, "convert", bad, "-o", out)
+    assert code == 2
+    assert f"heapscope: error: {bad}:4: free of a, which is not live (it was freed at line 2)" in err
+    assert "Traceback" not in err and out.read_text() == "before"
+
+
+READABLE = "a = malloc(40)\nb = malloc(24)\nfree(a)\nc = malloc(16)\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "{t}"],
+    ["compare", "{t}", "-s", "tlsf"],
+    ["inspect", "{t}", "-s", "first-fit", "--step", "3"],
+    ["grade", os.path.join(ROOT, "examples", "bump.py") + ":Bump", "{t}"],
+])
+def test_every_command_reads_the_readable_form_whatever_the_name(tmp_path, capsys, argv):
+    from heapscope.allocators import plugins
+    trace = tmp_path / "lesson.txt"            # not called .heap: recognised by content
+    trace.write_text(READABLE)
+    code, out, err = hs(capsys, *[a.format(t=trace) for a in argv])
+    plugins.forget("bump")
+    assert code == 0, err
+    assert "lesson.txt" in out or "lesson.txt" in err
+    bad = tmp_path / "lesson2.txt"
+    bad.write_text(READABLE + "free(d)\n")
+    code, out, err = hs(capsys, *[a.format(t=bad) for a in argv])
+    plugins.forget("bump")
+    assert code == 2, out + err
+    assert f"{bad}:5: free of d, which is not live (it was never allocated)" in err
+    assert "Traceback" not in err
+
+
+def test_inspect_of_a_readable_trace_shows_the_step_the_lines_say(tmp_path, capsys):
+    # step 3 is free(a): the first of two 40- and 24-byte blocks, with ids 0 and 1
+    trace = tmp_path / "lesson.heap"
+    trace.write_text("# two blocks\n" + READABLE)
+    code, out, err = hs(capsys, "inspect", trace, "-s", "first-fit", "--step", "3")
+    assert code == 0, err
+    assert "free of id 0, 40 B" in out and "trace line 4" in out

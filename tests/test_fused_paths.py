@@ -45,11 +45,23 @@ CASE_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in params.items()) or 'defaul
             for name, params in CASES]
 
 
+#: values that stand for themselves: a container of only these is copied at C speed
+PLAIN = {int, float, str, bytes, bool, type(None)}
+
+
 def frozen(value):
     """A comparable copy of a piece of strategy state, dict order included."""
     if isinstance(value, dict):
+        if set(map(type, value.values())) <= PLAIN:
+            return ("dict", tuple(value.items()))
         return ("dict", tuple((k, frozen(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
+        kinds = set(map(type, value))
+        if kinds <= PLAIN:
+            return (type(value).__name__, tuple(value))
+        if kinds == {dict} and all(set(map(type, d.values())) <= PLAIN for d in value):
+            # TLSF's matrix of free lists: a list of plain dicts, most of them empty
+            return (type(value).__name__, tuple(("dict", tuple(d.items())) for d in value))
         return (type(value).__name__, tuple(frozen(v) for v in value))
     if hasattr(value, "__slots__"):
         return (type(value).__name__, tuple((n, frozen(getattr(value, n))) for n in value.__slots__))

@@ -573,3 +573,39 @@ def test_best_fit_says_why_another_block_is_not_the_best():
         "The wilderness 0x300 is kept out of the tree and used only when no block in the tree fits; here 0x100 "
         "(128 B) does." + why)
     assert judge(1, 100, before, rec, 0x0, "splay-best-fit").reason == "0x0 (64 B) is too small for 104 B." + why
+
+
+def kruse_ring(head):
+    """Kruse's ring in LIFO order from its head: 0xe0 (256 B), 0x0 (32 B), 0x60 (128 B)."""
+    blocks = [(0x0, 32, "free"), (0x20, 64, "used"), (0x60, 128, "free"), (0xe0, 256, "free")]
+    return SimpleNamespace(blocks=blocks, structure={
+        "kind": "ring", "sizes": {0x0: 32, 0x60: 128, 0xe0: 256}, "outside": [],
+        "pointers": [{"name": "head", "addr": head, "role": "search"}],
+        "free_list": [0xe0, 0x0, 0x60], "head": head})
+
+
+def test_kruses_ring_says_why_not_in_its_words():
+    """The three answers of why_not for a ring (predict's one account of a
+    search, its ring words): a block examined and passed, one the search
+    never reached, and one when the whole round found nothing."""
+    before = kruse_ring(0x0)
+    rec = record([ev.Visit(0x0, 32, False), ev.Visit(0x60, 128, True), ev.Split(0x60, 128, 0x60, 96, 0xc0, 32),
+                  ev.Placed(0x60, 96, 0x68, 90)])
+    why = ("Kruse's list searches first fit from its head (0x0), which rotated past the block used last time; "
+           "the ring is in LIFO order, not address order: it examined 2 blocks (0x0 32 B, 0x60 128 B) and took "
+           "0x60 (128 B), the first big enough for 96 B.")
+    assert judge(1, 90, before, rec, 0x0, "rotating-list").reason == (
+        "0x0 (32 B) is too small for 96 B: the search examined it 1st and went on round the ring. " + why)
+    assert judge(1, 90, before, rec, 0xe0, "rotating-list").reason == (
+        "0xe0 comes after 0x60 round the ring from the head (0x0): the search stops at the first block "
+        "that fits. " + why)
+    grew = record([ev.Visit(0x0, 32, False), ev.Visit(0x60, 128, False), ev.Visit(0xe0, 256, False),
+                   ev.Grow(0x1f0, 4096), ev.Placed(0x1f0, 512, 0x1f8, 500)])
+    reason = judge(1, 500, before, grew, 0x60, "rotating-list").reason
+    assert reason.startswith("0x60 (128 B) is too small for 512 B: the search examined it 2nd and went on "
+                             "round the ring. "), reason
+    short = record([ev.Visit(0x0, 32, False), ev.Visit(0x60, 128, False), ev.Grow(0x1f0, 4096),
+                    ev.Placed(0x1f0, 512, 0x1f8, 500)])
+    for name, heap in (("rotating-list", before), ("first-fit", ring_heap(False))):
+        reason = judge(1, 500, heap, short, 0xe0, name).reason
+        assert reason.startswith("0xe0 (256 B) was not big enough either. "), (name, reason)

@@ -19,7 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PARTS = ["gui/main_window.py", "gui/window_loading.py", "gui/recent_files.py", "gui/window_layout.py",
-         "gui/window_menus.py", "gui/keys_help.py", "gui/compare_mode.py"]
+         "gui/window_menus.py", "gui/keys_help.py", "gui/compare_mode.py", "gui/sandbox_edits.py", "gui/sandbox_panels.py", "gui/params_panel.py",
+         "gui/trace_editor.py",
+         "gui/file_watch.py"]
 
 
 def private_reaches(source: str) -> list[str]:

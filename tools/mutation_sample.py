@@ -85,7 +85,7 @@ def main() -> int:
         ids = ids[:int(args.sample)]      # in shuffled order: any prefix is a random sample
     target = src / args.module
     pristine = target.read_bytes()
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args.tests]
+    cmd = [sys.executable, "-m", "pytest", "-n", "0", "-x", "-q", "-p", "no:cacheprovider", *args.tests]
     results: dict[str, str] = {}
     try:
         for i in ids:

@@ -13,6 +13,7 @@ from .errors import ReadCancelled, TraceError
 from .formats import read_trace_file, sniff_file
 from .ltrace import read_ltrace
 from .load import load_trace, names_a_file, parse_spec
+from .readable import ReadableParse, looks_readable, parse_readable, read_lines, write_readable
 from .rep import format_rep, parse_rep, read_rep, write_rep
 from .source import DEFAULT_LIMITS, ReadLimits, TraceSource, open_source
 from .trace import ALLOC, FREE, REALLOC, Trace
@@ -22,6 +23,7 @@ __all__ = [
     "ALLOC", "FREE", "REALLOC", "Trace", "TraceError", "ReadCancelled",
     "ReadLimits", "DEFAULT_LIMITS", "TraceSource", "open_source",
     "read_rep", "parse_rep", "write_rep", "format_rep",
+    "parse_readable", "read_lines", "write_readable", "looks_readable", "ReadableParse",
     "read_trace_file", "sniff_file", "read_ltrace",
     "WORKLOADS", "make_workload", "load_trace", "names_a_file", "parse_spec", "default_trace_path",
 ]

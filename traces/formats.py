@@ -1,14 +1,20 @@
 """Which reader a trace file needs, chosen by its content, not its name.
 
-Two kinds of text are read: a .rep trace (``traces.rep``: header integers,
-then ``a``/``r``/``f`` ops) and ltrace output or villoc's input
-(``traces.ltrace``: ``malloc(24) = 0x...``).  The file is opened once, as a
-bounded stream (:func:`heapscope.traces.source.open_source`: gzip inflated as it is
+Three kinds of text are read: a .rep trace (``traces.rep``: header integers,
+then ``a``/``r``/``f`` ops), ltrace output or villoc's input
+(``traces.ltrace``: ``malloc(24) = 0x...``) and the readable form
+(``traces.readable``: ``a = malloc(24)``, ``free(a)``, the ``.heap``
+files).  The file is opened once, as a bounded stream (:func:`heapscope.traces.source.open_source`: gzip inflated as it is
 read, limits, progress, cancel), and its first lines -- decompressed, and
 left in the stream for the reader, so a pipe can be sniffed too -- decide: a
-call, an ltrace resumption or an ltrace marker line there means ltrace;
-anything else goes to the .rep reader, whose messages say what a .rep should
-look like.  A new format adds its test to :func:`sniff` and its reader of a
+call, an ltrace resumption or an ltrace marker line there means ltrace; a
+readable call (``a = malloc(24)``, ``free(a)``: no ``= result`` after it)
+means the readable form, whatever the file is called (it may hold .rep
+lines too, so those alone do not decide); anything else goes to the .rep
+reader, whose messages say what a .rep should
+look like.  A binary memray capture (``memray run``: :mod:`heapscope.traces.memray_capture`)
+is told by its magic, before any line is looked at, and read by memray
+itself from its path.  A new format adds its test to :func:`sniff` and its reader of a
 :class:`~heapscope.traces.source.TraceSource` to :data:`READERS`.
 """
 
@@ -17,6 +23,8 @@ from __future__ import annotations
 import os
 
 from .ltrace import import_ltrace_source, looks_like_ltrace
+from .memray_capture import looks_like_memray, read_memray_source
+from .readable import looks_readable_line, read_readable_source
 from .rep import read_rep_source
 from .source import (DEFAULT_LIMITS, Cancel, Progress, ReadLimits, TraceSource, _lf_only,
                      open_source)
@@ -29,7 +37,10 @@ SNIFF_LINES = 50
 
 
 def sniff(head: bytes) -> str:
-    """``"ltrace"`` or ``"rep"`` for the first bytes of a (decompressed) file."""
+    """``"memray"``, ``"ltrace"``, ``"heap"`` or ``"rep"`` for the first bytes of a
+    (decompressed) file."""
+    if looks_like_memray(head):
+        return "memray"
     seen = 0
     for line in head.split(b"\n")[:-1] if b"\n" in head else [head]:
         text = line.strip()
@@ -37,6 +48,8 @@ def sniff(head: bytes) -> str:
             continue
         if looks_like_ltrace(text):
             return "ltrace"
+        if looks_readable_line(text):
+            return "heap"
         seen += 1
         if seen >= SNIFF_LINES:
             break
@@ -44,12 +57,12 @@ def sniff(head: bytes) -> str:
 
 
 def sniff_source(source: TraceSource) -> str:
-    """``"ltrace"`` or ``"rep"`` for an open source (its first bytes stay in it)."""
+    """:func:`sniff` for an open source (its first bytes stay in it)."""
     return sniff(_lf_only(source.head(SNIFF_BYTES)))
 
 
 def sniff_file(path: str | os.PathLike) -> str:
-    """``"ltrace"`` or ``"rep"``: the reader that ``path`` needs.  (This reads
+    """:func:`sniff`: the reader that ``path`` needs.  (This reads
     the file's first bytes: to read a pipe, open it once and use
     :func:`sniff_source`, as :func:`read_trace_file` does.)"""
     with open_source(path) as source:
@@ -59,7 +72,9 @@ def sniff_file(path: str | os.PathLike) -> str:
 #: each format's reader of an open source
 READERS = {
     "ltrace": lambda source: import_ltrace_source(source)[0],
+    "heap": read_readable_source,
     "rep": read_rep_source,
+    "memray": read_memray_source,
 }
 
 

@@ -1,6 +1,6 @@
 """Turning a user's trace spec (a file path or a workload name) into a Trace.
 
-A spec is either a path to a trace file (a .rep or ltrace/villoc output,
+A spec is either a path to a trace file (a .rep, a readable .heap, or ltrace/villoc output,
 gzip-compressed or not; a FIFO or a device too: see :mod:`heapscope.traces.formats`), a
 bundled trace, or a workload name from :data:`heapscope.traces.workloads.WORKLOADS`
 with optional parameters::
@@ -46,7 +46,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 
 def _looks_like_path(spec: str) -> bool:
     low = spec.lower()
-    return low.endswith((".rep", ".rep.gz", ".gz")) or os.sep in spec or "/" in spec
+    return low.endswith((".rep", ".rep.gz", ".heap", ".gz")) or os.sep in spec or "/" in spec
 
 
 def names_a_file(spec: str | os.PathLike) -> bool:
@@ -64,7 +64,7 @@ def load_trace(spec: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
     """Load a trace from a file path, a bundled example or a workload spec;
     TraceError if none.
 
-    A spec names a file when it is a path object, ends in .rep / .rep.gz or
+    A spec names a file when it is a path object, ends in .rep / .rep.gz / .heap or
     contains a path separator.  Otherwise a bundled trace's name
     (``gcc-cc1``: see :func:`heapscope.traces.bundled.examples`) or a workload's
     (with optional ``:key=value,...`` parameters) always means that trace,

@@ -141,8 +141,8 @@ def write_rep(trace: Trace, path: PathLike, *, sugg_heapsize: int = 0, weight: i
 
 
 def write_rep_bytes(path: PathLike, data: bytes) -> None:
-    """Write a .rep file's bytes (gzip-compressed if the name ends in .gz,
-    with a zero timestamp) atomically; TraceError naming ``path`` if it
+    """Write a trace file's bytes (.rep, or the readable form's) gzip-compressed
+    if the name ends in .gz, with a zero timestamp, atomically; TraceError naming ``path`` if it
     cannot be written."""
     where = os.fsdecode(path)
     try:
@@ -158,11 +158,14 @@ def write_rep_bytes(path: PathLike, data: bytes) -> None:
 
 
 def trace_name(path: str) -> str:
-    """Display name of a trace file: its base name without .gz and .rep."""
+    """Display name of a trace file: its base name without .gz and then .rep
+    or .heap (the readable form's extension)."""
     name = os.path.basename(path)
-    for ext in (".gz", ".rep"):
-        if name.lower().endswith(ext) and len(name) > len(ext):
-            name = name[: -len(ext)]
+    for extensions in ((".gz",), (".rep", ".heap")):
+        for ext in extensions:      # one of each group at most
+            if name.lower().endswith(ext) and len(name) > len(ext):
+                name = name[: -len(ext)]
+                break
     return name
 
 

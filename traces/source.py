@@ -220,8 +220,20 @@ class TraceSource:
         """A TraceError at ``line`` (default: the line being read)."""
         return TraceError(message, self.path, self.line if line == -1 else line)
 
+    def cancelled(self) -> bool:
+        """Whether the cancel hook has turned true (for a reader that raises itself)."""
+        return self._cancel is not None and bool(self._cancel())
+
+    def report_share(self, done: int, total: int) -> None:
+        """Progress of a reader that reads the file by itself (memray's): ``done``
+        of ``total`` units, reported as that share of the file's bytes, never
+        less than the bytes already read for its head (progress only goes on)."""
+        if self._progress is not None and total > 0:
+            read = self._raw.count if self._raw is not None else self._read_text
+            self._progress(max(self._size * min(done, total) // total, read), self._size)
+
     def check_cancel(self) -> None:
-        if self._cancel is not None and self._cancel():
+        if self.cancelled():
             raise ReadCancelled(self.path)
 
     # --- reading -------------------------------------------------------------

@@ -12,7 +12,7 @@ at ``base``.
 
 from __future__ import annotations
 
-from ..predict import Generic, hx, ordinal, plural
+from ..predict import Generic, hx, plural
 from .. import events as ev
 from ..structure import StructureMismatch
 from ..structure_replay import Follower, ReplayError
@@ -56,15 +56,10 @@ class AddressRing(Generic):
         g = f.grow
         return text + (f", so morecore asks sbrk for {g.increment:,} B." if g is not None else ".")
 
-    def why_not(self, guess: int) -> str:
+    why_not_none_taken = Generic._not_big_enough_either
+
+    def why_not_passed(self, guess: int, size: int) -> str:
         f = self.f
-        i = f.visit_index(guess)
-        size = f.size_of(guess)
-        if i >= 0 and not f.visits[i].fits:
-            return (f"{hx(guess)} ({size:,} B) is too small for {f.need:,} B: "
-                    f"the search examined it {ordinal(i + 1)} and went on.")
-        if f.chosen is None:
-            return f"{hx(guess)} ({size:,} B) was not big enough either."
         if not self.next_fit:
             return (f"{hx(guess)} lies above {hx(f.chosen)}: first fit takes the first block that fits "
                     f"from the start of the list" + self._too_small_anyway(guess) + ".")

@@ -15,7 +15,7 @@ size of each bin (None for bin 127); ``last_remainder`` and ``top`` (also in
 from __future__ import annotations
 
 from .. import events as ev
-from ..dlmalloc import BinmapChange, Mapped, Trim, Unmapped
+from ..dlmalloc_events import BinmapChange, Mapped, Trim, Unmapped
 from ..structure import StructureMismatch
 from ..structure_replay import KeyedLists, ReplayError, hex_or_none
 from . import StructureKind, register

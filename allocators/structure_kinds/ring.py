@@ -11,7 +11,7 @@ round; ``head``.
 
 from __future__ import annotations
 
-from ..predict import Generic, hx, ordinal, plural
+from ..predict import Generic, hx, plural
 from .. import events as ev
 from ..structure_replay import Follower, ReplayError
 from . import StructureKind, register
@@ -46,16 +46,11 @@ class RotatingRing(Generic):
         return (f"{self._start()}: a whole round ({plural(len(f.visits), 'block')}) found none big enough "
                 f"for {f.need:,} B" + (f", so sbrk gives {g.increment:,} B of new memory." if g else "."))
 
-    def why_not(self, guess: int) -> str:
-        f = self.f
-        i = f.visit_index(guess)
-        size = f.size_of(guess)
-        if i >= 0 and not f.visits[i].fits:
-            return (f"{hx(guess)} ({size:,} B) is too small for {f.need:,} B: the search examined it "
-                    f"{ordinal(i + 1)} and went on round the ring.")
-        if f.chosen is None:
-            return f"{hx(guess)} ({size:,} B) was not big enough either."
-        return (f"{hx(guess)} comes after {hx(f.chosen)} round the ring from the head ({hx(self.head)}): "
+    went_on = "went on round the ring"
+    why_not_none_taken = Generic._not_big_enough_either
+
+    def why_not_passed(self, guess: int, size: int) -> str:
+        return (f"{hx(guess)} comes after {hx(self.f.chosen)} round the ring from the head ({hx(self.head)}): "
                 f"the search stops at the first block that fits" + self._too_small_anyway(guess) + ".")
 
 

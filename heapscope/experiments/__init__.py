@@ -14,6 +14,7 @@ chart is data here (:class:`~heapscope.experiments.model.Chart`), drawn by
 
 from __future__ import annotations
 
+from ..allocators.isolation import DEFAULT_TIME_LIMIT
 from .base import Experiment, ExperimentError
 from .model import Result
 from .runner import ProgressFn, run_jobs
@@ -45,13 +46,16 @@ def get(name: str) -> Experiment:
 
 def run_experiment(name: str, only: list[str] | None = None, settings: dict[str, str] | None = None,
                    workload: dict[str, str] | None = None, workers: int | None = None,
-                   progress: ProgressFn | None = None) -> Result:
+                   progress: ProgressFn | None = None,
+                   time_limit: float | None = DEFAULT_TIME_LIMIT) -> Result:
     """Run experiment ``name``: ``only`` these strategies (default: the seed's
     and all of ours), ``settings`` and ``workload`` overrides as text
-    (``{"runs": "3"}``, ``{"steps": "2000"}``), ``workers`` processes."""
+    (``{"runs": "3"}``, ``{"steps": "2000"}``), ``workers`` processes;
+    a strategy of your own silent ``time_limit`` seconds is stopped (its row
+    says so, runner.py)."""
     experiment = get(name)
     run = experiment.prepare(only, settings, workload, workers)
-    rows = run_jobs(experiment.jobs(run), run.workers, progress)
+    rows = run_jobs(experiment.jobs(run), run.workers, progress, time_limit=time_limit)
     return experiment.result(run, rows)
 
 

@@ -20,27 +20,31 @@ prints) plus what the seeds' tables need and a summary does not keep:
   (:func:`resident_pages`).
 
 The replays are pure Python and hold the interpreter lock, so jobs run in
-processes (``concurrent.futures``: many short jobs on a few workers, where
-allocators/parallel.py runs one long build a process), started as
-allocators/parallel.py starts its workers (``default_start_method``: forked
-when this process is a plain single-threaded command, afresh otherwise, since
-a forked Qt process can inherit locks no thread will release).
+worker processes, through the project's one parallel machinery
+(allocators/parallel.py: a :class:`~heapscope.allocators.parallel.BuildSpec` job per
+replay, started as it starts its workers).  A strategy of your own runs
+there always, with a time limit (allocators/isolation.py, ``--time-limit``):
+a plugin that loops, exits, dies or raises any ``BaseException`` gives its
+row an error naming it and the trace (:func:`failure_text`), never a hang
+or a traceback; so does one whose second replay (the timed one) ends with
+another heap than its timeline (:func:`same_heap_again`).
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import functools
 import signal
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable
 
 import numpy as np
 
-from ..allocators.parallel import cores, default_start_method
+from ..allocators import plugins
+from ..allocators.isolation import DEFAULT_TIME_LIMIT, needs_worker
+from ..allocators.parallel import BuildSpec, Failed, Note, ParallelBuild, cores
 from ..allocators.registry import make_strategy
 from ..allocators.replay import Program, Timeline, apply_op, replay_bare
 from ..allocators.user import UserStrategyError
@@ -84,11 +88,11 @@ def load(ref) -> object:
 
 
 # ----------------------------------------------------------------- measuring
-def measure(job: Job) -> dict:
-    """Replay one job; its row (``error`` alone when the strategy refused its
-    parameters or failed)."""
+def measure(job: Job, trace=None) -> dict:
+    """Replay one job (on ``trace``, else the one it names, loaded); its row
+    (``error`` alone when the strategy refused its parameters or failed)."""
     params = dict(job.params)
-    trace = load(job.trace)
+    trace = load(job.trace) if trace is None else trace
     try:
         make_strategy(job.strategy, **params)
         # one checkpoint, at step 0: a table never seeks
@@ -106,11 +110,42 @@ def measure(job: Job) -> dict:
     row["grows"] = int(series.grows.sum())     # sbrk calls that grew the heap
     failed = np.flatnonzero(series.failed)
     row["first_failure"] = int(failed[0]) + 1 if failed.size else None
-    row["wall_s"] = replay_bare(trace, make_strategy(job.strategy, **params))
-    if job.resident_page:
-        row["resident"], row["resident_touched"] = resident_pages(
-            trace, make_strategy(job.strategy, **params), job.resident_page)
+    try:
+        # the timed replay, and the resident pages, replay the trace again:
+        # a strategy of your own must give the heap the timeline measured
+        bare, program = make_strategy(job.strategy, **params), Program()
+        row["wall_s"] = replay_bare(trace, bare, program=program)
+        if needs_worker(job.strategy):
+            same_heap_again(timeline, bare, program)
+        if job.resident_page:
+            row["resident"], row["resident_touched"] = resident_pages(
+                trace, make_strategy(job.strategy, **params), job.resident_page)
+    except UserStrategyError as exc:
+        return {"error": str(exc)}
     return row
+
+
+def same_heap_again(timeline: Timeline, strategy, program: Program) -> None:
+    """UserStrategyError "not deterministic" when a second replay of the
+    timeline's trace (``strategy`` and ``program`` after it) ended with
+    another heap: another break or other blocks held by the program."""
+    built, again = timeline.program.live, program.live
+    brk_built, brk_again = timeline.strategy.arena.brk, strategy.arena.brk
+    if built == again and brk_built == brk_again:
+        return
+    moved = sorted(i for i in built.keys() | again.keys() if built.get(i) != again.get(i))
+    what = (f"block {moved[0]} of the trace ends at {_where(built.get(moved[0]))} in one replay "
+            f"and at {_where(again.get(moved[0]))} in the next" if moved else
+            f"the break ends at {brk_built:#x} in one replay and at {brk_again:#x} in the next")
+    raise UserStrategyError(
+        f"not deterministic: two replays of the trace ended with different heaps ({what}): the "
+        "same trace must give the same heap every time (seed any random numbers you use, and do "
+        "not depend on the time, id() or the order of a set of objects)",
+        method="_malloc", cls_name=type(strategy).__name__)
+
+
+def _where(held) -> str:
+    return "nowhere (freed)" if held is None else f"{held[0]:#x}"
 
 
 def _pages(low: int, high: int, page: int) -> range:
@@ -231,63 +266,154 @@ ProgressFn = Callable[[int, int, Job], None]
 
 
 def run_jobs(jobs: Iterable[Job], workers: int | None = None,
-             progress: ProgressFn | None = None) -> dict[tuple, dict]:
+             progress: ProgressFn | None = None, *,
+             time_limit: float | None = DEFAULT_TIME_LIMIT,
+             start_method: str | None = None) -> dict[tuple, dict]:
     """Measure every job; ``{job.key: row}``.  ``workers``: processes at once
-    (default: one per core; 1 runs them here, one after the other).
-    ``progress(done, total, job)`` is called as each job ends."""
+    (default: one per core; 1 runs the built-in strategies' jobs here, one
+    after the other).  ``progress(done, total, job)`` is called as each job
+    ends.
+
+    A strategy of your own (a plugin) always runs in a worker process,
+    silent at most ``time_limit`` seconds (allocators/isolation.py): one that
+    loops, exits or dies, or whose second replay gives another heap, has a
+    row with only ``error``, naming it and the trace (:func:`failure_text`),
+    and its runs not yet started are not started (each would fail alike)."""
     jobs = list(jobs)
     keys = [j.key for j in jobs]
     if len(set(keys)) != len(keys):
         raise ValueError("two jobs share a key")
     workers = min(workers or cores(), len(jobs)) if jobs else 1
     results: dict[tuple, dict] = {}
-    if workers <= 1:
-        for i, job in enumerate(jobs):
-            results[job.key] = measure(job)
-            if progress:
-                progress(i + 1, len(jobs), job)
-        return results
-    context = mp.get_context(default_start_method())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
-    pending = {pool.submit(measure, job): job for job in jobs}
+
+    def finished(job: Job, row: dict) -> None:
+        if "error" in row and needs_worker(job.strategy):
+            row = {"error": failure_text(job, row["error"])}
+        results[job.key] = row
+        if progress:
+            progress(len(results), len(jobs), job)
+
+    # no process to start for a built-in strategy when one worker is asked for
+    here = [j for j in jobs if workers <= 1 and not needs_worker(j.strategy)]
+    for job in here:
+        finished(job, measure(job))
+    if len(here) < len(jobs):
+        _run_in_workers([j for j in jobs if j.key not in results], workers, time_limit,
+                        start_method, finished)
+    return {k: results[k] for k in keys}
+
+
+#: the built-in strategies' jobs are measured in batches, about this many
+#: per worker: a process started per job costs more than a small job (its
+#: start, and a fresh interpreter warming up to the replay), and one batch
+#: per worker would leave the others idle while the slowest ends
+BATCHES_PER_WORKER = 8
+
+
+def batches(jobs: list[Job], workers: int) -> list[list[Job]]:
+    """``jobs`` cut into the batches worker processes measure, one batch a
+    process: a strategy of your own's jobs one by one (each under its time
+    limit, a failure its own), a built-in strategy's in batches of one
+    strategy (a worker replays it warm) of about ``len(jobs) /
+    (workers * BATCHES_PER_WORKER)`` jobs each."""
+    size = max(1, -(-len(jobs) // (workers * BATCHES_PER_WORKER)))
+    by_strategy: dict[str, list[Job]] = {}
+    for job in jobs:
+        by_strategy.setdefault(job.strategy, []).append(job)
+    out = []
+    for strategy, group in by_strategy.items():
+        if needs_worker(strategy):
+            out += [[job] for job in group]
+            continue
+        cuts = -(-len(group) // size)
+        per = -(-len(group) // cuts)             # the batches of one strategy alike in size
+        out += [group[i:i + per] for i in range(0, len(group), per)]
+    return out
+
+
+def _run_in_workers(jobs: list[Job], workers: int, time_limit: float | None,
+                    start_method: str | None, finished: Callable[[Job, dict], None]) -> None:
+    """``jobs`` measured by allocators/parallel.py in :func:`batches`, a
+    worker process each, ``workers`` at once; ``finished(job, row)`` as each
+    job ends."""
+    # each trace loaded once, here: a forked worker has it without a copy
+    traces = {}
+    for job in jobs:
+        if job.trace not in traces:
+            traces[job.trace] = load(job.trace)
+    by_key = {str(i): batch for i, batch in enumerate(batches(jobs, workers))}
+    specs = [BuildSpec(batch[0].strategy, dict(batch[0].params), key=key,
+                       job=functools.partial(_measure_batch, jobs=tuple(batch),
+                                             traces=tuple(traces[j.trace] for j in batch)))
+             for key, batch in by_key.items()]
+    build = ParallelBuild(None, specs, workers=workers, time_limit=time_limit,
+                          start_method=start_method)
+    done: set[tuple] = set()
+
+    def end(job: Job, row: dict) -> None:
+        done.add(job.key)
+        finished(job, row)
+
     # SIGTERM (kill, a closed session) would end this process and leave the
     # workers replaying on their own: end them too, as for Ctrl-C
     old_term = None
     if threading.current_thread() is threading.main_thread():
         old_term = signal.signal(signal.SIGTERM, _terminated)
     try:
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                job = pending.pop(future)
-                results[job.key] = future.result()
-                if progress:
-                    progress(len(results), len(jobs), job)
+        build.start()
+        while not build.finished:
+            for event in build.poll(0.5):
+                if isinstance(event, Note):          # one job of the batch measured
+                    index, row = event.value
+                    end(by_key[event.key][index], row)
+                elif isinstance(event, Failed):      # its worker failed: the jobs it had left
+                    batch = by_key[event.key]
+                    for job in batch:
+                        if job.key not in done:
+                            end(job, {"error": event.error})
+                    if needs_worker(batch[0].strategy):
+                        # its other runs would loop or die alike: said once, not waited for
+                        same = [k for k, b in by_key.items() if b[0].strategy == batch[0].strategy]
+                        for key in build.withdraw(same):
+                            for job in by_key[key]:
+                                end(job, {"error": f"not run: {batch[0].label} failed first "
+                                                   f"({event.error})"})
     except BaseException:
-        # Ctrl-C, or a worker that died: stop the others now rather than
-        # wait for their replays to end
-        processes = list(getattr(pool, "_processes", {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join()
+        # Ctrl-C: stop the workers now rather than wait for their replays to end
+        build.cancel()
         raise
     finally:
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
-    pool.shutdown()
-    return {k: results[k] for k in keys}
+
+
+def _measure_batch(trace, spec: BuildSpec, note, *, jobs: tuple, traces: tuple) -> int:
+    """A :class:`~heapscope.allocators.parallel.BuildSpec` job: :func:`measure`
+    each job of a batch on its trace in the worker, its row sent as a note
+    as it ends; returns how many."""
+    for index, (job, loaded) in enumerate(zip(jobs, traces)):
+        note((index, measure(job, loaded)))
+    return len(jobs)
+
+
+def failure_text(job: Job, error: str) -> str:
+    """A strategy of your own's error, naming it (its file), the trace and the run:
+    ``loops (mine.py:Loops) on vo1989:seed=1,steps=300 (loops, vax, seed 1): no answer...``."""
+    origin = plugins.ORIGINS.get(job.strategy)
+    who = f"{job.strategy} ({origin})" if origin else job.strategy
+    return f"{who} on {trace_text(job.trace)} ({job.label}): {error}"
+
+
+def trace_text(ref) -> str:
+    """A job's trace as the command line would name it: ``vo1989:seed=1,steps=300``."""
+    if isinstance(ref, tuple):
+        name, items = ref
+        return name + (":" + ",".join(f"{k}={v}" for k, v in items) if items else "")
+    return str(ref)
 
 
 def _terminated(signum, frame) -> None:
     raise SystemExit(128 + signum)
-
-
-def _worker_start() -> None:
-    # Ctrl-C on a terminal reaches the whole process group: the parent stops
-    # the workers, which need not each print a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def progress_line(stream, name: str) -> ProgressFn:

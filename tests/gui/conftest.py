@@ -94,3 +94,23 @@ class Counter:
 
     def __len__(self) -> int:
         return len(self.calls)
+
+
+def window_from_command_line(qtbot, monkeypatch, argv):
+    """``heapscope ARGV`` run in the test (``heapscope.cli.main``), with the
+    event loop's ``exec`` replaced: the window it opened, shown, its load
+    perhaps still under way."""
+    from heapscope.cli import main
+    from heapscope.gui.main_window import MainWindow
+    shown = []
+
+    def fake_exec(*args):
+        shown.append(next(x for x in QApplication.topLevelWidgets()
+                          if isinstance(x, MainWindow) and x.isVisible()))
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", fake_exec)
+    assert main(argv) == 0
+    w = shown[0]
+    qtbot.addWidget(w)
+    return w

@@ -14,6 +14,8 @@ from heapscope.gui.step_marks import step_marks
 from heapscope.gui.theme import BASE_PT, DARK, LIGHT, PRESENTER_TEXT, Presentation, screen_factor
 from heapscope.gui.timeline_bar import unbreakable_tail
 
+from .conftest import window_from_command_line
+
 
 def settle(qtbot, ms=30):
     QApplication.processEvents()
@@ -379,19 +381,8 @@ def test_f1_shows_the_list_built_from_the_actions(qtbot, loaded):
 
 
 def test_open_starts_in_presenter_mode_and_a_theme(qtbot, monkeypatch):
-    from heapscope.cli import main
-    from heapscope.gui.main_window import MainWindow
-    shown = []
-
-    def fake_exec(*args):
-        shown.append(next(x for x in QApplication.topLevelWidgets()
-                          if isinstance(x, MainWindow) and x.isVisible()))
-        return 0
-
-    monkeypatch.setattr(QApplication, "exec", fake_exec)
-    assert main(["open", "vo1989:steps=50,seed=4", "--presenter", "--theme", "dark"]) == 0
-    w = shown[0]
-    qtbot.addWidget(w)
+    w = window_from_command_line(qtbot, monkeypatch,
+                                 ["open", "vo1989:steps=50,seed=4", "--presenter", "--theme", "dark"])
     assert w.presentation.presenter and w.presentation.theme_name == "dark"
     assert w.act_presenter.isChecked() and w.act_dark.isChecked()
     qtbot.waitUntil(lambda: w.timeline is not None, timeout=10000)

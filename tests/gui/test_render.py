@@ -198,3 +198,27 @@ def test_a_one_step_gif_plays_its_events_and_ends_on_the_still_picture(qtbot, tr
     last = _last_frame(gif)
     differ = np.argwhere(np.any(last != np.asarray(still), axis=2))
     assert not len(differ), (name, differ.min(axis=0), differ.max(axis=0))
+
+
+def test_a_readable_trace_renders_as_the_rep_it_converts_to(qtbot, tmp_path, capsys):
+    # issue 21: render reads the readable form by its content; same trace, same picture
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    heap = tmp_path / "a" / "lesson.txt"
+    # four comment lines, as the .rep has four header lines: the caption's
+    # "[lesson.txt line 8]" is the same in both
+    heap.write_text("# a\n# small\n# lesson\n\n"
+                    "a = malloc(400)\nb = calloc(10, 30)\nfree(a)\nc = malloc(100)\n")
+    rep = tmp_path / "b" / "lesson.txt"
+    assert main(["convert", str(heap), "-o", str(rep), "--to", "rep"]) == 0
+    pictures = []
+    for path in (heap, rep):
+        out = path.with_suffix(".png")
+        assert render(path, "-s", "first-fit", "--step", 4, "-o", out) == 0
+        pictures.append(np.asarray(Image.open(out).convert("RGB")))
+    assert (np.abs(pictures[0] - (0, 114, 178)).sum(axis=2) == 0).sum() > 1000
+    assert np.array_equal(pictures[0], pictures[1])
+    heap.write_text("a = malloc(400)\nfree(b)\n")
+    capsys.readouterr()
+    assert render(heap, "-s", "first-fit", "--step", 1, "-o", tmp_path / "x.png") == 2
+    assert f"{heap}:2: free of b, which is not live" in capsys.readouterr().err

@@ -5,12 +5,11 @@ says so; ``heapscope open ... --allocator F:C --step N`` opens there."""
 import pathlib
 
 import pytest
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from heapscope.allocators import plugins
-from heapscope.gui.main_window import MainWindow
 
-from .conftest import wait_loaded
+from .conftest import wait_loaded, window_from_command_line
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -83,21 +82,11 @@ def test_a_broken_user_strategy_stops_the_replay_before_its_mistake(qtbot, user_
 
 
 def test_open_with_allocator_strategy_and_step(qtbot, monkeypatch, small_trace_path):
-    from heapscope.cli import main
-    shown = []
-
-    def fake_exec(*args):
-        shown.append(next(x for x in QApplication.topLevelWidgets()
-                          if isinstance(x, MainWindow) and x.isVisible()))
-        return 0
-
-    monkeypatch.setattr(QApplication, "exec", fake_exec)
     try:
         # one --allocator and no --strategy: the window opens on it
-        assert main(["open", small_trace_path, "--allocator", f"{EXAMPLES / 'segfit.py'}:SegFit",
-                     "--step", "250", "-P", "segfit.classes=4"]) == 0
-        w = shown[0]
-        qtbot.addWidget(w)
+        w = window_from_command_line(qtbot, monkeypatch, [
+            "open", small_trace_path, "--allocator", f"{EXAMPLES / 'segfit.py'}:SegFit",
+            "--step", "250", "-P", "segfit.classes=4"])
         # built in a worker process now (a forkserver started first): slower on a busy machine
         qtbot.waitUntil(lambda: w.timeline is not None, timeout=30000)
         assert w.timeline.strategy_name == "segfit" and w.timeline.position == 250

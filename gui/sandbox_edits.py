@@ -1,0 +1,516 @@
+"""The sandbox in the window: a trace made and changed by hand.
+
+:class:`SandboxEdits` is the window's part for it.  It keeps the
+:class:`~heapscope.sandbox.Sandbox` of the shown trace (made on the first
+edit of a trace read from a file or generated, or by File > New), turns the
+window's commands into its edits, and shows each edit through the show
+model (:meth:`~heapscope.gui.show_model.ShowModel.replace_trace`): every
+shown timeline, every compare row, is rebuilt from the edit on and the new
+operation plays with its animation and explain text, as a step does.
+
+Commands (each an action with its keys, in File and Edit):
+
+* File > New (Ctrl+N): an empty trace; Save (Ctrl+S) and Save As
+  (Ctrl+Shift+S): a .rep, its header computed, or the readable ``.heap``
+  form; the title shows ``*`` while there are unsaved changes, and closing
+  then asks (Save / Discard / Cancel);
+* Edit > Undo (Ctrl+Z), Redo (Ctrl+Shift+Z, Ctrl+Y), each showing the step
+  it left; Malloc… (M) after the shown step; Free Selected Block (Del) and
+  Realloc Selected Block… (R); Cut What Follows an Insertion (Ctrl+Shift+X,
+  remembered in the settings: else what follows stays and replays on the
+  changed heap, operations it makes meaningless marked and skipped);
+* a right click on a used block of the heap map (of any compare row):
+  Free this block, Realloc this block…, Malloc… after this step.
+
+Dialogs are opened without blocking (``open()``), so that tests answer them
+as a person does: :attr:`size_dialog`, :attr:`block_menu`, :attr:`close_box`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox, QProgressDialog
+
+from heapscope.allocators.replay import ReplayCancelled, Timeline
+from heapscope.allocators.user import StopUserCode
+from heapscope.sandbox import CUT, KEEP, Sandbox, Splice
+from heapscope.traces.errors import TraceError
+from heapscope.traces.readable import looks_readable, read_lines
+
+from . import heap_cells
+from .window_menus import action
+
+SAVE_FILTER = "readable traces (*.heap);;.rep traces (*.rep)"
+#: the settings key of Cut What Follows an Insertion
+CUT_SETTING = "sandbox/cut_after_insert"
+#: the largest size the size dialog takes (QInputDialog's ints are 32-bit)
+MAX_DIALOG_SIZE = 2**31 - 1
+
+
+class SandboxEdits(QObject):
+    #: the sandbox changed: the edit (an undo's reversed, a redo's) just shown,
+    #: or None (a save); the panels refresh
+    changed = Signal(object)
+    #: the trace was written to a file (its path): the file watch ignores that change
+    saved = Signal(str)
+    #: an undo or a redo is about to be made (the trace editor reads what was typed first)
+    before_undo = Signal()
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.model = window.model
+        self.sandbox: Sandbox | None = None
+        self.size_dialog: QInputDialog | None = None
+        self.block_menu: QMenu | None = None
+        self.close_box: QMessageBox | None = None
+        #: the close was answered (Save or Discard): the next close goes through
+        self._close_answered = False
+        self._hooked_maps: set = set()
+        self._progress: QProgressDialog | None = None
+        self._make_actions()
+        self._hook_map(window.heap_map, lambda: 0)
+        self.model.shown_changed.connect(self._hook_compare_rows)
+        self.model.trace_changed.connect(self.refresh)
+
+    def _make_actions(self) -> None:
+        w = self.window
+        self.act_new = action(w, "&New Trace", self.new_trace, ["Ctrl+N"],
+                              tip="An empty trace, to write by hand (Malloc…, the trace editor)")
+        self.act_save = action(w, "&Save Trace", self.save, ["Ctrl+S"],
+                               tip="Save the trace (.heap, the readable form, or .rep)")
+        self.act_save_as = action(w, "Save Trace &As…", self.save_as, ["Ctrl+Shift+S"])
+        self.act_undo = action(w, "&Undo", self.undo, ["Ctrl+Z"])
+        self.act_redo = action(w, "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        self.act_malloc = action(w, "&Malloc…", self.ask_malloc, ["M"],
+                                 tip="Ask for a block after the shown step")
+        self.act_free = action(w, "&Free Selected Block", self.free_selected, ["Del"],
+                               tip="Free the selected block after the shown step")
+        self.act_realloc = action(w, "Re&alloc Selected Block…", self.realloc_selected, ["R"],
+                                  tip="Resize the selected block after the shown step")
+        self.act_cut = action(w, "&Cut What Follows an Insertion", self._cut_toggled,
+                              ["Ctrl+Shift+X"],
+                              tip="On: an operation inserted drops the rest of the trace; off: "
+                                  "the rest replays on the changed heap")
+        self.act_cut.setCheckable(True)
+        self.act_cut.setChecked(setting_bool(w.settings.value(CUT_SETTING, False)))
+        self.refresh()
+
+    def fill_menus(self, file_menu, edit_menu) -> None:
+        """Put the commands in File (New before Open; Save after the
+        examples) and in the Edit menu."""
+        first = file_menu.actions()[0] if file_menu.actions() else None
+        file_menu.insertAction(first, self.act_new)
+        for act in (self.act_undo, self.act_redo):
+            edit_menu.addAction(act)
+        edit_menu.addSeparator()
+        for act in (self.act_malloc, self.act_free, self.act_realloc):
+            edit_menu.addAction(act)
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.act_cut)
+
+    # ============================================================ reading
+    @property
+    def follow(self) -> str:
+        """What follows an insertion: KEEP or CUT (the menu's choice)."""
+        return CUT if self.act_cut.isChecked() else KEEP
+
+    @property
+    def dirty(self) -> bool:
+        box = self.sandbox
+        return box is not None and box.trace is self.model.trace and box.dirty
+
+    def current(self) -> Sandbox | None:
+        """The sandbox of the shown trace, made on first use (None with no trace)."""
+        trace = self.model.trace
+        if trace is None:
+            return None
+        box = self.sandbox
+        if box is None or box.trace is not trace:
+            box = self.sandbox = self._sandbox_of(trace)
+        return box
+
+    def _sandbox_of(self, trace) -> Sandbox:
+        """A sandbox editing ``trace`` (read from a file or generated)."""
+        w = self.window
+        source = self.model.source
+        box = Sandbox.of_trace(trace, names_of(source), w.strategy_params, source)
+        box.name = self.model.label
+        return box
+
+    def name_at(self, row: int, address: int) -> str | None:
+        """The name of the used block at ``address`` in row ``row``'s heap, or None."""
+        step = self.model.step(row)
+        box = self.current()
+        if step is None or box is None or address is None or address < 0:
+            return None
+        blocks = step.blocks
+        i = blocks.index_at(address)
+        if i < 0 or int(blocks.state[i]) != heap_cells.STATE_USED:
+            return None
+        ident = step.ids.get(int(blocks.payload[i]))
+        return None if ident is None else box.name_of_id(ident)
+
+    # ============================================================ commands
+    def new_trace(self) -> None:
+        """File > New: an empty trace through the strategy (or the compare
+        rows) shown, with the window's parameters."""
+        w = self.window
+        if self.dirty:
+            self.ask_unsaved(self._new_now, "start a new trace")
+            return
+        self._new_now()
+
+    def _new_now(self) -> None:
+        w = self.window
+        box = self.sandbox = Sandbox(params=w.strategy_params, name="new trace")
+        trace = box.trace
+        names = list(w.compare.names) if w.compare.active and len(w.compare.names) >= 2 else [w.strategy_name]
+        timelines = [Timeline(trace, n, w.params_for(n)).build() for n in names]
+        if len(timelines) >= 2:
+            w.compare.show_timelines(trace, timelines, 0, None, "new trace")
+        else:
+            w.show_built(trace, timelines[0], None, 0, "new trace")
+        w.statusBar().showMessage("A new trace: M asks for a block, T opens the trace editor", 8000)
+        self.refresh()
+
+    def ask_malloc(self) -> None:
+        """Edit > Malloc…: ask for a size, then malloc it after the shown step."""
+        self._ask_size("Malloc", "Bytes to ask for (malloc):", 240, self.malloc)
+
+    def malloc(self, size: int) -> None:
+        if self.model.trace is None:
+            self._new_now()
+        self.edit(lambda box, step: box.malloc_after(step, int(size), self.follow))
+
+    def free_block(self, name: str) -> None:
+        self.edit(lambda box, step: box.free_after(step, name, self.follow))
+
+    def realloc_block(self, name: str, size: int) -> None:
+        self.edit(lambda box, step: box.realloc_after(step, name, int(size), self.follow))
+
+    def ask_realloc(self, name: str) -> None:
+        self._ask_size("Realloc", f"New size of {name} (realloc):", 500,
+                       lambda size: self.realloc_block(name, size))
+
+    def free_selected(self) -> None:
+        self._with_selected(self.free_block)
+
+    def realloc_selected(self) -> None:
+        self._with_selected(self.ask_realloc)
+
+    def _with_selected(self, then) -> None:
+        """``then(name)`` of the selected used block, or say to select one."""
+        name = self.name_at(0, self.model.selection)
+        if name is None:
+            self.window.statusBar().showMessage("Select a used block first (click it in the map)", 5000)
+            return
+        then(name)
+
+    def _ask_size(self, title: str, label: str, value: int, then) -> None:
+        dialog = self.size_dialog = QInputDialog(self.window)
+        dialog.setWindowTitle(title)
+        dialog.setLabelText(label)
+        dialog.setInputMode(QInputDialog.IntInput)
+        dialog.setIntRange(0, MAX_DIALOG_SIZE)
+        dialog.setIntValue(value)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.intValueSelected.connect(then)
+        dialog.finished.connect(lambda _=0, d=dialog: self._dialog_closed(d))
+        dialog.open()
+
+    def _dialog_closed(self, dialog) -> None:
+        if self.size_dialog is dialog:
+            self.size_dialog = None
+        # after the answer's edit (QInputDialog says the value after it closes)
+        QTimer.singleShot(0, self.focus_back)
+
+    def focus_back(self) -> None:
+        """The keys to the window again (a dialog or the editor had them)."""
+        w = self.window
+        w.activateWindow()
+        (w.compare.view.rows_scroll if w.compare.active else w.heap_map.plot_widget).setFocus()
+
+    def _cut_toggled(self) -> None:
+        self.window.settings.setValue(CUT_SETTING, self.act_cut.isChecked())
+
+    # ============================================================== edits
+    def edit(self, make, animate: bool = True):
+        """Apply ``make(sandbox, shown step)`` (an edit of the sandbox, or
+        None) and show it; the edit, or None."""
+        w = self.window
+        if w.busy:
+            w.statusBar().showMessage("Wait until the trace is replayed, then edit it", 5000)
+            return None
+        box = self.current()
+        if box is None:
+            return None
+        old = self.model.trace
+        edit = make(box, self.model.position)
+        try:
+            shown = edit is None or self.show_edit(edit, old, animate)
+        except StopUserCode:            # a strategy of your own looped in its replay
+            box.take_back()
+            raise                       # the watch says so (gui/user_code_watch.py)
+        if not shown:
+            box.take_back()             # its replay was cancelled
+            return None
+        return edit
+
+    def show_edit(self, edit, old_trace, animate: bool = False) -> bool:
+        """Every shown timeline rebuilt for the sandbox's trace, shown at the
+        edit's step; an inserted operation plays as a step does.  A long
+        replay (a big trace edited near its start) shows its progress and
+        can be cancelled: then nothing changes and this says False."""
+        w = self.window
+        box = self.sandbox
+        w.animator.finish()
+        w.player.pause()
+        model = self.model
+        timelines = [model.timeline(r) for r in range(len(model.shown))]
+        progress = ReplayProgress(self.progress_dialog, len(timelines))
+        try:
+            new = box.replayed(timelines, old_trace, w.params, progress=progress.report,
+                               cancel=progress.cancelled)
+        except ReplayCancelled:
+            w.statusBar().showMessage("Edit cancelled: its replay was stopped", 5000)
+            return False
+        finally:
+            progress.close()
+        w.strategy_params = {k: dict(v) for k, v in box.params.items() if v}
+        step = edit.step_after
+        plays = (animate and isinstance(edit, Splice) and edit.inserted
+                 and step == edit.step_before + 1)
+        model.replace_trace(box.trace, new, step - 1 if plays else step, box.checked.names)
+        if plays:
+            w.animator.step_to(step)
+        w.sync_strategy_widgets()
+        w.trace_label.setText(f"{model.label} · {model.n:,} steps")
+        self.refresh()
+        self.changed.emit(edit)
+        return True
+
+    def progress_dialog(self) -> QProgressDialog:
+        """The dialog of a long replay after an edit (made once, kept)."""
+        if self._progress is None:
+            dialog = self._progress = QProgressDialog("Replaying the edited trace…", "Cancel", 0, 1000,
+                                                      self.window)
+            dialog.setWindowModality(Qt.WindowModal)
+            dialog.setMinimumDuration(0)
+            dialog.setAutoClose(False)
+            dialog.setAutoReset(False)
+        self._progress.reset()
+        return self._progress
+
+    def undo(self) -> None:
+        self._undo_redo(lambda box: box.undo(), lambda box: box.redo())
+
+    def redo(self) -> None:
+        self._undo_redo(lambda box: box.redo(), lambda box: box.undo())
+
+    def _undo_redo(self, move, back) -> None:
+        self.before_undo.emit()
+        box = self.current()
+        if box is None or self.window.busy:
+            return
+        old = self.model.trace
+        edit = move(box)
+        try:
+            shown = edit is None or self.show_edit(edit, old)
+        except StopUserCode:
+            back(box)
+            raise
+        if not shown:
+            back(box)                   # cancelled: where it was
+
+    # =============================================================== saving
+    def save(self) -> bool:
+        """File > Save: to the file the trace came from when it is a .rep or
+        a .heap, else ask where; whether it was saved."""
+        box = self.current()
+        if box is None:
+            return False
+        path = box.path
+        if path and path.lower().endswith((".rep", ".heap")):
+            return self.save_to(path)
+        return self.save_as()
+
+    def save_as(self) -> bool:
+        box = self.current()
+        if box is None:
+            return False
+        start = box.path or os.path.join(os.getcwd(), "demo.heap")
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save the trace", start, SAVE_FILTER)
+        return bool(path) and self.save_to(path)
+
+    def save_to(self, path: str) -> bool:
+        """Write the trace to ``path`` (.heap: the readable form, else .rep);
+        a dialog says why when it cannot be written."""
+        box = self.current()
+        w = self.window
+        try:
+            box.save(path)
+        except TraceError as exc:
+            w.show_error("Cannot save the trace", f"heapscope could not write {path}.", str(exc))
+            return False
+        self.model.set_source(path)
+        w.recent.remember(path)
+        self.saved.emit(path)
+        w.statusBar().showMessage(f"Saved {path}", 5000)
+        self.refresh()
+        self.window_title()
+        return True
+
+    # ============================================================== closing
+    def close_allowed(self) -> bool:
+        """Whether the window may close now: with unsaved changes, ask first
+        (the answer closes it again)."""
+        if not self.dirty or self._close_answered:
+            return True
+        self.ask_unsaved(self.window.close, "close")
+        return False
+
+    def ask_unsaved(self, then, doing: str) -> None:
+        """Save / Discard / Cancel the unsaved changes, then ``then()``."""
+        w = self.window
+        box = self.close_box = QMessageBox(QMessageBox.Warning, "Unsaved changes",
+                                           f"The trace {self.model.label} has changes that are not "
+                                           f"saved. Save them before you {doing}?",
+                                           QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, w)
+        box.setDefaultButton(QMessageBox.Save)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+
+        def answered(button) -> None:
+            role = box.standardButton(button)
+            if role == QMessageBox.Save and not self.save():
+                return
+            if role in (QMessageBox.Save, QMessageBox.Discard):
+                self._close_answered = doing == "close"
+                if role == QMessageBox.Discard:
+                    self.sandbox = None
+                then()
+        box.buttonClicked.connect(answered)
+        box.finished.connect(lambda _=0: setattr(self, "close_box", None))
+        box.open()
+
+    # ============================================================ the view
+    def refresh(self) -> None:
+        """The actions' state and texts, and the title's unsaved mark."""
+        box = self.sandbox if self.sandbox is not None and self.sandbox.trace is self.model.trace else None
+        has = self.model.trace is not None
+        self.act_undo.setEnabled(box is not None and box.can_undo)
+        self.act_redo.setEnabled(box is not None and box.can_redo)
+        self.act_undo.setText("&Undo " + box.undo_text() if box and box.can_undo else "&Undo")
+        self.act_redo.setText("&Redo " + box.redo_text() if box and box.can_redo else "&Redo")
+        for act in (self.act_save, self.act_save_as, self.act_free, self.act_realloc):
+            act.setEnabled(has)
+        self.window.setWindowModified(self.dirty)
+
+    def window_title(self) -> None:
+        """The title after a save renamed the trace."""
+        w = self.window
+        title = w.windowTitle().split(" — ")
+        if len(title) >= 3:
+            title[1] = self.model.label + "[*]"
+            w.setWindowTitle(" — ".join(title))
+
+    # ===================================================== right-click menus
+    def _hook_map(self, heap_map, row) -> None:
+        if id(heap_map) in self._hooked_maps:
+            return
+        self._hooked_maps.add(id(heap_map))
+        heap_map.plot_widget.scene().sigMouseClicked.connect(
+            lambda event, m=heap_map, r=row: self._map_clicked(event, m, r()))
+
+    def _hook_compare_rows(self) -> None:
+        for row in self.window.compare.view.rows:
+            self._hook_map(row.map, lambda r=row: r.row)
+
+    def _map_clicked(self, event, heap_map, row: int) -> None:
+        if event.button() != Qt.RightButton or self.model.trace is None:
+            return
+        event.accept()
+        address = heap_map.address_at(event.scenePos())
+        self.open_block_menu(row, address, event.screenPos().toPoint())
+
+    def open_block_menu(self, row: int, address: int, where) -> QMenu:
+        """The menu of the block at ``address`` in row ``row``: free or
+        realloc it when it is used, malloc after the step anyway."""
+        name = self.name_at(row, address)
+        menu = self.block_menu = QMenu(self.window)
+        menu.setAttribute(Qt.WA_DeleteOnClose)
+        if name is not None:
+            menu.addAction(f"Free this block ({name})").triggered.connect(
+                lambda checked=False: self.free_block(name))
+            menu.addAction(f"Realloc this block ({name})…").triggered.connect(
+                lambda checked=False: self.ask_realloc(name))
+            menu.addSeparator()
+        menu.addAction(f"Malloc… after step {self.model.position}").triggered.connect(
+            lambda checked=False: self.ask_malloc())
+        menu.aboutToHide.connect(lambda m=menu: self._menu_closed(m))
+        menu.popup(where)
+        return menu
+
+    def _menu_closed(self, menu) -> None:
+        if self.block_menu is menu:
+            self.block_menu = None
+        QTimer.singleShot(0, self.focus_back)     # after the item's edit
+
+
+class ReplayProgress:
+    """Progress of a long replay after an edit, in ``dialog`` (the window's
+    one, kept: a progress dialog deleted while its own setValue() ran crashed
+    the window once, DESIGN.md), shown only once the replay reports progress
+    (every 4096 steps: never for a small trace); its Cancel stops the replay.
+    The dialog is window-modal: setValue() lets its Cancel be clicked."""
+
+    def __init__(self, dialog_for, rows: int) -> None:
+        self.dialog_for = dialog_for
+        self.rows = rows
+        self.dialog: QProgressDialog | None = None
+        self._row = 0
+        self._last = 0
+
+    def report(self, done: int, total: int) -> None:
+        if done < self._last:           # the next row's build began
+            self._row += 1
+        self._last = done
+        if self.dialog is None and done >= total:
+            return                      # a build's last report: nothing was long
+        if self.dialog is None:
+            self.dialog = self.dialog_for()
+            self.dialog.show()
+        share = (self._row + (done / total if total else 1)) / max(1, self.rows)
+        self.dialog.setValue(min(999, int(1000 * share)))
+
+    def cancelled(self) -> bool:
+        return self.dialog is not None and self.dialog.wasCanceled()
+
+    def close(self) -> None:
+        if self.dialog is not None:
+            self.dialog.reset()
+            self.dialog.hide()
+
+
+def names_of(source: str | None) -> dict | None:
+    """{id: name} of a readable trace file's blocks, as its reader numbered
+    them (None for another file, or one that cannot be read now)."""
+    if not source or not os.path.isfile(source):
+        return None
+    try:
+        opener = gzip.open if source.lower().endswith(".gz") else open
+        with opener(source, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not looks_readable(data):
+        return None
+    return read_lines(data.decode("utf-8", "replace")).names
+
+
+def setting_bool(value) -> bool:
+    """A QSettings value read back from the INI file (booleans come back as text)."""
+    return value is True or str(value).lower() in ("true", "1", "yes")
