@@ -834,6 +834,9 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                         "tlsf.sl_log2=3,4,5 (repeatable: two of one strategy sweep their product)")
     p.add_argument("--output", "-o", required=True, metavar="RESULTS.csv",
                    help="the results file: created, or appended to (its cells are not measured again)")
+    p.add_argument("--parquet", metavar="FILE.parquet",
+                   help="also write every row of the results file as a typed Parquet table when "
+                        "the sweep ends (needs pyarrow: pip install 'heapscope[parquet]')")
     p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
                    help="cells measured at once, each in a worker process (default: one per core)")
     add_allocator_option(p)
@@ -880,6 +883,14 @@ def cmd_sweep(args) -> int:
     _warn_unused_policy(grid, names)
     sources = [plugins.parse_spec(spec).path for spec in args.allocator or []]
     _check_output(args.output, [s for s in specs if os.path.exists(s)] + sources, what="results")
+    if args.parquet:
+        from .sweep import parquet_missing
+        if parquet_missing():
+            raise CliError(parquet_missing())
+        if os.path.realpath(args.parquet) == os.path.realpath(args.output):
+            raise CliError(f"{args.parquet}: --output and --parquet name the same file")
+        _check_output(args.parquet, [s for s in specs if os.path.exists(s)] + sources,
+                      what="Parquet table")
     try:
         check_traces(specs, load)
         every = cells(specs, names, grid, common)
@@ -897,6 +908,15 @@ def cmd_sweep(args) -> int:
                            _sweep_progress(sys.stderr, args.output))
     finally:
         results.close()
+    if args.parquet:
+        from .sweep import write_parquet
+        whole = {k for k, _, f in COLUMNS if f == "{:d}"}
+        try:
+            n = write_parquet(args.output, args.parquet, whole)
+        except OSError as exc:
+            raise CliError(f"{args.parquet}: cannot write the Parquet table: "
+                           f"{exc.strerror or exc}") from None
+        print(f"{args.parquet}: {n} rows (Parquet)", file=sys.stderr)
     if errors:
         print(f"heapscope: {errors} of {len(todo)} cells failed (their rows say why)", file=sys.stderr)
     return 1 if errors else 0

@@ -262,3 +262,38 @@ def run_sweep(todo: list[Cell], results: ResultsFile, workers: int | None,
     run_jobs([c.job() for c in todo], workers, report, time_limit=time_limit,
              measure_job=measure_cell, row_done=row_done)
     return errors[0]
+
+
+# ------------------------------------------------------------ Parquet
+def parquet_missing() -> str | None:
+    """Why ``--parquet`` cannot be written here (None: it can)."""
+    import importlib.util
+    if importlib.util.find_spec("pyarrow") is None:
+        return "--parquet needs pyarrow: pip install 'heapscope[parquet]'"
+    return None
+
+
+def write_parquet(results_path: str, path: str, whole: set[str]) -> int:
+    """Every row of the results file (CSV) as a Parquet table at ``path``,
+    written beside it and renamed over it when complete (heapscope/outputs.py):
+    the measures in ``whole`` as int64, the other measures float64, an empty
+    cell null, the cell's names and ``error`` as text.  Returns the rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from .outputs import atomic_path
+    with open(results_path, newline="") as f:
+        records = list(csv.reader(f))
+    header, rows = records[0], records[1:]
+    text = set(CELL_COLUMNS) | {"error"}
+    columns = {}
+    for i, name in enumerate(header):
+        values = [r[i] for r in rows]
+        if name in text:
+            columns[name] = pa.array(values, pa.string())
+        elif name in whole:
+            columns[name] = pa.array([int(v) if v else None for v in values], pa.int64())
+        else:
+            columns[name] = pa.array([float(v) if v else None for v in values], pa.float64())
+    with atomic_path(path) as partial:
+        pq.write_table(pa.table(columns), partial)
+    return len(rows)

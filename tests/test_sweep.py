@@ -167,3 +167,23 @@ def test_a_results_file_of_other_columns_is_refused(tmp_path, capsys):
     code, _, err = run(capsys, "sweep", "vo1989:steps=100", "-s", "tlsf", "-o", str(out))
     assert code == 2 and f"{out}: not the results of this sweep" in err
     assert out.read_text() == "name,value\nx,1\n"     # left as it was
+
+
+def test_the_parquet_copy_holds_the_results_rows_typed(tmp_path, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    out, table = tmp_path / "r.csv", tmp_path / "r.parquet"
+    code, _, err = run(capsys, "sweep", "vo1989:steps=200", "-s", "tlsf,buddy",
+                       "-P", "buddy.max_order=12,14", "-o", str(out), "--parquet", str(table))
+    assert code == 0, err
+    rows = read_rows(out)
+    got = pq.read_table(table).to_pylist()
+    assert len(got) == len(rows) == 3
+    for csv_row, row in zip(rows, got):
+        assert (row["trace"], row["strategy"], row["params"]) == \
+               (csv_row["trace"], csv_row["strategy"], csv_row["params"])
+        assert isinstance(row["ops"], int) and row["ops"] == int(csv_row["ops"]) == 400
+        assert row["waste"] == float(csv_row["waste"]) and row["error"] == ""
+    # --parquet naming the results file itself is refused before any work
+    code, _, err = run(capsys, "sweep", "vo1989:steps=200", "-s", "tlsf", "-o", str(out),
+                       "--parquet", str(out))
+    assert code == 2 and "same file" in err
