@@ -839,9 +839,19 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                         "the sweep ends (needs pyarrow: pip install 'heapscope[parquet]')")
     p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
                    help="cells measured at once, each in a worker process (default: one per core)")
+    p.add_argument("--scheduler", type=_arg_type(_scheduler, "scheduler"), default=None,
+                   metavar="local:N|tcp://HOST:PORT",
+                   help="run the cells on a Dask cluster instead of the local pool: local:N starts "
+                        "one of N workers, tcp://HOST:PORT is a running one's scheduler "
+                        "(needs pip install 'heapscope[dask]')")
     add_allocator_option(p)
     add_common_options(p)
     add_time_limit_option(p)
+
+
+def _scheduler(text: str):
+    from .sweep_dask import parse_scheduler
+    return parse_scheduler(text)
 
 
 def _sweep_progress(stream, output: str):
@@ -881,6 +891,16 @@ def cmd_sweep(args) -> int:
         _refuse_pool_with_limit(dict(spelt, **{name: f"-P {strategy}.{name}" for name, values
                                                in axes.items() if any(v is not None for v in values)}))
     _warn_unused_policy(grid, names)
+    if args.scheduler:
+        from .sweep_dask import dask_missing
+        if dask_missing():
+            raise CliError(dask_missing())
+        if args.jobs:
+            raise CliError("--jobs sets the local pool; with --scheduler, local:N sets the workers")
+        if args.allocator:
+            # their time limit and isolation are the local pool's (allocators/isolation.py)
+            raise CliError("--allocator: a strategy of your own runs on the local pool only, "
+                           "not with --scheduler")
     sources = [plugins.parse_spec(spec).path for spec in args.allocator or []]
     _check_output(args.output, [s for s in specs if os.path.exists(s)] + sources, what="results")
     if args.parquet:
@@ -903,9 +923,15 @@ def cmd_sweep(args) -> int:
     print(f"sweep: {len(every)} cells ({len(specs)} traces x {len(names)} strategies and their "
           f"grids); {len(every) - len(todo)} already in {args.output}, {len(todo)} to measure",
           file=sys.stderr)
+    progress = _sweep_progress(sys.stderr, args.output)
     try:
-        errors = run_sweep(todo, results, args.jobs, args.time_limit,
-                           _sweep_progress(sys.stderr, args.output))
+        if args.scheduler:
+            from .sweep_dask import run_on_dask
+            errors = run_on_dask(todo, results, args.scheduler, progress)
+        else:
+            errors = run_sweep(todo, results, args.jobs, args.time_limit, progress)
+    except SweepError as exc:
+        raise CliError(str(exc)) from None
     finally:
         results.close()
     if args.parquet:

@@ -187,3 +187,29 @@ def test_the_parquet_copy_holds_the_results_rows_typed(tmp_path, capsys):
     code, _, err = run(capsys, "sweep", "vo1989:steps=200", "-s", "tlsf", "-o", str(out),
                        "--parquet", str(out))
     assert code == 2 and "same file" in err
+
+
+def test_on_a_local_dask_cluster_the_cells_are_the_same(full_sweep, tmp_path, capsys):
+    """The same tasks on a 2-worker LocalCluster: every row equals the local
+    pool's (each checked against compare above), timings aside."""
+    pytest.importorskip("distributed")
+    out, argv = full_sweep
+    dask_out = tmp_path / "dask.csv"
+    code, _, err = run(capsys, *[a for a in argv if a not in ("-j", "2")], "-o", str(dask_out),
+                       "--scheduler", "local:2")
+    assert code == 0, err
+    assert "0 already in" in err and "18/18 cells measured" in err
+
+    def cells_of(path):
+        return {(r["trace"], r["strategy"], r["params"]): {k: v for k, v in r.items() if k not in TIMINGS}
+                for r in read_rows(path)}
+    assert cells_of(dask_out) == cells_of(out)
+
+
+@pytest.mark.parametrize("given", ["local:0", "local:x", "cluster", "tcp://host"])
+def test_a_bad_scheduler_is_exit_2_naming_it(given, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep", "vo1989:steps=100", "-s", "tlsf", "-o", str(tmp_path / "r.csv"),
+              "--scheduler", given])
+    assert exc.value.code == 2
+    assert repr(given) in capsys.readouterr().err
