@@ -831,7 +831,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", "-P", action="append", type=_qualified,
                    metavar="STRATEGY.NAME=V1,V2,...",
                    help="a strategy's own parameter and the values to sweep, e.g. "
-                        "tlsf.sl_log2=3,4,5 (repeatable: two of one strategy sweep their product)")
+                        "buddy.max_order=12,14,16 (repeatable: two of one strategy sweep their product)")
     p.add_argument("--output", "-o", required=True, metavar="RESULTS.csv",
                    help="the results file: created, or appended to (its cells are not measured again)")
     p.add_argument("--parquet", metavar="FILE.parquet",

@@ -213,3 +213,15 @@ def test_a_bad_scheduler_is_exit_2_naming_it(given, tmp_path, capsys):
               "--scheduler", given])
     assert exc.value.code == 2
     assert repr(given) in capsys.readouterr().err
+
+
+def test_a_cell_the_strategy_refuses_has_its_error_row_and_exit_1(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    code, _, err = run(capsys, "sweep", "vo1989:steps=100", "-s", "buddy",
+                       "-P", "buddy.min_order=4,16", "-P", "buddy.max_order=12", "-o", str(out))
+    assert code == 1 and "1 of 2 cells failed" in err
+    rows = {r["params"]: r for r in read_rows(out)}
+    # Knuth's pool of 2**max_order bytes cannot hold a block of 2**min_order: refused when built
+    assert "max_order=12 is below min_order=16" in rows["max_order=12 min_order=16"]["error"]
+    assert rows["max_order=12 min_order=16"]["ops"] == ""
+    assert rows["max_order=12 min_order=4"]["error"] == "" and rows["max_order=12 min_order=4"]["ops"] == "200"
