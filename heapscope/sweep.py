@@ -2,7 +2,7 @@
 
 A *cell* is one trace (a file, a bundled trace's name or a workload spec),
 one strategy and one point of that strategy's parameter grid (``-P
-tlsf.sl_log2=3,4,5`` is three points; two such options of one strategy are
+buddy.max_order=12,14,16`` is three points; two such options of one strategy are
 their product).  Each cell is measured as ``heapscope compare`` measures a
 strategy (:func:`measure_cell`: the same timeline build and summary,
 :func:`heapscope.allocators.parallel.summary_row`), so a row holds the
@@ -55,7 +55,7 @@ class Cell:
 
     @property
     def params_text(self) -> str:
-        """The parameters as the results file spells them: ``sl_log2=3 fl_max=20``."""
+        """The parameters as the results file spells them: ``max_order=14 min_order=5``."""
         return " ".join(f"{k}={_value_text(v)}" for k, v in self.params)
 
     @property
