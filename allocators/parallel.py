@@ -175,6 +175,15 @@ def _find_strategy(name: str, source: tuple | None) -> None:
         registry.STRATEGIES[name] = obj
 
 
+def summary_row(timeline: Timeline) -> dict:
+    """A built timeline's row as ``heapscope compare`` prints it: its summary
+    and ``cpu_s``, the CPU time of the replay (``heapscope sweep`` measures
+    each cell with this too, so its numbers are compare's)."""
+    row = timeline.summary()
+    row["cpu_s"] = timeline.cpu_seconds
+    return row
+
+
 def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None,
             answer=None, keep_faults: bool = False) -> None:
     """The body of a worker process: build (or run ``spec.job``), send
@@ -207,9 +216,7 @@ def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: 
                     send(("failed", str(timeline.fault), "", timeline.fault.step or 0))
                     return
                 if keep == "summary":
-                    row = timeline.summary()
-                    row["cpu_s"] = timeline.cpu_seconds
-                    result = row
+                    result = summary_row(timeline)
                 else:
                     result = timeline.export()
         except Exception as exc:                      # reported, with the strategy's key

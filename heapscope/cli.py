@@ -8,6 +8,7 @@
     heapscope find TRACE -s S --when COND   the steps where a condition holds
     heapscope render TRACE -s S --step N -o OUT.png   what the window shows, as PNG, SVG, GIF or MP4
     heapscope strategies [NAME]    the strategies and the parameters each takes
+    heapscope sweep TRACES... -s S1,S2 [-P S.NAME=V1,V2] -o OUT.csv   a resumable grid of compare rows
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
     heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
@@ -134,15 +135,21 @@ def add_strategy_options(p: argparse.ArgumentParser) -> None:
     --heap-limit, --pool-size), ``-P STRATEGY.NAME=VALUE`` for a strategy's own
     and ``--allocator`` for a strategy of your own."""
     add_allocator_option(p)
+    add_common_options(p)
+    p.add_argument("--param", "-P", action="append", type=_qualified, metavar="STRATEGY.NAME=VALUE",
+                   help="one of a strategy's own parameters, e.g. bsd-buckets.pagesize=1K "
+                        "(repeatable; 'heapscope strategies' lists them all)")
+    add_time_limit_option(p)
+
+
+def add_common_options(p: argparse.ArgumentParser) -> None:
+    """``--word``, ``--align``, ``--heap-limit``, ``--pool-size``: the
+    parameters every strategy takes (``Strategy.params``)."""
     for param in Strategy.params:
         p.add_argument(_option_name(param), dest=param.name, type=_option_type(param), default=None,
                        metavar=("{" + ",".join(map(str, param.choices)) + "}" if param.choices
                                 else "BYTES" if param.kind == "size" else "N"),
                        help=f"{param.help}; {param.accepts()} (default: {param.default_text()})")
-    p.add_argument("--param", "-P", action="append", type=_qualified, metavar="STRATEGY.NAME=VALUE",
-                   help="one of a strategy's own parameters, e.g. bsd-buckets.pagesize=1K "
-                        "(repeatable; 'heapscope strategies' lists them all)")
-    add_time_limit_option(p)
 
 
 def add_time_limit_option(p: argparse.ArgumentParser) -> None:
@@ -801,6 +808,147 @@ def cmd_strategies(args) -> int:
     print("Set one with -P STRATEGY.NAME=VALUE; word, align, heap_limit and pool_size also "
           "with --word, --align, --heap-limit, --pool-size for every strategy.")
     return 0
+
+
+# -------------------------------------------------------------------- sweep
+def _strategy_names(text: str) -> list[str]:
+    """``-s S1,S2,...``: strategy names, each known."""
+    names = [w.strip() for w in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected strategy names separated by commas, got {text!r}")
+    return [_known_strategy(name) for name in names]
+
+
+def _sweep_options(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Measure every trace x strategy x parameter grid as 'heapscope compare' does, one CSV "
+        "row per cell (trace, strategy, params, then compare's measures), each row written as "
+        "its cell ends. Run again with the same --output, a sweep skips the cells the file "
+        "holds: a stopped sweep resumes. Exit status 0, 1 when a cell failed (its row says "
+        "why), 2 for bad input or usage.")
+    p.add_argument("traces", nargs="+", metavar="TRACE",
+                   help="trace files, folders of them, bundled traces or workloads "
+                        "(e.g. vo1989:steps=300)")
+    p.add_argument("--strategy", "-s", action="append", type=_strategy_names, metavar="S1,S2,...",
+                   help=f"the strategies (repeatable; default all of: {', '.join(strategy_names())})")
+    p.add_argument("--param", "-P", action="append", type=_qualified,
+                   metavar="STRATEGY.NAME=V1,V2,...",
+                   help="a strategy's own parameter and the values to sweep, e.g. "
+                        "buddy.max_order=12,14,16 (repeatable: two of one strategy sweep their product)")
+    p.add_argument("--output", "-o", required=True, metavar="RESULTS.csv",
+                   help="the results file: created, or appended to (its cells are not measured again)")
+    p.add_argument("--parquet", metavar="FILE.parquet",
+                   help="also write every row of the results file as a typed Parquet table when "
+                        "the sweep ends (needs pyarrow: pip install 'heapscope[parquet]')")
+    p.add_argument("--jobs", "-j", type=_workers, default=None, metavar="N",
+                   help="cells measured at once, each in a worker process (default: one per core)")
+    p.add_argument("--scheduler", type=_arg_type(_scheduler, "scheduler"), default=None,
+                   metavar="local:N|tcp://HOST:PORT",
+                   help="run the cells on a Dask cluster instead of the local pool: local:N starts "
+                        "one of N workers, tcp://HOST:PORT is a running one's scheduler "
+                        "(needs pip install 'heapscope[dask]')")
+    add_allocator_option(p)
+    add_common_options(p)
+    add_time_limit_option(p)
+
+
+def _scheduler(text: str):
+    from .sweep_dask import parse_scheduler
+    return parse_scheduler(text)
+
+
+def _sweep_progress(stream, output: str):
+    """Cells done / total and the time left: one line rewritten in place on
+    a terminal, a line per cell otherwise (a log shows how far it came)."""
+    tty = stream.isatty()
+
+    def show(done: int, total: int, eta: float | None) -> None:
+        left = "" if eta is None else f", about {_duration(eta)} left"
+        line = f"sweep: {done}/{total} cells measured{left}"
+        stream.write(("\r" + line.ljust(60) + ("\n" if done == total else "")) if tty else line + "\n")
+        stream.flush()
+    return show
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+@command("sweep", "every trace x strategy x parameter grid, one CSV row per cell; resumable",
+         _sweep_options)
+def cmd_sweep(args) -> int:
+    from .experiments.runner import load
+    from .sweep import (ResultsFile, SweepError, cells, check_traces, parse_grid, run_sweep,
+                        trace_specs)
+    _loaded_names(args)
+    names = list(dict.fromkeys(n for group in args.strategy or [[]] for n in group)) or strategy_names()
+    common = common_params(args)
+    try:
+        specs = trace_specs(args.traces)
+        grid = parse_grid(args.param or [])
+    except SweepError as exc:
+        raise CliError(str(exc)) from None
+    spelt = {p.name: _option_name(p) for p in Strategy.params if p.name in common}
+    for strategy, axes in grid.items():
+        _refuse_pool_with_limit(dict(spelt, **{name: f"-P {strategy}.{name}" for name, values
+                                               in axes.items() if any(v is not None for v in values)}))
+    _warn_unused_policy(grid, names)
+    if args.scheduler:
+        from .sweep_dask import dask_missing
+        if dask_missing():
+            raise CliError(dask_missing())
+        if args.jobs:
+            raise CliError("--jobs sets the local pool; with --scheduler, local:N sets the workers")
+        if args.allocator:
+            # their time limit and isolation are the local pool's (allocators/isolation.py)
+            raise CliError("--allocator: a strategy of your own runs on the local pool only, "
+                           "not with --scheduler")
+    sources = [plugins.parse_spec(spec).path for spec in args.allocator or []]
+    _check_output(args.output, [s for s in specs if os.path.exists(s)] + sources, what="results")
+    if args.parquet:
+        from .sweep import parquet_missing
+        if parquet_missing():
+            raise CliError(parquet_missing())
+        if os.path.realpath(args.parquet) == os.path.realpath(args.output):
+            raise CliError(f"{args.parquet}: --output and --parquet name the same file")
+        _check_output(args.parquet, [s for s in specs if os.path.exists(s)] + sources,
+                      what="Parquet table")
+    try:
+        check_traces(specs, load)
+        every = cells(specs, names, grid, common)
+        results = ResultsFile(args.output, [k for k, _, _ in COLUMNS if k != "strategy"]).open()
+    except SweepError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"{args.output}: cannot write the results: {exc.strerror or exc}") from None
+    todo = [c for c in every if c.key not in results.held]
+    print(f"sweep: {len(every)} cells ({len(specs)} traces x {len(names)} strategies and their "
+          f"grids); {len(every) - len(todo)} already in {args.output}, {len(todo)} to measure",
+          file=sys.stderr)
+    progress = _sweep_progress(sys.stderr, args.output)
+    try:
+        if args.scheduler:
+            from .sweep_dask import run_on_dask
+            errors = run_on_dask(todo, results, args.scheduler, progress)
+        else:
+            errors = run_sweep(todo, results, args.jobs, args.time_limit, progress)
+    except SweepError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        results.close()
+    if args.parquet:
+        from .sweep import write_parquet
+        whole = {k for k, _, f in COLUMNS if f == "{:d}"}
+        try:
+            n = write_parquet(args.output, args.parquet, whole)
+        except OSError as exc:
+            raise CliError(f"{args.parquet}: cannot write the Parquet table: "
+                           f"{exc.strerror or exc}") from None
+        print(f"{args.parquet}: {n} rows (Parquet)", file=sys.stderr)
+    if errors:
+        print(f"heapscope: {errors} of {len(todo)} cells failed (their rows say why)", file=sys.stderr)
+    return 1 if errors else 0
 
 
 # --------------------------------------------------------------- experiment

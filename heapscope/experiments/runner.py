@@ -268,11 +268,16 @@ ProgressFn = Callable[[int, int, Job], None]
 def run_jobs(jobs: Iterable[Job], workers: int | None = None,
              progress: ProgressFn | None = None, *,
              time_limit: float | None = DEFAULT_TIME_LIMIT,
-             start_method: str | None = None) -> dict[tuple, dict]:
+             start_method: str | None = None,
+             measure_job: Callable[[Job, object], dict] | None = None,
+             row_done: Callable[[Job, dict], None] | None = None) -> dict[tuple, dict]:
     """Measure every job; ``{job.key: row}``.  ``workers``: processes at once
     (default: one per core; 1 runs the built-in strategies' jobs here, one
     after the other).  ``progress(done, total, job)`` is called as each job
-    ends.
+    ends.  ``measure_job(job, trace)``: what a job's row is (default
+    :func:`measure`; a module-level function, which a worker started afresh
+    imports by name); ``row_done(job, row)`` is called with each row as it
+    ends (``heapscope sweep`` writes it at once).
 
     A strategy of your own (a plugin) always runs in a worker process,
     silent at most ``time_limit`` seconds (allocators/isolation.py): one that
@@ -285,21 +290,24 @@ def run_jobs(jobs: Iterable[Job], workers: int | None = None,
         raise ValueError("two jobs share a key")
     workers = min(workers or cores(), len(jobs)) if jobs else 1
     results: dict[tuple, dict] = {}
+    measure_job = measure_job or measure
 
     def finished(job: Job, row: dict) -> None:
         if "error" in row and needs_worker(job.strategy):
             row = {"error": failure_text(job, row["error"])}
         results[job.key] = row
+        if row_done:
+            row_done(job, row)
         if progress:
             progress(len(results), len(jobs), job)
 
     # no process to start for a built-in strategy when one worker is asked for
     here = [j for j in jobs if workers <= 1 and not needs_worker(j.strategy)]
     for job in here:
-        finished(job, measure(job))
+        finished(job, measure_job(job, load(job.trace)))
     if len(here) < len(jobs):
         _run_in_workers([j for j in jobs if j.key not in results], workers, time_limit,
-                        start_method, finished)
+                        start_method, finished, measure_job)
     return {k: results[k] for k in keys}
 
 
@@ -332,7 +340,8 @@ def batches(jobs: list[Job], workers: int) -> list[list[Job]]:
 
 
 def _run_in_workers(jobs: list[Job], workers: int, time_limit: float | None,
-                    start_method: str | None, finished: Callable[[Job, dict], None]) -> None:
+                    start_method: str | None, finished: Callable[[Job, dict], None],
+                    measure_job: Callable[[Job, object], dict] = measure) -> None:
     """``jobs`` measured by allocators/parallel.py in :func:`batches`, a
     worker process each, ``workers`` at once; ``finished(job, row)`` as each
     job ends."""
@@ -343,7 +352,7 @@ def _run_in_workers(jobs: list[Job], workers: int, time_limit: float | None,
             traces[job.trace] = load(job.trace)
     by_key = {str(i): batch for i, batch in enumerate(batches(jobs, workers))}
     specs = [BuildSpec(batch[0].strategy, dict(batch[0].params), key=key,
-                       job=functools.partial(_measure_batch, jobs=tuple(batch),
+                       job=functools.partial(_measure_batch, jobs=tuple(batch), measure_job=measure_job,
                                              traces=tuple(traces[j.trace] for j in batch)))
              for key, batch in by_key.items()]
     build = ParallelBuild(None, specs, workers=workers, time_limit=time_limit,
@@ -387,12 +396,13 @@ def _run_in_workers(jobs: list[Job], workers: int, time_limit: float | None,
             signal.signal(signal.SIGTERM, old_term)
 
 
-def _measure_batch(trace, spec: BuildSpec, note, *, jobs: tuple, traces: tuple) -> int:
+def _measure_batch(trace, spec: BuildSpec, note, *, jobs: tuple, traces: tuple,
+                   measure_job: Callable[[Job, object], dict] = measure) -> int:
     """A :class:`~heapscope.allocators.parallel.BuildSpec` job: :func:`measure`
     each job of a batch on its trace in the worker, its row sent as a note
     as it ends; returns how many."""
     for index, (job, loaded) in enumerate(zip(jobs, traces)):
-        note((index, measure(job, loaded)))
+        note((index, measure_job(job, loaded)))
     return len(jobs)
 
 
