@@ -20,6 +20,7 @@ atomically (:mod:`heapscope.outputs`).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from typing import Callable
@@ -79,7 +80,8 @@ def lesson_markdown(lesson) -> str:
         where = f"step {state.step}" + (f", event {state.event}" if state.event is not None else "")
         lines += [f"## {stop.title}", ""]
         if stop.narration:
-            lines += [stop.narration, ""]
+            # the directives taken out leave runs of blank lines
+            lines += [re.sub(r"\n\s*\n(\s*\n)+", "\n\n", stop.narration), ""]
         lines += _question_block(state.question)
         lines += [f"![{stop.title} ({where})]({picture_name(index, count)})", ""]
         lines += _answer_block(state.question)
@@ -141,6 +143,9 @@ def _draw_stops(lesson, timelines, render_request, paths, settings, progress) ->
     ids = {name: ident for ident, name in lesson.names.items()}
     written = []
     try:
+        for w, timeline in zip(windows, timelines):
+            # the blocks by the lesson trace's names in the window's words ("malloc(40) for d")
+            w.model.replace_trace(lesson.trace, [timeline], first, lesson.names)
         for index, (state, path) in enumerate(zip(lesson.stops, paths)):
             for w in windows:
                 set_stop(w, state, ids)
