@@ -132,3 +132,21 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_work(tmp_path, c
     assert main(["lesson", "export", "roving-pointer", "-o", str(a_file)]) == 2
     assert "not a folder" in capsys.readouterr().err
     assert a_file.read_text() == "x"
+
+
+def test_a_stop_inside_a_step_shows_its_event(window, qtbot):
+    from heapscope.lessons import load_lesson_text
+    text = BROKEN.replace("expect: heap == 12345", "event: 1\n")
+    lesson = load_lesson_text(text.replace("step: 2", "step: 1"), "event.md")
+    window.show_built(lesson.trace, lesson.timelines["first-fit"], None, 0, "event")
+    set_stop(window, lesson.stops[0], {})
+    assert (window.model.position, window.model.event_index) == (1, 0)   # event 1 is index 0
+
+
+def test_exporting_over_the_lesson_itself_is_refused_and_draws_nothing(tmp_path, capsys):
+    own = tmp_path / "lesson.md"            # the name the narration's file takes
+    own.write_text(lesson_path("roving-pointer").read_text())
+    assert main(["lesson", "export", str(own), "-o", str(tmp_path)]) == 2
+    assert "would overwrite its input" in capsys.readouterr().err
+    assert own.read_text() == lesson_path("roving-pointer").read_text()
+    assert not list(tmp_path.glob("*.png"))
