@@ -19,6 +19,7 @@ atomically (:mod:`heapscope.outputs`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -121,17 +122,24 @@ def export_lesson(lesson, request: ExportRequest, lesson_file: str | None = None
     render_request = RenderRequest(lesson.title, list(lesson.strategies),
                                    os.path.join(request.folder, picture_name(0, len(lesson.stops))),
                                    size=request.size, presenter=request.presenter, theme=request.theme)
+    made = not os.path.isdir(request.folder)
     os.makedirs(request.folder, exist_ok=True)
-    paths = planned_files(lesson, request.folder)
-    inputs = [lesson_file] if lesson_file else []
-    for path in paths:
-        check_output(path, inputs)
-    check_request(render_request, lesson.trace, "png")      # the pixel budget of the pictures
-    timelines = [lesson.timelines[name] for name in lesson.strategies]
-    with tempfile.TemporaryDirectory(prefix="heapscope-lesson-", ignore_cleanup_errors=True) as settings:
-        written = _draw_stops(lesson, timelines, render_request, paths[:-1], settings, progress)
-    with atomic_output(paths[-1], "w") as f:
-        f.write(lesson_markdown(lesson))
+    try:
+        paths = planned_files(lesson, request.folder)
+        inputs = [lesson_file] if lesson_file else []
+        for path in paths:
+            check_output(path, inputs)
+        check_request(render_request, lesson.trace, "png")      # the pixel budget of the pictures
+        timelines = [lesson.timelines[name] for name in lesson.strategies]
+        with tempfile.TemporaryDirectory(prefix="heapscope-lesson-", ignore_cleanup_errors=True) as settings:
+            written = _draw_stops(lesson, timelines, render_request, paths[:-1], settings, progress)
+        with atomic_output(paths[-1], "w") as f:
+            f.write(lesson_markdown(lesson))
+    except BaseException:
+        if made:          # a folder made for nothing is not left behind (one with pictures is)
+            with contextlib.suppress(OSError):
+                os.rmdir(request.folder)
+        raise
     return written + [paths[-1]]
 
 

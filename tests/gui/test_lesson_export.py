@@ -150,3 +150,10 @@ def test_exporting_over_the_lesson_itself_is_refused_and_draws_nothing(tmp_path,
     assert "would overwrite its input" in capsys.readouterr().err
     assert own.read_text() == lesson_path("roving-pointer").read_text()
     assert not list(tmp_path.glob("*.png"))
+
+
+def test_a_size_too_small_for_the_window_leaves_no_folder_behind(tmp_path, capsys):
+    out = tmp_path / "slides"
+    assert main(["lesson", "export", "roving-pointer", "-o", str(out), "--size", "400x330"]) == 2
+    assert "smaller than the window can be drawn" in capsys.readouterr().err
+    assert not out.exists()
