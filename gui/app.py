@@ -75,6 +75,33 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     return window
 
 
+def show_on_screen(window) -> None:
+    """Show ``window`` no larger than the screen it opens on: its designed
+    size (``MainWindow`` starts at 1400 x 900), cut to the screen's available
+    rectangle with the window frame counted, and moved inside it (issue 24: a
+    1280 x 720 projector got a window 1400 x 900, its timeline off the bottom)."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        window.show()
+        return
+    avail = screen.availableGeometry()
+    minimum = window.minimumSizeHint()
+    window.resize(max(min(window.width(), avail.width()), minimum.width()),
+                  max(min(window.height(), avail.height()), minimum.height()))
+    window.show()
+    # Only a shown window knows its frame (title bar, borders): cut that too.
+    frame = window.frameGeometry()
+    extra_w, extra_h = frame.width() - window.width(), frame.height() - window.height()
+    width = max(min(window.width(), avail.width() - extra_w), minimum.width())
+    height = max(min(window.height(), avail.height() - extra_h), minimum.height())
+    if (width, height) != (window.width(), window.height()):
+        window.resize(width, height)
+    frame = window.frameGeometry()
+    if not avail.contains(frame):
+        window.move(max(avail.left(), min(frame.left(), avail.right() + 1 - frame.width())),
+                    max(avail.top(), min(frame.top(), avail.bottom() + 1 - frame.height())))
+
+
 def missing_display() -> str | None:
     """Why no window can open here, or None.  Qt aborts the process when it
     finds no display; a one-line reason with what to do instead is kinder."""
@@ -100,5 +127,5 @@ def main(request) -> int:
                          request.step, getattr(request, "compare", None),
                          getattr(request, "presenter", None), getattr(request, "theme", None),
                          getattr(request, "time_limit", None))
-    window.show()
+    show_on_screen(window)
     return app.exec()

@@ -490,6 +490,8 @@ class CompareRow(QFrame):
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("compareRow")
         self.row = -1
+        #: the timeline key (strategy, parameters) the row was bound to
+        self.key = None
         self.name = QLabel("")
         title_font = QFont(self.font())
         title_font.setPointSizeF(self.font().pointSizeF() * 1.3)
@@ -561,6 +563,7 @@ class CompareRow(QFrame):
 
     def bind(self, model, row: int) -> None:
         self.row = row
+        self.key = model.shown[row]
         self.map.bind(model, row)
         self.gauges.bind(model, row)
         self.structure.bind(model, row)
@@ -575,6 +578,7 @@ class CompareRow(QFrame):
         for view in (self.map, self.gauges, self.structure):
             view.unbind()
         self.row = -1
+        self.key = None
 
     @property
     def bound(self) -> bool:
@@ -957,12 +961,18 @@ class CompareView(Subscriber, QWidget):
             self.rows_split.addWidget(row)
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
                            else self._structures_open)
+        shown = model.shown
         for i, row in enumerate(self.rows):
             if i < n:
-                if row.row != i or row.map.model is not model:
+                # Rebind a row whose strategy changed even where its index
+                # did not: its name, map, structure view and rank badge must
+                # all name the strategy now shown at that index (issue 24).
+                if row.row != i or row.map.model is not model or row.key != shown[i]:
+                    new = not row.bound or row.map.model is not model
                     row.unbind()
                     row.show()
-                    row.set_structure_visible(open_structures)
+                    if new:
+                        row.set_structure_visible(open_structures)
                     row.bind(model, i)
                 else:
                     row.show()

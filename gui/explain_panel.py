@@ -229,6 +229,11 @@ class ExplainPanel(Subscriber, QWidget):
             row = self.lines.row_of_event(index)
             if row >= 0:
                 self.list.scrollTo(self.lines.index(row))
+        else:
+            # the whole step, listed from its start as when it is reached by
+            # a seek: one picture per state, however the step was played
+            self.list.scrollToTop()
+            self._show_selected_line()
 
     # ---------------------------------------------------------------- mouse
     def _line_clicked(self, index) -> None:

@@ -158,6 +158,11 @@ class HeapMapWidget(Subscriber, QWidget):
         self.vb.setMouseEnabled(x=True, y=True)
         self.vb.sigRangeChangedManually.connect(self._user_moved_view)
         self.vb.sigRangeChanged.connect(self._view_range_changed)
+        # The box also changes size inside an unchanged widget (the line
+        # under the map wraps to one line more or less): the labels are
+        # placed again for it, else a step played to its end and the same
+        # step reached by a seek put its numbers in different places.
+        self.vb.sigResized.connect(self._view_range_changed)
 
         # The cells and the parts drawn over them (each module's docstring says what it draws).
         self.cells = CellImage(plot, self.font().family())

@@ -46,6 +46,8 @@ MIN_SCREEN_FACTOR = 0.9
 MAX_SCREEN_FACTOR = 2.4
 #: presenter mode: text and structure drawings grow by this much ...
 PRESENTER_TEXT = 1.4
+#: the smallest text on screen per unit of drawing zoom (Presentation.min_text_px)
+MIN_TEXT_PER_SCALE = 12.7
 #: ... and outlines and curves by this much
 PRESENTER_LINES = 1.7
 
@@ -125,6 +127,14 @@ class Presentation:
     def drawing_scale(self) -> float:
         """The zoom of drawings laid out in design pixels (the structure views)."""
         return self.text_scale
+
+    @property
+    def min_text_px(self) -> float:
+        """The smallest text any view draws by itself, in screen pixels:
+        11.4 at 1280 x 720, 16 in presenter mode there, more on a bigger
+        screen (MIN_TEXT_PER_SCALE times the drawings' zoom).  A view that
+        cannot keep it at the zoom it chooses summarises instead of shrinking."""
+        return MIN_TEXT_PER_SCALE * self.drawing_scale
 
     @property
     def muted(self) -> str:

@@ -135,6 +135,9 @@ class TimelineBar(Subscriber, QWidget):
             self.step_box.setRange(0, n)
             self.step_box.setMinimumWidth(self.step_box.fontMetrics().horizontalAdvance(f"{n:,}0") + 30)
         self.of_label.setText(f"of {n:,}")
+        # room kept for "event i of n": the bar does not shift while a step
+        # plays, and a played step ends on the picture a seek gives
+        self.event_label.setMinimumWidth(self.event_label.fontMetrics().horizontalAdvance("event 88 of 88"))
 
     def show_position(self, position: int, description: str) -> None:
         with QSignalBlocker(self.slider), QSignalBlocker(self.step_box):

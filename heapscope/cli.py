@@ -760,7 +760,7 @@ def _render_options(p: argparse.ArgumentParser) -> None:
                    help="frames a second of a GIF or MP4 (default 4; 12 with --animate)")
     p.add_argument("--animate", action="store_true",
                    help="GIF or MP4: each step plays its events, as the window does at 1 step/s "
-                        "(several frames a step)")
+                        "(several frames a step; the default for a GIF or MP4 of one step)")
     p.add_argument("--part", choices=("window", "map", "structure", "gauges", "plots"), default="window",
                    help="draw only this part of the window (default: the whole window)")
     add_strategy_options(p)
@@ -801,10 +801,13 @@ def cmd_render(args) -> int:
         check_output(args.output, [spec] if os.path.exists(spec) else [])
     except OutputError as exc:
         raise CliError(str(exc)) from None
+    # A GIF or MP4 of one step would be one still frame: it shows its events.
+    one_step = args.step is not None or (args.steps is not None and args.steps[0] == args.steps[1])
+    animate = args.animate or (one_step and output_format(args.output) in ("gif", "mp4"))
     request = RenderRequest(args.trace, strategies, args.output, step=args.step, steps=args.steps,
                             size=args.size, presenter=args.presenter, theme=args.theme,
-                            fps=args.fps or (12.0 if args.animate else 4.0), part=args.part,
-                            animate=args.animate, params=common_params(args),
+                            fps=args.fps or (12.0 if animate else 4.0), part=args.part,
+                            animate=animate, params=common_params(args),
                             strategy_params=policy_params(args), time_limit=args.time_limit)
     trace = load_trace(spec)
     source = spec if names_a_file(spec) else None

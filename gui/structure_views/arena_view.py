@@ -337,6 +337,10 @@ class ArenaRingView(CardView):
         loop.setZValue(-1)
 
     def _scroll_to(self, pointer, step: ArenaStep) -> None:
+        self.canvas.reveal(lambda: self._step_rect(pointer, step), 10, 10)
+
+    def _step_rect(self, pointer, step: ArenaStep) -> QRectF:
+        """What :meth:`_scroll_to` brings into view, for the canvas's height now."""
         focus = step.changed() + [pointer] + step.visits[:2]
         rect = None
         height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
@@ -348,7 +352,7 @@ class ArenaRingView(CardView):
             grown = r if rect is None else rect.united(r)
             if rect is None or grown.height() <= height:
                 rect = grown
-        self.canvas.ensureVisible(rect if rect is not None else QRectF(0, 0, 10, 10), 10, 10)
+        return rect if rect is not None else QRectF(0, 0, 10, 10)
 
     # ------------------------------------------------------------ readback
     def drawn(self) -> dict:

@@ -42,9 +42,9 @@ from PySide6.QtWidgets import QGraphicsSimpleTextItem
 from heapscope.allocators import events as ev
 from . import register_view
 from .transition import Morph, cross_fade, lerp_rect
-from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, SPLIT_FILL, TAKEN,
-                         USED_FILL, VISITED, Glyph, SceneStructureView, fitted_font, font, pen,
-                         short_bytes, size_of, swatch)
+from .scene_view import (EMPTY_FILL, FAINT, FOCUS_MARGIN, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE,
+                         SELECTED, SPLIT_FILL, TAKEN, USED_FILL, VISITED, Glyph, SceneStructureView,
+                         fitted_font, font, pen, short_bytes, size_of, swatch)
 
 #: height of one order's band
 BAND_H = 56.0
@@ -504,6 +504,37 @@ class BuddyStep:
     released: tuple | None = None
 
 
+def step_orders(step: BuddyStep) -> set[int]:
+    """The orders whose AVAIL lists the step's events name: probed, split
+    from and into, merged from and into, taken from or pushed on."""
+    named = {order for _, order, _ in step.probes}
+    named.update(order for _, _, order, _ in step.splits)
+    named.update(order - 1 for _, _, order, _ in step.splits)
+    named.update(order for _, _, _, order in step.merges)
+    named.update(order + 1 for _, _, _, order in step.merges)
+    named.update(order for _, order in step.removed + step.inserted)
+    return named
+
+
+def step_rows_rect(rect: QRectF, step: BuddyStep, band_y: dict, room: float, notes: float,
+                   bottom: float) -> QRectF:
+    """What the camera follows: the AVAIL rows the step's events name (the
+    probes, the lists a split or merge fed or emptied) and, when they fit
+    ``room`` too, the step's words under the table -- not the top orders a
+    big chunk leaves empty above them (issue 24: AVAIL[21..15] shown while
+    the step merged into [11] and [12]).  ``rect``: the whole drawing."""
+    named = [k for k in step_orders(step) if k in band_y]
+    if not named:
+        return rect
+    y0 = min(band_y[k] for k in named)
+    y1 = max(band_y[k] for k in named) + BAND_H
+    if y0 <= 0:
+        return rect
+    if bottom + notes - y0 <= room:
+        return QRectF(0, y0, rect.width(), bottom + notes - y0)
+    return QRectF(0, y0, rect.width(), y1 - y0)
+
+
 def read_events(explained: list) -> BuddyStep:
     out = BuddyStep()
     n = 0
@@ -612,7 +643,8 @@ class BuddyView(SceneStructureView):
     def _snapshot(self) -> dict:
         return {"blocks": {k: (QPointF(it.pos()), QRectF(it.boundingRect()), it.isVisible())
                            for k, it in self._blocks.items()},
-                "chunk": self.focus_chunk, "camera": QRectF(self.box.viewRect())}
+                "chunk": self.focus_chunk, "camera": QRectF(self.box.viewRect()),
+                "rows": {k: (tuple(r.chips), frozenset(r.inserted), r.taken) for k, r in self._rows.items()}}
 
     def _morph_from(self, before: dict, leaving: list) -> Morph:
         m = Morph()
@@ -637,6 +669,9 @@ class BuddyView(SceneStructureView):
                 item.set_geometry(rect.width(), rect.height())
                 m.move(item, pos, pos - QPointF(0, BAND_H))
                 m.hide_at_end(item, (0.0, 1.0))
+        for k, row in self._rows.items():       # a list the event pushed on or took from
+            if row.isVisible() and before["rows"].get(k) != (tuple(row.chips), frozenset(row.inserted), row.taken):
+                m.fade(row, 0.35, 1.0, (0.0, 1.0))
         cross_fade(m, leaving, list(self._notes))
         self.follow_camera(m, before["camera"])
         return m
@@ -815,6 +850,10 @@ class BuddyView(SceneStructureView):
             self.mark_selection(self.selected)
         if follow:
             rect = QRectF(0, 0, TREE_X + TREE_W + 20, (top - min_order + 1) * BAND_H + 30 * len(self._notes_text) + 30)
+            _, vh = self._view_size()
+            room = vh / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN
+            rect = step_rows_rect(rect, step, band_y, room, 30 * len(self._notes_text) + 30,
+                                  (top - min_order + 1) * BAND_H)
             # too wide for a readable zoom: the AVAIL table (where R1 starts)
             # stays in view -- except while the step is shown event by event
             # and has got to its splits or merges: then they do

@@ -467,10 +467,32 @@ class StructureCanvas(QGraphicsView):
         self._press = None
         self._hovered = -1
         self.zoom = 1.0
+        #: what :meth:`reveal` showed last, shown again when the viewport
+        #: changes size, until the user scrolls
+        self._revealed = None
+        for bar in (self.horizontalScrollBar(), self.verticalScrollBar()):
+            bar.actionTriggered.connect(self._user_scrolled)
 
     def finish(self) -> None:
         """Fit the scene to the drawing after the items moved."""
         self._scene.setSceneRect(self.root.fit())
+
+    def reveal(self, rect, xmargin: int = 10, ymargin: int = 10) -> None:
+        """Scroll until ``rect`` (scene units; or a function of no arguments
+        giving it, asked again whenever the viewport changes size) is in view,
+        from the drawing's top left: where the view ends depends on the state
+        drawn and the view's size only, not on where the last step left it
+        (one picture per state: a step reached by a seek and the same step
+        played to its end look the same)."""
+        self._revealed = (rect, xmargin, ymargin)
+        if callable(rect):
+            rect = rect()
+        self.horizontalScrollBar().setValue(self.horizontalScrollBar().minimum())
+        self.verticalScrollBar().setValue(self.verticalScrollBar().minimum())
+        self.ensureVisible(rect, xmargin, ymargin)
+
+    def _user_scrolled(self, *_) -> None:
+        self._revealed = None        # a resize keeps the user's scroll
 
     def addr_at(self, view_pos) -> int | None:
         for item in self.items(view_pos):
@@ -491,8 +513,11 @@ class StructureCanvas(QGraphicsView):
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
             self.width_changed.emit()
+        if self._revealed is not None:
+            self.reveal(*self._revealed)
 
     def wheelEvent(self, event) -> None:
+        self._revealed = None
         if event.modifiers() & Qt.ControlModifier:
             self.set_zoom(self.zoom * (1.15 if event.angleDelta().y() > 0 else 1 / 1.15))
             event.accept()
@@ -500,6 +525,7 @@ class StructureCanvas(QGraphicsView):
         super().wheelEvent(event)
 
     def mousePressEvent(self, event) -> None:
+        self._revealed = None           # a drag pans
         self._press = event.position().toPoint() if event.button() == Qt.LeftButton else None
         super().mousePressEvent(event)
 

@@ -118,10 +118,12 @@ class CardView(StructureView):
         before = self._snapshot() if moving else None
         self._event_index = index
         self._structure = structure
+        # the whole step again: brought into view as a seek to it does
+        scroll = index is None
         if not moving:
-            self._render(scroll=False)
+            self._render(scroll=scroll)
             return
-        leaving = self.redraw_collecting_leavers(lambda: self._render(scroll=False))
+        leaving = self.redraw_collecting_leavers(lambda: self._render(scroll=scroll))
         self.play_transition(self._morph_from(before, leaving), duration_ms)
 
     # ------------------------------------------------------------ moving

@@ -64,11 +64,13 @@ PER_LIST_MIN, PER_LIST_MAX = 12, 200
 GAP_X = 14.0
 
 
-def labelled_lists(structure: dict) -> list[tuple[tuple | None, str, list[int]]]:
+def labelled_lists(structure: dict, named=()) -> list[tuple[tuple | None, str, list[int]]]:
     """Any structure (docs/structure.md) as ``[(key, label, [addrs])]``, in
     the structure's own order, the blocks kept outside it last.  ``key`` is
     how the policy's events name the list (``ListInsert.where``: ``(k,)`` for
-    AVAIL[k] and nextf[k], ``(fl, sl)`` for a TLSF list), or None."""
+    AVAIL[k] and nextf[k], ``(fl, sl)`` for a TLSF list), or None.  Bins,
+    which a structure lists only when non-empty, are listed empty too when
+    their key is in ``named`` (the bin a step took its last block from)."""
     kind = structure.get("kind")
     out: list[tuple[tuple | None, str, list[int]]] = []
     if kind == "address-ring":
@@ -96,11 +98,15 @@ def labelled_lists(structure: dict) -> list[tuple[tuple | None, str, list[int]]]
             out.append(((int(k),), label, list(structure["buckets"][k])))
     elif kind == "bins":
         floors = structure.get("bin_floor") or []
-        for i in sorted(structure["bins"], key=int):
+        bins = dict(structure["bins"])
+        for key in named:
+            if key is not None and len(key) == 1 and str(key[0]) not in bins and key[0] not in bins:
+                bins[key[0]] = []
+        for i in sorted(bins, key=int):
             label = f"bin {i}"
             if int(i) < len(floors) and floors[int(i)] is not None:
                 label += f" (from {human_bytes(floors[int(i)])})"
-            out.append(((int(i),), label, list(structure["bins"][i])))
+            out.append(((int(i),), label, list(bins[i])))
     elif kind == "size-classes":
         for k in sorted(structure["lists"], key=int):
             low, high = structure["class_low"][k], structure["class_high"][k]
@@ -294,6 +300,10 @@ class _Canvas(QGraphicsView):
         self.setRenderHint(QPainter.TextAntialiasing)
         self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        # Always there, so the width the lists wrap to does not change with
+        # their height: the view lays out again at every change of width,
+        # and a step looks the same however the view came to this width.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
         self.setFrameShape(QFrame.NoFrame)
         self.setBackgroundBrush(QBrush(QColor("white")))
         self.setMouseTracking(True)
@@ -497,7 +507,7 @@ class ListsView(StructureView):
 
     def _width_changed(self) -> None:
         w = self.canvas.viewport().width() / self.zoom_factor
-        if self.structure is not None and abs(w - self._laid_width) > 24:
+        if self.structure is not None and w != self._laid_width:
             self._layout()
 
     def _layout(self) -> None:
@@ -517,9 +527,9 @@ class ListsView(StructureView):
             self._place_ring()
             return
         sizes = s.get("sizes", {})
-        rows = labelled_lists(s)
         visits, changed = lit_blocks(self.explained, self.current_event)
         marks = list_marks(self.explained, self.current_event)
+        rows = labelled_lists(s, named=set(marks))
         pointers = {p["name"]: p["addr"] for p in s.get("pointers", ())}
         flags_at: dict[int, list[str]] = {}
         for name, a in pointers.items():
@@ -596,21 +606,30 @@ class ListsView(StructureView):
             notes.append(f"{folded_lists:,} of {len(rows):,} lists folded")
         self.summary = "; ".join(notes)
         scene.setSceneRect(QRectF(0, 0, width, y + 6))
+        # the view's own rectangle too: its scroll range follows at once, so
+        # the scroll to the step below is not cut to the last drawing's range
+        self.canvas.setSceneRect(QRectF(0, 0, width, y + 6))
         self._place_ring()
         if self.selected not in self._boxes:
-            # follow the action: the first block the step lit, else the search pointer
+            # follow the action: the first block the step lit, else the list
+            # it touched (a block taken leaves it: dlmalloc's bin taken
+            # from), else the search pointers
             lit = sorted((a for a in visits if a in self._boxes), key=visits.get)
             lit += [a for a in changed if a in self._boxes]
-            lit += [a for a in flags_at if a in self._boxes]
+            pointed = [a for a in flags_at if a in self._boxes]
             bar = self.canvas.verticalScrollBar()
-            if lit:
+            # the bar counts the view's pixels: scene units times the zoom
+            zoom = self.canvas.transform().m22()
+            if lit or first_marked is None and pointed:
                 # near the top, with a line above for context: what follows is
                 # the rest of the step (the search path runs on down)
-                box = self._boxes[lit[0]]
-                bar.setValue(max(0, int(box.y() - self.fonts.box_h - 28)))
+                box = self._boxes[(lit or pointed)[0]]
+                bar.setValue(max(0, int((box.y() - self.fonts.box_h - 28) * zoom)))
             elif first_marked is not None:
                 # only a list was touched (its block was taken): show its heading
-                bar.setValue(max(0, int(first_marked.y() - 8)))
+                bar.setValue(max(0, int((first_marked.y() - 8) * zoom)))
+            else:
+                bar.setValue(0)       # the step lit nothing here: the top, whatever came before
 
     def _next(self) -> int:
         self._order += 1

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QRectF
 
 from heapscope.allocators import events as ev
 from .. import palette
@@ -351,10 +351,10 @@ class _PagesView(CardView):
         touched = [c for k, c in self._cards.items() if c.role and k[0] != "tile"] + \
             [c for k, c in self._cards.items() if c.role and k[0] == "tile"]
         if touched:
-            self.canvas.ensureVisible(touched[0].sceneBoundingRect(), 20, 40)
+            self.canvas.reveal(touched[0].sceneBoundingRect(), 20, 40)
         else:
-            self.canvas.ensureVisible(self.canvas.root.childrenBoundingRect().topLeft().x(),
-                                      self.canvas.root.childrenBoundingRect().topLeft().y(), 1, 1)
+            top_left = self.canvas.root.childrenBoundingRect().topLeft()
+            self.canvas.reveal(QRectF(top_left.x(), top_left.y(), 1, 1), 1, 1)
 
     def _some(self, addrs: list[int], step: PagesStep, pointer) -> list:
         """The runs of a long list worth drawing, in order, with ("fold", n)

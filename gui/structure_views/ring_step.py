@@ -46,6 +46,8 @@ class RingStep:
     first: dict[int, int] = field(default_factory=dict)             # addr -> its first visit number (1-based)
     again: dict[int, list[int]] = field(default_factory=dict)       # addr -> its later visit numbers
     fits: dict[int, bool] = field(default_factory=dict)            # addr -> its last visit's verdict
+    #: blocks a free walked past to the freed block's place (Visit.place)
+    placing: set[int] = field(default_factory=set)
     roles: dict[int, set[str]] = field(default_factory=dict)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ghosts: list[Ghost] = field(default_factory=list)
@@ -75,6 +77,10 @@ class RingStep:
         notes = self.notes.get(addr)
         if notes:
             return "; ".join(notes)
+        if addr in self.placing:
+            # a free's walk to the freed block's address (K&R 8.7 free()),
+            # not a search for room: the explain panel's words
+            return "the freed block goes right after it" if self.fits.get(addr) else "walked past"
         if addr in self.first:
             return "big enough" if self.fits.get(addr) else "too small"
         return ""
@@ -117,6 +123,8 @@ def read_step(explained, on_list: set[int], sizes: dict, pointer_name: str,
             else:
                 first[a] = len(visits)
             fits[a] = e.fits
+            if e.place:
+                out.placing.add(a)
         elif isinstance(e, ev.Split):
             split_taken.add(e.taken_addr)
             out.mark(e.rest_addr, "split",

@@ -304,6 +304,10 @@ class _RingView(CardView):
         """Bring what the step did into view, as much as fits, in this order:
         the blocks it changed, the pointer, where the pointer was (the
         search started there), the first nodes examined."""
+        self.canvas.reveal(lambda: self._step_rect(pointer, step), 10, 10)
+
+    def _step_rect(self, pointer, step: RingStep) -> QRectF:
+        """What :meth:`_scroll_to_step` brings into view, for the canvas's height now."""
         focus = step.changed() + [pointer]
         if step.pointer_moved:
             focus.append("base" if step.pointer_before is None and self.has_base else step.pointer_before)
@@ -318,10 +322,7 @@ class _RingView(CardView):
             grown = r if rect is None else rect.united(r)
             if rect is None or grown.height() <= height:
                 rect = grown
-        if rect is None:
-            self.canvas.ensureVisible(QRectF(0, 0, 10, 10))
-        else:
-            self.canvas.ensureVisible(rect, 10, 10)
+        return QRectF(0, 0, 10, 10) if rect is None else rect
 
     # ------------------------------------------------------------- words
     def _set_title(self, s) -> None:

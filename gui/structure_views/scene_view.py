@@ -33,8 +33,15 @@ from PySide6.QtWidgets import (QGraphicsObject, QHBoxLayout, QLabel, QPushButton
 from .. import palette
 from .base import StructureView
 
-#: the camera never zooms out below this to follow a step (labels stay readable)
-MIN_FOLLOW_SCALE = 0.7
+#: the camera never zooms out below this to follow a step (times the view's
+#: zoom factor): with every label at least :data:`MIN_DESIGN_PX` design pixels
+#: high, no text is smaller than the stated minimum (gui/theme.py,
+#: ``Presentation.min_text_px``: 11 px at 1280 x 720, 16 px in presenter mode)
+MIN_FOLLOW_SCALE = 0.8
+#: the smallest text a scene view draws, in design pixels
+MIN_DESIGN_PX = 16
+#: the camera's margin round what it shows, in design pixels
+FOCUS_MARGIN = 12.0
 #: nor zooms in beyond this
 MAX_FOLLOW_SCALE = 1.0
 
@@ -50,6 +57,8 @@ SELECTED = "#0072B2"
 INK = "#1A1A1A"
 FAINT = "#8C8C8C"
 EMPTY_FILL = "#FFFFFF"
+#: the scene views draw on white in both themes (pg.GraphicsView(background="w"))
+DRAWING_BACKGROUND = "#FFFFFF"
 
 
 def short_bytes(n: int) -> str:
@@ -82,14 +91,15 @@ _FITTED: dict = {}
 
 
 def fitted_font(text: str, max_width: float, px: int, bold: bool = False) -> QFont:
-    """The font of ``px`` pixels, made smaller (down to 60 %) until ``text``
-    fits in ``max_width``."""
+    """The font of ``px`` pixels, made smaller (down to 60 %, never below
+    :data:`MIN_DESIGN_PX`) until ``text`` fits in ``max_width``."""
     key = (text, round(max_width), px, bold)
     f = _FITTED.get(key)
     if f is None:
         size = px
         f = font(size, bold)
-        while size > px * 0.6 and QFontMetricsF(f).horizontalAdvance(text) > max_width:
+        floor = max(px * 0.6, min(px, MIN_DESIGN_PX))
+        while size > floor and QFontMetricsF(f).horizontalAdvance(text) > max_width:
             size -= 1
             f = font(size, bold)
         if len(_FITTED) > 4096:
@@ -109,7 +119,10 @@ def pen(colour: str, width: float = 1.0, style=Qt.SolidLine) -> QPen:
 def swatch(colour: str, text: str, outline: bool = False) -> str:
     """HTML for one entry of a caption's colour key."""
     if outline:
-        box = f'<span style="color:{colour}; font-weight:bold">&#9634;</span>'
+        # on the drawing's own white: a black outline ("pushed", "inserted")
+        # vanished from a caption in the dark theme
+        box = (f'<span style="color:{colour}; background-color:{DRAWING_BACKGROUND}; '
+               f'font-weight:bold">&#9634;</span>')
     else:
         box = f'<span style="color:{colour}">&#9632;</span>'
     return f"{box}&nbsp;{text}"
@@ -173,6 +186,38 @@ class ScrollZoomBox(pg.ViewBox):
         self.sigRangeChangedManually.emit([True, True])
 
 
+#: lines kept for the status line under a drawing, whatever it says
+STATUS_LINES = 3
+
+
+class LinesLabel(QLabel):
+    """A word-wrapped label ``lines`` lines high in its current font,
+    whatever its text: the drawing above it keeps one height, so what a
+    view fits into it does not depend on how long its summary of the last
+    fit was (two summaries of one step gave two pictures of it)."""
+
+    def __init__(self, lines: int, parent=None) -> None:
+        super().__init__(parent)
+        self.lines = lines
+        self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
+
+    def _height(self) -> int:
+        return self.fontMetrics().lineSpacing() * self.lines + 4
+
+    def hasHeightForWidth(self) -> bool:     # noqa: N802 (Qt's name)
+        return False
+
+    def sizeHint(self):                      # noqa: N802 (Qt's name)
+        hint = super().sizeHint()
+        hint.setHeight(self._height())
+        return hint
+
+    def minimumSizeHint(self):               # noqa: N802 (Qt's name)
+        hint = super().minimumSizeHint()
+        hint.setHeight(self._height())
+        return hint
+
+
 class SceneStructureView(StructureView):
     """A :class:`StructureView` whose drawing lives in a pyqtgraph ViewBox."""
 
@@ -216,7 +261,7 @@ class SceneStructureView(StructureView):
             row.addWidget(b)
         self.buttons.adjustSize()
         self.graphics.installEventFilter(self)
-        self.status = QLabel()
+        self.status = LinesLabel(STATUS_LINES)
         self.status.setTextFormat(Qt.PlainText)
         self.status.setFont(caption_font)
         self.status.setWordWrap(True)
@@ -225,6 +270,11 @@ class SceneStructureView(StructureView):
         scene.sigMouseClicked.connect(self._scene_clicked)
         scene.sigMouseMoved.connect(self._scene_moved)
         self.box.sigRangeChangedManually.connect(self._user_moved)
+        # The box changes size without the view doing so (a caption that
+        # wraps to another number of lines): the camera is cut for the new
+        # size, else a locked aspect widens the range and the step drawn
+        # after a seek is smaller than the same step played to its end.
+        self.box.sigResized.connect(self._box_resized)
         self._hovered = -1
         self._focus: tuple | None = None
         self.selected: int | None = None
@@ -275,7 +325,11 @@ class SceneStructureView(StructureView):
             return
         rect, anchor, align_top = self._focus
         vw, vh = self._view_size()
-        margin = 24.0
+        # the Follow step / Fit all buttons float over the top of the
+        # drawing: what the step did is shown below them, never under them
+        reserve = float(self.buttons.height() + 6)
+        vh = max(vh - reserve, 40.0)
+        margin = FOCUS_MARGIN
         need_w, need_h = rect.width() + 2 * margin, rect.height() + 2 * margin
         k = self.zoom_factor
         scale = max(k * MIN_FOLLOW_SCALE, min(k * MAX_FOLLOW_SCALE, vw / max(need_w, 1.0),
@@ -293,7 +347,8 @@ class SceneStructureView(StructureView):
             cy = rect.top() - margin + h / 2          # the top of the focus (the root) first
             if anchor is not None and anchor.y() > cy + h / 2 - keep_y:
                 cy = anchor.y() - h / 2 + keep_y
-        self.box.setRange(QRectF(cx - w / 2, cy - h / 2, w, h), padding=0)
+        top = reserve / scale
+        self.box.setRange(QRectF(cx - w / 2, cy - h / 2 - top, w, h + top), padding=0)
 
     def _view_size(self) -> tuple[float, float]:
         size = self.box.size()
@@ -338,6 +393,10 @@ class SceneStructureView(StructureView):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if self.following:
+            self._apply_focus()
+
+    def _box_resized(self, *_) -> None:
         if self.following:
             self._apply_focus()
 
@@ -425,5 +484,7 @@ class SceneStructureView(StructureView):
         if before != after:
             def frame(t: float) -> None:
                 if self.following:      # a pan or zoom of the user's wins
-                    self.box.setRange(lerp_rect(before, after, t), padding=0)
+                    # exactly where a seek puts it at the end (a lerp is a
+                    # rounding off, and the box keeps a range that close)
+                    self.box.setRange(after if t >= 1 else lerp_rect(before, after, t), padding=0)
             morph.call(frame)

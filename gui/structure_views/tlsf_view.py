@@ -35,20 +35,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsSimpleTextItem, QListWidget, QListWidgetItem
 
 from heapscope.allocators import events as ev
 from heapscope.allocators.structure import parse_tlsf_key
 from . import register_view
 from .transition import Morph, cross_fade, signature
-from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, Glyph,
-                         SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
+from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE, SELECTED, TAKEN,
+                         VISITED, FOCUS_MARGIN, Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, size_of,
+                         swatch)
 
-CELL_W, CELL_H = 36.0, 40.0
-#: the fl_bitmap column, the row labels, then the matrix
-BIT_X, LABEL_X, MATRIX_X = 0.0, 52.0, 250.0
-HEADER_H = 56.0
+CELL_W, CELL_H = 32.0, 28.0
+#: a folded run of empty columns
+FOLD_W = 26.0
+#: the fl_bitmap column, the row names ("fl 3"), their size ranges, then the matrix
+BIT_X, LABEL_X, RANGE_X, MATRIX_X = 0.0, 52.0, 104.0, 214.0
+HEADER_H = 30.0
+#: a line of words under the matrix
+LINE_H = 28.0
+#: the smallest text drawn, in design pixels (docs/gui.md, "Legible sizes")
+LABEL_PX = 16
+
 #: blocks listed when a cell is clicked
 LISTED = 500
 
@@ -130,7 +138,7 @@ class FlBitItem(Glyph):
         super().__init__(fl)
         self.fl = fl
         self.bit = False
-        self.set_rect(QRectF(6, 4, CELL_W, CELL_H - 8))
+        self.set_rect(QRectF(6, 3, CELL_W, CELL_H - 6))
         self.setZValue(10)
 
     def describe_at(self, local: QPointF) -> str:
@@ -144,8 +152,135 @@ class FlBitItem(Glyph):
         painter.setBrush(QBrush(QColor(FREE_FILL if self.bit else EMPTY_FILL)))
         painter.drawRect(r)
         painter.setPen(pen(INK if self.bit else FAINT))
-        painter.setFont(font(19, True))
+        painter.setFont(font(18, True))
         painter.drawText(r, Qt.AlignCenter, "1" if self.bit else "0")
+
+
+class Columns:
+    """Where the second levels are drawn: ``x[sl]`` from the matrix's left
+    edge for the columns kept; each run of the others is one folded column
+    :data:`FOLD_W` wide (``folds``: (first, last) of each run)."""
+
+    def __init__(self, n: int, kept: set[int]) -> None:
+        self.kept = set(kept)
+        self.x: dict[int, float] = {}
+        self.folds: list[tuple[int, int]] = []
+        x, sl = 0.0, 0
+        while sl < n:
+            if sl in self.kept:
+                self.x[sl] = x
+                x += CELL_W
+                sl += 1
+                continue
+            run = sl
+            while sl < n and sl not in self.kept:
+                sl += 1
+            self.folds.append((run, sl - 1))
+            for k in range(run, sl):
+                self.x[k] = x
+            x += FOLD_W
+        self.width = x
+
+    def left_of(self, sl: int) -> float:
+        return self.x[sl]
+
+    def width_of(self, sl: int) -> float:
+        return CELL_W if sl in self.kept else FOLD_W
+
+    def sl_at(self, x: float) -> int | None:
+        """The column kept whose cell starts at ``x``, or None."""
+        for sl in self.kept:
+            if abs(self.x[sl] - x) < 0.5:
+                return sl
+        return None
+
+
+class StepWords(QGraphicsSimpleTextItem):
+    """One of the step's lines under the matrix, broken at word gaps to
+    ``width`` design pixels; :meth:`text` is the line unbroken."""
+
+    def __init__(self, words: str, font_: QFont, width: float) -> None:
+        super().__init__()
+        self.setFont(font_)
+        self.words = words
+        metrics = QFontMetricsF(font_)
+        lines, line = [], ""
+        for w in words.split(" "):
+            trial = f"{line} {w}" if line else w
+            if line and metrics.horizontalAdvance(trial) > width:
+                lines.append(line)
+                line = "   " + w
+            else:
+                line = trial
+        lines.append(line)
+        self.setText("\n".join(lines))
+
+    def text(self) -> str:
+        return self.words
+
+
+def lay_columns(s: dict, step: "TlsfStep", counts: dict, last: int, also, room: float) -> Columns:
+    """Where each second level is drawn, in ``room`` design pixels.  Every
+    column when the matrix fits; else runs of columns whose lists are all
+    empty in the rows drawn, and which the step (or ``also``: the cells
+    listed and selected) does not name, fold into one narrow column each; if
+    that is still too wide, the runs the step does not name fold too, each
+    showing its rows' block counts (summarised, not shrunk)."""
+    n = s["sl_count"]
+    if n * CELL_W <= room:
+        return Columns(n, set(range(n)))
+    named = {c[1] for c in also if c is not None}
+    if step.search:
+        named.add(step.search[3])
+    for _, level, fl, sl, found in step.probes:
+        if level == "sl":
+            named.add(sl)
+        if found:
+            named.add(found[1])
+    named.update(c[1] for c in step.taken + step.inserted)
+    used = {sl for (fl, sl), k in counts.items() if k and fl <= last}
+    cols = Columns(n, used | named)
+    if cols.width <= room:
+        return cols
+    # the step's columns first, then the non-empty ones nearest them, while they fit
+    keep = set(named)
+    for sl in sorted(used - named, key=lambda c: min([abs(c - k) for k in named] or [c])):
+        if Columns(n, keep | {sl}).width > room:
+            break
+        keep.add(sl)
+    return Columns(n, keep)
+
+
+class ColumnFold(Glyph):
+    """A run of second-level columns whose lists are all empty in the rows
+    drawn, folded into one narrow grey column (hover: which)."""
+
+    def __init__(self, key, rect: QRectF, rows: list[int]) -> None:
+        super().__init__(key)
+        self.set_rect(rect)
+        #: blocks in the folded lists of each row drawn
+        self.rows = list(rows)
+        self.setZValue(5)
+
+    def describe_at(self, local: QPointF) -> str:
+        a, b = self.key
+        row = int(local.y() // CELL_H)
+        n = self.rows[row] if 0 <= row < len(self.rows) else 0
+        return (f"second levels {a}\u2013{b} of row {row}, folded: "
+                + (f"{n} block{'s' if n != 1 else ''} in their lists" if n else "every list empty"))
+
+    def paint(self, painter, option, widget=None) -> None:
+        painter.setPen(pen("#BDBDBD", 1, Qt.DashLine))
+        painter.setBrush(QBrush(QColor("#F2F2F2")))
+        painter.drawRect(self._rect)
+        for row, n in enumerate(self.rows):
+            if n:
+                r = QRectF(0, row * CELL_H, FOLD_W, CELL_H)
+                painter.setPen(pen(INK if n else FAINT, 1))
+                painter.setBrush(QBrush(QColor(FREE_FILL)))
+                painter.drawRect(r.adjusted(2, 4, -2, -4))
+                painter.setFont(fitted_font(str(n), FOLD_W - 2, LABEL_PX, True))
+                painter.drawText(r, Qt.AlignCenter, str(n))
 
 
 class ScanItem(Glyph):
@@ -246,6 +381,49 @@ def read_events(explained: list) -> TlsfStep:
     return out
 
 
+def read_back(view) -> dict:
+    """:meth:`TlsfView.drawn`: what the view drew, read from its items."""
+    # cells and bits are named by where they are drawn, not by their keys,
+    # so a cell drawn in the wrong place reads back as the wrong cell
+    cells = {}
+    for c in view._cells.values():
+        if c.isVisible():
+            sl = view.columns.sl_at(c.pos().x() - MATRIX_X)
+            cells[(round((c.pos().y() - HEADER_H) / CELL_H), -1 if sl is None else sl)] = c
+    bits = {round((b.pos().y() - HEADER_H) / CELL_H): b for b in view._bits.values() if b.isVisible()}
+    rows = sorted(bits)
+    sl_bitmap = []
+    for fl in range(len(view._structure["sl_bitmap"]) if view._structure else 0):
+        word = 0
+        for sl in range(view._structure["sl_count"]):
+            c = cells.get((fl, sl))
+            if c is not None and c.bit:
+                word |= 1 << sl
+        sl_bitmap.append(word)
+    scans = sorted(n.key for n in view._notes if isinstance(n, ScanItem))
+    search = next((k for k, c in cells.items() if "search" in c.marks), None)
+    return {
+        "lit": sorted(k for k, c in cells.items() if c.bit),
+        "counts": {k: c.count for k, c in sorted(cells.items()) if c.count},
+        "fl_bitmap": sum(1 << fl for fl, b in bits.items() if b.bit),
+        "sl_bitmap": sl_bitmap,
+        "rows": rows,
+        "folded": view.folded,
+        "search": search,
+        "search_text": next((n.text() for n in view._notes if getattr(n, "role", "") == "search"), ""),
+        "list_lines": [n.text() for n in view._notes if getattr(n, "role", "") in ("took", "pushed")],
+        "scan": [s[1:] for s in scans],
+        "found": sorted(k for k, c in cells.items() if "found" in c.marks),
+        "taken": sorted(k for k, c in cells.items() if "taken" in c.marks),
+        "inserted": sorted(k for k, c in cells.items() if "inserted" in c.marks),
+        "cell_list": [view.cell_list.item(i).data(Qt.UserRole) for i in range(view.cell_list.count())
+                      if view.cell_list.item(i).data(Qt.UserRole) is not None],
+        "listed_cell": view.listed_cell,
+        "selected": next((k for k, c in cells.items() if "selected" in c.marks), None),
+        "folded_columns": list(view.columns.folds),
+    }
+
+
 # ------------------------------------------------------------------ the view
 
 @register_view("tlsf")
@@ -278,8 +456,12 @@ class TlsfView(SceneStructureView):
         self._explained: list = []
         self._upto: int | None = None
         self._cell_of: dict[int, tuple[int, int]] | None = None
+        self._lines_room = 0.0              # design pixels left for the step's lines
+        self._lines_left_out = 0            # lines that did not fit
         self.rows_drawn = 0
         self.folded: tuple[int, int] | None = None
+        #: where the second levels are drawn (folded runs of empty columns)
+        self.columns = Columns(0, set())
         self.listed_cell: tuple[int, int] | None = None
         self._after: dict | None = None     # the structure after the whole step
         self._collect: list | None = None   # notes leaving while a transition is made
@@ -331,6 +513,16 @@ class TlsfView(SceneStructureView):
         self.follow_camera(m, camera)
         self.play_transition(m, duration_ms)
 
+    def _box_resized(self, *_) -> None:
+        # what is folded and which lines fit depend on the view's size
+        if self._structure is not None and self.transition is None:
+            size = self._view_size()
+            if size != getattr(self, "_laid_for", None):
+                self._laid_for = size
+                self._rebuild(follow=self.following)
+                return
+        super()._box_resized()
+
     def cell_of(self, addr: int) -> tuple[int, int] | None:
         if self._cell_of is None:
             self._cell_of = {a: parse_tlsf_key(k) for k, addrs in self._structure["lists"].items() for a in addrs} \
@@ -359,43 +551,7 @@ class TlsfView(SceneStructureView):
         return found
 
     def drawn(self) -> dict:
-        # cells and bits are named by where they are drawn, not by their keys,
-        # so a cell drawn in the wrong place reads back as the wrong cell
-        cells = {}
-        for c in self._cells.values():
-            if c.isVisible():
-                cells[(round((c.pos().y() - HEADER_H) / CELL_H), round((c.pos().x() - MATRIX_X) / CELL_W))] = c
-        bits = {round((b.pos().y() - HEADER_H) / CELL_H): b for b in self._bits.values() if b.isVisible()}
-        rows = sorted(bits)
-        sl_bitmap = []
-        for fl in range(len(self._structure["sl_bitmap"]) if self._structure else 0):
-            word = 0
-            for sl in range(self._structure["sl_count"]):
-                c = cells.get((fl, sl))
-                if c is not None and c.bit:
-                    word |= 1 << sl
-            sl_bitmap.append(word)
-        scans = sorted(n.key for n in self._notes if isinstance(n, ScanItem))
-        search = next((k for k, c in cells.items() if "search" in c.marks), None)
-        return {
-            "lit": sorted(k for k, c in cells.items() if c.bit),
-            "counts": {k: c.count for k, c in sorted(cells.items()) if c.count},
-            "fl_bitmap": sum(1 << fl for fl, b in bits.items() if b.bit),
-            "sl_bitmap": sl_bitmap,
-            "rows": rows,
-            "folded": self.folded,
-            "search": search,
-            "search_text": next((n.text() for n in self._notes if getattr(n, "role", "") == "search"), ""),
-            "list_lines": [n.text() for n in self._notes if getattr(n, "role", "") in ("took", "pushed")],
-            "scan": [s[1:] for s in scans],
-            "found": sorted(k for k, c in cells.items() if "found" in c.marks),
-            "taken": sorted(k for k, c in cells.items() if "taken" in c.marks),
-            "inserted": sorted(k for k, c in cells.items() if "inserted" in c.marks),
-            "cell_list": [self.cell_list.item(i).data(Qt.UserRole) for i in range(self.cell_list.count())
-                          if self.cell_list.item(i).data(Qt.UserRole) is not None],
-            "listed_cell": self.listed_cell,
-            "selected": next((k for k, c in cells.items() if "selected" in c.marks), None),
-        }
+        return read_back(self)
 
     # ------------------------------------------------------------ clicks
     def glyph_clicked(self, item, local) -> None:
@@ -441,39 +597,90 @@ class TlsfView(SceneStructureView):
 
     # ------------------------------------------------------------ drawing
     def _rebuild(self, follow: bool) -> None:
+        """Draw the structure shown and the step up to the event shown: the
+        rows, the columns' numbers, the folded rows' line, then the step's
+        search, scan and list lines, then the camera."""
         s = self._structure
+        self._drop_notes()
+        if s is None:
+            self._draw_nothing()
+            return
+        explained = self._explained if self._upto is None else self._explained[:self._upto + 1]
+        step = self.step = read_events(explained)
+        counts = {parse_tlsf_key(k): len(v) for k, v in s["lists"].items()}
+        last = self._last_row(s, step)
+        self.rows_drawn = last + 1
+        self.folded = (last + 1, s["fl_count"] - 1) if last + 1 < s["fl_count"] else None
+        also = (self.listed_cell, self.cell_of(self.selected) if self.selected is not None else None)
+        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - MATRIX_X)
+        row_y = {fl: HEADER_H + fl * CELL_H for fl in range(last + 1)}
+        self._draw_rows(s, counts, last, row_y)
+        self._draw_header(s)
+        bottom = HEADER_H + (last + 1) * CELL_H
+        self._lines_room = self.drawing_height() - bottom
+        self._lines_left_out = 0
+        bottom = self._draw_folded_rows(s, bottom)
+        bottom = self._draw_step(s, step, last, row_y, bottom)
+        for c in self._cells.values():
+            c.update()
+        self._write_caption(s, counts, step)
+        if self.selected is not None:
+            self.mark_selection(self.selected)
+        if follow:
+            self._follow_step(step, explained, bottom)
+
+    # -- the parts of a drawing
+    def _drop_notes(self) -> None:
         for note in self._notes:
             if self._collect is not None:
                 self._collect.append(note)      # it fades out during the transition
             elif note.scene() is not None:
                 note.scene().removeItem(note)
         self._notes = []
-        if s is None:
-            for c in list(self._cells.values()) + list(self._bits.values()):
-                c.hide()
-            self.caption.setText(f"<b>{self.title}</b>: nothing loaded")
-            self.cell_list.hide()
-            self.listed_cell = None
-            self.set_summary("")
-            return
-        explained = self._explained if self._upto is None else self._explained[:self._upto + 1]
-        step = read_events(explained)
-        self.step = step
-        fl_count, sl_count = s["fl_count"], s["sl_count"]
-        counts = {parse_tlsf_key(k): len(v) for k, v in s["lists"].items()}
-        heads = {parse_tlsf_key(k): v[0] for k, v in s["lists"].items() if v}
-        # rows: up to one past the highest row in use or touched by the step
+
+    def _draw_nothing(self) -> None:
+        for c in list(self._cells.values()) + list(self._bits.values()):
+            c.hide()
+        self.caption.setText(f"<b>{self.title}</b>: nothing loaded")
+        self.cell_list.hide()
+        self.listed_cell = None
+        self.set_summary("")
+
+    @staticmethod
+    def _last_row(s: dict, step: TlsfStep) -> int:
+        """The last row drawn: one past the highest in use or touched by the step."""
+        fl_count = s["fl_count"]
         used_rows = [fl for fl in range(fl_count) if s["fl_bitmap"] >> fl & 1]
         touched = [c[0] for c in step.taken + step.inserted]
         touched += [p[2] for p in step.probes] + [p[4][0] for p in step.probes if p[4]]
         if step.search:
             touched.append(step.search[2])
-        last = min(fl_count - 1, max(used_rows + [t for t in touched if t < fl_count] + [0]) + 1)
-        self.rows_drawn = last + 1
-        self.folded = (last + 1, fl_count - 1) if last + 1 < fl_count else None
-        row_y = {fl: HEADER_H + fl * CELL_H for fl in range(last + 1)}
+        return min(fl_count - 1, max(used_rows + [t for t in touched if t < fl_count] + [0]) + 1)
 
-        for fl in range(fl_count):
+    def drawing_height(self) -> float:
+        """How tall a drawing fits the view at the lowest zoom the camera
+        takes, in design pixels (the buttons' strip and the margins taken off).
+        Read from the view's own height less its caption, status line and
+        cell list, not from the drawing box's height of the moment: the same
+        view size gives the same drawing whenever it is laid out."""
+        vh = float(self.height() - self.caption.heightForWidth(max(self.width() - 4, 50))
+                   - self.status.sizeHint().height() - 16)
+        if self.cell_list.isVisible():
+            vh -= self.cell_list.height()
+        vh -= self.buttons.height() + 6
+        return vh / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN - 4
+
+    def drawing_room(self) -> float:
+        """How wide a drawing fits the view at the lowest zoom the camera
+        takes, in design pixels (its margins taken off)."""
+        vw, _ = self._view_size()
+        return vw / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN - 4
+
+    def _draw_rows(self, s: dict, counts: dict, last: int, row_y: dict) -> None:
+        """Each row drawn: its fl_bitmap bit, its cells, its name and size range."""
+        heads = {parse_tlsf_key(k): v[0] for k, v in s["lists"].items() if v}
+        cols = self.columns
+        for fl in range(s["fl_count"]):
             shown = fl <= last
             bit = self._bits.get(fl)
             if bit is None and shown:
@@ -486,19 +693,20 @@ class TlsfView(SceneStructureView):
                     bit.bit = bool(s["fl_bitmap"] >> fl & 1)
                     bit.setPos(BIT_X, row_y[fl])
                     bit.update()
-            for sl in range(sl_count):
+            for sl in range(s["sl_count"]):
                 key = (fl, sl)
                 cell = self._cells.get(key)
-                if cell is None and shown:
+                visible = shown and sl in cols.kept
+                if cell is None and visible:
                     cell = CellItem(key)
                     cell.setParentItem(self.grid_layer)
-                    cell.setPos(MATRIX_X + sl * CELL_W, row_y[fl])
                     cell.range_words = range_text(*size_range(s, fl, sl))
                     self._cells[key] = cell
                 if cell is None:
                     continue
-                cell.setVisible(shown)
-                if shown:
+                cell.setVisible(visible)
+                if visible:
+                    cell.setPos(MATRIX_X + cols.x[sl], row_y[fl])
                     cell.bit = bool(s["sl_bitmap"][fl] >> sl & 1)
                     cell.count = counts.get(key, 0)
                     cell.head = heads.get(key)
@@ -508,97 +716,123 @@ class TlsfView(SceneStructureView):
                 lo, hi = row_range(s, fl)
                 t = QGraphicsSimpleTextItem(f"fl {fl}")
                 t.setFont(font(18, True))
-                t.setPos(LABEL_X, row_y[fl] + 9)
+                t.setPos(LABEL_X, row_y[fl] + 4)
                 self._add_note(t)
                 t = QGraphicsSimpleTextItem(range_text(lo, hi))
-                t.setFont(fitted_font(range_text(lo, hi), MATRIX_X - LABEL_X - 62, 16))
-                t.setPos(LABEL_X + 52, row_y[fl] + 10)
+                t.setFont(font(LABEL_PX))
+                t.setPos(RANGE_X, row_y[fl] + 5)
                 self._add_note(t)
-        # column numbers and titles
-        for sl in range(sl_count):
-            t = QGraphicsSimpleTextItem(str(sl))
-            t.setFont(font(14))
-            t.setBrush(QBrush(QColor(FAINT)))
-            w = t.boundingRect().width()
-            t.setPos(MATRIX_X + sl * CELL_W + (CELL_W - w) / 2, HEADER_H - 22)
-            self._add_note(t)
-        for text, x in (("fl_bitmap", BIT_X), ("sl \u2192", MATRIX_X - 40)):
-            t = QGraphicsSimpleTextItem(text)
-            t.setFont(font(15, True))
-            t.setPos(x, HEADER_H - 24 if x else HEADER_H - 48)
-            self._add_note(t)
-        matrix_bottom = HEADER_H + (last + 1) * CELL_H
-        if self.folded:
-            a, b = self.folded
-            lo, _ = row_range(s, a)
-            _, hi = row_range(s, b)
-            t = QGraphicsSimpleTextItem(f"fl {a}\u2013{b} ({range_text(lo, hi)}): every list empty, "
-                                        f"fl_bitmap bits {a}\u2013{b} are 0")
-            t.setFont(font(17))
-            t.setBrush(QBrush(QColor(FAINT)))
-            t.setPos(LABEL_X, matrix_bottom + 8)
-            self._add_note(t)
-            matrix_bottom += 36
+        for a, b in cols.folds:
+            rows = [sum(counts.get((fl, sl), 0) for sl in range(a, b + 1)) for fl in range(last + 1)]
+            fold = ColumnFold((a, b), QRectF(0, 0, FOLD_W, (last + 1) * CELL_H), rows)
+            fold.setPos(MATRIX_X + cols.x[a], HEADER_H)
+            self._add_note(fold)
 
-        # the step
+    def _draw_header(self, s: dict) -> None:
+        """The columns' numbers (a folded run: its first and last), the bitmaps' names."""
+        cols = self.columns
+        for sl in range(s["sl_count"]):
+            if sl in cols.kept:
+                self._header_text(str(sl), MATRIX_X + cols.x[sl], CELL_W)
+        for a, b in cols.folds:
+            self._header_text("⋯", MATRIX_X + cols.x[a], FOLD_W)
+        for text, x in (("fl_bitmap", BIT_X), ("sl →", RANGE_X)):
+            t = QGraphicsSimpleTextItem(text)
+            t.setFont(font(LABEL_PX, True))
+            t.setPos(x, HEADER_H - 24)
+            self._add_note(t)
+
+    def _header_text(self, text: str, x: float, width: float) -> None:
+        t = QGraphicsSimpleTextItem(text)
+        t.setFont(font(LABEL_PX))
+        t.setBrush(QBrush(QColor(FAINT)))
+        w = t.boundingRect().width()
+        t.setPos(x + (width - w) / 2, HEADER_H - 24)
+        self._add_note(t)
+
+    def _draw_folded_rows(self, s: dict, bottom: float) -> float:
+        """The line saying which empty rows were folded; the new bottom."""
+        if not self.folded:
+            return bottom
+        a, b = self.folded
+        lo, _ = row_range(s, a)
+        _, hi = row_range(s, b)
+        width = max(self.drawing_room(), MATRIX_X + self.columns.width) - LABEL_X
+        t = StepWords(f"fl {a}\u2013{b} ({range_text(lo, hi)}): every list empty, "
+                      f"fl_bitmap bits {a}\u2013{b} are 0", font(17), width)
+        height = max(LINE_H, t.boundingRect().height() + 8)
+        if height > self._lines_room:
+            return bottom             # the summary says it (first levels ... folded)
+        self._lines_room -= height
+        t.setBrush(QBrush(QColor(FAINT)))
+        t.setPos(LABEL_X, bottom + 6)
+        self._add_note(t)
+        return bottom + height
+
+    def _draw_step(self, s: dict, step: TlsfStep, last: int, row_y: dict, bottom: float) -> float:
+        """The step: the search cell and its line, a band and a line per
+        bitmap probe, a line per list push or pop, the cells marked; the new bottom."""
+        fl_count = s["fl_count"]
         if step.search:
             size, rounded, fl, sl = step.search
             if (fl, sl) in self._cells and fl <= last:
                 self._cells[(fl, sl)].marks.add("search")
             words = (f"mapping_search({size}): rounded up to {rounded} \u2192 list ({fl}, {sl})"
                      if fl < fl_count else f"mapping_search({size}): rounded up to {rounded}, beyond every list")
-            t = QGraphicsSimpleTextItem(words)
-            t.role = "search"
-            t.setFont(font(18, True))
-            t.setPos(LABEL_X, matrix_bottom + 12)
-            self._add_note(t)
-            matrix_bottom += 40
+            bottom = self._step_line(words, bottom, bold=True, role="search")
         for n, level, fl, sl, found in step.probes:
             band = self._scan_band(n, level, fl, sl, found, s, last, row_y)
             if band is not None:
-                t = QGraphicsSimpleTextItem(band.words)
-                t.setFont(font(17))
-                t.setPos(LABEL_X, matrix_bottom + 8)
-                self._add_note(t)
-                matrix_bottom += 30
+                bottom = self._step_line(band.words, bottom)
             if found and found in self._cells and found[0] <= last:
                 self._cells[found].marks.add("found")
-        word = s["small_block_size"] // sl_count
+        word = s["small_block_size"] // s["sl_count"]
         for verb, addr, size, (fl, sl) in step.list_moves:
             if verb == "pushed":
                 words = (f"mapping_insert({size - word}) = ({fl}, {sl}): pushed {addr:#x} ({size} B) "
                          f"on the head of list ({fl}, {sl})")
             else:
                 words = f"took {addr:#x} ({size} B) off list ({fl}, {sl})"
-            t = QGraphicsSimpleTextItem(words)
-            t.role = verb
-            t.setFont(font(17))
-            t.setPos(LABEL_X, matrix_bottom + 8)
-            self._add_note(t)
-            matrix_bottom += 30
-        for cell in step.taken:
-            if cell in self._cells and cell[0] <= last:
-                self._cells[cell].marks.add("taken")
-        for cell in step.inserted:
-            if cell in self._cells and cell[0] <= last:
-                self._cells[cell].marks.add("inserted")
-        for c in self._cells.values():
-            c.update()
-        self._write_caption(s, counts, step)
-        if self.selected is not None:
-            self.mark_selection(self.selected)
-        if follow:
-            rect = QRectF(BIT_X - 20, 0, MATRIX_X + sl_count * CELL_W + 20, matrix_bottom + 10)
-            # when the matrix does not fit at a readable zoom, keep the cell the step ended in
-            main = (step.inserted[-1:] or [p[4] for p in step.probes if p[4]][-1:]
-                    or ([step.search[2:]] if step.search else []))
-            anchor = None
-            if main and tuple(main[0]) in self._cells and self._cells[tuple(main[0])].isVisible():
-                anchor = self.view_point_of(self._cells[tuple(main[0])], QPointF(CELL_W / 2, CELL_H / 2))
-            if self._upto is not None:
-                # shown event by event: keep where the latest event happens in view
-                anchor = self._event_anchor(explained) or anchor
-            self.focus_on(rect, anchor, align_top=True)
+            bottom = self._step_line(words, bottom, role=verb)
+        for marks, cells in (("taken", step.taken), ("inserted", step.inserted)):
+            for cell in cells:
+                if cell in self._cells and cell[0] <= last:
+                    self._cells[cell].marks.add(marks)
+        return bottom
+
+    def _step_line(self, words: str, bottom: float, bold: bool = False, role: str = "") -> float:
+        """A line of words under the matrix, wrapped to what the view shows at
+        its lowest zoom (a long line is not cut at the right edge); the new
+        bottom.  A line that would not fit under the others at that zoom is
+        left out and counted (:meth:`_say_lines_left_out`)."""
+        width = max(self.drawing_room(), MATRIX_X + self.columns.width) - LABEL_X
+        t = StepWords(words, font(17, bold), width)
+        t.role = role
+        height = max(LINE_H, t.boundingRect().height() + 6)
+        if self._lines_left_out or height > self._lines_room:
+            self._lines_left_out += 1
+            return bottom
+        self._lines_room -= height
+        t.setPos(LABEL_X, bottom + 4)
+        self._add_note(t)
+        return bottom + height
+
+    def _follow_step(self, step: TlsfStep, explained: list, bottom: float) -> None:
+        """The camera on the whole drawing; when it does not fit at a readable
+        zoom, on the cell the step ended in."""
+        right = MATRIX_X + self.columns.width
+        notes = [self.view_rect_of(n) for n in self._notes if isinstance(n, QGraphicsSimpleTextItem)]
+        right = max([right] + [r.right() for r in notes])
+        rect = QRectF(BIT_X, 0, right - BIT_X, bottom + 4)
+        main = (step.inserted[-1:] or [p[4] for p in step.probes if p[4]][-1:]
+                or ([step.search[2:]] if step.search else []))
+        anchor = None
+        if main and tuple(main[0]) in self._cells and self._cells[tuple(main[0])].isVisible():
+            anchor = self.view_point_of(self._cells[tuple(main[0])], QPointF(CELL_W / 2, CELL_H / 2))
+        if self._upto is not None:
+            # shown event by event: keep where the latest event happens in view
+            anchor = self._event_anchor(explained) or anchor
+        self.focus_on(rect, anchor, align_top=True)
 
     def _event_anchor(self, explained: list) -> QPointF | None:
         """The point of the drawing where the last of ``explained`` happens."""
@@ -632,9 +866,10 @@ class TlsfView(SceneStructureView):
         if level == "sl":
             if fl > last:
                 return None
-            end = found[1] if found else sl_count - 1
-            rect = QRectF(MATRIX_X + sl * CELL_W + 1, row_y[fl] + 1, (max(end, sl) - sl + 1) * CELL_W - 2,
-                          CELL_H - 2)
+            end = max(found[1] if found else sl_count - 1, sl)
+            cols = self.columns
+            left, right = cols.left_of(sl), cols.left_of(end) + cols.width_of(end)
+            rect = QRectF(MATRIX_X + left + 1, row_y[fl] + 1, right - left - 2, CELL_H - 2)
             words = (f"{n}. sl_bitmap[{fl}] & (~0 << {sl}): "
                      + (f"lowest set bit {found[1]}" if found else "no bit set: look up the first level"))
             item = ScanItem((n, "sl", fl, sl, found), rect, False, n, words)
@@ -667,6 +902,12 @@ class TlsfView(SceneStructureView):
         said = []
         if self.folded:
             said.append(f"first levels {self.folded[0]}\u2013{self.folded[1]} are all empty and folded into one line")
+        if self._lines_left_out:
+            n = self._lines_left_out
+            said.append(f"{n} line{'s' if n != 1 else ''} of the step left out (see the explain panel)")
+        if self.columns.folds:
+            runs = ", ".join(f"{a}\u2013{b}" if a != b else str(a) for a, b in self.columns.folds)
+            said.append(f"second levels {runs} folded (\u22ef: their blocks counted per row)")
         if any(c > 99 for c in counts.values()):
             said.append("long lists show their length only; click a cell to list its blocks")
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")

@@ -42,14 +42,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainterPath, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPolygonF
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsSimpleTextItem
 
 from heapscope.allocators import events as ev
 from . import register_view
 from .transition import Morph, cross_fade
 from .scene_view import (FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, WILD_FILL,
-                         Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
+                         Glyph, MIN_DESIGN_PX, SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
 
 #: width of one in-order rank (a column), in design pixels
 SLOT = 60.0
@@ -111,7 +111,12 @@ class NodeItem(Glyph):
 
     # geometry
     def width(self) -> float:
-        return 150.0 if self.kind == "wild" else NODE_W
+        if self.kind != "wild":
+            return NODE_W
+        # as wide as its words at the smallest legible size ("wilderness:
+        # gave 904 B" was squeezed to 6 px on a projector)
+        words = "wilderness" + (f": {self.note}" if self.note else "")
+        return max(150.0, QFontMetricsF(font(MIN_DESIGN_PX, True)).horizontalAdvance(words) + 14)
 
     def box(self) -> QRectF:
         w = self.width()
@@ -188,7 +193,7 @@ class NodeItem(Glyph):
             painter.setFont(fitted_font(self.size_text(), box.width() - 6, 18, True))
             painter.drawText(box.adjusted(0, 2, 0, -NODE_H / 2 + 4), Qt.AlignHCenter | Qt.AlignVCenter,
                              self.size_text())
-            painter.setFont(fitted_font(second, box.width() - 6, 14, self.kind != "node"))
+            painter.setFont(fitted_font(second, box.width() - 6, MIN_DESIGN_PX, self.kind != "node"))
             painter.drawText(box.adjusted(0, NODE_H / 2 - 3, 0, -1), Qt.AlignHCenter | Qt.AlignVCenter, second)
         else:
             painter.setFont(fitted_font(self.size_text(), box.width() - 6, 18, True))
@@ -872,7 +877,9 @@ class TreeView(SceneStructureView):
             self._wild.role = "taken" if marks.taken in was else ""
             self._wild.note = (f"gave {short_bytes(marks.split[0])}" if self._wild.role and marks.split
                                else "")
-            self._wild.setPos(-120.0, -ROW_H)
+            self._wild._relayout()          # as wide as its words
+            # its right edge where a 150-pixel box had it: a wider box grows leftwards
+            self._wild.setPos(-45.0 - self._wild.width() / 2, -ROW_H)
             self._wild.show()
         elif self._wild is not None:
             self._wild.hide()
@@ -944,7 +951,7 @@ class TreeView(SceneStructureView):
             self._notes.append(t)
         for d, y in (lay.rows.items() if nodes else ()):
             t = QGraphicsSimpleTextItem(f"depth {d}")
-            t.setFont(font(15))
+            t.setFont(font(MIN_DESIGN_PX))
             t.setBrush(QBrush(QColor(FAINT)))
             t.setPos(-150, y - 10)
             t.setParentItem(self.note_layer)
@@ -1026,7 +1033,11 @@ class TreeView(SceneStructureView):
             else:
                 return
         if key_item is not None:
-            anchor = self.view_point_of(key_item)
+            # the left end of its box: the camera keeps the anchor a margin
+            # inside the edge, and a wide box (the wilderness and its words)
+            # stays whole
+            box = key_item.box()
+            anchor = self.view_point_of(key_item, QPointF(box.left() + min(box.width() / 2, NODE_W / 2), 0))
         self.focus_on(rect, anchor, align_top=True)
 
     def _write_caption(self, s: dict, lay: TreeLayout, marks: StepMarks) -> None:

@@ -50,6 +50,42 @@ def whole_in_window(widget, window) -> bool:
 
 
 # ------------------------------------------------------------------ 1280 x 720
+OPEN_ON_A_PROJECTOR = '''
+import json
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from heapscope.gui.app import configure_app, show_on_screen
+from heapscope.gui.main_window import MainWindow
+configure_app(app)
+w = MainWindow()
+show_on_screen(w)
+app.processEvents()
+f, a = w.frameGeometry(), w.screen().availableGeometry()
+print(json.dumps({"frame": [f.x(), f.y(), f.width(), f.height()],
+                  "screen": [a.x(), a.y(), a.width(), a.height()]}))
+'''
+
+
+def test_the_window_opens_no_larger_than_its_screen(tmp_path):
+    """Issue 24: on a 1280 x 720 projector the window opened 1400 x 900.
+    Qt's offscreen platform is given a screen of that size (its configfile)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    config = tmp_path / "screen.json"
+    config.write_text(json.dumps({"screens": [{"name": "projector", "x": 0, "y": 0, "width": 1280,
+                                               "height": 720, "logicalDpi": 96, "dpr": 1}]}))
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={config}")
+    out = subprocess.run([sys.executable, "-c", OPEN_ON_A_PROJECTOR], env=env, capture_output=True,
+                         text=True, timeout=60)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    x, y, width, height = got["frame"]
+    assert got["screen"] == [0, 0, 1280, 720]
+    assert x >= 0 and y >= 0 and x + width <= 1280 and y + height <= 720, got
+    assert width >= 1200 and height >= 680        # cut to the screen, not shrunk to nothing
+
+
 @pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, loaded, presenter, theme):

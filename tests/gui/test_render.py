@@ -177,6 +177,29 @@ def test_animate_gives_the_events_of_each_step(qtbot, trace_path, tmp_path):
     assert gif.n_frames > 2 and gif.info["duration"] <= 1000 / 12 * 8     # 12 frames a second
 
 
+def _last_frame(path) -> np.ndarray:
+    gif = Image.open(path)
+    gif.seek(gif.n_frames - 1)
+    return np.asarray(gif.convert("RGB"))
+
+
+@pytest.mark.parametrize("name", strategy_names())
+def test_a_one_step_gif_plays_its_events_and_ends_on_the_still_picture(qtbot, trace_path, tmp_path, name):
+    """Issue 24, one picture per state: a GIF of one step animates without
+    --animate, and its last frame is the PNG of that step, pixel for pixel
+    (the PNG given the GIF's own 256 colours: heapscope.gif quantizes each
+    frame whole, so equal pictures quantize equally)."""
+    from heapscope.gif import _quantized
+    gif, png = tmp_path / "step.gif", tmp_path / "step.png"
+    assert render(trace_path, "-s", name, "--steps", "120:120", "-o", gif) == 0
+    assert render(trace_path, "-s", name, "--step", "120", "-o", png) == 0
+    assert Image.open(gif).n_frames > 1
+    still = _quantized(np.asarray(Image.open(png).convert("RGB"))).convert("RGB")
+    last = _last_frame(gif)
+    differ = np.argwhere(np.any(last != np.asarray(still), axis=2))
+    assert not len(differ), (name, differ.min(axis=0), differ.max(axis=0))
+
+
 def test_a_readable_trace_renders_as_the_rep_it_converts_to(qtbot, tmp_path, capsys):
     # issue 21: render reads the readable form by its content; same trace, same picture
     (tmp_path / "a").mkdir()

@@ -376,3 +376,16 @@ def test_a_narrow_view_wraps_notes_instead_of_cutting_them(qtbot, small_trace):
     assert notes
     for n in notes:
         assert n.sceneBoundingRect().right() <= width + 1, n.text()
+
+
+def test_a_free_walk_is_worded_as_a_walk_not_a_search():
+    """Issue 24: first fit's view called a block a free walked past "big
+    enough" while the explain panel said the freed block goes after it.  A
+    free's visits (Visit.place, K&R 8.7 free()) are worded as the walk."""
+    from heapscope.gui.structure_views.ring_step import read_step
+    events = [Visit(0x100, 64, False, place=True), Visit(0x300, 32, True, place=True)]
+    step = read_step(events, {0x100, 0x300}, {0x100: 64, 0x300: 32}, "rover", lifo=False)
+    assert step.note(0x100) == "walked past"
+    assert step.note(0x300) == "the freed block goes right after it"
+    search = read_step([Visit(0x100, 64, True)], {0x100}, {0x100: 64}, "rover", lifo=False)
+    assert search.note(0x100) == "big enough"

@@ -1,0 +1,200 @@
+"""Issue 24: every structure view readable from the back of the room.  On
+the bundled default trace, at an early, a middle and a late step, at 1280 x
+720, 1920 x 1080 and in presenter mode, read back from the drawn items: every
+label lies inside the view's visible rectangle and clear of the Follow step /
+Fit all buttons, and none is smaller on screen than the stated minimum
+(``Presentation.min_text_px``: 11 px at 1280 x 720, 16 px in presenter mode)."""
+
+import pytest
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
+
+from heapscope import traces
+
+from .conftest import wait_loaded
+from .test_presenter import at_size
+
+#: early, middle and late steps of the default trace (20 000 operations)
+STEPS = (120, 10_000, 19_500)
+SCREENS = [(1280, 720, False), (1920, 1080, False), (1280, 720, True)]
+
+
+@pytest.fixture
+def tlsf_window(qtbot, window):
+    window.set_strategy("tlsf")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(traces.default_trace_path())), timeout=60000)
+    return window
+
+
+def scene_labels(view) -> list:
+    """The text items of a scene view's drawing, shown."""
+    return [i for i in view.graphics.scene().items()
+            if isinstance(i, QGraphicsSimpleTextItem) and i.isVisible() and i.text().strip()]
+
+
+def on_screen_height(view, item) -> float:
+    """The item's font height in screen pixels, as drawn (items are not
+    scaled: one design pixel is one view unit)."""
+    return item.font().pixelSize() / view.box.viewPixelSize()[1]
+
+
+def buttons_rect(view) -> QRectF:
+    """The floating buttons, in the view box's coordinates."""
+    b = view.buttons
+    top_left = view.graphics.mapToScene(b.pos())
+    bottom_right = view.graphics.mapToScene(b.pos() + b.rect().bottomRight())
+    return QRectF(view.box.mapSceneToView(top_left), view.box.mapSceneToView(bottom_right))
+
+
+@pytest.mark.parametrize("width,height,presenter", SCREENS)
+def test_the_tlsf_view_shows_every_label_whole_and_legible(qtbot, tlsf_window, width, height, presenter):
+    """Issue 24: the fl row names, the fl_bitmap column and the start of the
+    mapping_search and scan lines were cut off at the left, at every size.
+    Presenter mode on a 720-line screen leaves the view about 180 design
+    pixels of height at a legible zoom: there every label must be whole
+    across and none cut at the top; the rows below scroll."""
+    w = tlsf_window
+    at_size(qtbot, w, width, height, presenter=presenter)
+    minimum = w.presentation.min_text_px
+    for t in STEPS:
+        w.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = w.structure_panel.view
+        visible = view.box.viewRect()
+        buttons = buttons_rect(view)
+        labels = scene_labels(view)
+        assert any(i.text().startswith("fl ") for i in labels)
+        for item in labels:
+            rect = view.view_rect_of(item)
+            across = visible.left() <= rect.left() and rect.right() <= visible.right()
+            if presenter and height == 720:
+                assert across and rect.top() >= visible.top(), (t, item.text()[:40], rect, visible)
+            else:
+                assert visible.contains(rect), (t, item.text()[:40], rect, visible)
+            assert not rect.intersects(buttons), (t, item.text()[:40])
+            assert on_screen_height(view, item) >= minimum - 0.01, (t, item.text()[:40])
+        # no label over another (their text's own rectangles, read back)
+        rects = [(i.text()[:30], view.view_rect_of(i)) for i in labels]
+        for a in range(len(rects)):
+            for b in range(a + 1, len(rects)):
+                assert not rects[a][1].intersects(rects[b][1]), (t, rects[a], rects[b])
+
+
+@pytest.fixture
+def buddy_window(qtbot, window):
+    window.set_strategy("buddy")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(traces.default_trace_path())), timeout=60000)
+    return window
+
+
+@pytest.mark.parametrize("width,height,presenter", SCREENS[:2])
+def test_the_buddy_view_follows_the_avail_lists_its_step_names(qtbot, buddy_window, width, height, presenter):
+    """Issue 24: the buddy view showed the empty top orders while the step
+    split or merged far below them.  Every AVAIL row the step's events name
+    (probed, split, merged, taken from, pushed on: read from the events
+    here, not from the view) has its name and length inside the visible
+    rectangle, clear of the buttons."""
+    from heapscope.allocators import events as ev
+    w = buddy_window
+    at_size(qtbot, w, width, height, presenter=presenter)
+    checked = 0
+    for t in STEPS:
+        w.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = w.structure_panel.view
+        visible, buttons = view.box.viewRect(), buttons_rect(view)
+        named = set()
+        for e in w.model.step().record.events:
+            if isinstance(e, ev.AvailProbe):
+                named.add(e.order)
+            elif isinstance(e, ev.BuddySplit):
+                named.update((e.order, e.order - 1))
+            elif isinstance(e, ev.BuddyMerge):
+                named.update((e.order, e.order + 1))
+            elif isinstance(e, (ev.ListRemove, ev.ListInsert)) and e.where:
+                named.add(int(e.where[0]))
+        assert named, t
+        for k in named:
+            row = view._rows[k]
+            # the row's name, size and length (the chips may scroll sideways)
+            rect = view.view_rect_of(row, QRectF(0, 0, 300, row.boundingRect().height()))
+            assert visible.contains(rect), (t, k, rect, visible)
+            assert not rect.intersects(buttons), (t, k)
+            checked += 1
+    assert checked >= len(STEPS)
+
+
+def test_on_a_big_heap_the_buddy_view_follows_the_small_orders(qtbot, window, tmp_path):
+    """A 1 MiB request makes the chunk order 20; the small requests after
+    it work in AVAIL[7] and [8], far below the top orders: those rows are
+    shown, not the top of the table."""
+    from heapscope.allocators import events as ev
+    ops = ["a 0 1000000", "f 0"] + [f"a {i} 100" for i in range(1, 9)] + ["f 3", "a 9 100", "f 5"]
+    path = tmp_path / "big.rep"
+    path.write_text(f"0\n10\n{len(ops)}\n1\n" + "\n".join(ops) + "\n")
+    window.set_strategy("buddy")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(path)))
+    at_size(qtbot, window, 1280, 720)
+    for t in (len(ops) - 2, len(ops) - 1, len(ops)):
+        window.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = window.structure_panel.view
+        named = set()
+        for e in window.model.step().record.events:
+            if isinstance(e, ev.AvailProbe):
+                named.add(e.order)
+            elif isinstance(e, (ev.ListRemove, ev.ListInsert)) and e.where:
+                named.add(int(e.where[0]))
+        assert named and max(named) <= 12, (t, named)
+        visible = view.box.viewRect()
+        for k in named:
+            row = view._rows[k]
+            rect = view.view_rect_of(row, QRectF(0, 0, 300, row.boundingRect().height()))
+            assert visible.contains(rect), (t, k, rect, visible)
+
+
+def test_the_dlmalloc_view_shows_the_bin_its_step_took_from(qtbot, window):
+    """Issue 24: at step 5003 of the default trace dlmalloc takes the last
+    chunk of bin 32 while the view sat on bins 95 and 97 and top.  At that
+    step and at an early, a middle and a late one, the heading of every bin
+    the step's events take from or push on (read from the events) is on
+    screen."""
+    from PySide6.QtWidgets import QGraphicsTextItem
+    from heapscope.allocators import events as ev
+    window.set_strategy("dlmalloc")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(traces.default_trace_path())), timeout=60000)
+    at_size(qtbot, window, 1280, 720)
+    checked = 0
+    for t in (5003,) + STEPS:
+        window.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = window.structure_panel.view
+        canvas = view.canvas
+        shown = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+        bins = {f"bin {e.where[0]}" for e in window.model.step().record.events
+                if isinstance(e, (ev.ListRemove, ev.ListInsert)) and e.where}
+        headings = {i.mark.label: i for i in canvas.scene().items()
+                    if isinstance(i, QGraphicsTextItem) and getattr(i, "mark", None) is not None
+                    and getattr(i.mark, "label", "").split(" (")[0] in bins}
+        for label, item in headings.items():
+            top_line = item.mapRectToScene(QRectF(0, 0, 200, 20))
+            assert shown.contains(top_line), (t, label, top_line, shown)
+            checked += 1
+        assert {label.split(" (")[0] for label in headings} == bins, t
+    assert checked >= 1
+
+
+def test_outline_swatches_show_on_a_dark_caption():
+    """Issue 24: TLSF's "pushed" swatch (a black outline) vanished from the
+    caption in the dark theme.  Every outline swatch is drawn on the
+    drawing's own white, so it reads as in the drawing on either theme."""
+    import re
+    from heapscope.gui.structure_views.scene_view import INSERTED, swatch
+    html = swatch(INSERTED, "pushed", True)
+    background = re.search(r"background-color:\s*(#[0-9A-Fa-f]{6})", html)
+    assert background is not None and background.group(1).upper() == "#FFFFFF"
+    assert INSERTED.upper() in html.upper()
