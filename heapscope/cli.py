@@ -14,6 +14,7 @@
     heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
     heapscope lesson check FILE    validate a lesson (docs/lessons.md) and print each stop
     heapscope lesson list          the bundled lessons
+    heapscope lesson export FILE -o DIR   each stop as a PNG, the narration as Markdown
 
 TRACE is a ``.rep`` / ``.rep.gz`` file, a trace in the readable form
 (``a = malloc(240)``, ``free(a)``: a ``.heap`` file, recognised by its
@@ -660,6 +661,19 @@ def _lesson_options(p: argparse.ArgumentParser) -> None:
                            "docs/lessons.md gives the format.")
     check.add_argument("lesson", metavar="FILE", help="a lesson file (.md), or a bundled lesson's name")
     sub.add_parser("list", help="the bundled lessons", description="The lessons shipped with heapscope.")
+    from .render import DEFAULT_SIZE, parse_size
+    export = sub.add_parser("export", help="write each stop as a PNG and the narration as Markdown",
+                            description="Write a lesson as slides: DIR/stop-01.png ... (the window at each "
+                            "stop, as heapscope render draws it) and DIR/lesson.md (the narration, "
+                            "questions and answers, linking the pictures). The lesson is checked first; "
+                            "a broken one writes nothing.")
+    export.add_argument("lesson", metavar="FILE", help="a lesson file (.md), or a bundled lesson's name")
+    export.add_argument("--output", "-o", required=True, metavar="DIR",
+                        help="the folder to write into (made if missing; its parent must exist)")
+    export.add_argument("--size", type=_arg_type(parse_size, "size"), default=DEFAULT_SIZE, metavar="WxH",
+                        help="each strategy's window, in pixels (default %dx%d)" % DEFAULT_SIZE)
+    export.add_argument("--presenter", action="store_true", help="presenter mode: large text, thick outlines")
+    export.add_argument("--theme", choices=("light", "dark"), default="light")
 
 
 def _lesson_file(spec: str) -> str:
@@ -669,7 +683,7 @@ def _lesson_file(spec: str) -> str:
     return str(bundled) if bundled is not None and not os.path.exists(spec) else spec
 
 
-@command("lesson", "check a lesson file, or list the bundled lessons", _lesson_options)
+@command("lesson", "check or export a lesson file, or list the bundled lessons", _lesson_options)
 def cmd_lesson(args) -> int:
     """``lesson check FILE``, ``lesson list`` (heapscope/lessons/, docs/lessons.md)."""
     from .lessons import LessonError, bundled_lessons, load_lesson
@@ -679,15 +693,43 @@ def cmd_lesson(args) -> int:
             length = f"{lesson.minutes} min" if lesson.minutes else "length not given"
             print(f"{path.stem}: {lesson.title} ({', '.join(lesson.strategies)}; {length})")
         return 0
+    if args.lesson_command == "export":
+        from .lesson_export import check_folder
+        from .outputs import OutputError
+        try:
+            check_folder(args.output)     # before the replays
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
     try:
         lesson = load_lesson(_lesson_file(args.lesson))
     except LessonError as exc:
         raise CliError(str(exc)) from None
+    if args.lesson_command == "export":
+        return _export_lesson(args, lesson)
     length = f", about {lesson.minutes} minutes" if lesson.minutes else ""
     print(f"{args.lesson}: OK, {len(lesson.stops)} stops, {lesson.claim_count()} claims hold{length}")
     for index in range(len(lesson.stops)):
         print()
         print("\n".join(lesson.describe(index)))
+    return 0
+
+
+def _export_lesson(args, lesson) -> int:
+    """``lesson export``: heapscope/lesson_export.py draws, with render's windows."""
+    from .lesson_export import ExportRequest, export_lesson
+    from .outputs import OutputError
+    from .render import RenderError
+    request = ExportRequest(args.output, size=args.size, presenter=args.presenter, theme=args.theme)
+
+    def progress(done: int, total: int) -> None:
+        print(f"heapscope: stop {done}/{total} drawn", file=sys.stderr)
+
+    try:
+        written = export_lesson(lesson, request, lesson.text.path, progress)
+    except (OutputError, RenderError) as exc:
+        raise CliError(str(exc)) from None
+    for path in written:
+        print(path)
     return 0
 
 

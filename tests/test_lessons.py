@@ -82,6 +82,38 @@ def test_buddy_lesson_counts_are_knuths():
     assert "merges twice" in by_step[7]
 
 
+def _tlsf_classes(size: int, search: bool) -> tuple[int, int]:
+    """Conte's mapping_insert / mapping_search on LP64 (FL_INDEX_SHIFT 8,
+    32 second-level lists), worked here from tlsf.c's formulas."""
+    if search and size >= 256:
+        size += (1 << (size.bit_length() - 1 - 5)) - 1
+    if size < 256:
+        return 0, size // 8
+    f = size.bit_length() - 1
+    return f - 7, (size >> (f - 5)) ^ 32
+
+
+def test_tlsf_lesson_classes_are_conte_mapping():
+    from heapscope.allocators.events import ListInsert, MappingSearch
+    loaded = load_lesson(lesson_path("tlsf-bins"))
+    timeline = loaded.timelines["tlsf"]
+
+    def events(step):
+        timeline.seek(step - 1)
+        timeline.seek(step)
+        return list(timeline.last_record.events)
+
+    # b (520 bytes) freed goes to (2, 0); d asking 520 searches from (2, 1), above it
+    assert _tlsf_classes(520, search=False) == (2, 0)
+    assert _tlsf_classes(520, search=True) == (2, 1)
+    assert _tlsf_classes(504, search=True) == (1, 31)      # e: 500 aligned to 504
+    assert [e.where for e in events(6) if isinstance(e, ListInsert)] == [(2, 0)]
+    assert [(e.fl, e.sl) for e in events(8) if isinstance(e, MappingSearch)] == [(2, 1)]
+    assert [(e.fl, e.sl) for e in events(9) if isinstance(e, MappingSearch)] == [(1, 31)]
+    texts = {s.step: [c.text for c in s.claims] for s in loaded.stops}
+    assert "places e at the address b had" in texts[9] and "search == 2" in texts[7]
+
+
 # ------------------------------------------------------------------ claims
 
 def test_a_claim_that_holds_and_its_false_twin():
