@@ -367,7 +367,7 @@ def event_types(modules=()) -> tuple[str, ...]:
         if isinstance(module, str):
             module = sys.modules.get(module)
         for value in vars(module).values() if module is not None else ():
-            if (isinstance(value, type) and is_dataclass(value) and value.__module__ == module.__name__
+            if (isinstance(value, type) and is_dataclass(value) and _defined_by(value, module, everything)
                     and (everything or _frozen_slotted(value))):
                 names.add(value.__name__)
 
@@ -386,6 +386,14 @@ def known_events(strategy_names=()) -> tuple[str, ...]:
     from .registry import STRATEGIES
     classes = [STRATEGIES.get(name) for name in strategy_names]
     return event_types([cls.__module__ for cls in classes if cls is not None])
+
+
+def _defined_by(cls, module, everything: bool) -> bool:
+    """A strategy of one's own names its own classes; a built-in policy's
+    events may live in a module beside it (dlmalloc's in dlmalloc_events)."""
+    if cls.__module__ == module.__name__:
+        return True
+    return not everything and cls.__module__.startswith(_events.__name__.rpartition(".")[0] + ".")
 
 
 def _frozen_slotted(cls) -> bool:
