@@ -79,10 +79,12 @@ class Densifier:
     or the timeline was rebuilt under it."""
 
     def __init__(self, timeline: Timeline, share: int = 1, max_bytes: int = DENSER_BYTES,
-                 seconds: float = SEEK_REPLAY_SECONDS) -> None:
+                 seconds: float | None = None) -> None:
         self.timeline = timeline
         self.share = max(1, int(share))
         self.max_bytes = max_bytes
+        if seconds is None:         # looked up here, so that a test can fix it
+            seconds = SEEK_REPLAY_SECONDS
         self.target_seconds = seconds / self.share
         self.added = 0
         self.bytes = 0
