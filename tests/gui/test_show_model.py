@@ -3,6 +3,7 @@ every view updated once per step, computed once per step, closed views left
 alone, timelines kept per strategy, costly redraws skipped while playing."""
 
 import gc
+import time
 
 import pytest
 from PySide6.QtCore import QEvent, Qt
@@ -14,6 +15,7 @@ from heapscope.gui.explain_panel import ExplainPanel
 from heapscope.gui.heap_map import HeapMapWidget
 from heapscope.gui.show_model import ShowModel, timeline_key
 from heapscope.gui.structure_panel import StructurePanel
+from heapscope.gui.subscriber import Subscriber
 
 from .conftest import Counter, wait_loaded
 
@@ -145,12 +147,17 @@ def test_while_playing_the_structure_view_may_skip_steps_but_draws_the_last(qtbo
     view = w.structure_panel.view
     draws = Counter(view, "show_step")
     w.model.playing = True
+    t0 = time.perf_counter()
     for t in range(201, 221):
         w.seek(t)
-    # at most one redraw at once; the rest waits for the next frame
-    assert len(draws) <= 1
+    # at most one redraw a play interval (the seeks run without the event
+    # loop, so on a loaded machine whole intervals may pass among them)
+    intervals = int((time.perf_counter() - t0) * 1000 // Subscriber.PLAY_INTERVAL_MS)
+    if intervals >= 19:
+        pytest.skip("each seek took a whole play interval: too slow a machine to tell")
+    assert len(draws) <= 1 + intervals
     qtbot.waitUntil(lambda: draws.calls and draws.calls[-1][1] == w.model.step().explained, timeout=2000)
-    assert len(draws) <= 2
+    assert len(draws) <= 2 + intervals
     w.model.playing = False
     # what it was given last is the last step's structure
     assert draws.calls[-1][0] == w.timeline.strategy.structure()
