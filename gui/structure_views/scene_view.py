@@ -199,7 +199,46 @@ class LinesLabel(QLabel):
     def __init__(self, lines: int, parent=None) -> None:
         super().__init__(parent)
         self.lines = lines
+        self._full = ""
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
+
+    # A text longer than the lines kept is cut at a word and ends in "…" (the
+    # whole of it in the tooltip): before, a fourth line was drawn over the
+    # bottom of the drawing above.
+    def setText(self, text: str) -> None:    # noqa: N802 (Qt's name)
+        self._full = text
+        self._fit()
+
+    def text(self) -> str:
+        """The whole text, as given (what shows may be cut)."""
+        return self._full
+
+    def resizeEvent(self, event) -> None:    # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        full = self._full
+        metrics = self.fontMetrics()
+        width = max(1, self.contentsRect().width())
+        room = metrics.lineSpacing() * self.lines
+
+        def fits(text: str) -> bool:
+            return metrics.boundingRect(0, 0, width, 1 << 20, Qt.TextWordWrap, text).height() <= room
+
+        shown = full
+        if not fits(full):
+            words = full.split(" ")
+            lo, hi = 0, len(words)          # the most words that fit, with the "…"
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if fits(" ".join(words[:mid]) + " …"):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            shown = " ".join(words[:lo]) + " …"
+        self.setToolTip(full if shown != full else "")
+        QLabel.setText(self, shown)
 
     def _height(self) -> int:
         return self.fontMetrics().lineSpacing() * self.lines + 4

@@ -7,7 +7,7 @@ Fit all buttons, and none is smaller on screen than the stated minimum
 
 import pytest
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
+from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QLabel
 
 from heapscope import traces
 
@@ -198,3 +198,26 @@ def test_outline_swatches_show_on_a_dark_caption():
     background = re.search(r"background-color:\s*(#[0-9A-Fa-f]{6})", html)
     assert background is not None and background.group(1).upper() == "#FFFFFF"
     assert INSERTED.upper() in html.upper()
+
+
+def test_a_status_line_longer_than_its_lines_is_cut_not_drawn_over_the_drawing(qtbot):
+    """The status line under a drawing keeps three lines: a longer summary
+    (TLSF's on a real trace wraps to four at 1280x720) is cut at a word with
+    '…', the whole of it in the tooltip; text() still gives all of it."""
+    from PySide6.QtCore import QRect, Qt
+    from heapscope.gui.structure_views.scene_view import LinesLabel
+    label = LinesLabel(3)
+    qtbot.addWidget(label)
+    label.resize(300, label.sizeHint().height())
+    label.show()
+    words = " ".join(f"word{i}" for i in range(200))
+    label.setText(words)
+    shown = QLabel.text(label)
+    metrics = label.fontMetrics()
+    height = metrics.boundingRect(QRect(0, 0, label.contentsRect().width(), 1 << 20),
+                                  Qt.TextWordWrap, shown).height()
+    assert height <= 3 * metrics.lineSpacing()
+    assert shown.endswith(" …") and words.startswith(shown[:-2]) and len(shown) < len(words)
+    assert label.text() == words and label.toolTip() == words
+    label.setText("short")                      # fits: shown whole, no tooltip
+    assert QLabel.text(label) == "short" and label.toolTip() == ""
