@@ -630,6 +630,12 @@ class CompareRow(QFrame):
         self.structure_button.setText("◂" if shown else "▸")
         self.structure_button.setToolTip(("Hide" if shown else "Show") + " this strategy's free structure")
 
+    def select(self, addr) -> None:
+        """Select and outline the block at ``addr`` in this row's map and
+        structure view (None clears), as a click on it does (a lesson's stop
+        selects a block by its name in each row: gui/lesson_stop.py)."""
+        self._select(addr)
+
     def _select(self, addr) -> None:
         addr = None if addr is None or addr < 0 else addr
         self.map.set_selection(addr)
@@ -908,7 +914,8 @@ class CompareView(Subscriber, QWidget):
         box.setContentsMargins(4, 4, 4, 0)
         box.setSpacing(4)
         box.addWidget(self.rows_scroll, 1)
-        box.addWidget(VerticalScroll(side))
+        self.side_scroll = VerticalScroll(side)
+        box.addWidget(self.side_scroll)
 
     def apply_presentation(self, pres: Presentation) -> None:
         """Every row, the ranking table, the legend and the notes in ``pres``'s
@@ -920,6 +927,11 @@ class CompareView(Subscriber, QWidget):
         self.legend.apply_presentation(pres)
         self.scale_note.setStyleSheet(f"color: {pres.muted};")
         self.request_key.setStyleSheet(f"color: {pres.theme.ink};")
+
+    def set_side_visible(self, visible: bool) -> None:
+        """Show or hide the column of the ranking table, the notes and the
+        legend (a lesson's narration takes its room on a narrow screen)."""
+        self.side_scroll.setVisible(visible)
 
     # --------------------------------------------------------- binding
     def bind(self, model, row: int = 0) -> None:

@@ -52,7 +52,9 @@ def picture_name(index: int, count: int) -> str:
 def _answer_block(question) -> list[str]:
     if question is None:
         return []
-    lines = ["<details><summary>Answer</summary>", "", f"**{question.answer}**"]
+    # a click question's answer is the block the picture shows taken
+    answer = "the block the picture shows taken" if question.kind == "click" else question.answer
+    lines = ["<details><summary>Answer</summary>", "", f"**{answer}**"]
     if question.explain:
         lines += ["", question.explain]
     return lines + ["", "</details>", ""]
@@ -173,19 +175,7 @@ def _draw_stops(lesson, timelines, render_request, paths, settings, progress) ->
 def set_stop(window, state, ids: dict[str, int]) -> None:
     """Set ``window`` as the lesson's stop says: the step and event, the
     panels (a stop without ``show:`` keeps the previous stop's), the
-    selected block (none when it is not live in this window's heap)."""
-    model = window.model
-    model.seek(state.step, None if state.event is None else state.event - 1)
-    if state.show:
-        for action, panel in ((window.act_structure, "structure"), (window.act_explain, "explain"),
-                              (window.act_plots, "plots")):
-            wanted = panel in state.show
-            if action.isChecked() != wanted:
-                action.trigger()      # checks it and runs its toggle, as the menu does
-    address = None
-    if state.select is not None:
-        wanted = ids.get(state.select)
-        shown = model.step(0)
-        if shown is not None:
-            address = next((a for a, ident in shown.ids.items() if ident == wanted), None)
-    model.select(address)
+    selected block (none when it is not live in this window's heap); the
+    window's lesson player sets its stops the same way (gui/lesson_stop.py)."""
+    from .gui.lesson_stop import set_stop as set_window_stop
+    set_window_stop(window, state, ids, state.show or None)
