@@ -121,7 +121,7 @@ class MoveButton(QPushButton):
 
     def _fit(self) -> None:
         words = self.act.iconText()
-        room = self.width() - self.fontMetrics().averageCharWidth() * 2
+        room = self.width() - self.fontMetrics().averageCharWidth()
         short = words.replace("Back", "").replace("Stop", "").replace("Next", "").strip()
         text = words if self.fontMetrics().horizontalAdvance(words) <= room else short
         if text != self.text():
