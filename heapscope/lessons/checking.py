@@ -23,7 +23,7 @@ from heapscope.traces.trace import FREE
 from .claims import Claim, ClaimError, StepFacts, parse_claim
 from .reader import PANELS, LessonError, LessonText, Stop, read_lesson_text
 
-__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text"]
+__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text", "run_measures"]
 
 
 @dataclass(frozen=True)
@@ -110,11 +110,34 @@ class Lesson:
 
 
 def _measures(timeline: Timeline, step: int) -> dict:
+    """The measures after ``step`` (the gauges'), and :func:`run_measures` over steps 1..step."""
     if step == 0:
         zero = {k: 0 for k in ("heap", "live", "in_use", "headers", "padding", "free", "largest_free",
                                "top_free", "search", "work")}
-        return dict(zero, external=0.0, external_no_top=0.0)
-    return timeline.series.at(step - 1)
+        return dict(zero, external=0.0, external_no_top=0.0, **run_measures(timeline, 0))
+    return dict(timeline.series.at(step - 1), **run_measures(timeline, step))
+
+
+def run_measures(timeline: Timeline, step: int) -> dict:
+    """The measures of the run so far, over steps 1..``step``:
+
+    - ``peak_live``: the most bytes live at once, max L (Vo 1989's Salloc;
+      CS:APP 9.9.3's max P_i, the peak aggregate payload);
+    - ``peak_heap``: the largest heap, max H (Vo's Sarena, "the total sbrk space");
+    - ``waste``: (peak_heap - peak_live) / peak_live, Vo's Waste (0 while nothing was live);
+    - ``peak_util``: peak_live / H after the step, CS:APP's peak utilisation
+      U_k (0 with no heap): at the last step, what ``heapscope grade`` reports
+      when no request failed.
+    """
+    if step == 0:
+        return {"peak_live": 0, "peak_heap": 0, "waste": 0.0, "peak_util": 0.0}
+    series = timeline.series
+    peak_live = int(series.live[:step].max())
+    peak_heap = int(series.heap[:step].max())
+    heap = int(series.heap[step - 1])
+    return {"peak_live": peak_live, "peak_heap": peak_heap,
+            "waste": (peak_heap - peak_live) / peak_live if peak_live else 0.0,
+            "peak_util": peak_live / heap if heap else 0.0}
 
 
 def _facts(lesson_trace, timeline: Timeline, step: int) -> StepFacts:
