@@ -13,7 +13,7 @@ each of the lesson's strategies::
     expect: event 5 is a zig-zag          (the step's 5th event: a type or a splay step)
     expect: frag > 0.5                    (measures: see MEASURES)
     expect: buddy heap == 4096
-    expect: waste > 1.5                   (over steps 1..t: peak_live, peak_heap, waste, peak_util)
+    expect: waste > 1.5                   (over steps 1..t: peak_live, peak_heap, waste, peak_util, mean_search)
 
 Counts are counted from the step's events (K&R's and Vo's ``Split`` and
 Knuth's ``BuddySplit`` are splits; ``Coalesce`` and ``BuddyMerge`` merges;
@@ -41,9 +41,10 @@ MEASURES = {
     "heap": "heap", "live": "live", "in_use": "in_use", "headers": "headers",
     "padding": "padding", "free": "free", "largest_free": "largest_free",
     "top_free": "top_free", "frag": "external", "frag_no_top": "external_no_top",
-    "search": "search", "work": "work",
+    "search": "search", "work": "work", "rotations": "rotations",
     # over the steps 1..t, not only step t (checking.run_measures)
     "peak_live": "peak_live", "peak_heap": "peak_heap", "waste": "waste", "peak_util": "peak_util",
+    "mean_search": "mean_search",
 }
 
 
