@@ -434,6 +434,12 @@ def test_splay_step_and_event_claims_and_their_false_twins():
         assert info.value.line == line_of(wrong, f"expect: {bad}"), bad
         assert str(info.value).startswith(f"splay.md:{info.value.line}: claim is false")
         assert words in str(info.value), str(info.value)
+    # a misspelt type is a claim heapscope cannot read, at its line, not a false one
+    typo = text.replace("expect: event 1 is a Visit\n", "expect: event 1 is a Vist\n")
+    with pytest.raises(LessonError) as info:
+        load_lesson_text(typo, "splay.md")
+    assert info.value.line == line_of(typo, "is a Vist") and "unknown event type 'Vist'" in str(info.value)
+    assert "TreeJoin" in str(info.value)
 
 
 RUN_TRACE = """\

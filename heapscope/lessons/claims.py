@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from heapscope.allocators.conditions import ROTATION_KINDS
+from heapscope.allocators.conditions import ROTATION_KINDS, known_events
 from heapscope.allocators.events import BuddyMerge, BuddySplit, Coalesce, Grow, Rotation, Split
 
 __all__ = ["Claim", "ClaimError", "parse_claim", "StepFacts", "MEASURES", "COUNTED", "event_words"]
@@ -182,7 +182,13 @@ def parse_claim(text: str, strategies: list[str]) -> Claim:
         return Claim(text, strategy, _count(m.group(1), want))
     m = _EVENT.match(rest)
     if m:
-        return Claim(text, strategy, _event_is(int(m.group(1)), m.group(2)))
+        what = m.group(2)
+        # a typo ('Vist') is a mistake in the claim, not a false claim
+        known = {k.casefold(): k for k in (*known_events(strategies), *ROTATION_KINDS)}
+        if what.casefold() not in known:
+            raise ClaimError(f"unknown event type {what!r} in {text!r}; an event is a splay step "
+                             f"({', '.join(ROTATION_KINDS)}) or one of: {', '.join(known_events(strategies))}")
+        return Claim(text, strategy, _event_is(int(m.group(1)), what))
     m = _MEASURE.match(rest)
     if m:
         value = float(int(m.group(3), 0)) if "x" in m.group(3).lower() else float(m.group(3))
