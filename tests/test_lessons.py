@@ -6,6 +6,7 @@ units, Knuth's powers of two) or taken from a Timeline replay done here, not
 from the lesson checker."""
 
 import functools
+import re
 import textwrap
 
 import pytest
@@ -63,6 +64,10 @@ def test_there_are_bundled_lessons_and_each_loads_with_every_claim_holding():
         assert all(s.claims for s in loaded.stops[1:]) or loaded.claim_count() > len(loaded.stops)
         # each states its length, and it fits a 50-minute slot
         assert isinstance(loaded.minutes, int) and 0 < loaded.minutes <= 50, path
+        # ... and says so to the class, in its introduction
+        assert re.search(rf"\b{loaded.minutes}\s+minutes", loaded.text.intro), path
+    for name in ("free-list-rotation", "splay-tree-rebalancing", "vo1989-table", "malloc-lab-utilisation"):
+        assert 6 <= len(bundled(name).stops) <= 12, name
 
 
 def test_roving_pointer_places_are_where_a_replay_of_its_trace_puts_them():
