@@ -686,12 +686,14 @@ def _lesson_file(spec: str) -> str:
 @command("lesson", "check or export a lesson file, or list the bundled lessons", _lesson_options)
 def cmd_lesson(args) -> int:
     """``lesson check FILE``, ``lesson list`` (heapscope/lessons/, docs/lessons.md)."""
-    from .lessons import LessonError, bundled_lessons, load_lesson
+    from .lessons import LessonError, bundled_lessons, load_lesson, read_lesson_text
     if args.lesson_command == "list":
+        # the front matter is enough: no replay (vo1989-table's takes seconds)
         for path in bundled_lessons():
-            lesson = load_lesson(path)
-            length = f"{lesson.minutes} min" if lesson.minutes else "length not given"
-            print(f"{path.stem}: {lesson.title} ({', '.join(lesson.strategies)}; {length})")
+            text = read_lesson_text(path.read_text(encoding="utf-8"), str(path))
+            named = text.front.get("strategies") or [text.front.get("strategy", "?")]
+            length = f"{text.minutes} min" if text.minutes else "length not given"
+            print(f"{path.stem}: {text.title} ({', '.join(map(str, named))}; {length})")
         return 0
     if args.lesson_command == "export":
         from .lesson_export import check_folder
