@@ -46,6 +46,17 @@ class Answer:
     verdict: str = ""       # why, in the policy's words (a click question)
 
 
+def _shown(state) -> tuple[int, int | None]:
+    """(position, event index or None) a stop shows once answered."""
+    return state.step, None if state.event is None else state.event - 1
+
+
+def _order(shown: tuple[int, int | None]) -> tuple[int, float]:
+    """A shown state's place in time: the whole step comes after its events."""
+    position, event = shown
+    return position, float("inf") if event is None else event
+
+
 class LessonPlayer(QObject):
     #: what the lesson panel shows changed (the stop, an answer, arrival, a move away)
     changed = Signal()
@@ -156,13 +167,29 @@ class LessonPlayer(QObject):
         return self._start_panels
 
     def target(self, index: int | None = None) -> tuple[int, int | None]:
-        """(position, event index or None) stop ``index`` shows now: the heap
-        before its step while its question is open."""
+        """(position, event index or None) stop ``index`` shows now: while its
+        question is open, the state it is asked at (:meth:`asked_at`)."""
         index = self.index if index is None else index
         state = self.stops[index]
         if state.question is not None and index not in self.answers:
-            return max(0, state.step - 1), None
-        return state.step, None if state.event is None else state.event - 1
+            return self.asked_at(index)
+        return _shown(state)
+
+    def asked_at(self, index: int) -> tuple[int, int | None]:
+        """Where stop ``index``'s question is asked: before the stop's step is
+        shown -- the heap just before its step, or, when the stop before is
+        later than that and not past this one, that stop's state (a question
+        about an event of a step already shown, or about a step the last
+        stop showed whole).  A click question always asks on the heap just
+        before its malloc (predict's rule)."""
+        state = self.stops[index]
+        before = (max(0, state.step - 1), None)
+        if index == 0 or state.question.kind == "click":
+            return before
+        previous = _shown(self.stops[index - 1])
+        if _order(before) < _order(previous) <= _order(_shown(state)):
+            return previous
+        return before
 
     @property
     def at_stop(self) -> bool:
@@ -271,7 +298,7 @@ class LessonPlayer(QObject):
         q = self.state.question if self.question_open else None
         if q is None or q.kind != "click" or addr is None or addr < 0:
             return False
-        if self.traveling or self.model.position != self.state.step - 1:
+        if self.traveling or (self.model.position, self.model.event_index) != self.asked_at(self.index):
             self.message = "Backspace goes back to the question's heap first."
         elif row != 0:
             self.message = f"Answer in the top row: the question is about {self.lesson.strategies[0]}."
@@ -300,19 +327,25 @@ class LessonPlayer(QObject):
         answer (a click question's by the replay: predict's judge, or its
         reveal when no answer was given) and arrive at the stop."""
         self._quiet(False)
-        step = self.state.step
-        self._set(lambda: self.model.seek(step - 1))
-        self.answers[self.index] = answer          # the stop's target is its step now
+        state = self.state
+        position, event = self.asked_at(self.index)
+        self._set(lambda: self.model.seek(position, event))
+        self.answers[self.index] = answer          # the stop's target is its own state now
         self.message = ""
-        if self.state.question.kind == "click" and self.session.pending is not None:
-            self.travel.go(step)        # one step: its events play; the timeline is at it already
+        if state.question.kind == "click" and self.session.pending is not None:
+            self.travel.go(state.step)  # one step: its events play; the timeline is at it already
             verdict = self.session.mark()
             if verdict is not None:
                 right = None if verdict.skipped else bool(verdict.correct)
                 self.answers[self.index] = Answer(answer.given, right, f"{verdict.headline}. {verdict.reason}")
-        else:
+        elif position < state.step:
             self.session.cancel()
-            self.travel.go(step)
+            self.travel.go(state.step)  # arrives in _arrived, which sets the event
+        else:
+            # asked inside the stop's step: the next event plays, if it is the stop's
+            if state.event is not None and event is not None and event + 1 == state.event - 1:
+                self._set(self.window.animator.micro_forward)
+            self._arrived()
         self.changed.emit()
 
     # ================================================================= helpers
