@@ -62,14 +62,8 @@ def _label(markdown: bool = False) -> QLabel:
     return label
 
 
-def _button(text: str) -> QPushButton:
-    button = QPushButton(text)
-    button.setFocusPolicy(Qt.NoFocus)
-    return button
-
-
 class ChoiceButton(QPushButton):
-    """A choice of a question: its text wrapped to the button's width (a
+    """A choice of a question (or another answer): its text wrapped to the button's width (a
     projector's narrow panel has no room for a long answer on one line)."""
 
     def __init__(self, choice: str, parent=None) -> None:
@@ -151,10 +145,11 @@ class LessonPanel(QWidget):
         self.choices_box = QVBoxLayout()
         self.choices_box.setSpacing(4)
         self.choice_buttons: list[ChoiceButton] = []
-        self.grow_button = _button("The Heap Will &Grow")
+        # wrapped like the choices: a narrow panel's page must not grow wider than its view
+        self.grow_button = ChoiceButton("The Heap Will Grow")
         self.grow_button.setToolTip("A click question's other answer: no free block fits")
         self.grow_button.clicked.connect(self.grow_asked)
-        self.reveal_button = _button("Show the &Answer")
+        self.reveal_button = ChoiceButton("Show the Answer")
         self.reveal_button.setToolTip("Play the step and show the answer; the question is not scored")
         self.reveal_button.clicked.connect(self.reveal_asked)
         self.verdict = _label()
@@ -237,7 +232,8 @@ class LessonPanel(QWidget):
         where = f"step {state.step}" + (f", event {state.event}" if state.event is not None else "")
         self.where.setText(f"<b>Stop {index + 1} / {count}</b> · {where}{length}")
         self.heading.setText(f"#### {state.stop.title}")
-        text = state.stop.narration
+        # the narration written after the question discusses its answer: shown once answered
+        text = state.stop.before_reply if open_question else state.stop.narration
         if index == 0 and lesson.text.intro:
             text = f"{lesson.text.intro}\n\n---\n\n{text}"
         self.narration.setText(with_image_paths(text, os.path.dirname(os.path.abspath(lesson.text.path))))
@@ -245,7 +241,7 @@ class LessonPanel(QWidget):
         self.scroll.verticalScrollBar().setValue(0)
         if state.question is not None:
             # the question and its answers in view, once laid out, below the narration's end
-            QTimer.singleShot(0, lambda: self.scroll.ensureWidgetVisible(self.question_box, 0, 0))
+            QTimer.singleShot(30, self._show_question)
 
     def _draw_question(self, question, answer, open_question: bool) -> None:
         for b in self.choice_buttons:
@@ -285,6 +281,15 @@ class LessonPanel(QWidget):
                     f"{html.escape(answer.given)}; the answer is {answer_text}")
         self.verdict.setText(text)
         self.explanation.setText(question.explain)
+
+    def _show_question(self) -> None:
+        """Scroll down (only down: the narration keeps its left edge) until
+        the question box's bottom is in view, its top first if it is taller."""
+        bar = self.scroll.verticalScrollBar()
+        box = self.question_box
+        bottom = box.y() + box.height() - self.scroll.viewport().height()
+        bar.setValue(max(0, min(box.y(), bottom)))
+        self.scroll.horizontalScrollBar().setValue(0)
 
     # ================================================================ sizing
     def set_room(self, pixels: int | None) -> None:

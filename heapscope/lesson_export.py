@@ -49,7 +49,9 @@ def picture_name(index: int, count: int) -> str:
     return f"stop-{index + 1:0{max(2, len(str(count)))}d}.png"
 
 
-def _answer_block(question) -> list[str]:
+def _answer_block(question, reply: str = "") -> list[str]:
+    """The answer, its explanation and the narration written after the
+    question (``reply``: it discusses the answer), folded."""
     if question is None:
         return []
     # a click question's answer is the block the picture shows taken
@@ -57,7 +59,14 @@ def _answer_block(question) -> list[str]:
     lines = ["<details><summary>Answer</summary>", "", f"**{answer}**"]
     if question.explain:
         lines += ["", question.explain]
+    if reply:
+        lines += ["", _blank_runs(reply)]
     return lines + ["", "</details>", ""]
+
+
+def _blank_runs(text: str) -> str:
+    """The directives taken out leave runs of blank lines: one is enough."""
+    return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text)
 
 
 def _question_block(question) -> list[str]:
@@ -82,12 +91,13 @@ def lesson_markdown(lesson) -> str:
         stop = state.stop
         where = f"step {state.step}" + (f", event {state.event}" if state.event is not None else "")
         lines += [f"## {stop.title}", ""]
-        if stop.narration:
-            # the directives taken out leave runs of blank lines
-            lines += [re.sub(r"\n\s*\n(\s*\n)+", "\n\n", stop.narration), ""]
+        # a question's reply (the narration after its ask: line) goes with its answer
+        narration = stop.before_reply if state.question is not None else stop.narration
+        if narration:
+            lines += [_blank_runs(narration), ""]
         lines += _question_block(state.question)
         lines += [f"![{stop.title} ({where})]({picture_name(index, count)})", ""]
-        lines += _answer_block(state.question)
+        lines += _answer_block(state.question, stop.reply if state.question is not None else "")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -189,6 +189,8 @@ choices: yes | no
 answer: yes
 explain: b's hole holds 100 bytes and more.
 
+Cut from the front of b's hole, d leaves a splinter behind.
+
 ## Grows?
 
 step: 8
@@ -230,8 +232,11 @@ def test_questions_wait_for_an_answer_and_count_right_and_wrong(qtbot, window, t
     assert player.score_text() == "0 of 1 right"
     qtbot.keyClick(w, Qt.Key_PageDown)
     arrive(qtbot, w)
+    # the narration after the question discusses its answer: shown once answered
+    assert "splinter" not in panel.narration.text()
     answer_through_the_panel(qtbot, w, lesson.stops[2].question, right=True)
     assert "✓ Right" in panel.verdict.text()
+    assert "splinter" in panel.narration.text()
     assert player.score_text() == "1 of 2 right"
     qtbot.keyClick(w, Qt.Key_PageDown)
     arrive(qtbot, w)
@@ -432,3 +437,12 @@ def test_answer_click_needs_a_malloc_step():
         load_lesson_text(text, "q.md")
     line = QUESTIONS.splitlines().index("answer: click") + 1
     assert str(raised.value).startswith(f"q.md:{line}: answer: click")
+
+
+def test_the_narration_after_a_question_goes_with_its_answer_in_the_export():
+    from heapscope.lesson_export import lesson_markdown
+    page = lesson_markdown(load_lesson_text(QUESTIONS, "q.md"))
+    question = page.index("Does d fit in b's hole?")
+    details = page.index("<details>", question)
+    assert page.index("splinter behind") > details
+    assert page.index("splinter behind") < page.index("</details>", details)
