@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu
 
@@ -74,6 +74,8 @@ class LessonPart(QObject):
         self.menu = self._menu()
         self.player.changed.connect(lambda: self.panel.show_player(self.player))
         self.player.changed.connect(self._make_room)
+        # presenter mode changes every size: the room is measured again once laid out
+        window.act_presenter.toggled.connect(lambda *_: QTimer.singleShot(0, self._make_room))
         self.player.active_changed.connect(self._active)
         self.panel.chosen.connect(self.player.answer_choice)
         self.panel.grow_asked.connect(self.player.answer_grow)

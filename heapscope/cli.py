@@ -723,10 +723,16 @@ def _lesson_options(p: argparse.ArgumentParser) -> None:
 
 
 def _lesson_file(spec: str) -> str:
-    """A bundled lesson's name means it unless a file of that name exists."""
-    from .lessons import lesson_path
+    """A bundled lesson's name means it unless a file of that name exists;
+    CliError for a name that is neither (with the bundled lessons' names)."""
+    from .lessons import bundled_lessons, lesson_path
     bundled = lesson_path(spec)
-    return str(bundled) if bundled is not None and not os.path.exists(spec) else spec
+    if bundled is not None and not os.path.exists(spec):
+        return str(bundled)
+    if not os.path.exists(spec) and os.sep not in spec and not spec.endswith(".md"):
+        raise CliError(f"{spec}: no lesson file and no bundled lesson of that name; bundled: "
+                       f"{', '.join(p.stem for p in bundled_lessons())}")
+    return spec
 
 
 @command("lesson", "play, check or export a lesson file, or list the bundled lessons", _lesson_options)

@@ -446,3 +446,26 @@ def test_the_narration_after_a_question_goes_with_its_answer_in_the_export():
     details = page.index("<details>", question)
     assert page.index("splinter behind") > details
     assert page.index("splinter behind") < page.index("</details>", details)
+
+
+def test_presenter_mode_at_1280x720_keeps_the_window_and_the_panel_readable(qtbot, window):
+    """Presenter mode (F5) while a lesson plays: the panel gives the views the
+    room they need, so the window stays 1280 pixels wide, and no text of the
+    panel is wider than it (its page never scrolls sideways)."""
+    w = window
+    w.set_window_size(1280, 720)
+    start(qtbot, w, next(p for p in LESSONS if p.stem == "tlsf-bins"))
+    qtbot.keyClick(w, Qt.Key_F5)
+    settle(qtbot, 50)
+    assert w.presentation.presenter and w.width() == 1280
+    panel = w.lessons.panel
+    for _ in range(3):                       # to the stop with the question
+        qtbot.keyClick(w, Qt.Key_PageDown)
+        arrive(qtbot, w)
+    settle(qtbot, 60)
+    assert w.lessons.player.question_open and w.width() == 1280
+    assert panel.scroll.horizontalScrollBar().maximum() == 0
+    assert panel.scroll.widget().width() <= panel.scroll.viewport().width()
+    box = panel.question_box
+    top = box.mapTo(panel.scroll.viewport(), box.rect().topLeft()).y()
+    assert 0 <= top < panel.scroll.viewport().height()      # the question is in view
