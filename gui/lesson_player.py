@@ -34,6 +34,7 @@ from PySide6.QtCore import QObject, Signal
 from heapscope.allocators.predict import GROW
 
 from .lesson_stop import select_block, set_panels, shown_panels
+from .own_moves import OwnMoves
 from .predict_mode import PredictSession
 from .stop_travel import StopTravel
 
@@ -80,7 +81,7 @@ class LessonPlayer(QObject):
         self.session = PredictSession(self.model, 0, self)     # a click question's, row 0
         self._ids: dict[str, int] = {}
         self._start_panels: tuple[str, ...] = ()
-        self._setting = False
+        self._setting = OwnMoves()      # the stops this player sets (not the student's moves)
         for signal in (self.model.step_changed, self.model.event_changed, self.model.selection_changed):
             signal.connect(self._model_moved)
         self.model.trace_changed.connect(self._trace_changed)
@@ -364,12 +365,8 @@ class LessonPlayer(QObject):
             row.set_quiet(quiet)
 
     def _set(self, change) -> None:
-        self._setting = True
-        try:
-            change()
-        finally:
-            self._setting = False
+        self._setting.run(change)
 
     def _model_moved(self, *_) -> None:
-        if self.lesson is not None and not self._setting and not self.traveling:
+        if self.lesson is not None and not self._setting.active and not self.traveling:
             self.changed.emit()          # the panel says whether this is still the stop

@@ -20,6 +20,8 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from .own_moves import OwnMoves
+
 #: at most this many steps play on the way to a stop; the rest are jumped over
 MAX_PLAYED = 8
 #: after an animated step, the share of a step's time the whole step stays on show
@@ -39,7 +41,7 @@ class StopTravel(QObject):
         #: the player's speed, in steps per second
         self.speed = speed
         self.target: int | None = None
-        self._ours = False
+        self._ours = OwnMoves()
         self._waiting = False        # for the animator to end a step's script
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -108,14 +110,10 @@ class StopTravel(QObject):
             self._timer.start(max(1, round(self._step_ms() * REST_SHARE)))
 
     def _move(self, change) -> None:
-        self._ours = True
-        try:
-            change()
-        finally:
-            self._ours = False
+        self._ours.run(change)
 
     def _model_moved(self, *_) -> None:
-        if self.target is not None and not self._ours:
+        if self.target is not None and not self._ours.active:
             self._timer.stop()
             self._waiting = False
             self.target = None

@@ -206,14 +206,20 @@ def written(tmp_path, text: str, name: str = "lesson.md") -> Path:
     return path
 
 
-def test_questions_wait_for_an_answer_and_count_right_and_wrong(qtbot, window, tmp_path):
-    w = window
-    path = written(tmp_path, QUESTIONS)
+def at_second_stop(qtbot, w, tmp_path, text: str):
+    """The lesson ``text`` written to a file, played, at its second stop:
+    (lesson, player, panel)."""
+    path = written(tmp_path, text)
     lesson = load_lesson(path)
     start(qtbot, w, path)
-    player, panel = w.lessons.player, w.lessons.panel
     qtbot.keyClick(w, Qt.Key_PageDown)
     arrive(qtbot, w)
+    return lesson, w.lessons.player, w.lessons.panel
+
+
+def test_questions_wait_for_an_answer_and_count_right_and_wrong(qtbot, window, tmp_path):
+    w = window
+    lesson, player, panel = at_second_stop(qtbot, w, tmp_path, QUESTIONS)
     # a click question: the heap before c's malloc, the grow button offered
     assert player.question_open and w.model.position == 6
     assert panel.grow_button.isVisible() and not panel.choice_buttons
@@ -252,12 +258,7 @@ def test_questions_wait_for_an_answer_and_count_right_and_wrong(qtbot, window, t
 
 def test_a_click_question_answered_right_and_shown_without_an_answer(qtbot, window, tmp_path):
     w = window
-    path = written(tmp_path, QUESTIONS)
-    lesson = load_lesson(path)
-    start(qtbot, w, path)
-    player, panel = w.lessons.player, w.lessons.panel
-    qtbot.keyClick(w, Qt.Key_PageDown)
-    arrive(qtbot, w)
+    lesson, player, panel = at_second_stop(qtbot, w, tmp_path, QUESTIONS)
     answer_through_the_panel(qtbot, w, lesson.stops[1].question, right=True)
     assert "✓ Right" in panel.verdict.text()
     assert player.score_text() == "1 of 1 right"
