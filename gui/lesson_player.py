@@ -12,9 +12,9 @@ the step animator, compare mode for a lesson of several strategies.
   event and selection; **Back** sets the stop before exactly, at once
   (nothing plays backwards); **Back to stop** sets the current stop again
   after the student wandered off with the free controls.
-* A stop with a **question** is first shown on the heap before its step
-  (the question is asked before the step is shown) and Next waits for the
-  answer: one of the choices, a click on the block the step's malloc takes
+* A stop with a **question** is first shown as it was before its step
+  (:meth:`LessonPlayer.asked_at`: the question is asked before the step is
+  shown) and Next waits for the answer: one of the choices, a click on the block the step's malloc takes
   (``answer: click``; judged by the replay, :mod:`heapscope.allocators.predict`,
   for the lesson's first strategy), or, for a question without choices,
   Show the Answer.  Then the step plays, the verdict and the explanation
