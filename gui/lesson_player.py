@@ -36,6 +36,7 @@ from heapscope.allocators.predict import GROW
 from .lesson_stop import select_block, set_panels, shown_panels
 from .own_moves import OwnMoves
 from .predict_mode import PredictSession
+from .show_model import timeline_key
 from .stop_travel import StopTravel
 
 
@@ -104,24 +105,41 @@ class LessonPlayer(QObject):
         if w.predict.active:
             w.set_predict(False)           # the lesson asks its own questions
         self._start_panels = shown_panels(w)
-        w.params = {}
-        w.strategy_params = {name: dict(p) for name, p in lesson.params.items()}
-        label = f"lesson: {lesson.title}"
-        timelines = [lesson.timelines[name] for name in lesson.strategies]
         self.lesson = lesson            # before set_trace: this trace is the lesson's
         self._ids = {name: ident for ident, name in lesson.names.items()}
         self.answers = {}
         self.index = max(0, min(stop, len(lesson.stops) - 1))
-        self.model.set_trace(lesson.trace, None, label, names=dict(lesson.names))
-        if len(timelines) > 1:
+        self.model.set_trace(lesson.trace, None, self.label, names=dict(lesson.names))
+        self._show_rows()
+        self.active_changed.emit(True)
+        self.go(self.index, travel=False)
+
+    @property
+    def label(self) -> str:
+        return f"lesson: {self.lesson.title}" if self.lesson is not None else ""
+
+    def _show_rows(self) -> None:
+        """The lesson's strategies shown, with its parameters: one, or two
+        and more side by side in compare mode, its own timelines (built when
+        it was loaded); nothing changes when they show already."""
+        w, lesson = self.window, self.lesson
+        keys = [timeline_key(name, lesson.params[name]) for name in lesson.strategies]
+        several = len(keys) > 1
+        if self.model.shown == keys and w.compare.active == several and not w.loader.busy:
+            return
+        w.loader.cancel()
+        w.compare.loader.cancel()
+        w.params = {}
+        w.strategy_params = {name: dict(p) for name, p in lesson.params.items()}
+        timelines = [lesson.timelines[name] for name in lesson.strategies]
+        position = self.model.position
+        if several:
             w.strategy_name = lesson.strategies[0]
-            w.compare.show_timelines(lesson.trace, timelines, 0)
+            w.compare.show_timelines(lesson.trace, timelines, position)
         else:
             if w.compare.active:
                 w.compare.deactivate()
-            w.show_built(lesson.trace, timelines[0], None, 0, label)
-        self.active_changed.emit(True)
-        self.go(self.index, travel=False)
+            w.show_built(lesson.trace, timelines[0], None, position, self.label)
 
     def close(self) -> None:
         """No lesson any more (another trace was opened)."""
@@ -256,6 +274,7 @@ class LessonPlayer(QObject):
         self.window.player.pause()
         self.index = index
         self.message = ""
+        self._set(self._show_rows)          # the student may have picked other strategies
         self._set(lambda: (set_panels(self.window, self.panels_at(index)), select_block(self.window, None)))
         position, _ = self.target(index)
         if travel and position > self.model.position:

@@ -20,6 +20,7 @@ from heapscope.allocators.block_list import STATE_FREE
 from heapscope.lessons import LessonError, load_lesson, load_lesson_text
 from heapscope.gui.lesson_stop import shown_state
 
+from .conftest import wait_loaded
 from .test_predict_mode import click_block
 
 LESSONS = sorted((Path(__file__).resolve().parents[2] / "heapscope" / "lessons").glob("*.md"))
@@ -335,9 +336,13 @@ def test_wander_then_backspace_returns_to_the_stop(qtbot, window, tmp_path):
     assert w.model.position == 1 and w.explain_panel.isVisible()
     assert not w.lessons.player.at_stop
     assert panel.message.isVisible() and "Backspace" in panel.message.text()
+    # ... and another strategy (built for the lesson's trace in the background)
+    wait_loaded(qtbot, w, lambda: w.set_strategy("next-fit"))
+    assert shown_state(w).strategies == ("next-fit",)
     qtbot.keyClick(w, Qt.Key_Backspace)
     settle(qtbot)
     assert shown_state(w) == stop and not w.explain_panel.isVisible()
+    assert shown_state(w).strategies == ("first-fit",)
     assert not panel.message.isVisible()
 
 
@@ -402,7 +407,6 @@ def test_file_lessons_lists_the_bundled_lessons_and_plays_one(qtbot, window):
 
 
 def test_another_trace_opened_ends_the_lesson(qtbot, window, small_trace_path):
-    from .conftest import wait_loaded
     w = window
     start(qtbot, w, LESSONS[0])
     wait_loaded(qtbot, w, lambda: w.open_trace(small_trace_path))
