@@ -288,7 +288,10 @@ class CompareHeapMap(HeapMapWidget):
         if label.textItem.font().pointSize() != points:
             label.setFont(QFont(self.font().family(), points, QFont.Bold))
         left = middle < lay.row_bytes / 2
-        label.setText(f"▼ id {ident}" if left else f"id {ident} ▼")
+        # the block by its name where the trace gives one (a lesson's, the sandbox's)
+        name = step.names.get(ident) if step.names else None
+        said = name if name is not None else f"id {ident}"
+        label.setText(f"▼ {said}" if left else f"{said} ▼")
         label.setAnchor((0, 1) if left else (1, 1))
         label.fill = pg.mkBrush(colour)
         label.setColor("w")

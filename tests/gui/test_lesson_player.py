@@ -474,3 +474,19 @@ def test_presenter_mode_at_1280x720_keeps_the_window_and_the_panel_readable(qtbo
     box = panel.question_box
     top = box.mapTo(panel.scroll.viewport(), box.rect().topLeft()).y()
     assert 0 <= top < panel.scroll.viewport().height()      # the question is in view
+
+
+def test_compare_rows_label_the_request_by_the_lessons_names(qtbot, window):
+    """roving-pointer (next-fit and first-fit side by side): at its stop on
+    d's malloc every row's request label names d, as the lesson does."""
+    w = window
+    lesson = load_lesson(next(p for p in LESSONS if p.stem == "roving-pointer"))
+    start(qtbot, w, lesson.text.path)
+    stop = next(i for i, s in enumerate(lesson.stops) if s.select == "d")
+    for _ in range(stop):
+        qtbot.keyClick(w, Qt.Key_PageDown)
+        arrive(qtbot, w)
+    if w.lessons.player.question_open:
+        answer_through_the_panel(qtbot, w, lesson.stops[stop].question)
+    labels = [row.map.request_label.textItem.toPlainText() for row in w.compare.view.shown_rows()]
+    assert len(labels) == 2 and all(re.fullmatch(r"▼ d|d ▼", t) for t in labels), labels
