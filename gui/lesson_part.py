@@ -99,6 +99,9 @@ class LessonPart(QObject):
         menu.addSeparator()
         for act in (self.act_next, self.act_back, self.act_stop):
             menu.addAction(act)
+        self.act_panel = self.dock.toggleViewAction()      # the panel again, once closed
+        self.act_panel.setText("Lesson &Panel")
+        menu.addAction(self.act_panel)
         return menu
 
     # ================================================================ opening
@@ -153,7 +156,7 @@ class LessonPart(QObject):
 
     def _active(self, on: bool) -> None:
         self._make_room()
-        for act in (self.act_next, self.act_back, self.act_stop):
+        for act in (self.act_next, self.act_back, self.act_stop, self.act_panel):
             act.setEnabled(on)
         self.dock.setVisible(on)
         if on:

@@ -404,6 +404,13 @@ def test_file_lessons_lists_the_bundled_lessons_and_plays_one(qtbot, window):
     lesson = load_lesson(LESSONS[0])
     assert w.lessons.player.active and shown_state(w).strategies == tuple(lesson.strategies)
     assert w.model.label == f"lesson: {lesson.title}"
+    # the panel closed by its title bar's button comes back from the menu
+    w.lessons.dock.close()
+    settle(qtbot)
+    assert not w.lessons.dock.isVisible()
+    w.lessons.act_panel.trigger()
+    settle(qtbot)
+    assert w.lessons.dock.isVisible()
 
 
 def test_another_trace_opened_ends_the_lesson(qtbot, window, small_trace_path):
