@@ -120,6 +120,7 @@ class LessonPart(QObject):
         message box with its file and line (the window keeps what it shows)."""
         w = self.window
         w.statusBar().showMessage(f"Checking the lesson {os.path.basename(path)}…")
+        w.statusBar().repaint()         # said before the replays (a second or two for a long trace)
         QGuiApplication.setOverrideCursor(Qt.WaitCursor)
         try:
             lesson = load_lesson(path)
