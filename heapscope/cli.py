@@ -1030,6 +1030,10 @@ def _experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", "-X", action="append", type=_assignment, metavar="NAME=VALUE",
                    dest="settings", help="one of the experiment's settings, e.g. -X runs=3 "
                    "(repeatable; 'heapscope experiment' lists them)")
+    p.add_argument("--traces", "-t", action="append", metavar="FOLDER|FILE",
+                   help="replay your own recorded traces instead of the experiment's (a folder "
+                        "stands for the files in it; repeatable), for experiments over recorded "
+                        "traces (coppa2010)")
     p.add_argument("--format", "-f", choices=FORMATS, default="table")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the table (in --format) to FILE instead of printing it")
@@ -1074,7 +1078,8 @@ def cmd_experiment(args) -> int:
     progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
-                                dict(args.workload or []), args.jobs, progress, args.time_limit)
+                                dict(args.workload or []), args.jobs, progress, args.time_limit,
+                                args.traces)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
     text = render(result, args.format)
