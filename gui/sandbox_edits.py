@@ -19,8 +19,10 @@ Commands (each an action with its keys, in File and Edit):
   Realloc Selected Block… (R); Cut What Follows an Insertion (Ctrl+Shift+X,
   remembered in the settings: else what follows stays and replays on the
   changed heap, operations it makes meaningless marked and skipped);
-* a right click on a used block of the heap map (of any compare row):
-  Free this block, Realloc this block…, Malloc… after this step.
+* a right click on a used block of the heap map or of a structure view (of
+  any compare row): Free this block, Realloc this block…, Malloc… after this
+  step -- one menu, :meth:`SandboxEdits.open_block_menu`, whichever drawing
+  the block was clicked in.
 
 Dialogs are opened without blocking (``open()``), so that tests answer them
 as a person does: :attr:`size_dialog`, :attr:`block_menu`, :attr:`close_box`.
@@ -69,10 +71,11 @@ class SandboxEdits(QObject):
         self.close_box: QMessageBox | None = None
         #: the close was answered (Save or Discard): the next close goes through
         self._close_answered = False
-        self._hooked_maps: set = set()
+        self._hooked: set = set()
         self._progress: QProgressDialog | None = None
         self._make_actions()
         self._hook_map(window.heap_map, lambda: 0)
+        self._hook_structure(window.structure_panel)
         self.model.shown_changed.connect(self._hook_compare_rows)
         self.model.trace_changed.connect(self.refresh)
 
@@ -419,15 +422,28 @@ class SandboxEdits(QObject):
 
     # ===================================================== right-click menus
     def _hook_map(self, heap_map, row) -> None:
-        if id(heap_map) in self._hooked_maps:
+        if id(heap_map) in self._hooked:
             return
-        self._hooked_maps.add(id(heap_map))
+        self._hooked.add(id(heap_map))
         heap_map.plot_widget.scene().sigMouseClicked.connect(
             lambda event, m=heap_map, r=row: self._map_clicked(event, m, r()))
+
+    def _hook_structure(self, panel) -> None:
+        """A right click on a block of ``panel``'s structure view opens the
+        block's menu, as on the map (the panel says its row)."""
+        if id(panel) in self._hooked:
+            return
+        self._hooked.add(id(panel))
+        panel.block_menu_asked.connect(self._structure_menu_asked)
+
+    def _structure_menu_asked(self, row: int, address: int, where) -> None:
+        if self.model.trace is not None:
+            self.open_block_menu(row, address, where)
 
     def _hook_compare_rows(self) -> None:
         for row in self.window.compare.view.rows:
             self._hook_map(row.map, lambda r=row: r.row)
+            self._hook_structure(row.structure)
 
     def _map_clicked(self, event, heap_map, row: int) -> None:
         if event.button() != Qt.RightButton or self.model.trace is None:
