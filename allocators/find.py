@@ -121,5 +121,6 @@ def step_words(timeline: Timeline, steps, progress: Callable[[int, int], None] |
     step when it shows it (:meth:`Timeline.describe`)."""
     walk = StepWalk(timeline)
     n = timeline.n
-    return [describe_step(step, n, timeline.op(step), rec, strategy)
+    names = getattr(timeline.trace, "names", None)
+    return [describe_step(step, n, timeline.op(step), rec, strategy, names)
             for step, rec, strategy in walk.visit(_checked(steps, progress, cancel, len(steps)))]

@@ -398,9 +398,12 @@ class _Reader:
         num_ids = int(key_ids.max()) + 1 if len(key_ids) else 0
         # The constructor checks the ops again (check_ops), naming file and line:
         # a second derivation of what _apply decided.
+        # the names a person wrote (a .rep line's id is no name of its own)
+        names = {int(key_ids[k]): n for k, n in enumerate(self.key_names)
+                 if n is not None and not n.isdigit()}
         trace = Trace(np.array(self.kinds, dtype=np.uint8), ids,
                       np.array(self.sizes, dtype=np.int64), num_ids, name=name, source=source,
-                      line_numbers=np.array(self.lines, dtype=np.int64) + 1)
+                      line_numbers=np.array(self.lines, dtype=np.int64) + 1, names=names)
         return trace, key_ids
 
 
@@ -616,6 +619,8 @@ def write_readable(trace: Trace, names: Mapping[int, str] | Sequence[str] | None
     docstring).  ``title``: a comment line put first (default: the trace's
     name and size; "" for none).
     """
+    if names is None:
+        names = getattr(trace, "names", None)    # the names the trace was written with
     name_of = _names_for(trace, names)
     prev = trace.previous_same_id().tolist()
     kinds = trace.kind.tolist()

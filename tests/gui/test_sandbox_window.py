@@ -287,7 +287,7 @@ def test_a_step_of_a_trace_written_by_hand_names_its_block(qtbot, window):
     w.edits.malloc(100)
     w.animator.finish()
     settle(qtbot)
-    assert w.model.step(0).describe().startswith("step 2: malloc(100) for b ->")
+    assert w.model.step(0).describe().startswith("step 2: malloc(100) for b (id 1) ->")
 
 
 def test_a_long_replay_after_an_edit_shows_progress_and_can_be_cancelled(qtbot, window):
