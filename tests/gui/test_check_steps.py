@@ -1,0 +1,99 @@
+"""Playback > Check Your Strategy After Every Step (issue 22): a strategy of
+your own whose check() fails at a known step stops the replay there, in its
+worker, and the window shows it as a replay that failed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from heapscope.allocators import plugins
+from heapscope.traces.trace import FREE
+
+from .conftest import wait_loaded
+
+#: a bump allocator whose own check refuses a third live block
+STRICT = textwrap.dedent('''
+    from heapscope import FREE, USED, UserStrategy, align_up
+
+
+    class Strict(UserStrategy):
+        """Bump allocator whose check() refuses a third live block"""
+
+        def __init__(self, **common):
+            super().__init__(**common)
+            self.blocks = []
+            self.entry = {}
+
+        def _malloc(self, size):
+            need = align_up(max(size, 1), self.align)
+            addr = self._take_core(need)
+            if addr is None:
+                return None
+            self._note_alloc(addr, addr, need, size, 0)
+            self.entry[addr] = [addr, need, addr]
+            self.blocks.append(self.entry[addr])
+            return addr
+
+        def _free(self, payload):
+            self._note_free(payload)
+            self.entry.pop(payload)[2] = None
+
+        def _blocks(self):
+            for addr, size, payload in self.blocks:
+                yield addr, size, (FREE if payload is None else USED), payload
+
+        def _check_structure(self, blocks):
+            used = [b.addr for b in blocks if b.state == USED]
+            assert len(used) < 3, f"three blocks live; the first is {used[0]:#x}"
+''')
+
+
+@pytest.fixture
+def strict(tmp_path):
+    path = tmp_path / "strict.py"
+    path.write_text(STRICT)
+    cls = plugins.load_file(f"{path}:Strict")
+    yield cls
+    plugins.forget(cls.name)
+
+
+def first_step_with_three_live(trace) -> int:
+    """The first step after which three ids are live, counted from the trace alone."""
+    live = np.cumsum(np.where(trace.kind == FREE, -1, np.where(trace.kind == 0, 1, 0)))
+    return int(np.flatnonzero(live >= 3)[0]) + 1
+
+
+def test_the_toggle_stops_the_replay_where_check_first_fails(qtbot, strict, window, small_trace_path,
+                                                              small_trace):
+    w = window
+    act = w.check_steps.act
+    assert act in w.menus["playback"].actions() and not act.isChecked()
+    w.set_strategy("strict")
+    wait_loaded(qtbot, w, lambda: w.open_trace(small_trace_path))
+    assert w.timeline.fault is None and w.timeline.n == len(small_trace)
+    w.seek(100)
+    k = first_step_with_three_live(small_trace)
+    if w.message_box is not None:
+        w.message_box.close()
+    # on: the trace is replayed again, in the worker, with check() after every step
+    wait_loaded(qtbot, w, act.trigger)
+    assert act.isChecked() and str(w.settings.value("debug/check_steps")).lower() == "true"
+    fault = w.timeline.fault
+    assert fault is not None and fault.step == k
+    assert "three blocks live" in fault.message
+    assert w.timeline.n == k - 1 and w.model.position == k - 1   # shown where it stopped
+    texts = w.explain_panel.texts()
+    assert f"✖ step {k} (" in texts[-1]
+    assert "your _check_structure found a problem: three blocks live; the first is 0x0" in texts[-1]
+    assert w.model.selection == 0                                  # the block it names, outlined
+    box = w.message_box
+    assert box is not None and box.windowTitle() == f"strict stopped at step {k}"
+    w.grab().save("/tmp/heapscope-check-steps.png")
+    box.close()
+    # off again: the whole trace
+    wait_loaded(qtbot, w, act.trigger)
+    assert w.timeline.fault is None and w.timeline.n == len(small_trace)
+    assert str(w.settings.value("debug/check_steps")).lower() == "false"
