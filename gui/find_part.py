@@ -91,7 +91,7 @@ class FindPart(QObject):
         rows = [(key, self.model.timeline(r)) for r, key in enumerate(self.model.shown)]
         names = ", ".join(key[0] for key in self.model.shown)
         self.panel.say(f"Searching {names} for {condition.text}…")
-        self.searcher.start(SearchRequest(condition, rows))
+        self.searcher.start(SearchRequest(condition, rows, time_limit=self.window.time_limit))
         return True
 
     def _read(self, text: str):
