@@ -66,6 +66,8 @@ class SearchResult:
     words: list = field(default_factory=list)
     #: steps replayed with their events, over every row
     walked: int = 0
+    #: what a row's strategy never makes, in words (Found.never_text)
+    never: list = field(default_factory=list)
 
     @property
     def union(self) -> np.ndarray:
@@ -117,6 +119,8 @@ class SearchJob(QObject):
                 found = find_steps(timeline, req.condition, self._report, self._cancel.is_set)
                 result.steps[key] = found.steps
                 result.walked += found.walked
+                if found.never:
+                    result.never.append(found.never_text(key[0]))
             self._stage = (rows - 1, rows)
             for key, timeline in req.rows:
                 shown = result.steps[key][:req.words]
