@@ -4,60 +4,18 @@ worker, and the window shows it as a replay that failed."""
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 
-from heapscope.allocators import plugins
 from heapscope.traces.trace import FREE
 
-from .conftest import wait_loaded
-
-#: a bump allocator whose own check refuses a third live block
-STRICT = textwrap.dedent('''
-    from heapscope import FREE, USED, UserStrategy, align_up
-
-
-    class Strict(UserStrategy):
-        """Bump allocator whose check() refuses a third live block"""
-
-        def __init__(self, **common):
-            super().__init__(**common)
-            self.blocks = []
-            self.entry = {}
-
-        def _malloc(self, size):
-            need = align_up(max(size, 1), self.align)
-            addr = self._take_core(need)
-            if addr is None:
-                return None
-            self._note_alloc(addr, addr, need, size, 0)
-            self.entry[addr] = [addr, need, addr]
-            self.blocks.append(self.entry[addr])
-            return addr
-
-        def _free(self, payload):
-            self._note_free(payload)
-            self.entry.pop(payload)[2] = None
-
-        def _blocks(self):
-            for addr, size, payload in self.blocks:
-                yield addr, size, (FREE if payload is None else USED), payload
-
-        def _check_structure(self, blocks):
-            used = [b.addr for b in blocks if b.state == USED]
-            assert len(used) < 3, f"three blocks live; the first is {used[0]:#x}"
-''')
+from .conftest import misbehaving_plugin, wait_loaded
 
 
 @pytest.fixture
-def strict(tmp_path):
-    path = tmp_path / "strict.py"
-    path.write_text(STRICT)
-    cls = plugins.load_file(f"{path}:Strict")
-    yield cls
-    plugins.forget(cls.name)
+def strict():
+    """tests/data/misbehaving.py's RefusesThree: its check refuses a third live block."""
+    yield from misbehaving_plugin("RefusesThree")
 
 
 def first_step_with_three_live(trace) -> int:
@@ -71,7 +29,7 @@ def test_the_toggle_stops_the_replay_where_check_first_fails(qtbot, strict, wind
     w = window
     act = w.check_steps.act
     assert act in w.menus["playback"].actions() and not act.isChecked()
-    w.set_strategy("strict")
+    w.set_strategy("refuses-three")
     wait_loaded(qtbot, w, lambda: w.open_trace(small_trace_path))
     assert w.timeline.fault is None and w.timeline.n == len(small_trace)
     w.seek(100)
@@ -90,7 +48,7 @@ def test_the_toggle_stops_the_replay_where_check_first_fails(qtbot, strict, wind
     assert "your _check_structure found a problem: three blocks live; the first is 0x0" in texts[-1]
     assert w.model.selection == 0                                  # the block it names, outlined
     box = w.message_box
-    assert box is not None and box.windowTitle() == f"strict stopped at step {k}"
+    assert box is not None and box.windowTitle() == f"refuses-three stopped at step {k}"
     w.grab().save("/tmp/heapscope-check-steps.png")
     box.close()
     # off again: the whole trace

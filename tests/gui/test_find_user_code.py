@@ -5,82 +5,36 @@ that behaves finds what a walk of its own finds."""
 
 from __future__ import annotations
 
-import textwrap
 import time
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
 
-from heapscope.allocators import plugins
 from heapscope.allocators.conditions import known_events, parse
 from heapscope.allocators.find import find_steps
 
-from .conftest import wait_loaded
+from .conftest import misbehaving_plugin, wait_loaded
 
-#: a bump allocator that loops once a malloc of step 50 or more is replayed
-#: with its events (a Find walk, a step shown), but not in its build (events
-#: off; the workload's last step, replayed with them, is a free)
-LOOPY = textwrap.dedent('''
-    from heapscope import FREE, USED, UserStrategy, align_up
-
-
-    class Loopy(UserStrategy):
-        """Bump allocator that loops when a step past 50 is explained"""
-
-        def __init__(self, **common):
-            super().__init__(**common)
-            self.blocks = []
-            self.entry = {}
-
-        def _malloc(self, size):
-            while self.record and 50 <= self._step:
-                pass
-            need = align_up(max(size, 1), self.align)
-            addr = self._take_core(need)
-            if addr is None:
-                return None
-            self._note_alloc(addr, addr, need, size, 0)
-            self.entry[addr] = [addr, need, addr]
-            self.blocks.append(self.entry[addr])
-            return addr
-
-        def _free(self, payload):
-            self._note_free(payload)
-            self.entry.pop(payload)[2] = None
-
-        def _blocks(self):
-            for addr, size, payload in self.blocks:
-                yield addr, size, (FREE if payload is None else USED), payload
-''')
-
-
-def plugin(tmp_path, source: str, name: str):
-    path = tmp_path / f"{name.lower()}.py"
-    path.write_text(source)
-    return plugins.load_file(f"{path}:{name}")
+@pytest.fixture
+def loopy():
+    """tests/data/misbehaving.py's LoopsWhenExplained: it loops once a malloc
+    of step 50 or more is replayed with its events (a Find walk), but not in
+    its build (events off; the workload's last step, replayed with them, is
+    a free)."""
+    yield from misbehaving_plugin("LoopsWhenExplained")
 
 
 @pytest.fixture
-def loopy(tmp_path):
-    """Registered before the window is made (its picker lists the strategies then)."""
-    cls = plugin(tmp_path, LOOPY, "Loopy")
-    yield cls
-    plugins.forget(cls.name)
-
-
-@pytest.fixture
-def tame(tmp_path):
-    cls = plugin(tmp_path, LOOPY.replace("50 <= self._step", "False"), "Loopy")
-    yield cls
-    plugins.forget(cls.name)
+def tame():
+    yield from misbehaving_plugin("Misbehaving")      # it never misbehaves
 
 
 @pytest.fixture
 def loopy_window(qtbot, loopy, window, small_trace_path):
     w = window
-    w.set_strategy("loopy")
+    w.set_strategy(loopy.name)
     wait_loaded(qtbot, w, lambda: w.open_trace(small_trace_path))
-    assert w.timeline.strategy_name == "loopy" and w.timeline.fault is None
+    assert w.timeline.strategy_name == loopy.name and w.timeline.fault is None
     yield w
     w.finder.searcher.stop()
 
@@ -121,17 +75,17 @@ def test_a_looping_plugin_is_stopped_by_the_time_limit(qtbot, loopy_window):
     start_find(qtbot, w, 'event == "Placed"')
     qtbot.waitUntil(lambda: not w.finder.searcher.busy, timeout=10000)
     said = w.finder.panel.status.text()
-    assert said.startswith("The search stopped: no answer in 1 s at step 50, in Loopy._malloc (")
+    assert said.startswith("The search stopped: no answer in 1 s at step 50, in LoopsWhenExplained.misbehave (")
     w.grab().save("/tmp/heapscope-find-stopped.png")
 
 
 def test_a_plugin_that_behaves_finds_what_a_walk_of_its_own_finds(qtbot, tame, window,
                                                                    small_trace_path):
     w = window
-    w.set_strategy("loopy")
+    w.set_strategy(tame.name)
     wait_loaded(qtbot, w, lambda: w.open_trace(small_trace_path))
     start_find(qtbot, w, "free and merged or grew")
     qtbot.waitUntil(lambda: not w.finder.searcher.busy, timeout=20000)
-    expected = find_steps(w.timeline, parse("free and merged or grew", known_events(["loopy"])))
+    expected = find_steps(w.timeline, parse("free and merged or grew", known_events([tame.name])))
     assert list(w.finder.matches) == list(expected.steps) and len(expected.steps)
     assert w.finder.panel.texts()[0].startswith(f"step {expected.steps[0]}: ")

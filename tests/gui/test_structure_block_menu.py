@@ -44,15 +44,17 @@ def trace_id_at(w, address: int) -> int:
     return step.ids[int(step.blocks.payload[i])]
 
 
-def free_by_structure_menu(qtbot, w, address: int, click) -> None:
-    """Right-click (``click()``) the used block at ``address`` in the
-    structure view, pick Free this block: the trace gains a free of its id
-    and the heap is the one that free gives; Undo gives back exactly the
-    heap before."""
+def free_by_structure_menu(qtbot, w, graphics, item) -> None:
+    """Right-click ``item`` (a used block's, in the QGraphicsView
+    ``graphics`` of the structure view), pick Free this block: the trace
+    gains a free of its id and the heap is the one that free gives; Undo
+    gives back exactly the heap before."""
     n = w.model.n
-    ident = trace_id_at(w, address)
+    ident = trace_id_at(w, item.addr)
     before = map_blocks(w.heap_map)
-    click()
+    pos = graphics.mapFromScene(item.mapToScene(item.boundingRect().center()))
+    qtbot.mouseClick(graphics.viewport(), Qt.RightButton, pos=pos)
+    settle(qtbot)
     menu = w.edits.block_menu
     assert menu is not None, "no menu opened by the right click"
     name = "abcdefgh"[ident]                      # the sandbox names blocks a, b, ... in order
@@ -77,13 +79,7 @@ def test_free_a_used_block_from_the_ring_view(qtbot, window):
     cards = [c for c in view.canvas.root.childItems() if getattr(c, "addr", None) is not None
              and c.isVisible() and used_address(w, c.addr)]
     assert cards, "the ring draws no used block (the block just taken)"
-    card = cards[0]
-
-    def click() -> None:
-        pos = view.canvas.mapFromScene(card.mapToScene(card.boundingRect().center()))
-        qtbot.mouseClick(view.canvas.viewport(), Qt.RightButton, pos=pos)
-        settle(qtbot)
-    free_by_structure_menu(qtbot, w, card.addr, click)
+    free_by_structure_menu(qtbot, w, view.canvas, cards[0])
     w.edits.sandbox = None
 
 
@@ -98,12 +94,6 @@ def test_free_a_used_block_from_the_buddy_view(qtbot, window):
              and i.state == "used"
              and view.block_at_scene(i.mapToScene(i.boundingRect().center())) == i.addr]
     assert items, "the split tree draws no used block"
-    item = items[0]
-    assert used_address(w, item.addr)
-
-    def click() -> None:
-        pos = view.graphics.mapFromScene(item.mapToScene(item.boundingRect().center()))
-        qtbot.mouseClick(view.graphics.viewport(), Qt.RightButton, pos=pos)
-        settle(qtbot)
-    free_by_structure_menu(qtbot, w, item.addr, click)
+    assert used_address(w, items[0].addr)
+    free_by_structure_menu(qtbot, w, view.graphics, items[0])
     w.edits.sandbox = None
