@@ -281,8 +281,8 @@ class SandboxEdits(QObject):
         timelines = [model.timeline(r) for r in range(len(model.shown))]
         progress = ReplayProgress(self.progress_dialog, len(timelines))
         try:
-            new = box.replayed(timelines, old_trace, w.params, progress=progress.report,
-                               cancel=progress.cancelled)
+            new = box.replayed(timelines, old_trace, w.params, w.check_steps.params,
+                               progress=progress.report, cancel=progress.cancelled)
         except ReplayCancelled:
             w.statusBar().showMessage("Edit cancelled: its replay was stopped", 5000)
             return False

@@ -289,17 +289,21 @@ class Sandbox:
         return edit
 
     # ------------------------------------------------------------- replay
-    def replayed(self, timelines, old_trace, common: dict | None = None, **build) -> list:
+    def replayed(self, timelines, old_trace, common: dict | None = None, extra=None, **build) -> list:
         """Each of ``timelines`` (of ``old_trace``) rebuilt for the current
         trace and parameters (``common``, those every strategy takes, e.g.
-        the window's --word, then the strategy's own from the sandbox): from
-        the first changed step, or from the start for a strategy whose
+        the window's --word, then the strategy's own from the sandbox, then
+        ``extra(name)``'s: the window's Check After Every Step): from the
+        first changed step, or from the start for a strategy whose
         parameters changed.  ``build``: ``progress`` and ``cancel``, as
         :meth:`~heapscope.allocators.replay.Timeline.build` takes them."""
         changed = first_difference(old_trace, self.trace)
         common = dict(common or {})
-        return [rebuilt(tl, self.trace, changed, params={**common, **self.params_for(tl.strategy_name)},
-                        **build) for tl in timelines]
+
+        def params(name: str) -> dict:
+            return {**common, **self.params_for(name), **(extra(name) if extra else {})}
+        return [rebuilt(tl, self.trace, changed, params=params(tl.strategy_name), **build)
+                for tl in timelines]
 
     # --------------------------------------------------------------- save
     def save(self, path: str, lines: list | None = None) -> list:

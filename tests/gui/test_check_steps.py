@@ -55,3 +55,22 @@ def test_the_toggle_stops_the_replay_where_check_first_fails(qtbot, strict, wind
     wait_loaded(qtbot, w, act.trigger)
     assert w.timeline.fault is None and w.timeline.n == len(small_trace)
     assert str(w.settings.value("debug/check_steps")).lower() == "false"
+
+
+def test_an_edit_in_the_sandbox_keeps_the_checks(qtbot, strict, window):
+    """With the toggle on, a trace made by hand is replayed with the checks
+    after each edit too: the third malloc's check fails."""
+    w = window
+    w.set_strategy("refuses-three")
+    w.check_steps.act.trigger()
+    w.menus["file"].actions()[0].trigger()          # File > New
+    for size in (100, 200):
+        w.edits.malloc(size)
+        w.animator.finish()
+    assert w.timeline.fault is None and w.model.n == 2
+    w.edits.malloc(300)
+    w.animator.finish()
+    fault = w.timeline.fault
+    assert fault is not None and fault.step == 3 and "three blocks live" in fault.message
+    assert "three blocks live" in w.explain_panel.texts()[-1]
+    w.edits.sandbox = None
