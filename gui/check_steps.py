@@ -1,5 +1,5 @@
-"""Playback > Check Your Strategy After Every Step: a debugger's toggle for
-a strategy of your own (issue 22).
+"""Playback > Check Your Strategy After Every Step (Ctrl+Shift+K): a
+debugger's toggle for a strategy of your own (issue 22).
 
 On, every strategy of your own shown (alone, or a row of compare mode) is
 replayed with its ``check_steps`` parameter (``allocators/user.py``): its
@@ -40,7 +40,7 @@ class CheckSteps(QObject):
         super().__init__(window)
         self.window = window
         self.act = action(window, "&Check Your Strategy After Every Step", self._toggled,
-                          tip="A strategy of your own: run its check() after every operation, "
+                          ["Ctrl+Shift+K"], tip="A strategy of your own: run its check() after every operation, "
                               "and stop the replay at the first step it fails")
         self.act.setCheckable(True)
         self.act.setChecked(_on(window.settings.value(SETTING, False)))
