@@ -261,8 +261,11 @@ class ShowModel(QObject):
         return getattr(self.trace, "names", None)
 
     # ------------------------------------------------------------------ trace
-    def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
-        """A new trace: forget every timeline of the old one and show nothing."""
+    def set_trace(self, trace, source: str | None = None, label: str = "", names: dict | None = None) -> None:
+        """A new trace: forget every timeline of the old one and show nothing;
+        ``names``: {trace id: name} (a lesson's trace, by the names it gives)."""
+        if names and getattr(trace, "names", None) is None:
+            trace.names = dict(names)       # the names travel on the trace (Trace.names)
         self.trace, self.source = trace, source
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
