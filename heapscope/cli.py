@@ -1069,12 +1069,22 @@ def cmd_experiment(args) -> int:
         return 0
     _loaded_names(args)
     _check_experiment_outputs(args)     # before the replays: a bad path costs nothing
-    progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
+    shown = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
+    runs = [0]
+
+    def progress(done: int, total: int, job) -> None:
+        runs[0] = total
+        if shown is not None:
+            shown(done, total, job)
+
+    clock = RunClock()
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
                                 dict(args.workload or []), args.jobs, progress, args.time_limit)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
+    # its time, on stderr: the table stays what it was
+    print(f"experiment {args.name}: {runs[0]} runs in {clock.text()}", file=sys.stderr)
     text = render(result, args.format)
     # The table first: a chart that fails to save must not lose the run.
     if args.output:
@@ -1091,6 +1101,27 @@ def cmd_experiment(args) -> int:
     for strategy, error in failed:
         print(f"heapscope: {strategy} failed: {error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+class RunClock:
+    """Wall time and CPU time (this process and the workers it waited for)
+    since it was made, for a command's closing line."""
+
+    def __init__(self) -> None:
+        self.wall0 = time.perf_counter()
+        self.cpu0 = self._cpu()
+
+    @staticmethod
+    def _cpu() -> float:
+        import resource
+        own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                             resource.RUSAGE_CHILDREN))
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    def text(self) -> str:
+        """'50.1 s (97.0 s of CPU)'."""
+        return (f"{time.perf_counter() - self.wall0:.1f} s "
+                f"({self._cpu() - self.cpu0:.1f} s of CPU)")
 
 
 def _check_experiment_outputs(args) -> None:

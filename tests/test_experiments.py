@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import json
 
 import pytest
@@ -442,7 +443,9 @@ def test_the_experiment_shows_progress_on_a_terminal_only(capsys, monkeypatch):
     assert main(argv) == 0
     shown = terminal.getvalue()
     assert "experiment vo1989: 4/4 runs done" in shown
-    assert shown.split("\r")[-1].strip() == ""                # the line is wiped at the end
+    *_, wiped, closing = shown.split("\r")
+    assert wiped.strip() == ""                                # the line is wiped at the end
+    assert re.fullmatch(r"experiment vo1989: 4 runs in [0-9.]+ s \([0-9.]+ s of CPU\)\n", closing)
     monkeypatch.undo()
     assert main(argv) == 0
     assert "runs done" not in capsys.readouterr().err
