@@ -19,6 +19,7 @@ from heapscope.allocators.metrics import (ALL_COLUMNS, NARROW_BYTES_PER_STEP, Me
 from heapscope.allocators.registry import make_strategy, strategy_names
 from heapscope.allocators.replay import Program, Timeline, apply_op
 from heapscope.traces import Trace, load_trace
+from heapscope.traces.bundled import examples
 
 from .heap_harness import op_sequences
 
@@ -123,3 +124,42 @@ def test_the_folded_summary_is_that_of_the_whole_series(name, ops):
         replay_module.SUMMARY_CHUNK, replay_module.PROGRESS_EVERY = old
     same_row(folded, whole, exact=False)
 
+
+
+def live_bytes_of(trace) -> list[int]:
+    """L after each op, from the trace alone (no malloc fails on these traces)."""
+    live: dict[int, int] = {}
+    total, out = 0, []
+    for kind, ident, size in trace:
+        total -= live.pop(ident, 0)
+        if kind != 1:
+            live[ident] = size
+            total += size
+        out.append(total)
+    return out
+
+
+@pytest.mark.parametrize("name", strategy_names())
+@pytest.mark.parametrize("example", [ex.name for ex in examples()])
+def test_every_bundled_trace_packs_its_live_bytes_exactly(example, name):
+    whole = load_trace(example)
+    n = min(len(whole), 12_000)         # a prefix of a valid trace is one: kept fast
+    trace = Trace(whole.kind[:n], whole.ids[:n], whole.sizes[:n], whole.num_ids)
+    series = Timeline(trace, name, checkpoints=False).build().series
+    assert series.failed.sum() == 0
+    assert series.live.tolist() == live_bytes_of(trace)
+    assert series.is_malloc.tolist() == (trace.kind != 1).tolist()
+    for col in ALL_COLUMNS:     # int32 unless a value needs more (dlmalloc's mmapped payloads)
+        values = getattr(series, col)
+        if values.dtype == np.int64:
+            assert max(-int(values.min()), int(values.max())) > 2**31 - 1, col
+    # the summary compare prints, folded in chunks, against the whole series
+    from heapscope.allocators.running_summary import RunningSummary
+    folded = RunningSummary()
+    for start in range(0, series.n, 4096):
+        part = MetricSeries.__new__(MetricSeries)
+        part.n = min(4096, series.n - start)
+        for col in ALL_COLUMNS:
+            setattr(part, col, getattr(series, col)[start:start + part.n])
+        folded.add(part)
+    same_row(folded.row(), summarize(series), exact=False)
