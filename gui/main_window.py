@@ -46,6 +46,7 @@ from .find_part import FindPart
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .keys_help import KeysDialog
+from .lesson_part import LessonPart
 from .player import Player
 from .plots import PlotPanel
 from .predict_bar import PredictBar
@@ -134,6 +135,7 @@ class MainWindow(QMainWindow):
         self.panels = SandboxPanels(self)       # parameters, trace editor (gui/sandbox_panels.py)
         #: Find (Ctrl+F), F3, breakpoints (gui/find_part.py)
         self.finder = FindPart(self)
+        self.lessons = LessonPart(self)         # File > Lessons, the narration dock (gui/lesson_part.py)
 
         self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():

@@ -263,10 +263,11 @@ class ShowModel(QObject):
         self.counts = CallCounts()
 
     # ------------------------------------------------------------------ trace
-    def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
-        """A new trace: forget every timeline of the old one and show nothing."""
+    def set_trace(self, trace, source: str | None = None, label: str = "", names: dict | None = None) -> None:
+        """A new trace: forget every timeline of the old one and show nothing;
+        ``names``: {trace id: name} (a lesson's trace, by the names it gives)."""
         self.trace, self.source = trace, source
-        self.names = None
+        self.names = names
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
         self._measures.clear()
