@@ -248,7 +248,12 @@ def _ratio(num, den):
 
 
 def _series(name):
-    return lambda cols: getattr(cols.series, name)[:cols.n]
+    """A column of the series as a condition computes with it: numbers as
+    int64 (the series may keep them as int32, where ``heap * 4`` could wrap)."""
+    def column(cols):
+        values = getattr(cols.series, name)[:cols.n]
+        return values if values.dtype == bool else values.astype(np.int64)
+    return column
 
 
 def _kind_is(code):
@@ -326,7 +331,8 @@ _FIELD_LIST = [
     Field("largest_free", "measure", "number", "the largest free block Fmax",
           column=_series("largest_free")),
     Field("internal", "measure", "number", "internal fragmentation A - L in bytes",
-          column=lambda cols: (cols.series.in_use - cols.series.live)[:cols.n]),
+          column=lambda cols: (cols.series.in_use[:cols.n].astype(np.int64)
+                               - cols.series.live[:cols.n])),
     Field("util", "measure", "number", "utilisation after the step, L / H (0 with no heap)",
           column=lambda cols: _ratio(cols.series.live[:cols.n], cols.series.heap[:cols.n])),
     # the events of the step's record

@@ -61,7 +61,8 @@ from . import isolation, registry
 from .replay import Timeline
 
 #: above this many operations, at most one worker per core runs at a time
-#: (each holds the trace as Python lists and its measures: ~250 bytes an op);
+#: (a timeline's build holds its measures, 62 bytes an op, and the trace's
+#: arrays, 17: docs/timeline.md);
 #: below it every build starts at once and the system shares the cores
 ALL_AT_ONCE_UP_TO = 250_000
 
@@ -184,6 +185,24 @@ def summary_row(timeline: Timeline) -> dict:
     return row
 
 
+#: a build's progress goes to the parent at most this often (the last step always):
+#: a message every 4096 steps took 4% of a fast replay on ten million operations
+PROGRESS_SECONDS = 0.05
+
+
+def _throttled(send) -> Callable[[int, int], None]:
+    """A build's progress callback that sends ("progress", done, total) at most
+    every PROGRESS_SECONDS, and always at the end."""
+    last = [float("-inf")]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            send(("progress", done, total))
+    return progress
+
+
 def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None,
             answer=None, keep_faults: bool = False) -> None:
     """The body of a worker process: build (or run ``spec.job``), send
@@ -209,8 +228,10 @@ def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: 
             if spec.job is not None:
                 result = spec.job(trace, spec, lambda value: send(("note", value)))
             else:
-                timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
-                timeline.build(progress=lambda done, total: send(("progress", done, total)))
+                # a summary needs no per-step series: it is folded as the build goes
+                timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints,
+                                    keep_series=keep != "summary")
+                timeline.build(progress=_throttled(send))
                 if timeline.fault is not None and not (keep_faults and keep == "timeline"):
                     # a user strategy's mistake, in its own words
                     send(("failed", str(timeline.fault), "", timeline.fault.step or 0))
@@ -288,7 +309,6 @@ class ParallelBuild:
         self.cancelled = False
         self.ship_seconds: dict[str, float] = {}  # key -> seconds to receive and unpickle the result
         self._started = False
-        self._ops = None
         # poll() and cancel() may run on different threads (a GUI timer, a button)
         self._lock = threading.RLock()
 
@@ -419,10 +439,7 @@ class ParallelBuild:
             return self._end(key, Failed(key, message[1], message[2], step=step, where=where))
         result = message[1]
         if self.keep == "timeline" and self._specs[key].job is None:
-            if self._ops is None:      # one copy of the ops as lists for every timeline
-                trace = self.trace
-                self._ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
-            result = Timeline.from_built(self.trace, result, self._ops)
+            result = Timeline.from_built(self.trace, result)
         self.ship_seconds[key] = time.perf_counter() - t0
         total = self.progress[key][1]
         self.progress[key] = (total, total)

@@ -49,6 +49,7 @@ import json
 import math
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -1140,18 +1141,25 @@ def cmd_experiment(args) -> int:
     _loaded_names(args)
     _check_experiment_outputs(args)     # before the replays: a bad path costs nothing
     bars = bars_for(sys.stderr, "runs")
+    runs = [0]
 
     def progress(done: int, total: int, job) -> None:
-        bars.update("runs", done, total, description=f"experiment {args.name}")
+        runs[0] = total
+        if bars:
+            bars.update("runs", done, total, description=f"experiment {args.name}")
+
+    clock = RunClock()
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
-                                dict(args.workload or []), args.jobs, progress if bars else None,
+                                dict(args.workload or []), args.jobs, progress,
                                 args.time_limit, args.traces)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
     finally:
         if bars:
             bars.close()
+    # its time, on stderr: the table stays what it was
+    print(f"experiment {args.name}: {runs[0]} runs in {clock.text()}", file=sys.stderr)
     from .console import is_terminal
     text = render(result, args.format, terminal=not args.output and is_terminal(sys.stdout))
     # The table first: a chart that fails to save must not lose the run.
@@ -1169,6 +1177,27 @@ def cmd_experiment(args) -> int:
     for strategy, error in failed:
         print(f"heapscope: {strategy} failed: {error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+class RunClock:
+    """Wall time and CPU time (this process and the workers it waited for)
+    since it was made, for a command's closing line."""
+
+    def __init__(self) -> None:
+        self.wall0 = time.perf_counter()
+        self.cpu0 = self._cpu()
+
+    @staticmethod
+    def _cpu() -> float:
+        import resource
+        own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                             resource.RUSAGE_CHILDREN))
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    def text(self) -> str:
+        """'50.1 s (97.0 s of CPU)'."""
+        return (f"{time.perf_counter() - self.wall0:.1f} s "
+                f"({self._cpu() - self.cpu0:.1f} s of CPU)")
 
 
 def _check_experiment_outputs(args) -> None:

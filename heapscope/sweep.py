@@ -139,7 +139,7 @@ def measure_cell(job: Job, trace) -> dict:
     params = dict(job.params)
     try:
         make_strategy(job.strategy, **params)
-        timeline = Timeline(trace, job.strategy, params, checkpoints=False)
+        timeline = Timeline(trace, job.strategy, params, checkpoints=False, keep_series=False)
         timeline.build()
     except (ValueError, UserStrategyError) as exc:
         return {"error": str(exc)}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
+import json
 
 import pytest
 
@@ -442,10 +442,11 @@ def test_the_experiment_shows_progress_on_a_terminal_only(capsys, monkeypatch):
             "-W", "steps=300", "-f", "csv", "-j", "2"]
     assert main(argv) == 0
     shown = terminal.getvalue()
-    # its bar (heapscope/console.py), ending at 4 of 4 runs, wiped at the end
+    # its bar (heapscope/console.py), ending at 4 of 4 runs, wiped at the end, then its time
     plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
     assert re.search(r"experiment vo1989 ━+ 100% 4/4 [0-9,]+ runs/s", plain), plain
-    assert shown.endswith("\x1b[2K")
+    bar, closing = shown.rsplit("\x1b[2K", 1)
+    assert re.fullmatch(r"experiment vo1989: 4 runs in [0-9.]+ s \([0-9.]+ s of CPU\)\n", closing)
     monkeypatch.undo()
     assert main(argv) == 0
     assert "━" not in capsys.readouterr().err
