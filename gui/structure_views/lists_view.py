@@ -45,9 +45,9 @@ from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphi
                                QSizePolicy, QVBoxLayout)
 
 from heapscope.allocators import events as ev
+from heapscope.allocators import structure_kinds
 from heapscope.allocators.dlmalloc import BINBLOCKWIDTH, BinmapChange, BinmapProbe, BinProbe, Mapped, Unmapped
 from heapscope.allocators.segregated_fit import ClassProbe
-from heapscope.allocators.structure import parse_tlsf_key
 from .. import palette
 from ..gauges import human_bytes
 from . import register_view
@@ -70,57 +70,18 @@ def labelled_lists(structure: dict, named=()) -> list[tuple[tuple | None, str, l
     how the policy's events name the list (``ListInsert.where``: ``(k,)`` for
     AVAIL[k] and nextf[k], ``(fl, sl)`` for a TLSF list), or None.  Bins,
     which a structure lists only when non-empty, are listed empty too when
-    their key is in ``named`` (the bin a step took its last block from)."""
-    kind = structure.get("kind")
-    out: list[tuple[tuple | None, str, list[int]]] = []
-    if kind == "address-ring":
-        out.append((None, "free list in address order, from base", list(structure["free_list"])))
-    elif kind == "ring":
-        out.append((None, "free list from the head", list(structure["free_list"])))
-    elif kind == "tree":
-        root = structure.get("root")
-        for node in structure["nodes"]:
-            label = f"size {node['key']:,}" + (" (root)" if node["addr"] == root else "")
-            out.append((None, label, list(node["blocks"])))
-    elif kind == "buddy":
-        for k in sorted(structure["avail"], key=int):
-            out.append(((int(k),), f"AVAIL[{k}] ({human_bytes(1 << int(k))})",
-                        list(structure["avail"][k])))
-    elif kind == "tlsf":
-        for key in sorted(structure["lists"], key=parse_tlsf_key):
-            fl, sl = parse_tlsf_key(key)
-            out.append(((fl, sl), f"list ({fl}, {sl})", list(structure["lists"][key])))
-    elif kind == "buckets":
-        sizes = structure.get("block_sizes", {})
-        for k in sorted(structure["buckets"], key=int):
-            size = sizes.get(k)
-            label = f"nextf[{k}]" + (f" ({human_bytes(size)} blocks)" if size else "")
-            out.append(((int(k),), label, list(structure["buckets"][k])))
-    elif kind == "bins":
-        floors = structure.get("bin_floor") or []
-        bins = dict(structure["bins"])
-        for key in named:
-            if key is not None and len(key) == 1 and str(key[0]) not in bins and key[0] not in bins:
-                bins[key[0]] = []
-        for i in sorted(bins, key=int):
-            label = f"bin {i}"
-            if int(i) < len(floors) and floors[int(i)] is not None:
-                label += f" (from {human_bytes(floors[int(i)])})"
-            out.append(((int(i),), label, list(bins[i])))
-    elif kind == "size-classes":
-        for k in sorted(structure["lists"], key=int):
-            low, high = structure["class_low"][k], structure["class_high"][k]
-            span = f"{human_bytes(low)} and up" if high is None else f"{human_bytes(low)}-{human_bytes(high)}"
-            out.append(((int(k),), f"class {k} ({span})", list(structure["lists"][k])))
-    elif "lists" in structure:
-        out.extend(((str(label),), str(label), list(addrs))
-                   for label, addrs in structure["lists"].items())
-    else:
-        kept = {o["addr"] for o in structure.get("outside", ())}
-        out.append((None, "free blocks", sorted(a for a in structure.get("sizes", {}) if a not in kept)))
+    their key is in ``named`` (the bin a step took its last block from).
+    The lists are the kind's own (``StructureKind.labelled_lists``)."""
+    out = list(_kind_of(structure).labelled_lists(structure, named))
     for o in structure.get("outside", ()):
         out.append((None, f"outside: {o['why']}", [o["addr"]]))
     return out
+
+
+def _kind_of(structure: dict) -> structure_kinds.StructureKind:
+    """The structure's registered kind, which says how it reads as lists
+    (in its module, allocators/structure_kinds/), or the generic reading."""
+    return structure_kinds.get(structure.get("kind")) or structure_kinds.StructureKind()
 
 
 def list_marks(explained, upto: int | None = None) -> dict[tuple, list[str]]:
@@ -550,6 +511,7 @@ class ListsView(StructureView):
         filled = sum(1 for r in shown_rows if rows[r][2])
         cap = max(PER_LIST_MIN, min(PER_LIST_MAX, BLOCK_BUDGET // max(1, filled)))
 
+        sentinel = _kind_of(s).list_sentinel      # K&R's and Kruse's base
         y = 6.0
         if s.get("kind") == "bins":
             y = self._bin_map(s, y, width)
@@ -575,10 +537,9 @@ class ListsView(StructureView):
             if len(keep) < len(addrs):
                 cut_lists += 1
                 head += f" · {len(keep):,} drawn"
-            at_sentinel = [name for name, a in pointers.items()
-                           if a is None and r == 0 and s.get("kind") in ("address-ring", "ring")]
+            at_sentinel = [name for name, a in pointers.items() if a is None and r == 0 and sentinel]
             if at_sentinel:
-                head += "   (" + ", ".join(at_sentinel) + " → base)"
+                head += "   (" + ", ".join(at_sentinel) + f" → {sentinel})"
             did = ", ".join(marks[key]) if key is not None and key in marks else ""
             item = self._heading(head, did, pad - 4, y, width - 2 * pad,
                                  _Mark("header", self._next(), label=label, did=did))
