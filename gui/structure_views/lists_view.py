@@ -46,8 +46,7 @@ from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphi
 
 from heapscope.allocators import events as ev
 from heapscope.allocators import structure_kinds
-from heapscope.allocators.dlmalloc import BINBLOCKWIDTH, BinmapChange, BinmapProbe, BinProbe, Mapped, Unmapped
-from heapscope.allocators.segregated_fit import ClassProbe
+from heapscope.allocators.dlmalloc import BINBLOCKWIDTH, BinmapChange, BinmapProbe, Mapped, Unmapped
 from .. import palette
 from ..gauges import human_bytes
 from . import register_view
@@ -87,26 +86,16 @@ def _kind_of(structure: dict) -> structure_kinds.StructureKind:
 def list_marks(explained, upto: int | None = None) -> dict[tuple, list[str]]:
     """{list key: what the step did to that list, in a few words}, from the
     events that name a list rather than a block in it (a block taken off a
-    list is no longer drawn there)."""
+    list is no longer drawn there): each event type says its mark
+    (``list_mark``, allocators/events.py), one without marks no list."""
     marks: dict[tuple, list[str]] = {}
     for e in explained:
         if upto is not None and e.index > upto:
             break
-        x = e.event
-        if isinstance(x, ev.ListRemove):
-            marks.setdefault(tuple(x.where), []).append(f"took 0x{x.addr:x}")
-        elif isinstance(x, ev.ListInsert):
-            marks.setdefault(tuple(x.where), []).append(f"pushed 0x{x.addr:x}")
-        elif isinstance(x, ev.AvailProbe):
-            marks.setdefault((x.order,), []).append("probed" + (" (empty)" if x.first is None else ""))
-        elif isinstance(x, ev.BucketRefill):
-            marks.setdefault((x.bucket,), []).append(f"refilled with {x.count} blocks")
-        elif isinstance(x, ev.MappingSearch):
-            marks.setdefault((x.fl, x.sl), []).append("the search starts here")
-        elif isinstance(x, (BinProbe, ClassProbe)):
-            key = (x.bin,) if isinstance(x, BinProbe) else (x.cls,)
-            empty = (x.last if isinstance(x, BinProbe) else x.head) is None
-            marks.setdefault(key, []).append("looked at" + (" (empty)" if empty else ""))
+        mark = getattr(e.event, "list_mark", None)
+        if mark is not None:
+            key, words = mark()
+            marks.setdefault(key, []).append(words)
     return marks
 
 
