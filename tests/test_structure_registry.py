@@ -312,14 +312,14 @@ def test_a_view_of_its_own_is_found_by_its_module_name_alone():
         for kind, cls in re.findall(r'^@register_view\("([^"]+)"\)\nclass (\w+)', module.read_text(), re.M):
             expected[kind] = cls
     assert len(expected) >= 10 and expected["lists"] == "ListsView"
-    asked = sorted(expected) + ["bins", "size-classes", ROW]
+    asked = sorted(expected) + ["size-classes", ROW]
     code = ("import json, sys; from heapscope.gui.structure_views import view_for; "
             "print(json.dumps({k: view_for(k).__name__ for k in json.loads(sys.argv[1])}))")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(asked)], capture_output=True, text=True,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {**expected, "bins": "ListsView", "size-classes": "ListsView",
-                                       ROW: "ListsView"}
+    assert expected["bins"] == "BinsView"        # the lists view with dlmalloc's bin map
+    assert json.loads(done.stdout) == {**expected, "size-classes": "ListsView", ROW: "ListsView"}
 
 
 # ------------------------------------------- no switch on a kind's name
@@ -329,10 +329,6 @@ KIND_SWITCHES_ALLOWED = {
     # the generic lists view titles its own kind apart from a kind it draws
     # in its stead ("the strategy's lists" / "bins, drawn as lists")
     ("gui/structure_views/lists_view.py", "lists", 1),
-    # dlmalloc's bin map above the bins and its mmapped chunks below them are
-    # drawn by the generic lists view, bins having no view of its own yet:
-    # Qt drawing, which the Qt-free kind module cannot hold
-    ("gui/structure_views/lists_view.py", "bins", 2),
 }
 
 
