@@ -44,6 +44,17 @@ def some_lists(lists: dict, named: set, all_items: bool):
     return sorted(shown, key=lambda kv: order[kv[0]]), len(full) - len(shown)
 
 
+def cut_lists(lists: dict, named: set, all_items: bool, sizes: dict, label, noun: str) -> list[str]:
+    """The non-empty lists :func:`some_lists` shows, one line each named by
+    ``label(key)``, then '... 3 more non-empty ``noun`` (--all shows them)'
+    when some were left out."""
+    shown, left_out = some_lists(lists, named, all_items)
+    out = [f"  {label(key)}: " + addr_list(addrs, sizes, all_items) for key, addrs in shown]
+    if left_out:
+        out.append(f"  ... {left_out} more non-empty {noun} (--all shows them)")
+    return out
+
+
 def labelled_lines(lists: dict, sizes: dict, all_items: bool) -> list[str]:
     """``{label: [addrs]}`` as one line per list (the generic ``lists``
     shape, and any kind that also gives its blocks as labelled lists)."""

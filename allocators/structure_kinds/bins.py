@@ -15,7 +15,7 @@ size of each bin (None for bin 127); ``last_remainder`` and ``top`` (also in
 from __future__ import annotations
 
 from .. import events as ev
-from ..inspect_text import addr_list, some_lists
+from ..inspect_text import cut_lists
 from ..phrases import at, human_bytes
 from ..dlmalloc_events import BinmapChange, Mapped, Trim, Unmapped
 from ..structure import StructureMismatch
@@ -134,11 +134,8 @@ class BinsKind(StructureKind):
     # bins alone do not say (last_remainder, top) and the mmapped chunks
     def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
         out = [f"  binblocks = {s['binblocks']:032b}  (bit b: bins 4b..4b+3, right to left)"]
-        shown, left_out = some_lists(s["bins"], named, all_items)
-        for i, addrs in shown:
-            out.append(f"  bin {i} (from {s['bin_floor'][int(i)]} B): " + addr_list(addrs, s["sizes"], all_items))
-        if left_out:
-            out.append(f"  ... {left_out} more non-empty bins (--all shows them)")
+        out += cut_lists(s["bins"], named, all_items, s["sizes"],
+                         lambda i: f"bin {i} (from {s['bin_floor'][int(i)]} B)", "bins")
         if not s["bins"]:
             out.append("  every bin is empty")
         out.append("  last_remainder -> " + at(s["last_remainder"], "none"))

@@ -15,7 +15,7 @@ smallest and largest block of each class (``class_high`` None for the last);
 from __future__ import annotations
 
 from ..structure import StructureMismatch
-from ..inspect_text import addr_list, some_lists
+from ..inspect_text import cut_lists
 from ..phrases import human_bytes
 from ..structure_replay import KeyedLists
 from . import StructureKind, register
@@ -59,14 +59,11 @@ class SizeClassesKind(StructureKind):
 
     # how it reads: each non-empty class list with its span of sizes
     def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
-        out = []
-        shown, left_out = some_lists(s["lists"], named, all_items)
-        for k, addrs in shown:
-            high = s["class_high"][k]
-            span = f"{s['class_low'][k]} B and up" if high is None else f"{s['class_low'][k]}-{high} B"
-            out.append(f"  class {k} ({span}): " + addr_list(addrs, s["sizes"], all_items))
-        if left_out:
-            out.append(f"  ... {left_out} more non-empty classes (--all shows them)")
+        def label(k) -> str:
+            low, high = s["class_low"][k], s["class_high"][k]
+            return f"class {k} ({low} B and up)" if high is None else f"class {k} ({low}-{high} B)"
+
+        out = cut_lists(s["lists"], named, all_items, s["sizes"], label, "classes")
         if not any(s["lists"].values()):
             out.append("  every class list is empty")
         return out

@@ -15,7 +15,7 @@ first (keys made by ``structure.tlsf_key``); ``fl_count``, ``sl_count``;
 from __future__ import annotations
 
 from .. import events as ev
-from ..inspect_text import addr_list, some_lists
+from ..inspect_text import cut_lists
 from ..predict import Generic, hx
 from ..structure import StructureMismatch, parse_tlsf_key, tlsf_key
 from ..structure_replay import KeyedLists
@@ -169,11 +169,8 @@ class TlsfKind(StructureKind):
         for fl, row in enumerate(s["sl_bitmap"]):
             if row:
                 out.append(f"  sl_bitmap[{fl}] = {row:0{s['sl_count']}b}  (sizes from {s['row_floor'][fl]} B)")
-        shown, left_out = some_lists(s["lists"], named, all_items)
-        for key, addrs in shown:
-            out.append(f"  list ({key.replace(',', ', ')}): " + addr_list(addrs, s["sizes"], all_items))
-        if left_out:
-            out.append(f"  ... {left_out} more non-empty lists (--all shows them)")
+        out += cut_lists(s["lists"], named, all_items, s["sizes"],
+                         lambda key: f"list ({key.replace(',', ', ')})", "lists")
         if not s["lists"]:
             out.append("  every list is empty")
         return out
