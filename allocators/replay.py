@@ -978,7 +978,8 @@ class Timeline:
         1234: malloc(512) for id 17 -> 0x1a40 after examining 12 free blocks;
         split once'."""
         t = self.position
-        return describe_step(t, self.n, self.op(t) if t else None, self.last_record, self.strategy)
+        return describe_step(t, self.n, self.op(t) if t else None, self.last_record, self.strategy,
+                             getattr(self.trace, "names", None))
 
     # ------------------------------------------------- walks of their own
     @property

@@ -111,6 +111,10 @@ class SegregatedFirstFit(Strategy):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('_hdr', '_ftr', '_next', '_prev')
     name = "segregated-first-fit"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"ClassProbe", "Coalesce", "Grow", "GrowFailed", "ListInsert", "ListRemove",
+                              "ListWalkStep", "Note", "Placed", "Released", "Split", "Visit"})
     search_unit = ("list or block", "lists and blocks")
     search_verb = "looking at"
     title = "Segregated free lists, first fit (CS:APP 9.9.14; Wilson et al. 1995)"

@@ -288,7 +288,10 @@ class CompareHeapMap(HeapMapWidget):
         if label.textItem.font().pointSize() != points:
             label.setFont(QFont(self.font().family(), points, QFont.Bold))
         left = middle < lay.row_bytes / 2
-        label.setText(f"▼ id {ident}" if left else f"id {ident} ▼")
+        # the block by its name where the trace gives one (a lesson's, the sandbox's)
+        name = step.names.get(ident) if step.names else None
+        said = name if name is not None else f"id {ident}"
+        label.setText(f"▼ {said}" if left else f"{said} ▼")
         label.setAnchor((0, 1) if left else (1, 1))
         label.fill = pg.mkBrush(colour)
         label.setColor("w")
@@ -630,6 +633,12 @@ class CompareRow(QFrame):
         self.structure_button.setText("◂" if shown else "▸")
         self.structure_button.setToolTip(("Hide" if shown else "Show") + " this strategy's free structure")
 
+    def select(self, addr) -> None:
+        """Select and outline the block at ``addr`` in this row's map and
+        structure view (None clears), as a click on it does (a lesson's stop
+        selects a block by its name in each row: gui/lesson_stop.py)."""
+        self._select(addr)
+
     def _select(self, addr) -> None:
         addr = None if addr is None or addr < 0 else addr
         self.map.set_selection(addr)
@@ -908,7 +917,8 @@ class CompareView(Subscriber, QWidget):
         box.setContentsMargins(4, 4, 4, 0)
         box.setSpacing(4)
         box.addWidget(self.rows_scroll, 1)
-        box.addWidget(VerticalScroll(side))
+        self.side_scroll = VerticalScroll(side)
+        box.addWidget(self.side_scroll)
 
     def apply_presentation(self, pres: Presentation) -> None:
         """Every row, the ranking table, the legend and the notes in ``pres``'s
@@ -920,6 +930,11 @@ class CompareView(Subscriber, QWidget):
         self.legend.apply_presentation(pres)
         self.scale_note.setStyleSheet(f"color: {pres.muted};")
         self.request_key.setStyleSheet(f"color: {pres.theme.ink};")
+
+    def set_side_visible(self, visible: bool) -> None:
+        """Show or hide the column of the ranking table, the notes and the
+        legend (a lesson's narration takes its room on a narrow screen)."""
+        self.side_scroll.setVisible(visible)
 
     # --------------------------------------------------------- binding
     def bind(self, model, row: int = 0) -> None:

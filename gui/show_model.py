@@ -190,13 +190,7 @@ class ShownStep:
 
     def describe(self) -> str:
         """The step in one line, with the trace file's line number when known."""
-        text = self.timeline.describe()
-        if self.names and self.position:
-            ident = self.timeline.op(self.position)[1]
-            name = self.names.get(ident)
-            if name is not None:        # the block by the name the user gave it
-                text = text.replace(f"for id {ident}", f"for {name}", 1).replace(
-                    f"free id {ident}:", f"free {name}:", 1)
+        text = self.timeline.describe()     # the trace's names in it (Trace.names)
         lines = getattr(self.trace, "line_numbers", None)
         if self.position and lines is not None and self.source:
             text += f"   [{os.path.basename(self.source)} line {int(lines[self.position - 1])}]"
@@ -204,7 +198,7 @@ class ShownStep:
 
     def describe_address(self, address: int) -> str:
         """The hover facts of the block holding ``address``."""
-        return describe_address(self.blocks, address, self.ids, lambda: self.places)
+        return describe_address(self.blocks, address, self.ids, lambda: self.places, self.names)
 
     def block_start(self, address: int) -> int | None:
         return block_start(self.blocks, address)
@@ -237,8 +231,6 @@ class ShowModel(QObject):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.trace = None
-        #: {trace id: name} of a trace written by hand (the sandbox), or None
-        self.names: dict | None = None
         #: the file the trace was read from, or None
         self.source: str | None = None
         self.label = ""
@@ -262,11 +254,19 @@ class ShowModel(QObject):
         #: how often the shown steps' explain_step() and structure() ran
         self.counts = CallCounts()
 
+    @property
+    def names(self) -> dict | None:
+        """{trace id: the name a person gave it} of the shown trace (a
+        readable file's, the sandbox's), or None (a .rep)."""
+        return getattr(self.trace, "names", None)
+
     # ------------------------------------------------------------------ trace
-    def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
-        """A new trace: forget every timeline of the old one and show nothing."""
+    def set_trace(self, trace, source: str | None = None, label: str = "", names: dict | None = None) -> None:
+        """A new trace: forget every timeline of the old one and show nothing;
+        ``names``: {trace id: name} (a lesson's trace, by the names it gives)."""
+        if names and getattr(trace, "names", None) is None:
+            trace.names = dict(names)       # the names travel on the trace (Trace.names)
         self.trace, self.source = trace, source
-        self.names = None
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
         self._measures.clear()
@@ -285,10 +285,12 @@ class ShowModel(QObject):
         """An edited trace (the sandbox, gui/sandbox_edits.py): its
         ``timelines``, built already, take the place of every timeline of
         the old trace and show in its rows at ``position``; the file and the
-        label stay; ``names``: {trace id: the user's name}.  Views redraw
-        as for a new trace."""
+        label stay; ``names``: {trace id: the user's name}, for a trace that
+        does not carry its own (:attr:`~heapscope.traces.trace.Trace.names`).
+        Views redraw as for a new trace."""
+        if names and getattr(trace, "names", None) is None:
+            trace.names = dict(names)
         self.trace = trace
-        self.names = names
         self._timelines.clear()
         self._measures.clear()
         self._trackers.clear()

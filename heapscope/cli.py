@@ -12,6 +12,7 @@
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
     heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
+    heapscope lesson NAME|FILE     play a lesson in the window (also: open --lesson NAME|FILE)
     heapscope lesson check FILE    validate a lesson (docs/lessons.md) and print each stop
     heapscope lesson list          the bundled lessons
     heapscope lesson export FILE -o DIR   each stop as a PNG, the narration as Markdown
@@ -398,6 +399,9 @@ def _open_options(p: argparse.ArgumentParser) -> None:
                    help="start in presenter mode: large text, thick outlines (F5 in the window)")
     p.add_argument("--theme", choices=("light", "dark"), default=None,
                    help="the colour theme (default: the one used last; D in the window)")
+    p.add_argument("--lesson", default=None, metavar="NAME|FILE",
+                   help="play a lesson (a bundled lesson's name or a lesson file, docs/lessons.md): "
+                        "it names its own trace and strategies")
     add_strategy_options(p)
 
 
@@ -423,10 +427,13 @@ class WindowRequest:
     presenter: bool | None = None     # presenter mode (None: as last time)
     theme: str | None = None          # "light" or "dark" (None: as last time)
     time_limit: float | None = DEFAULT_TIME_LIMIT   # --time-limit
+    lesson: object | None = None      # the lesson to play (--lesson), loaded and checked
 
 
 def window_request(args) -> WindowRequest:
     """``heapscope open``'s arguments as a checked :class:`WindowRequest`."""
+    if getattr(args, "lesson", None) is not None:
+        return _lesson_request(args)
     strategy = args.strategy
     loaded = _loaded_names(args)
     if strategy is None and len(loaded) == 1:
@@ -450,6 +457,25 @@ def window_request(args) -> WindowRequest:
         except ValueError as exc:
             raise CliError(str(exc)) from None
     return request
+
+
+def _lesson_request(args) -> WindowRequest:
+    """``open --lesson``: the lesson loaded and every claim checked here, so
+    that a broken one is one line ``FILE:LINE: message`` (exit 2) before any
+    window; it names its own trace, strategies and parameters."""
+    from .lessons import LessonError, load_lesson
+    given = [option for option, value in (("a trace", args.trace), ("--strategy", args.strategy),
+                                          ("--compare", getattr(args, "compare", None)),
+                                          ("--step", getattr(args, "step", None))) if value is not None]
+    if given:
+        raise CliError(f"a lesson names its own trace and strategies: drop {', '.join(given)}")
+    try:
+        lesson = load_lesson(_lesson_file(args.lesson))
+    except LessonError as exc:
+        raise CliError(str(exc)) from None
+    return WindowRequest(None, lesson.strategies[0], {}, dict(lesson.params),
+                         presenter=getattr(args, "presenter", None), theme=getattr(args, "theme", None),
+                         time_limit=getattr(args, "time_limit", None), lesson=lesson)
 
 
 def parse_window_request(argv: list[str]) -> WindowRequest:
@@ -636,8 +662,28 @@ def cmd_find(args) -> int:
     return 0 if report["count"] else 1
 
 
+#: what ``heapscope lesson`` does besides playing a lesson
+LESSON_ACTIONS = ("play", "check", "list", "export")
+
+
+def lesson_shorthand(argv: list[str]) -> list[str]:
+    """``heapscope lesson NAME|FILE ...`` is ``heapscope lesson play NAME|FILE ...``."""
+    if len(argv) >= 2 and argv[0] == "lesson" and argv[1] not in LESSON_ACTIONS and not argv[1].startswith("-"):
+        return ["lesson", "play", *argv[1:]]
+    return argv
+
+
 def _lesson_options(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="lesson_command", metavar="ACTION", required=True)
+    play = sub.add_parser("play", help="play a lesson in the window (the default: heapscope lesson NAME|FILE)",
+                          description="Open the window on a lesson: its narration beside the views, Page "
+                          "Down for the next stop, Page Up for the one before, Backspace back to the stop "
+                          "(docs/lessons.md, 'Playing a lesson'). The same as heapscope open --lesson.")
+    play.add_argument("lesson", metavar="NAME|FILE", help="a bundled lesson's name, or a lesson file (.md)")
+    play.add_argument("--presenter", action="store_true", default=None,
+                      help="presenter mode: large text, thick outlines (F5 in the window)")
+    play.add_argument("--theme", choices=("light", "dark"), default=None,
+                      help="the colour theme (default: the one used last; D in the window)")
     check = sub.add_parser("check", help="validate a lesson (syntax, directives, claims) and print each stop",
                            description="Validate a lesson: its front matter, every directive and every "
                            "claim, checked against the replay; then each stop's state in words. "
@@ -660,16 +706,28 @@ def _lesson_options(p: argparse.ArgumentParser) -> None:
 
 
 def _lesson_file(spec: str) -> str:
-    """A bundled lesson's name means it unless a file of that name exists."""
-    from .lessons import lesson_path
+    """A bundled lesson's name means it unless a file of that name exists;
+    CliError for a name that is neither (with the bundled lessons' names)."""
+    from .lessons import bundled_lessons, lesson_path
     bundled = lesson_path(spec)
-    return str(bundled) if bundled is not None and not os.path.exists(spec) else spec
+    if bundled is not None and not os.path.exists(spec):
+        return str(bundled)
+    if not os.path.exists(spec) and os.sep not in spec and not spec.endswith(".md"):
+        raise CliError(f"{spec}: no lesson file and no bundled lesson of that name; bundled: "
+                       f"{', '.join(p.stem for p in bundled_lessons())}")
+    return spec
 
 
-@command("lesson", "check or export a lesson file, or list the bundled lessons", _lesson_options)
+@command("lesson", "play, check or export a lesson file, or list the bundled lessons", _lesson_options)
 def cmd_lesson(args) -> int:
-    """``lesson check FILE``, ``lesson list`` (heapscope/lessons/, docs/lessons.md)."""
+    """``lesson play FILE`` (the window: ``open --lesson``), ``lesson check
+    FILE``, ``lesson list``, ``lesson export`` (heapscope/lessons/, docs/lessons.md)."""
     from .lessons import LessonError, bundled_lessons, load_lesson, read_lesson_text
+    if args.lesson_command == "play":
+        argv = ["open", "--lesson", args.lesson] + (["--presenter"] if args.presenter else []) + (
+            ["--theme", args.theme] if args.theme else [])
+        opened = build_parser().parse_args(argv)
+        return opened.func(opened)
     if args.lesson_command == "list":
         # the front matter is enough: no replay (vo1989-table's takes seconds)
         for path in bundled_lessons():
@@ -1656,7 +1714,7 @@ def _loaded_names(args) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    argv = argv or ["open"]
+    argv = lesson_shorthand(argv or ["open"])
     try:
         load_allocators(argv)
     except plugins.PluginError as exc:

@@ -23,7 +23,7 @@ from .allocators.isolation import needs_worker
 from .allocators.user import UserStrategyError
 from .allocators.registry import make_strategy
 from .allocators.replay import KIND_NAMES, Timeline
-from .traces.trace import FREE
+from .traces.trace import FREE, block_words
 
 #: text format: a heap of at most this many blocks is listed whole
 FULL_HEAP_BLOCKS = 64
@@ -66,6 +66,8 @@ def inspect_step(trace, strategy_name: str, step: int, params: dict | None = Non
         operation = {
             "kind": KIND_NAMES[kind],
             "id": ident,
+            # the block's name in a readable trace (a = malloc(240)), else null
+            "name": (getattr(trace, "names", None) or {}).get(ident),
             # a free's size is what the program had asked for that block
             "size": (rec.request if rec is not None else 0) if kind == FREE else size,
             "line": int(lines[step - 1]) if lines is not None else None,
@@ -89,6 +91,7 @@ def inspect_step(trace, strategy_name: str, step: int, params: dict | None = Non
         "structure": strategy.structure(),
         # not part of the JSON contract: for the text format
         "_ids": {b[0]: ids[b[3]] for b in walk if b[3] in ids},
+        "_names": getattr(trace, "names", None),
         "_title": strategy.title,
         "_heap_size": strategy.heap_size,
     }
@@ -152,7 +155,8 @@ def format_text(report: dict, *, all_blocks: bool = False) -> str:
     else:
         where = f", trace line {op['line']}" if op["line"] is not None else ""
         size = f"{op['size']} B" + (" (the size it was asked with)" if op["kind"] == "free" else "")
-        out.append(f"Operation: {op['kind']} of id {op['id']}, {size}{where}")
+        who = block_words(op["id"], report.get("_names"))
+        out.append(f"Operation: {op['kind']} of {who}, {size}{where}")
         out.append(f"  {op['description']}")
     out.append("")
     events = report["events"]
@@ -205,7 +209,7 @@ def _heap_lines(report: dict, all_blocks: bool) -> list[str]:
         note = ""
         payload_id = ids.get(addr)
         if payload_id is not None:
-            note += f"  id {payload_id}"
+            note += "  " + block_words(payload_id, report.get("_names"))
         if addr in named:
             note += f"  <- event{'s' if len(named[addr]) > 1 else ''} {', '.join(map(str, named[addr]))}"
         out.append(f"  {addr:#{width}x}  {size:8d}  {state}{note}")

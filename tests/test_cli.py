@@ -305,4 +305,4 @@ def test_inspect_of_a_readable_trace_shows_the_step_the_lines_say(tmp_path, caps
     trace.write_text("# two blocks\n" + READABLE)
     code, out, err = hs(capsys, "inspect", trace, "-s", "first-fit", "--step", "3")
     assert code == 0, err
-    assert "free of id 0, 40 B" in out and "trace line 4" in out
+    assert "free of a (id 0), 40 B" in out and "trace line 4" in out

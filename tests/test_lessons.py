@@ -568,7 +568,7 @@ def test_lesson_check_prints_one_group_per_stop(capsys):
         assert lines[0].startswith(f"stop {k} (line "), lines[0]
         # the step in the timeline's words, with the block's own name
         assert any(line.strip().startswith(f"buddy: step {loaded.stops[k - 1].step}") for line in lines)
-    assert "malloc(100) for a -> 0x8" in groups[1]
+    assert "malloc(100) for a (id 0) -> 0x8" in groups[1]
 
 
 def test_lesson_check_of_a_false_claim_exits_2_with_file_and_line(tmp_path, capsys):

@@ -139,19 +139,22 @@ class Trace:
     ``name`` is for display, ``source`` the file it came from (or None),
     ``header`` the 4 integers of a .rep header (or None), ``line_numbers``
     (int32, or None) the source line of each op, for error messages and for
-    showing where a step comes from.
+    showing where a step comes from.  ``names`` ({id: name}, or None) are
+    the names a person gave the blocks (``a = malloc(240)`` in the readable
+    form, or the window's sandbox): messages say ``a (id 0)`` where they
+    would say ``id 0`` (:func:`block_words`).  A .rep has none.
 
     The constructor checks the ops (see :func:`check_ops`) unless
     ``validate=False``, and raises TraceError naming ``source`` and the line.
     """
 
     __slots__ = ("kind", "ids", "sizes", "num_ids", "name", "source", "header",
-                 "line_numbers", "_prev", "_stats")
+                 "line_numbers", "names", "_prev", "_stats")
 
     def __init__(self, kind, ids, sizes, num_ids: int | None = None, *, name: str = "",
                  source: str | os.PathLike | None = None,
                  header: tuple[int, int, int, int] | None = None,
-                 line_numbers=None, validate: bool = True) -> None:
+                 line_numbers=None, validate: bool = True, names: dict | None = None) -> None:
         # Copies, so freezing them below never touches the caller's arrays.
         kind = np.array(kind, dtype=np.uint8)
         ids64 = np.array(ids, dtype=np.int64)
@@ -184,6 +187,7 @@ class Trace:
         self.source = source
         self.header = None if header is None else tuple(int(h) for h in header)
         self.line_numbers = None if line_numbers is None else _frozen(line_numbers)
+        self.names = {int(i): str(n) for i, n in names.items()} if names else None
         self._prev = None if prev is None else _frozen(prev)
         self._stats = None
 
@@ -283,6 +287,14 @@ class Trace:
             "max_size": int(requested.max()) if n_req else 0,
             "mean_size": float(requested.mean()) if n_req else 0.0,
         }
+
+
+def block_words(ident: int, names: dict | None) -> str:
+    """How a message names trace id ``ident``: ``a (id 0)`` when ``names``
+    (a trace's :attr:`Trace.names`) gives it a name of its own, else
+    ``id 0`` (a .rep's ids, a readable .rep line's id)."""
+    name = names.get(ident) if names else None
+    return f"{name} (id {ident})" if name is not None and name != str(ident) else f"id {ident}"
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -234,6 +234,7 @@ class _Canvas(QGraphicsView):
 
     clicked = Signal(object)       # block address or None
     hovered = Signal(object)       # block address or None
+    menu_asked = Signal(int, object)   # a right click on a block: its address, the screen point
     width_changed = Signal()
 
     def __init__(self) -> None:
@@ -267,6 +268,12 @@ class _Canvas(QGraphicsView):
             self.clicked.emit(self.block_at(event.position().toPoint()))
             event.accept()
             return
+        if event.button() == Qt.RightButton:
+            addr = self.block_at(event.position().toPoint())
+            if addr is not None:
+                self.menu_asked.emit(addr, event.globalPosition().toPoint())
+                event.accept()
+                return
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
@@ -306,6 +313,7 @@ class ListsView(StructureView):
         super().__init__(parent)
         self.canvas = _Canvas()
         self.canvas.clicked.connect(self._clicked)
+        self.canvas.menu_asked.connect(self.block_menu_asked)
         self.canvas.hovered.connect(self._hovered)
         self.canvas.width_changed.connect(self._width_changed)
         self.title = QLabel("Free blocks, as lists")

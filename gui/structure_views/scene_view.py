@@ -463,6 +463,12 @@ class SceneStructureView(StructureView):
         return None if hit is None else hit[0].block_at(hit[1])
 
     def _scene_clicked(self, ev) -> None:
+        if ev.button() == Qt.RightButton:
+            addr = self.block_at_scene(ev.scenePos())
+            if addr is not None:
+                ev.accept()
+                self.block_menu_asked.emit(addr, ev.screenPos().toPoint())
+            return
         if ev.button() != Qt.LeftButton:
             return
         hit = self.glyph_at(ev.scenePos())

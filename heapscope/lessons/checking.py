@@ -19,12 +19,16 @@ from heapscope.allocators.registry import STRATEGIES, make_strategy
 from heapscope.allocators.replay import Timeline
 from heapscope.traces import TraceError, load_trace
 from heapscope.traces.readable import EXTENSION, parse_readable, read_lines
-from heapscope.traces.trace import FREE
+from heapscope.traces.trace import ALLOC, FREE
 
 from .claims import Claim, ClaimError, StepFacts, parse_claim
 from .reader import PANELS, LessonError, LessonText, Stop, read_lesson_text
 
-__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text", "run_measures"]
+__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text", "run_measures", "CLICK"]
+
+#: the answer of a question answered by a click on the block the step's
+#: malloc takes (or "the heap will grow"): the replay knows which is right
+CLICK = "click"
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,16 @@ class Question:
 
     def is_right(self, given: str) -> bool:
         return given.strip().casefold() == self.answer.casefold()
+
+    @property
+    def kind(self) -> str:
+        """How it is answered: ``"choice"`` (one of the choices), ``"click"``
+        (``answer: click``: the block the step's malloc takes, clicked on the
+        heap before the step, or "the heap will grow"; judged by the replay),
+        or ``"words"`` (no choices: thought over, then revealed)."""
+        if self.choices:
+            return "choice"
+        return "click" if self.answer.casefold() == CLICK else "words"
 
 
 @dataclass
@@ -300,17 +314,18 @@ def load_lesson_text(source: str, path: str = "<lesson>") -> Lesson:
                     raise LessonError(f"show: unknown panel {panel!r}; panels: {', '.join(PANELS)}",
                                       path, d.line)
             state.show = shown
-        state.question = _question(stop, path)
+        state.question = _question(stop, path, step >= 1 and int(trace.kind[step - 1]) == ALLOC)
         for d in stop.values("expect"):
             state.claims.append(_checked_claim(d, strategies, facts, ids, path))
         states.append(state)
     return Lesson(text, trace, strategies, params, names, timelines, states)
 
 
-def _question(stop: Stop, path: str) -> Question | None:
+def _question(stop: Stop, path: str, malloc_step: bool) -> Question | None:
     """The stop's ``ask:`` with its ``choices:``, ``answer:`` and ``explain:``;
-    LessonError for an answer missing or not among the choices, or parts
-    of a question without the ``ask:``."""
+    LessonError for an answer missing or not among the choices, parts
+    of a question without the ``ask:``, or ``answer: click`` on a step that
+    is no malloc (``malloc_step``: the stop's step is one)."""
     ask, choices, answer, explain = (_only(stop, w, path) for w in ("ask", "choices", "answer", "explain"))
     if ask is None:
         stray = choices or answer or explain
@@ -326,6 +341,9 @@ def _question(stop: Stop, path: str) -> Question | None:
     if offered and answer.value.casefold() not in (c.casefold() for c in offered):
         raise LessonError(f"answer: {answer.value!r} is not one of the choices ({' | '.join(offered)})",
                           path, answer.line)
+    if not offered and answer.value.casefold() == CLICK and not malloc_step:
+        raise LessonError("answer: click asks for the block the stop's step takes: the step must be "
+                          "a malloc (or give choices: A | B)", path, answer.line)
     return Question(ask.value, offered, answer.value, explain.value if explain else "")
 
 
