@@ -90,6 +90,9 @@ class ClassProbe:
     cls: int
     head: int | None
 
+    def list_mark(self) -> tuple[tuple, str]:
+        return (self.cls,), "looked at" + (" (empty)" if self.head is None else "")
+
 
 @dataclass(frozen=True, slots=True)
 class ListWalkStep:

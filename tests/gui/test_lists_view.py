@@ -16,14 +16,25 @@ from heapscope.gui.structure_views.lists_view import (BLOCK_BUDGET, list_marks, 
                                                       ListsView, labelled_lists)
 
 
-@pytest.fixture
-def view(qtbot):
-    v = ListsView()
+def shown_view(qtbot, cls):
+    v = cls()
     v.resize(520, 600)
     qtbot.addWidget(v)
     v.show()
     qtbot.waitExposed(v)
     return v
+
+
+@pytest.fixture
+def view(qtbot):
+    return shown_view(qtbot, ListsView)
+
+
+@pytest.fixture
+def bins_view(qtbot):
+    """dlmalloc's bins: the lists view with the bin map and mmapped chunks (bins_view.py)."""
+    from heapscope.gui.structure_views.bins_view import BinsView
+    return shown_view(qtbot, BinsView)
 
 
 def drawn_blocks(drawn) -> list[int]:
@@ -190,8 +201,10 @@ def dl_step(trace, step):
     return tl.strategy.structure(), explain_step(tl.strategy, tl.last_record), tl.last_record
 
 
-def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_chunks(view, tmp_path):
+def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_chunks(bins_view, tmp_path):
     from heapscope.allocators.dlmalloc import BinmapProbe
+    view = bins_view
+    assert view_for("bins") is type(view)
     trace, mmap_step, last = dl_trace(tmp_path)
     structure, explained, record = dl_step(trace, last)
     view.show_step(structure, explained, record)
@@ -222,7 +235,8 @@ def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_
     assert view.drawn()["binmap"]["probed"] == []
 
 
-def test_dlmalloc_with_nothing_kept_apart_says_so(view):
+def test_dlmalloc_with_nothing_kept_apart_says_so(bins_view):
+    view = bins_view
     s = Timeline(traces.make_workload("vo1989", steps=5, seed=1), "dlmalloc").build()
     s.seek(0)
     structure = s.strategy.structure()
