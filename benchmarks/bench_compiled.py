@@ -62,7 +62,7 @@ PACKAGE = "hs_compiled"
 BUNDLED = ROOT / "traces" / "bundled"
 
 
-def compile_copy(workdir: Path, compiler: str) -> Path:
+def compile_copy(workdir: Path, compiler: str, infer_types: bool = False) -> Path:
     """Copy allocators/ to ``workdir/hs_compiled`` and compile the policy
     modules there in place, unchanged; return the folder to put on sys.path."""
     pkg = workdir / PACKAGE
@@ -72,7 +72,10 @@ def compile_copy(workdir: Path, compiler: str) -> Path:
     bindir = Path(sys.executable).parent
     files = [f"{PACKAGE}/{m}" for m in COMPILED_MODULES]
     if compiler == "cython":
-        argv = [str(bindir / "cythonize"), "-3", "-i", *files]
+        # infer_types=True lets Cython give locals C types where it can
+        # infer them: faster, but C integers overflow where Python's do not
+        directives = ["-X", "infer_types=True"] if infer_types else []
+        argv = [str(bindir / "cythonize"), "-3", "-i", *directives, *files]
     else:
         argv = [str(bindir / "mypyc"), *files]
     if not Path(argv[0]).exists():
@@ -189,6 +192,8 @@ def traces(extra: list[str], quick: bool) -> list[tuple[str, object]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--compiler", choices=["cython", "mypyc"], default="cython")
+    ap.add_argument("--infer-types", action="store_true",
+                    help="Cython's infer_types=True directive (C-typed locals; not Python's integers)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--reuse", help="a folder where an earlier run compiled hs_compiled (skips compiling)")
     ap.add_argument("--keep", help="compile into this folder and keep it (for --reuse)")
@@ -200,7 +205,7 @@ def main() -> None:
         workdir = Path(args.reuse or args.keep or tmp)
         if not args.reuse:
             workdir.mkdir(parents=True, exist_ok=True)
-            compile_copy(workdir, args.compiler)
+            compile_copy(workdir, args.compiler, args.infer_types)
         pure_pkg, compiled_pkg = load_packages(workdir)
         pure, compiled = Side(pure_pkg), Side(compiled_pkg)
         exe = build_c_replayer(Path(tmp))
