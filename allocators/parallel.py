@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from . import isolation, registry
+from .build_stream import ChunkSender
 from .replay import Timeline
 
 #: above this many operations, at most one worker per core runs at a time
@@ -91,6 +92,18 @@ class Progress:
     key: str
     done: int
     total: int
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """What a ``keep="stream"`` build has built since its last report
+    (:class:`~heapscope.allocators.build_stream.Chunk`)."""
+    key: str
+    chunk: object
+
+    @property
+    def done(self) -> int:
+        return self.chunk.done
 
 
 @dataclass(frozen=True)
@@ -210,13 +223,18 @@ def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: 
                 result = spec.job(trace, spec, lambda value: send(("note", value)))
             else:
                 timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
-                timeline.build(progress=lambda done, total: send(("progress", done, total)))
+                # keep="stream": what is built goes back in chunks (allocators/build_stream.py)
+                report = (ChunkSender(timeline, send) if keep == "stream"
+                          else lambda done, total: send(("progress", done, total)))
+                timeline.build(progress=report)
                 if timeline.fault is not None and not (keep_faults and keep == "timeline"):
                     # a user strategy's mistake, in its own words
                     send(("failed", str(timeline.fault), "", timeline.fault.step or 0))
                     return
                 if keep == "summary":
                     result = summary_row(timeline)
+                elif keep == "stream":
+                    result = report.end()
                 else:
                     result = timeline.export()
         except Exception as exc:                      # reported, with the strategy's key
@@ -245,7 +263,9 @@ class ParallelBuild:
     ``specs``: :class:`BuildSpec` items or plain strategy names.  ``workers``:
     how many run at once (default: all of them for traces up to
     :data:`ALL_AT_ONCE_UP_TO` operations, else one per core).  ``keep``:
-    ``"timeline"`` or ``"summary"``; ``checkpoints``: False for measures only.
+    ``"timeline"``, ``"summary"`` or ``"stream"`` (:class:`Chunk` events as the
+    build goes, then a :class:`~heapscope.allocators.build_stream.StreamEnd`:
+    allocators/build_stream.py); ``checkpoints``: False for measures only.
     ``time_limit``: seconds a build of a user strategy may go without an
     answer before its worker is killed (None: no limit); ``keep_faults``:
     a timeline stopped by a user strategy's mistake is a result (its
@@ -256,8 +276,8 @@ class ParallelBuild:
                  checkpoints: bool = True, workers: int | None = None,
                  start_method: str | None = None, time_limit: float | None = None,
                  keep_faults: bool = False) -> None:
-        if keep not in ("timeline", "summary"):
-            raise ValueError(f"keep must be 'timeline' or 'summary', not {keep!r}")
+        if keep not in ("timeline", "summary", "stream"):
+            raise ValueError(f"keep must be 'timeline', 'summary' or 'stream', not {keep!r}")
         self.trace = trace
         self.specs = [s if isinstance(s, BuildSpec) else BuildSpec(s) for s in specs]
         keys = [s.key for s in self.specs]
@@ -411,6 +431,10 @@ class ParallelBuild:
         if kind == "progress":
             self.progress[key] = (message[1], message[2])
             return Progress(key, message[1], message[2])
+        if kind == "chunk":
+            chunk = message[1]
+            self.progress[key] = (chunk.done, chunk.total)
+            return Streamed(key, chunk)
         if kind == "note":
             return Note(key, message[1])
         if kind == "failed":

@@ -28,7 +28,8 @@ class PlotPanel(Subscriber, QWidget):
     #: a step the user clicked on (1..n)
     seek_requested = Signal(int)
 
-    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "set_position"}
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "set_position",
+                  "built_changed": "_model_shown"}
     REQUESTS = {"seek_requested": "seek"}
 
     def __init__(self, parent=None) -> None:
@@ -143,24 +144,30 @@ class PlotPanel(Subscriber, QWidget):
         p.setClipToView(True)
         return p
 
-    def set_measures(self, measures) -> None:
-        """Plot a whole replay (a :class:`StepMeasures`)."""
+    def set_measures(self, measures, total: int | None = None, coarse: bool = False) -> None:
+        """Plot a whole replay (a :class:`StepMeasures`); ``total``: the steps
+        the x axis spans (default: the measures'; a timeline built in the
+        background has its first steps measured); ``coarse``: each curve cut
+        to :data:`COARSE_POINTS` peaks first (while it fills in, the curves
+        are set again and again: a million points each time would hold the
+        window; once built they are set whole, for zooming in)."""
         s = self._series = measures.series
         self.n = n = s.n
         self.set_matches([])
         x = np.arange(1, n + 1, dtype=np.float64)
-        self.heap_curve.setData(x, s.heap / 1024.0)
-        self.live_curve.setData(x, s.live / 1024.0)
-        self.frag_curve.setData(x, 100.0 * measures.external)
-        self.frag_nt_curve.setData(x, 100.0 * measures.external_no_top)
+        put = _set_peaks if coarse else _set_all
+        put(self.heap_curve, x, s.heap / 1024.0)
+        put(self.live_curve, x, s.live / 1024.0)
+        put(self.frag_curve, x, 100.0 * measures.external)
+        put(self.frag_nt_curve, x, 100.0 * measures.external_no_top)
         mallocs = s.is_malloc & ~s.failed
-        self.search_curve.setData(x[mallocs], s.search[mallocs].astype(np.float64))
+        put(self.search_curve, x[mallocs], s.search[mallocs].astype(np.float64))
         mean = measures.search_mean
         ok = np.isfinite(mean)
-        self.search_mean_curve.setData(x[ok], mean[ok])
+        put(self.search_mean_curve, x[ok], mean[ok])
         for p in self.plots:
             p.enableAutoRange(axis="y")
-            p.setXRange(0, max(n, 1), padding=0.01)
+            p.setXRange(0, max(total or n, 1), padding=0.01)
         self.frag_plot.setYRange(0, 100, padding=0.02)
 
     def set_matches(self, steps) -> None:
@@ -190,7 +197,7 @@ class PlotPanel(Subscriber, QWidget):
         if measures is None:
             self.clear()
         else:
-            self.set_measures(measures)
+            self.set_measures(measures, self.model.n, self.model.building())
 
     def clear(self) -> None:
         for c in (self.heap_curve, self.live_curve, self.frag_curve, self.frag_nt_curve,
@@ -222,6 +229,33 @@ class PlotPanel(Subscriber, QWidget):
 
 #: Find's matches are dotted on the plots at most this many times
 MAX_MATCH_DOTS = 2000
+#: a curve set while its timeline is built keeps at most about this many
+#: points: a low and a high per column of a wide screen
+COARSE_POINTS = 4096
+
+
+def peaks(x: np.ndarray, y: np.ndarray, points: int = COARSE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """``x, y`` cut to about ``points`` points: each run of consecutive
+    points gives its lowest and its highest, in x order (pyqtgraph's
+    "peak" downsampling, done once), so no spike is lost."""
+    k = -(-len(x) // max(points // 2, 1))
+    if k <= 1:
+        return x, y
+    m = len(x) // k * k
+    runs = y[:m].reshape(-1, k)
+    lo, hi = runs.min(axis=1), runs.max(axis=1)
+    xs = np.repeat(x[:m:k], 2)
+    ys = np.empty(2 * len(lo), dtype=np.float64)
+    ys[0::2], ys[1::2] = lo, hi
+    return np.concatenate([xs, x[m:]]), np.concatenate([ys, y[m:]])
+
+
+def _set_all(curve, x, y) -> None:
+    curve.setData(x, y)
+
+
+def _set_peaks(curve, x, y) -> None:
+    curve.setData(*peaks(x, y))
 
 
 def _title(*parts) -> str:

@@ -1,0 +1,189 @@
+"""Timelines the window shows while they are built, in a worker process.
+
+Issue 25: the window shows step 0 of a trace at once and builds its timeline
+in the background.  A :class:`BackgroundBuild` starts a
+:class:`~heapscope.allocators.parallel.ParallelBuild` with ``keep="stream"`` for
+timelines the model already shows (made, never built, in this process) and,
+from a timer in the GUI thread, takes in each chunk the worker sends
+(:mod:`heapscope.allocators.build_stream`): the measures' rows, the checkpoints,
+how far it is built.  The model is told (``ShowModel.grown``): the scrubber
+shades what is not built yet, the plots and gauges fill in, and a seek
+waiting past the built part is made once the build gets there.
+
+Why a process: the replay is pure Python, and on a thread of this process
+it holds the interpreter lock; every paint of the window calls back into
+Python and waited for it (a paint took up to a second during a build).  In
+its own process the build takes the other core and the window never waits;
+what comes back is a few arrays and pickled checkpoints (bytes) per chunk.
+
+:meth:`cancel` (the scrubber's Cancel) stops the worker and keeps what was
+built: the timeline ends there, as a cancelled ``Timeline.build`` does.
+:meth:`cancel` with ``quiet`` does the same without a word (another
+trace or strategy was asked for: the window drops the half-built timeline
+once the next one shows).  Closing the window abandons it; no worker is
+left behind (``ParallelBuild.cancel`` waits for each).  A trace shorter than
+:data:`BACKGROUND_FROM_OPS` operations is built on the loader's thread as
+before (a fraction of a second) and shown built.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from heapscope.allocators.build_stream import stop_at_built, take_chunk, take_end
+from heapscope.allocators.parallel import BuildSpec, Failed, Finished, ParallelBuild, Streamed
+
+#: a trace of at least this many operations is shown before it is built
+#: (a shorter one builds in well under a second, on the loader's thread)
+BACKGROUND_FROM_OPS = 30_000
+#: how often the GUI thread looks for chunks (ms)
+POLL_MS = 40
+#: the least time between two reports of growth to the model (s): each lets
+#: the plots and the scrubber redraw
+GROW_EVERY = 0.3
+#: the longest the GUI thread spends taking chunks in at one poll (s)
+TAKE_SECONDS = 0.03
+
+
+class BackgroundBuild(QObject):
+    """Builds shown timelines in worker processes, chunk by chunk."""
+
+    #: (done, total) steps over every timeline being built
+    progress = Signal(int, int)
+    #: the build ended (argument: True when every timeline was built whole)
+    ended = Signal(bool)
+    #: a build failed: the key, the :class:`~heapscope.allocators.parallel.BuildFailed`
+    failed = Signal(object, object)
+
+    def __init__(self, model, parent=None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.build: ParallelBuild | None = None
+        #: spec key -> (model key, timeline) of what is being built
+        self._timelines: dict[str, tuple] = {}
+        self._grown_at = 0.0
+        self._stale: set[str] = set()
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._poll)
+        #: worker process ids started (tests look for leftovers)
+        self.started_pids: list[int] = []
+
+    @property
+    def active(self) -> bool:
+        return self.build is not None
+
+    def keys(self) -> list:
+        """The model keys of the timelines being built."""
+        return [key for key, _ in self._timelines.values()]
+
+    def start(self, trace, timelines: dict, time_limit: float | None = None) -> None:
+        """Build ``timelines`` ({model key: timeline of ``trace``, unbuilt})
+        in the background; each already shown or kept by the model with
+        ``building=True``.  Cancels a build under way first (keeping what it built)."""
+        if self.active:
+            self.cancel(quiet=True)
+        specs, self._timelines = [], {}
+        for key, timeline in timelines.items():
+            spec_key = f"{key[0]}#{len(specs)}"
+            specs.append(BuildSpec(timeline.strategy_name, dict(timeline.params), key=spec_key))
+            self._timelines[spec_key] = (key, timeline)
+        self.build = ParallelBuild(trace, specs, keep="stream", time_limit=time_limit).start()
+        self._note_pids()
+        self._timer.start()
+        self._emit_progress()
+
+    def done_and_total(self) -> tuple[int, int]:
+        """Steps built and to build, over every timeline under way."""
+        done = sum(tl.built for _, tl in self._timelines.values())
+        total = sum(len(tl.trace) for _, tl in self._timelines.values())
+        return done, total
+
+    def cancel(self, quiet: bool = False) -> None:
+        """Stop now; each timeline keeps the steps built so far and ends
+        there.  ``quiet``: without :attr:`ended` (the caller drops them)."""
+        if not self.active:
+            return
+        timelines = list(self._timelines.values())
+        self._stop()
+        for key, timeline in timelines:
+            stop_at_built(timeline)
+            self.model.grown(key, done=True)
+        if not quiet:
+            self.ended.emit(False)
+
+    def abandon(self) -> None:
+        """Stop now, telling nobody (closing the window)."""
+        if self.active:
+            self._stop()
+
+    def _stop(self) -> None:
+        self._timer.stop()
+        build, self.build = self.build, None
+        self._timelines = {}
+        self._stale.clear()
+        build.cancel()
+
+    def _note_pids(self) -> None:
+        for pid in self.build.running.values():
+            if pid not in self.started_pids:
+                self.started_pids.append(pid)
+
+    def _poll(self) -> None:
+        build = self.build
+        if build is None:
+            return
+        t0 = time.perf_counter()
+        # a few chunks at a time: the rest wait in the pipe for the next poll
+        while time.perf_counter() - t0 < TAKE_SECONDS and self.build is build:
+            events = build.poll(0)
+            if not events:
+                break
+            for event in events:
+                self._take(event)
+        if self.build is not build:
+            return
+        self._note_pids()
+        now = time.monotonic()
+        if self._stale and now - self._grown_at >= GROW_EVERY:
+            self._grown_at = now
+            self._report()
+        if build.finished:
+            self._report()
+            self._timer.stop()
+            self.build = None
+            self._timelines = {}
+            self.ended.emit(True)
+
+    def _take(self, event) -> None:
+        entry = self._timelines.get(event.key)
+        if entry is None:
+            return
+        key, timeline = entry
+        if isinstance(event, Streamed):
+            take_chunk(timeline, event.chunk)
+            self._stale.add(event.key)
+        elif isinstance(event, Finished):
+            take_end(timeline, event.result)
+            self._stale.discard(event.key)
+            self.model.grown(key, done=True)
+            self._emit_progress()
+        elif isinstance(event, Failed):
+            stop_at_built(timeline)
+            self._stale.discard(event.key)
+            self.model.grown(key, done=True)
+            self.failed.emit(key, self.build.results.get(event.key))
+
+    def _report(self) -> None:
+        for spec_key in list(self._stale):
+            entry = self._timelines.get(spec_key)
+            if entry is not None:
+                self.model.grown(entry[0])
+        self._stale.clear()
+        self._emit_progress()
+
+    def _emit_progress(self) -> None:
+        done, total = self.done_and_total()
+        self.progress.emit(done, total)
