@@ -156,6 +156,19 @@ def default_start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
+def warm_up() -> None:
+    """Start the forkserver now, on a thread of its own, so that the first
+    build does not wait for it: the server imports the replay before it
+    forks a worker, and a build started meanwhile blocked its caller (the
+    window's GUI thread, 15 s under load) writing the worker's arguments."""
+    if default_start_method() != "forkserver":
+        return
+    mp.get_context("forkserver").set_forkserver_preload([__name__])
+    from multiprocessing import forkserver
+    threading.Thread(target=forkserver.ensure_running, name="heapscope-forkserver",
+                     daemon=True).start()
+
+
 def strategy_source(name: str) -> tuple | None:
     """Where a worker started afresh (forkserver, spawn) finds strategy
     ``name`` when it is no built-in: a user strategy's file or installed

@@ -241,6 +241,8 @@ def main(argv=None) -> int:
                    help="a bundled trace's name or a file (default: gcc-cc1, then the generated one)")
     p.add_argument("--ops", type=int, default=1_000_000, help="operations of the generated trace (0: none)")
     p.add_argument("--phases", default=",".join(PHASES))
+    p.add_argument("--as-before", action="store_true",
+                   help="without what gui/app.py does once the window shows (gc.freeze, the forkserver)")
     args = p.parse_args(argv)
     phases = args.phases.split(",")
 
@@ -248,6 +250,9 @@ def main(argv=None) -> int:
     from heapscope.traces.bundled import example_path
     from heapscope.gui.app import configure_app
     from heapscope.gui.main_window import MainWindow
+    if not args.as_before:
+        from heapscope.allocators.parallel import warm_up
+        from heapscope.gui.gui_thread_gc import keep_long_lived
     configure_app(app)
     out_dir = tempfile.mkdtemp(prefix="heapscope-stall-")
     paths = [t if os.path.exists(t) else str(example_path(t))
@@ -261,6 +266,9 @@ def main(argv=None) -> int:
         window.resize(1280, 720)
         window.show()
         wait_until(app, lambda: True, 1)
+        if not args.as_before:
+            keep_long_lived()         # as gui/app.py does once its window shows
+            warm_up()
         probe = StallProbe()
         probe.start()
         figures = measure(app, window, probe, path, phases, out_dir)

@@ -128,4 +128,8 @@ def main(request) -> int:
                          getattr(request, "presenter", None), getattr(request, "theme", None),
                          getattr(request, "time_limit", None))
     show_on_screen(window)
+    from heapscope.allocators.parallel import warm_up
+    from .gui_thread_gc import keep_long_lived
+    keep_long_lived()         # the window's objects: no full collection goes over them again
+    warm_up()                 # the worker processes' server, before the first build needs it
     return app.exec()

@@ -60,11 +60,12 @@ class BackgroundBuild(QObject):
     def __init__(self, model, parent=None) -> None:
         super().__init__(parent)
         self.model = model
-        self.build: ParallelBuild | None = None
-        #: spec key -> (model key, timeline) of what is being built
-        self._timelines: dict[str, tuple] = {}
+        #: the builds under way, each a ParallelBuild of one or more timelines
+        self.builds: list[ParallelBuild] = []
+        #: (build, spec key) -> (model key, timeline) of what is being built
+        self._timelines: dict[tuple, tuple] = {}
         self._grown_at = 0.0
-        self._stale: set[str] = set()
+        self._stale: set[tuple] = set()
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._poll)
@@ -73,24 +74,29 @@ class BackgroundBuild(QObject):
 
     @property
     def active(self) -> bool:
-        return self.build is not None
+        return bool(self.builds)
 
     def keys(self) -> list:
         """The model keys of the timelines being built."""
         return [key for key, _ in self._timelines.values()]
 
-    def start(self, trace, timelines: dict, time_limit: float | None = None) -> None:
+    def start(self, trace, timelines: dict, time_limit: float | None = None, add: bool = False) -> None:
         """Build ``timelines`` ({model key: timeline of ``trace``, unbuilt})
-        in the background; each already shown or kept by the model with
-        ``building=True``.  Cancels a build under way first (keeping what it built)."""
-        if self.active:
+        in the background; each already kept by the model with
+        ``building=True``.  A build under way is stopped first (its
+        timelines keep what they have), unless ``add`` (compare mode's rows
+        are built beside the shown strategy's)."""
+        if self.active and not add:
             self.cancel(quiet=True)
-        specs, self._timelines = [], {}
+        specs, entries = [], {}
         for key, timeline in timelines.items():
             spec_key = f"{key[0]}#{len(specs)}"
             specs.append(BuildSpec(timeline.strategy_name, dict(timeline.params), key=spec_key))
-            self._timelines[spec_key] = (key, timeline)
-        self.build = ParallelBuild(trace, specs, keep="stream", time_limit=time_limit).start()
+            entries[spec_key] = (key, timeline)
+        build = ParallelBuild(trace, specs, keep="stream", time_limit=time_limit).start()
+        self.builds.append(build)
+        for spec_key, entry in entries.items():
+            self._timelines[(id(build), spec_key)] = entry
         self._note_pids()
         self._timer.start()
         self._emit_progress()
@@ -121,60 +127,64 @@ class BackgroundBuild(QObject):
 
     def _stop(self) -> None:
         self._timer.stop()
-        build, self.build = self.build, None
+        builds, self.builds = self.builds, []
         self._timelines = {}
         self._stale.clear()
-        build.cancel()
+        for build in builds:
+            build.cancel()
 
     def _note_pids(self) -> None:
-        for pid in self.build.running.values():
-            if pid not in self.started_pids:
-                self.started_pids.append(pid)
+        for build in self.builds:
+            for pid in build.running.values():
+                if pid not in self.started_pids:
+                    self.started_pids.append(pid)
 
     def _poll(self) -> None:
-        build = self.build
-        if build is None:
-            return
         t0 = time.perf_counter()
-        # a few chunks at a time: the rest wait in the pipe for the next poll
-        while time.perf_counter() - t0 < TAKE_SECONDS and self.build is build:
-            events = build.poll(0)
-            if not events:
-                break
-            for event in events:
-                self._take(event)
-        if self.build is not build:
+        for build in list(self.builds):
+            # a few chunks at a time: the rest wait in the pipe for the next poll
+            while time.perf_counter() - t0 < TAKE_SECONDS and build in self.builds:
+                events = build.poll(0)
+                if not events:
+                    break
+                for event in events:
+                    self._take(build, event)
+        if not self.builds:
             return
         self._note_pids()
         now = time.monotonic()
         if self._stale and now - self._grown_at >= GROW_EVERY:
             self._grown_at = now
             self._report()
-        if build.finished:
+        finished = [b for b in self.builds if b.finished]
+        if finished:
             self._report()
-            self._timer.stop()
-            self.build = None
-            self._timelines = {}
-            self.ended.emit(True)
+            for build in finished:
+                self.builds.remove(build)
+                self._timelines = {k: v for k, v in self._timelines.items() if k[0] != id(build)}
+            if not self.builds:
+                self._timer.stop()
+                self.ended.emit(True)
 
-    def _take(self, event) -> None:
-        entry = self._timelines.get(event.key)
+    def _take(self, build, event) -> None:
+        entry = self._timelines.get((id(build), event.key))
         if entry is None:
             return
         key, timeline = entry
+        where = (id(build), event.key)
         if isinstance(event, Streamed):
             take_chunk(timeline, event.chunk)
-            self._stale.add(event.key)
+            self._stale.add(where)
         elif isinstance(event, Finished):
             take_end(timeline, event.result)
-            self._stale.discard(event.key)
+            self._stale.discard(where)
             self.model.grown(key, done=True)
             self._emit_progress()
         elif isinstance(event, Failed):
             stop_at_built(timeline)
-            self._stale.discard(event.key)
+            self._stale.discard(where)
             self.model.grown(key, done=True)
-            self.failed.emit(key, self.build.results.get(event.key))
+            self.failed.emit(key, build.results.get(event.key))
 
     def _report(self) -> None:
         for spec_key in list(self._stale):

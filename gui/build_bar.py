@@ -38,7 +38,7 @@ class BuildBar(QWidget):
         self.cancel_button.setToolTip("Stop building: the timeline ends at the steps built so far")
         self.cancel_button.clicked.connect(background.cancel)
         row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        row.setContentsMargins(8, 0, 0, 0)
         row.addWidget(self.label)
         row.addWidget(self.cancel_button)
         self._done, self._total = 0, 0
