@@ -165,16 +165,15 @@ def run_actions(app, actions, every_ms: int = 30) -> None:
 
 def built(window) -> bool:
     """The window shows a timeline, built to its end, and loads nothing."""
-    building = getattr(window.loading, "building", None)
-    return (window.timeline is not None and not window.busy
-            and not (building is not None and building.active))
+    building = getattr(window.model, "building", None)
+    return window.timeline is not None and not window.busy and not (building and building())
 
 
 def rows_ready(window) -> bool:
-    building = getattr(window.loading, "building", None)
+    """Compare mode shows every row, each built to its end."""
+    building = getattr(window.model, "building", None)
     return (window.compare.active and not window.compare.busy
-            and len(window.model.shown) == len(COMPARED)
-            and not (building is not None and building.active))
+            and len(window.model.shown) == len(COMPARED) and not (building and building()))
 
 
 def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> dict:
@@ -250,10 +249,12 @@ def main(argv=None) -> int:
     from heapscope.traces.bundled import example_path
     from heapscope.gui.app import configure_app
     from heapscope.gui.main_window import MainWindow
+    configure_app(app)
     if not args.as_before:
         from heapscope.allocators.parallel import warm_up
         from heapscope.gui.gui_thread_gc import keep_long_lived
-    configure_app(app)
+        from heapscope.gui.structure_views import load_all
+        load_all()                    # as gui/app.py does before its window shows
     out_dir = tempfile.mkdtemp(prefix="heapscope-stall-")
     paths = [t if os.path.exists(t) else str(example_path(t))
              for t in (args.trace or ["gcc-cc1"])]

@@ -59,6 +59,8 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
     configure_app(app)
+    from .structure_views import load_all
+    load_all()              # now, not when the first step is drawn
     window = MainWindow()
     if presenter is not None:
         window.set_presenter(presenter)

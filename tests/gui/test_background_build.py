@@ -71,8 +71,8 @@ def test_a_seek_past_the_built_part_waits_and_lands_on_the_right_step(qtbot, win
                                                                        big_trace):
     timeline = open_building(qtbot, window, big_trace_path)
     model = window.model
-    target = 2 * STEPS - 12_345
-    assert timeline.built < target
+    target = timeline.built + 30_001         # past the part built: waits for that much only
+    assert target < timeline.n
     window.seek(target)
     assert model.waiting == target and model.position == 0      # not yet: it waits
     assert "waiting for step" in window.loading.build_bar.label.text()
@@ -82,9 +82,7 @@ def test_a_seek_past_the_built_part_waits_and_lands_on_the_right_step(qtbot, win
     reference = Timeline(big_trace, "next-fit", checkpoints=False)
     strategy, _ = reference.heap_at(target)
     assert heap_of(timeline.strategy) == heap_of(strategy)
-    qtbot.waitUntil(lambda: not model.building(), timeout=120000)
-    assert not window.loading.build_bar.isVisible()
-    assert window.bar.marks.built is None
+    assert model.building()               # it did not wait for the whole build
 
 
 def test_cancel_mid_build_keeps_the_steps_built_and_the_window_usable(qtbot, window, big_trace_path):
@@ -94,6 +92,7 @@ def test_cancel_mid_build_keeps_the_steps_built_and_the_window_usable(qtbot, win
     window.seek(2 * STEPS)                    # waiting for the end
     window.loading.build_bar.cancel_button.click()
     assert not model.building() and not window.loading.background.active
+    assert not window.loading.build_bar.isVisible() and window.bar.marks.built is None
     kept = timeline.n
     assert 4096 < kept < 2 * STEPS
     assert model.n == kept and window.bar.n == kept
@@ -126,3 +125,28 @@ def test_another_strategy_mid_build_drops_the_half_built_timeline(qtbot, window,
     assert window.model.timeline_for("next-fit") is None      # built again if asked for
     assert first.n < 2 * STEPS                                # it stopped where it was
     window.loading.background.cancel()
+
+
+def test_compare_rows_appear_as_each_is_built_to_the_step_shown(qtbot, window, big_trace_path):
+    timeline = open_building(qtbot, window, big_trace_path)
+    model = window.model
+    qtbot.waitUntil(lambda: model.ready >= 5000, timeout=60000)
+    window.seek(5000)
+    names = ["next-fit", "first-fit", "tlsf"]
+    window.compare.compare(names)
+    assert window.compare.active and not window.compare.busy      # no dialog, no waiting loader
+    background = window.loading.background
+    assert background.active and len(background.keys()) == 3     # next-fit's, and the two rows'
+    # rows show once two are built to step 5000; all three in the end, at that step
+    qtbot.waitUntil(lambda: len(model.shown) == 3, timeout=120000)
+    assert [key[0] for key in model.shown] == names and model.position == 5000
+    for row, name in enumerate(names):
+        assert model.timeline(row).built >= 5000
+    assert model.timeline(0) is timeline
+    window.loading.build_bar.cancel_button.click()
+    assert not background.active
+    import multiprocessing
+    assert multiprocessing.active_children() == []
+    assert not model.building()
+    window.seek(model.n)
+    assert model.position == model.n == min(model.timeline(r).n for r in range(3))
