@@ -59,6 +59,7 @@ from typing import Callable, Iterable
 
 from . import isolation, registry
 from .build_stream import ChunkSender
+from .shipped_trace import ShippedTrace
 from .replay import Timeline
 
 #: above this many operations, at most one worker per core runs at a time
@@ -322,6 +323,8 @@ class ParallelBuild:
         self.ship_seconds: dict[str, float] = {}  # key -> seconds to receive and unpickle the result
         self._started = False
         self._ops = None
+        #: the trace as the workers get it (a file, unless they are forked: shipped_trace.py)
+        self._shipped = None
         # poll() and cancel() may run on different threads (a GUI timer, a button)
         self._lock = threading.RLock()
 
@@ -343,7 +346,7 @@ class ParallelBuild:
             # the step each operation of the user's code starts, read when its worker dies
             shared_step = self._context.RawValue("q", 0) if watched else None
             process = self._context.Process(
-                target=_worker, args=(sender, self.trace, spec, self.keep, self.checkpoints,
+                target=_worker, args=(sender, self._trace_for_workers(), spec, self.keep, self.checkpoints,
                                       strategy_source(spec.name), shared_step, self.keep_faults),
                 name=f"heapscope build {spec.key}", daemon=True)
             process.start()
@@ -351,6 +354,21 @@ class ParallelBuild:
             self._running[spec.key] = (process, receiver)
             if watched:
                 self._hearings[spec.key] = isolation.Hearing(time.monotonic(), shared=shared_step)
+
+    def _trace_for_workers(self):
+        """The trace, or for a worker not forked, a file holding it: pickled
+        down the worker's pipe it blocked ``start()`` (allocators/shipped_trace.py)."""
+        if self.trace is None or self.start_method == "fork":
+            return self.trace
+        if self._shipped is None:
+            self._shipped = ShippedTrace(self.trace)
+        return self._shipped
+
+    def _forget_shipped(self) -> None:
+        """No worker runs or waits to (a worker reads the file only as it
+        starts, maybe after others ended): the trace's file goes."""
+        if self._shipped is not None and not self._pending and not self._running:
+            self._shipped.remove()
 
     def withdraw(self, keys: Iterable[str]) -> list[str]:
         """Take back the builds of ``keys`` that have not started: they will
@@ -467,6 +485,7 @@ class ParallelBuild:
 
     def _end(self, key: str, event):
         process, conn = self._running.pop(key)
+        self._forget_shipped()
         self._hearings.pop(key, None)
         conn.close()
         process.join()
@@ -516,6 +535,7 @@ class ParallelBuild:
                     process.join()
                 conn.close()
                 process.close()
+            self._forget_shipped()
 
     def __enter__(self) -> "ParallelBuild":
         return self

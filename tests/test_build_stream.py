@@ -68,3 +68,19 @@ def test_a_stream_cancelled_keeps_the_steps_it_had(trace):
     timeline.seek(4096)
     here.seek(4096)
     assert heap_of(timeline.strategy) == heap_of(here.strategy)
+
+
+def test_a_worker_not_forked_reads_its_trace_from_a_file_removed_after_the_build(trace):
+    # pickled down the worker's pipe, a big trace blocked Process.start() until
+    # the child had imported the parent's main module (allocators/shipped_trace.py)
+    import os
+    import pickle
+    build = ParallelBuild(trace, ["first-fit", "tlsf"], keep="summary", checkpoints=False,
+                          start_method="forkserver").start()
+    shipped = build._trace_for_workers()
+    assert shipped is not trace and len(pickle.dumps(shipped)) < 1000
+    assert os.path.exists(shipped.path)
+    results = build.wait()
+    assert not os.path.exists(shipped.path)
+    here = Timeline(trace, "tlsf", checkpoints=False).build().summary()
+    assert results["tlsf"]["waste"] == here["waste"]
