@@ -43,7 +43,7 @@ def rows(series, start: int = 1, stop: int | None = None):
 
 
 #: rows written between two progress reports (a few tens of milliseconds)
-CSV_CHUNK = 20_000
+CSV_CHUNK = 5_000
 
 
 def csv_rows(series, a: int, b: int) -> list:

@@ -479,6 +479,8 @@ def export(window, request: ExportRequest, progress: ProgressFn | None = None,
         if fmt not in MEASURE_FORMATS:
             raise ExportError(f"{path}: the measures are CSV or JSON, not {fmt.upper()}")
         first, last = (request.steps.first, request.steps.last) if request.steps else (1, timeline.n)
+        if window.model.building():
+            last = min(last, timeline.built)     # the rows past it are not measured yet
         about = {"trace": window.model.label, "source": window.model.source}
         n = save_measures(timeline, path, max(first, 1), last, about, progress, cancel)
         return f"wrote {path}: the measures of {n:,} steps"

@@ -55,6 +55,8 @@ class TraceLoading(QObject):
         #: a big trace's timeline, built in a worker while it shows (gui/background_build.py)
         self.background = BackgroundBuild(self.model, self)
         self.background.ended.connect(self._built)
+        self.background.failed.connect(lambda key, exc: window.statusBar().showMessage(
+            f"{key[0]} stopped building: {exc}; the steps built so far show", 8000))
         #: timelines whose build was stopped for another load: dropped once another shows
         self._half_built: set = set()
         # a strategy of your own that loops in this process (a seek, a redraw)

@@ -109,7 +109,8 @@ def test_closing_the_window_mid_build_leaves_no_thread_or_process(qtbot, window,
     threads_before = set(threading.enumerate())
     open_building(qtbot, window, big_trace_path)
     background = window.loading.background
-    assert background.active and background.started_pids
+    assert background.active
+    qtbot.waitUntil(lambda: bool(background.started_pids), timeout=30000)     # its worker runs
     window.close()
     assert not background.active
     assert multiprocessing.active_children() == []
