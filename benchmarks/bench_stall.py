@@ -47,6 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QEventLoop, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from heapscope.gui.gui_thread_gc import GuiThreadCollector  # noqa: E402
+
 #: the probe's tick (ms) and what counts as a stall (s)
 TICK_MS = 10
 STALL_SECONDS = 0.1
@@ -80,6 +82,14 @@ class StallProbe(QObject):
         self._watchdog = threading.Thread(target=self._watch, name="stall-watchdog", daemon=True)
 
     def start(self) -> None:
+        # The watchdog thread allocates; an automatic collection run there could
+        # free Qt objects off the GUI thread (DESIGN.md's pitfalls: it crashed
+        # two runs).  So while the probe runs, collections run in the GUI thread
+        # at every tick, as the automatic ones would (gui/gui_thread_gc.py):
+        # their cost stays in the gaps measured.
+        self._collector = GuiThreadCollector(self)
+        self._collector._timer.setInterval(TICK_MS)
+        self._collector.hold()
         self._last = time.perf_counter()
         self._timer.start()
         self._watchdog.start()
@@ -87,6 +97,8 @@ class StallProbe(QObject):
     def stop(self) -> None:
         self._running = False
         self._timer.stop()
+        self._watchdog.join()
+        self._collector.release()
 
     def set_phase(self, phase: str) -> None:
         self._tick()            # the gap so far belongs to the phase before

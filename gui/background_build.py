@@ -48,7 +48,7 @@ from .gui_thread_gc import GuiThreadCollector
 
 #: a trace of at least this many operations is shown before it is built
 #: (a shorter one builds in well under a second, on the loader's thread)
-BACKGROUND_FROM_OPS = 30_000
+BACKGROUND_FROM_OPS = 50_000
 #: how often the GUI thread looks for chunks (ms)
 POLL_MS = 40
 #: the least time between two reports of growth to the model (s): each lets
