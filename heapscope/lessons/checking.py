@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from heapscope.allocators.explain import describe_event
 from heapscope.allocators.params import ParamError, parse_param
 from heapscope.allocators.registry import STRATEGIES, make_strategy
 from heapscope.allocators.replay import Timeline
@@ -23,7 +24,7 @@ from heapscope.traces.trace import FREE
 from .claims import Claim, ClaimError, StepFacts, parse_claim
 from .reader import PANELS, LessonError, LessonText, Stop, read_lesson_text
 
-__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text"]
+__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text", "run_measures"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,13 @@ class Lesson:
                          f"(largest {m['largest_free']}), frag {m['external']:.2f}")
         if state.event is not None:
             lines.append(f"  event {state.event} of the step")
+            for name in self.strategies:
+                # the event itself, in the generic words inspect uses
+                timeline = self.timelines[name]
+                timeline.seek(state.step)
+                events = (timeline.last_record.events or []) if timeline.last_record else []
+                if state.event <= len(events):
+                    lines.append(f"    {name}: {describe_event(events[state.event - 1])}")
         if state.select is not None:
             lines.append(f"  select {state.select}")
         if state.show:
@@ -110,11 +118,42 @@ class Lesson:
 
 
 def _measures(timeline: Timeline, step: int) -> dict:
+    """The measures after ``step`` (the gauges'), and :func:`run_measures` over steps 1..step."""
     if step == 0:
         zero = {k: 0 for k in ("heap", "live", "in_use", "headers", "padding", "free", "largest_free",
-                               "top_free", "search", "work")}
-        return dict(zero, external=0.0, external_no_top=0.0)
-    return timeline.series.at(step - 1)
+                               "top_free", "search", "work", "rotations")}
+        return dict(zero, external=0.0, external_no_top=0.0, **run_measures(timeline, 0))
+    series = timeline.series
+    # the single rotations of the step's splay steps (zig 1, zig-zig and zig-zag 2)
+    return dict(series.at(step - 1), rotations=int(series.rotations[step - 1]), **run_measures(timeline, step))
+
+
+def run_measures(timeline: Timeline, step: int) -> dict:
+    """The measures of the run so far, over steps 1..``step``:
+
+    - ``peak_live``: the most bytes live at once, max L (Vo 1989's Salloc;
+      CS:APP 9.9.3's max P_i, the peak aggregate payload);
+    - ``peak_heap``: the largest heap, max H (Vo's Sarena, "the total sbrk space");
+    - ``waste``: (peak_heap - peak_live) / peak_live, Vo's Waste (0 while nothing was live);
+    - ``peak_util``: peak_live / H after the step, CS:APP's peak utilisation
+      U_k (0 with no heap): at the last step, what ``heapscope grade`` reports
+      when no request failed;
+    - ``mean_search``: the mean search length of the mallocs and reallocs
+      that succeeded (``compare``'s "search mean" at the last step; 0 before
+      the first).
+    """
+    if step == 0:
+        return {"peak_live": 0, "peak_heap": 0, "waste": 0.0, "peak_util": 0.0, "mean_search": 0.0}
+    series = timeline.series
+    peak_live = int(series.live[:step].max())
+    peak_heap = int(series.heap[:step].max())
+    heap = int(series.heap[step - 1])
+    searched = series.is_malloc[:step] & ~series.failed[:step]
+    searches = series.search[:step][searched]
+    return {"peak_live": peak_live, "peak_heap": peak_heap,
+            "waste": (peak_heap - peak_live) / peak_live if peak_live else 0.0,
+            "peak_util": peak_live / heap if heap else 0.0,
+            "mean_search": float(searches.mean()) if searches.size else 0.0}
 
 
 def _facts(lesson_trace, timeline: Timeline, step: int) -> StepFacts:
