@@ -40,7 +40,8 @@ class StepMeasures:
                 "searches_so_far", "search_mean")
 
     def __init__(self, series, built: int | None = None) -> None:
-        self._series = series
+        #: the whole series (its first :attr:`n` rows derived so far)
+        self.full_series = series
         total = series.n
         self._columns = {name: np.zeros(total, dtype=np.int64 if name in (
             "max_live", "max_heap", "searches_so_far") else np.float64) for name in self._COLUMNS}
@@ -58,14 +59,14 @@ class StepMeasures:
     @property
     def series(self):
         """The series' first :attr:`n` rows."""
-        return self._series.prefix(self.n)
+        return self.full_series.prefix(self.n)
 
     def grow(self, built: int) -> None:
         """Derive the rows up to ``built`` (those written since the last call)."""
-        a, b = self.n, min(int(built), self._series.n)
+        a, b = self.n, min(int(built), self.full_series.n)
         if b <= a:
             return
-        s, c = self._series.prefix(b), self._columns
+        s, c = self.full_series.prefix(b), self._columns
         part = MetricSeriesRows(s, a, b)
         c["external"][a:b] = part.external(True)
         c["external_no_top"][a:b] = part.external(False)
@@ -93,7 +94,7 @@ class StepMeasures:
         if position <= 0 or position > self.n:
             return None
         r = position - 1
-        s = self._series
+        s = self.full_series
         return {
             "external": float(self.external[r]),
             "external_no_top": float(self.external_no_top[r]),

@@ -68,3 +68,20 @@ def test_measures_grown_in_chunks_are_those_computed_at_once():
         assert np.array_equal(getattr(grown, name), getattr(whole, name), equal_nan=True), name
     assert grown.search_max == whole.search_max == int(s.search.max())
     assert [grown.at(t) for t in (1, 500, 1000)] == [whole.at(t) for t in (1, 500, 1000)]
+
+
+def test_a_growing_curve_keeps_each_columns_low_and_high_whatever_the_runs():
+    # the plots of a timeline built in the background add a chunk's rows at a
+    # time (gui/plots.py): 100 steps in 10 columns of 10, added in two runs
+    from heapscope.gui.plots import GrowingPeaks
+    x = np.arange(1, 101, dtype=np.float64)
+    y = np.sin(x)
+    curve = GrowingPeaks(100, points=20)
+    curve.add(x[:37], y[:37])
+    xs, ys = curve.points()
+    assert list(xs[0::2]) == [1, 11, 21, 31]              # the columns reached so far
+    curve.add(x[37:], y[37:])
+    xs, ys = curve.points()
+    assert list(xs[0::2]) == [1 + 10 * c for c in range(10)]
+    assert list(ys[0::2]) == [min(y[10 * c:10 * c + 10]) for c in range(10)]
+    assert list(ys[1::2]) == [max(y[10 * c:10 * c + 10]) for c in range(10)]
