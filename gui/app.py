@@ -60,6 +60,8 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
     configure_app(app)
+    from .structure_views import load_all
+    load_all()              # now, not when the first step is drawn
     window = MainWindow()
     if presenter is not None:
         window.set_presenter(presenter)
@@ -132,4 +134,8 @@ def main(request) -> int:
                          getattr(request, "presenter", None), getattr(request, "theme", None),
                          getattr(request, "time_limit", None), getattr(request, "lesson", None))
     show_on_screen(window)
+    from heapscope.allocators.parallel import warm_up
+    from .gui_thread_gc import keep_long_lived
+    keep_long_lived()         # the window's objects: no full collection goes over them again
+    warm_up()                 # the worker processes' server, before the first build needs it
     return app.exec()

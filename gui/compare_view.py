@@ -727,12 +727,33 @@ class RankingTable(Subscriber, QWidget):
 
     def _model_shown(self) -> None:
         model = self.model
-        self.summaries = {}
-        for r in range(len(model.shown)):
+        kept = {id(tl): s for tl, s in getattr(self, "_kept", {}).values()}
+        self._kept, self.summaries = {}, {}
+        for r, key in enumerate(model.shown):
             tl = model.timeline(r)
-            self.summaries[tl.strategy_name] = RunningSummary(tl.series)
+            summary = kept.get(id(tl))
+            if summary is None or summary.n != (tl.built if model.building(key) else tl.n):
+                summary = self._summary_of(tl, key)
+            self._kept[tl.strategy_name] = (tl, summary)
+            self.summaries[tl.strategy_name] = summary
         self.table.setRowCount(len(self.summaries))
         self.redraw()
+
+    def _summary_of(self, tl, key) -> RunningSummary:
+        """The running summary of ``tl`` over the steps it has (a timeline
+        still building in the background: those built so far, issue 25)."""
+        building = self.model.building(key)
+        return RunningSummary(tl.series.prefix(tl.built) if building else tl.series)
+
+    def _covering(self, t: int) -> None:
+        """Summaries that end before step ``t`` (rows built in the background
+        since they were made) made again over what is built now."""
+        for r, key in enumerate(self.model.shown):
+            tl = self.model.timeline(r)
+            if self.summaries.get(tl.strategy_name) is not None and self.summaries[tl.strategy_name].n < t:
+                summary = self._summary_of(tl, key)
+                self._kept[tl.strategy_name] = (tl, summary)
+                self.summaries[tl.strategy_name] = summary
 
     def _model_step(self, position: int | None = None) -> None:
         # while playing, at most every PLAY_INTERVAL_MS (a table of 7 x 8
@@ -744,6 +765,7 @@ class RankingTable(Subscriber, QWidget):
         if model is None:
             return
         t = model.position
+        self._covering(t)
         self.rows = {name: s.at(t) for name, s in self.summaries.items()}
         self.order = ranked(self.rows, self.rank_by)
         measure = MEASURE_BY_KEY[self.rank_by]

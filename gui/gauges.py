@@ -187,7 +187,8 @@ class GaugePanel(Subscriber, QWidget):
 
     COLUMN, STRIP = "column", "strip"
 
-    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step"}
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
+                  "built_changed": "_model_shown"}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

@@ -568,8 +568,7 @@ class MainWindow(QMainWindow):
             return
         self.animator.finish()
         self.player.pause()
-        self.loader.cancel()
-        self.loader.wait()
+        self.loading.stop()
         self.compare.loader.cancel()
         self.finder.stop()
         self.user_watch.stop()

@@ -250,7 +250,7 @@ class SandboxEdits(QObject):
         """Apply ``make(sandbox, shown step)`` (an edit of the sandbox, or
         None) and show it; the edit, or None."""
         w = self.window
-        if w.busy:
+        if w.busy or w.model.building():     # an edit replays from the timeline built
             w.statusBar().showMessage("Wait until the trace is replayed, then edit it", 5000)
             return None
         box = self.current()
@@ -322,7 +322,7 @@ class SandboxEdits(QObject):
     def _undo_redo(self, move, back) -> None:
         self.before_undo.emit()
         box = self.current()
-        if box is None or self.window.busy:
+        if box is None or self.window.busy or self.model.building():
             return
         old = self.model.trace
         edit = move(box)

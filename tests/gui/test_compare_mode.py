@@ -366,7 +366,11 @@ def test_a_click_selects_in_its_own_row_only(qtbot, compared):
     assert w.model.selection is None
 
 
-def test_a_cancelled_parallel_build_leaves_no_process_behind(qtbot, window):
+def test_a_cancelled_parallel_build_leaves_no_process_behind(qtbot, window, monkeypatch):
+    # behind the build dialog (a trace this long otherwise shows its rows as
+    # each is built: tests/gui/test_background_build.py)
+    from heapscope.gui import background_build
+    monkeypatch.setattr(background_build, "BACKGROUND_FROM_OPS", 10 ** 12)
     w = window
     trace = traces.make_workload("vo1989", steps=60000, seed=5)
     quick = Timeline(trace, "bsd-buckets").build()
