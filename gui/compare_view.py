@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGridLayout,
                                QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter,
@@ -287,15 +287,47 @@ class CompareHeapMap(HeapMapWidget):
         points = self.LABEL_POINTS if self._tall() else self.SHORT_LABEL_POINTS
         if label.textItem.font().pointSize() != points:
             label.setFont(QFont(self.font().family(), points, QFont.Bold))
-        left = middle < lay.row_bytes / 2
-        label.setText(f"▼ id {ident}" if left else f"id {ident} ▼")
-        label.setAnchor((0, 1) if left else (1, 1))
         label.fill = pg.mkBrush(colour)
         label.setColor("w")
-        label.setPos(middle, y)
         label.show()
+        self._request_at = (ident, middle, y, middle < lay.row_bytes / 2)
+        self._put_request_label(*self._request_at)
         if place:
             self._place_labels()      # the search's numbers make way for it
+
+    def _place_labels(self) -> None:
+        # the view moved (a new scale, a resize): the request's label chooses
+        # its place again, off the pointers' symbols where they are now
+        if getattr(self, "request_label", None) is not None and self.request_label.isVisible():
+            self._put_request_label(*self._request_at)
+        super()._place_labels()
+
+    def _put_request_label(self, ident: int, x: float, y: float, left: bool) -> None:
+        """The request's label at ``x`` of the block's row ``y``: above the
+        block, its text towards the middle; else with its text the other way,
+        else under the block -- the first that covers no pointer's symbol
+        and stays in the view (it hid next fit's rover at step 2004)."""
+        label = self.request_label
+        symbols = [QRectF(QPointF(a, b), QPointF(c, d)) for a, b, c, d in self.pointers.symbol_squares(self.vb)]
+        view = self.vb.sceneBoundingRect()
+        first = None
+        places = []
+        for arrow, at, v in (("▼", y, 1), ("▲", y + 1, 0)):
+            sides = [(f"{arrow} id {ident}", (0, v)), (f"id {ident} {arrow}", (1, v))]
+            places += [(text, anchor, at) for text, anchor in (sides if left else sides[::-1])]
+        for text, anchor, at in places:
+            label.setText(text)
+            label.setAnchor(anchor)
+            label.setPos(x, at)
+            label.updateTransform()
+            r = label.mapRectToScene(label.boundingRect())
+            if view.contains(r) and not any(r.intersects(q) for q in symbols):
+                return
+            first = first or (text, anchor, at)
+        if first is not None:
+            label.setText(first[0])
+            label.setAnchor(first[1])
+            label.setPos(x, first[2])
 
     def _tall(self) -> bool:
         return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX

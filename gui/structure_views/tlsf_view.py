@@ -342,6 +342,25 @@ def lay_across(s: dict, rows: Rows) -> tuple[float, float]:
     return range_x, range_x + max(range_w, 60.0) + RANGE_GAP
 
 
+def caption_text(title: str, counts: dict, step: TlsfStep) -> str:
+    """The caption over the matrix: what the structure holds, what the step
+    did, the colour key."""
+    n_free = sum(counts.values())
+    parts = [f"<b>{title}</b> (Masmano et al. 2004): {len(counts)} non-empty "
+             f"list{'s' if len(counts) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
+    what = []
+    if step.search:
+        what.append(f"search for {step.search[1]}")
+    if step.probes:
+        what.append(f"{len(step.probes)} bitmap probe{'s' if len(step.probes) != 1 else ''}")
+    key = " &nbsp; ".join([swatch(FREE_FILL, "bit set (number: list length)"),
+                           swatch(VISITED, "search, scan", True),
+                           swatch(TAKEN, "found, taken", True), swatch(INSERTED, "pushed", True),
+                           swatch(SELECTED, "selected", True)])
+    line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
+    return " \u00b7 ".join(parts) + "<br>" + line2 + key
+
+
 def read_back(view) -> dict:
     """:meth:`TlsfView.drawn`: what the view drew, read from its items."""
     # cells and bits are named by where they are drawn, not by their keys,
@@ -432,6 +451,7 @@ class TlsfView(SceneStructureView):
         self.rows = Rows(0, set())
         self.last_row = 0
         self.range_x = self.matrix_x = 0.0
+        self._laid_for = (0, 0)
         self.listed_cell: tuple[int, int] | None = None
         self._after: dict | None = None     # the structure after the whole step
         self._collect: list | None = None   # notes leaving while a transition is made
@@ -485,13 +505,14 @@ class TlsfView(SceneStructureView):
 
     def _box_resized(self, *_) -> None:
         # what is folded and which lines fit depend on the view's size
-        if self._structure is not None and self.transition is None:
-            size = self._view_size()
-            if size != getattr(self, "_laid_for", None):
-                self._laid_for = size
-                self._rebuild(follow=self.following)
-                return
+        if self._structure is not None and self.transition is None and self._room() != self._laid_for:
+            self._rebuild(follow=self.following)
+            return
         super()._box_resized()
+
+    def _room(self) -> tuple[int, int]:
+        """The room the drawing is laid out for (rows and columns fold to it)."""
+        return round(self.drawing_room()), round(self.drawing_height())
 
     def cell_of(self, addr: int) -> tuple[int, int] | None:
         if self._cell_of is None:
@@ -579,6 +600,10 @@ class TlsfView(SceneStructureView):
         explained = self._explained if self._upto is None else self._explained[:self._upto + 1]
         step = self.step = read_events(explained)
         counts = {parse_tlsf_key(k): len(v) for k, v in s["lists"].items()}
+        # the caption first: its height is the drawing's (a caption written
+        # after the layout left a fresh view laid out for another height)
+        self.caption.setText(caption_text(self.title, counts, step))
+        self._laid_for = self._room()
         last = self.last_row = self._last_row(s, step)
         self.folded = (last + 1, s["fl_count"] - 1) if last + 1 < s["fl_count"] else None
         also = (self.listed_cell, self.cell_of(self.selected) if self.selected is not None else None)
@@ -854,20 +879,6 @@ class TlsfView(SceneStructureView):
         self._add_note(item)
 
     def _write_caption(self, s, counts, step: TlsfStep) -> None:
-        n_free = sum(counts.values())
-        parts = [f"<b>{self.title}</b> (Masmano et al. 2004): {len(counts)} non-empty "
-                 f"list{'s' if len(counts) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
-        what = []
-        if step.search:
-            what.append(f"search for {step.search[1]}")
-        if step.probes:
-            what.append(f"{len(step.probes)} bitmap probe{'s' if len(step.probes) != 1 else ''}")
-        key = " &nbsp; ".join([swatch(FREE_FILL, "bit set (number: list length)"),
-                               swatch(VISITED, "search, scan", True),
-                               swatch(TAKEN, "found, taken", True), swatch(INSERTED, "pushed", True),
-                               swatch(SELECTED, "selected", True)])
-        line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
-        self.caption.setText(" \u00b7 ".join(parts) + "<br>" + line2 + key)
         said = []
         if self._lines_left_out:
             n = self._lines_left_out
