@@ -321,7 +321,15 @@ class CompareHeapMap(HeapMapWidget):
             label.setPos(x, at)
             label.updateTransform()
             r = label.mapRectToScene(label.boundingRect())
-            if view.contains(r) and not any(r.intersects(q) for q in symbols):
+            hits = [q for q in symbols if r.intersects(q)]
+            if hits and anchor[1] == 1:
+                # above a short row: lift it clear of the symbols under the row
+                lift = max(r.bottom() - q.top() for q in hits) + 1
+                r = r.translated(0, -lift)
+                at -= lift * self.vb.viewPixelSize()[1]
+                label.setPos(x, at)
+                hits = [q for q in symbols if r.intersects(q)]
+            if view.contains(r) and not hits:
                 return
             first = first or (text, anchor, at)
         if first is not None:

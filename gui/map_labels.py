@@ -228,7 +228,7 @@ class MapLabels:
             else:                                   # under a pointer's symbol
                 left, top = p.x() - w / 2, p.y() + half + 1
             inside = view.contains(p)
-            first = rect = None
+            first = rect = on_block = None
             for dx, dy in label_spots(float(w + 2), float(h + 2)):
                 x0, y0 = left + dx, top + dy
                 if inside:                          # keep it in the view
@@ -237,8 +237,15 @@ class MapLabels:
                 r = (x0, y0, x0 + w, y0 + h)
                 first = first or r
                 if free(r):
+                    # a number covers the top of its own block only if no
+                    # other spot is free (a block in the map's first row
+                    # had its number pushed down onto it)
+                    if kind == "number" and x0 < p.x() < x0 + w and y0 < p.y() + 3 and p.y() < y0 + h:
+                        on_block = on_block or r
+                        continue
                     rect = r
                     break
+            rect = rect or on_block
             if rect is None and kind != "pointer":
                 label.hide()            # the line under the map says what it said
                 self.crowded += kind == "number"
