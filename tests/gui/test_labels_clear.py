@@ -134,3 +134,60 @@ def test_no_structure_view_draws_words_over_words(qtbot, window, small_trace_pat
         assert not covering(words), (strategy, t, covering(words)[:5])
         checked += len(words)
     assert checked > 3
+
+
+# ------------------------------------------------------------ the failure banner
+
+def banner_and_hatch(hm):
+    """The banner and the part in view of the hatched bytes a failed
+    request needed, in the plot widget's pixels."""
+    from PySide6.QtCore import QRect
+    banner = QRect(hm.banner.pos(), hm.banner.size())
+    hatch = hm.plot_widget.mapFromScene(hm.failed_item.mapRectToScene(
+        hm.failed_item.path().boundingRect())).boundingRect()
+    view = hm.plot_widget.mapFromScene(hm.vb.sceneBoundingRect()).boundingRect()
+    return banner, hatch.intersected(view), view
+
+
+def banner_clear(hm, t) -> None:
+    """Where the hatch and the banner fit one above the other in the map,
+    the banner covers none of it; else it covers at most half of it."""
+    banner, hatch, view = banner_and_hatch(hm)
+    assert not hatch.isEmpty(), t
+    if hatch.height() + banner.height() + 12 <= view.height():
+        assert not banner.intersects(hatch), (t, banner, hatch, view)
+    else:
+        covered = banner.intersected(hatch)
+        assert covered.width() * covered.height() <= hatch.width() * hatch.height() / 2, (t, banner, hatch)
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small_trace_path, presenter):
+    """Issue 24: the banner ("✗ malloc(...) failed") floated over the top
+    of the map whatever was there.  At every failing step (at most ten) of
+    a heap limited to 48 KiB, alone and in compare mode (one scale for all
+    rows: a smaller heap's break is in the rows at the top), the banner
+    leaves the hatched bytes the request needed in view."""
+    from .conftest import wait_loaded
+    window.params = {"heap_limit": 48 * 1024}
+    wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+    at_size(qtbot, window, 1280, 720, presenter=presenter)
+    s = window.timeline.series
+    failed = [i + 1 for i in range(s.n) if s.failed[i]][:10]
+    assert failed
+    for t in failed:
+        window.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(5)
+        assert window.heap_map.banner.isVisible(), t
+        banner_clear(window.heap_map, t)
+    compare(qtbot, window, ["next-fit", "buddy", "bsd-buckets"])
+    checked = 0
+    for t in range(1, s.n + 1, 7):
+        window.seek(t)
+        QApplication.processEvents()
+        for row in window.compare.view.shown_rows():
+            if row.map.banner.isVisible():
+                banner_clear(row.map, (row.name.text(), t))
+                checked += 1
+    assert checked
