@@ -216,6 +216,15 @@ class CompareHeapMap(HeapMapWidget):
         self.request_label.hide()
         self.plot.addItem(self.request_label)
         self.outcome = ""
+        # The row's view box changes size without the row doing so (its
+        # address axis shown or hidden with the row's height): the labels,
+        # fixed in pixels at points of the view, are placed again (a number
+        # stayed under "id 2782 ▼" in a row of seven).
+        self.vb.sigResized.connect(self._view_resized)
+
+    def _view_resized(self, *_) -> None:
+        if self.layout_ is not None:
+            self._place_labels()
 
     def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
         scale = getattr(self, "scale", None)     # None while the base class builds the map

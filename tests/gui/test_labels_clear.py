@@ -79,6 +79,31 @@ def test_the_maps_labels_cover_neither_each_other_nor_their_blocks(qtbot, loaded
     assert check_maps(qtbot, lambda: [loaded.heap_map], loaded) > 100
 
 
+def test_seven_short_rows_leave_numbers_out_rather_than_stack_them(qtbot, loaded):
+    """Seven rows at 1280 x 720 (maps about 20 px high): a number with no
+    free spot is left out and counted, never drawn over another label or
+    the request's; a row whose view box changes size alone (its address axis
+    hidden) places its labels again.  (A pointer's name is never left out:
+    with no free spot it may cover another label or a symbol.)"""
+    at_size(qtbot, loaded, 1280, 720)
+    compare(qtbot, loaded, ["next-fit", "rotating-list", "splay-best-fit", "buddy", "tlsf", "bsd-buckets",
+                            "dlmalloc"])
+    left_out = 0
+    for t in range(240, 330, 9):
+        loaded.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(5)
+        for row in loaded.compare.view.shown_rows():
+            m = row.map
+            names = {n.textItem.toPlainText() for n in m.labels.pointer_names if n.isVisible()}
+            bad = [p for p in covering(map_labels(m)) if not set(p) & names]
+            assert not bad, (row.name.text(), t, bad)
+            left_out += m.labels.crowded
+            if m.labels.crowded:
+                assert "left out for room" in m.search_note, (row.name.text(), t)
+    assert left_out           # short rows do leave numbers out
+
+
 def test_compare_rows_labels_and_the_request_id_cover_nothing(qtbot, loaded):
     """Three rows at 1280 x 720: next fit's "id N ▼" was drawn over its
     rover's symbol (step 2004 of the default trace; here the small one)."""
