@@ -66,6 +66,9 @@ TWO_INFO_LINES_UP_TO = 4
 OPEN_STRUCTURES_UP_TO = 2
 #: a row with its structure view open gets this many times the height of one without
 OPEN_ROW_WEIGHT = 3
+#: the height a row needs for a usable structure view (caption, a drawing of
+#: 150 px, the status lines): rows shorter than this open theirs one at a time
+STRUCTURE_ROW_PX = 330
 #: the width of a row's name and gauges (px)
 HEADER_WIDTH = 250
 #: a map row is at least this tall on screen (px)
@@ -503,9 +506,10 @@ class RowStructurePanel(StructurePanel):
         for button in (getattr(view, "follow_button", None), getattr(view, "fit_button", None)):
             if button is not None:
                 button.hide()
-        graphics = getattr(view, "graphics", None)
-        if graphics is not None:
-            graphics.setMinimumHeight(self.MIN_DRAWING_PX)
+        # the scene views' drawing, or the card views' canvas
+        drawing = getattr(view, "graphics", None) or getattr(view, "canvas", None)
+        if drawing is not None:
+            drawing.setMinimumHeight(self.MIN_DRAWING_PX)
         return view
 
     def redraw(self) -> None:
@@ -923,6 +927,9 @@ class CompareView(Subscriber, QWidget):
         self._note_timer.timeout.connect(self._note_scale)
         self.rows: list[CompareRow] = []
         self._structures_open: bool | None = None
+        #: the row whose structure view was opened last (one at a time: the one open)
+        self._focused: CompareRow | None = None
+        self._all_at_once = False
         self.rows_split = QSplitter(Qt.Vertical)
         self.rows_split.setChildrenCollapsible(False)
         self.rows_split.setHandleWidth(4)
@@ -1002,7 +1009,7 @@ class CompareView(Subscriber, QWidget):
             row.apply_presentation(self.presentation)
             row.map.info.set_lines(info_lines)
             row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
-            row.structure_toggled.connect(lambda *_: self._share_height())
+            row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
             row.map.relaid.connect(self._relayout_rows)
             row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
             row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
@@ -1011,6 +1018,7 @@ class CompareView(Subscriber, QWidget):
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
                            else self._structures_open)
         shown = model.shown
+        opened = False
         for i, row in enumerate(self.rows):
             if i < n:
                 # Rebind a row whose strategy changed even where its index
@@ -1021,25 +1029,71 @@ class CompareView(Subscriber, QWidget):
                     row.unbind()
                     row.show()
                     if new:
-                        row.set_structure_visible(open_structures)
+                        row.set_structure_visible(False)    # opened below, as many as have room
+                        opened |= open_structures
                     row.bind(model, i)
                 else:
                     row.show()
             else:
                 row.unbind()
                 row.hide()
+        if opened:
+            self.open_structures()
         self._share_height()
         self._show_ranks({name: i + 1 for i, name in enumerate(self.table.order)})
         self._note_scale_soon()
 
     def _share_height(self) -> None:
         """Rows with their structure view open get :data:`OPEN_ROW_WEIGHT`
-        times the height of the others."""
+        times the height of the others; one open at a time gets at least
+        :data:`STRUCTURE_ROW_PX` (at most 60 % of the rows' height)."""
         weights = [(OPEN_ROW_WEIGHT if r.structure_visible() else 1) if r.bound else 0
                    for r in self.rows]
         total = max(self.rows_split.height(), 100 * len(self.rows))
         unit = total / max(sum(weights), 1)
-        self.rows_split.setSizes([int(w * unit) for w in weights])
+        sizes = [int(w * unit) for w in weights]
+        opened = [i for i, r in enumerate(self.rows) if r.bound and r.structure_visible()]
+        least = 0
+        if len(opened) == 1 and sum(1 for w in weights if w) > 1:
+            # the open row gets its room, the others what is left down to
+            # their least height; past that the rows scroll (to the open one)
+            i = opened[0]
+            tall = max(sizes[i], STRUCTURE_ROW_PX)
+            others = [r.minimumSizeHint().height() for k, r in enumerate(self.rows) if weights[k] and k != i]
+            least = tall + sum(others) + self.rows_split.handleWidth() * len(others)
+            total = max(total, least)
+            rest = (total - tall) / len(others)
+            sizes = [tall if k == i else (int(rest) if w else 0) for k, w in enumerate(weights)]
+            QTimer.singleShot(0, self, lambda row=self.rows[i]: self.rows_scroll.ensureWidgetVisible(row, 0, 0))
+        self.rows_split.setMinimumHeight(least if least > self.rows_scroll.viewport().height() else 0)
+        self.rows_split.setSizes(sizes)
+
+    # ------------------------------------------------ one structure at a time
+    def one_at_a_time(self) -> bool:
+        """Too short for every row's structure view: they open one at a
+        time, the row chosen by its ▸ button (issue 24: seven rows at 1280 x
+        720 each showed a caption and no drawing)."""
+        rows = self.shown_rows()
+        return len(rows) > 1 and self.rows_scroll.viewport().height() < STRUCTURE_ROW_PX * len(rows)
+
+    def _row_toggled(self, row: "CompareRow", visible: bool) -> None:
+        if visible:
+            self._focused = row
+            if self.one_at_a_time() and not self._all_at_once:
+                for other in self.shown_rows():
+                    if other is not row and other.structure_visible():
+                        other.set_structure_visible(False)
+        self._share_height()
+
+    def toggle_structures(self) -> bool:
+        """S in compare mode: close the structure views if any is open, else
+        open them (one at a time on a short screen); True when now open."""
+        open_ = not any(r.structure_visible() for r in self.shown_rows())
+        if open_:
+            self.open_structures()
+        else:
+            self.set_structures_visible(False)
+        return open_
 
     def shown_rows(self) -> list[CompareRow]:
         """The rows showing a strategy, top to bottom."""
@@ -1101,5 +1155,19 @@ class CompareView(Subscriber, QWidget):
     def set_structures_visible(self, visible: bool) -> None:
         """Open or close every row's structure view."""
         self._structures_open = visible
-        for row in self.shown_rows():
-            row.set_structure_visible(visible)
+        self._all_at_once = True            # a row opened here leaves the others open
+        try:
+            for row in self.shown_rows():
+                row.set_structure_visible(visible)
+        finally:
+            self._all_at_once = False
+
+    def open_structures(self) -> None:
+        """Open the rows' structure views, one at a time (the row chosen
+        last, else the first) when the rows are too short for all of them."""
+        self._structures_open = True
+        rows = self.shown_rows()
+        focus = self._focused if self._focused in rows else (rows[0] if rows else None)
+        alone = self.one_at_a_time()
+        for row in rows:
+            row.set_structure_visible(row is focus or not alone)
