@@ -46,7 +46,7 @@ from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, MIN_FOLLOW
                          VISITED, FOCUS_MARGIN, Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, size_of,
                          swatch)
 from .tlsf_layout import (CELL_H, CELL_W, FOLD_W, HEADER_H, LABEL_PX, ROW_FOLD_H, ColumnFold, Columns,  # noqa: F401
-                          RowFold, Rows, lay_columns, lay_rows, named_cells)
+                          RowFold, Rows, count_text, lay_columns, lay_rows, named_cells)
 
 #: the fl_bitmap column, then the row names ("fl 3"); their size ranges and
 #: the matrix follow, as wide as the row names and ranges drawn need
@@ -137,9 +137,9 @@ class CellItem(Glyph):
         painter.setBrush(QBrush(QColor(FREE_FILL if self.bit else EMPTY_FILL)))
         painter.drawRect(r)
         if self.count:
-            text = str(self.count)
+            text = count_text(self.count, CELL_W - 1, 18)
             painter.setPen(pen(INK))
-            painter.setFont(fitted_font(text, CELL_W - 4, 18, True))
+            painter.setFont(fitted_font(text, CELL_W - 1, 18, True))
             painter.drawText(r, Qt.AlignCenter, text)
         for mark, colour, width, style, inset in (("selected", SELECTED, 5, Qt.SolidLine, 2.5),
                                                   ("found", TAKEN, 4, Qt.SolidLine, 2),

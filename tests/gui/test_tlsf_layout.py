@@ -33,3 +33,19 @@ def test_the_named_rows_stay_when_nothing_else_fits():
     rows, lines = lay_rows(25, 8, {0, 8}, {0, 8}, 90.0, [40.0])
     assert rows.kept == {0, 8} and lines == 0.0
     assert rows.folds == [(1, 7), (9, 24)] and rows.height == 28 + 24 + 28 + 24 > 90
+
+
+def test_a_count_too_wide_for_its_cell_is_written_in_thousands(qtbot):
+    """At 10 000 free blocks a folded column (26 px wide) cut "1234" to "23".
+    A count is written whole when it fits in bold of at least 16 px, else
+    in thousands, rounded, else as "…"; what is written always fits (2 px
+    of slack: three bold digits take 33.4 px of a 32 px cell)."""
+    from PySide6.QtGui import QFontMetricsF
+    from heapscope.gui.structure_views.scene_view import fitted_font
+    from heapscope.gui.structure_views.tlsf_layout import COUNT_SLACK, FOLD_W, LABEL_PX, count_text
+    for n, width, allowed in ((45, 28, {"45"}), (929, FOLD_W, {"929"}), (1234, FOLD_W, {"1k"}),
+                              (9600, FOLD_W, {"10k"}), (123456, FOLD_W, {"\u2026"}), (123456, 60, {"123k"})):
+        text = count_text(n, width)
+        assert text in allowed, (n, text)
+        f = fitted_font(text, width, LABEL_PX, True)
+        assert f.pixelSize() >= LABEL_PX and QFontMetricsF(f).horizontalAdvance(text) <= width + COUNT_SLACK
