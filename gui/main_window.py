@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
 
     def toggle_structure(self) -> None:
         if self.compare.active:
-            self.compare.view.set_structures_visible(self.act_structure.isChecked())
+            self.act_structure.setChecked(self.compare.view.toggle_structures())
             return
         self.window_layout.show_panel(self.structure_panel, self.act_structure.isChecked())
 

@@ -46,6 +46,7 @@ from .. import palette
 from ..gauges import human_bytes
 from . import register_view
 from .base import StructureView
+from .scene_view import LinesLabel
 
 #: lists drawn at most; beyond, runs of lists fold into one line
 MAX_LISTS = 60
@@ -322,9 +323,13 @@ class ListsView(StructureView):
         big.setBold(True)
         self.title.setFont(big)
         self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.info = QLabel(" ")          # what was summarised
+        # what was summarised, on two lines cut at a word with "…" (the whole
+        # in the tooltip): one line ran off the view ("... and wh" on dlmalloc)
+        self.info = LinesLabel(2)
+        self.info.setWordWrap(True)
+        self.info.setTextFormat(Qt.PlainText)
         self.info.setStyleSheet("color: #555;")
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(2)
@@ -368,7 +373,6 @@ class ListsView(StructureView):
             # a kind whose own view is not there: say what is drawn instead
             self.title.setText(f"Free structure: {kind}, drawn as lists")
         self.info.setText(f"summarised: {self.summary}" if self.summary else " ")
-        self.info.setToolTip(self.summary)
 
     def set_selection(self, addr: int | None) -> None:
         self.selected = addr

@@ -246,3 +246,23 @@ def test_dlmalloc_with_nothing_kept_apart_says_so(bins_view):
     assert "mapped" not in drawn and drawn["binmap"]["bits"] == structure["binblocks"]
     texts = [i.text() for i in view.canvas.scene().items() if hasattr(i, "text") and callable(i.text)]
     assert any(t.startswith("last remainder: none") for t in texts)
+
+
+def test_the_summary_line_stays_inside_the_view(qtbot, view):
+    """Issue 24: dlmalloc's "summarised: ..." line ran off the right edge
+    ("... and wh").  In a view 300 px wide the words shown fit its width and
+    its two lines (read back with the label's own metrics), cut at a word
+    with "…" when longer, the whole in the tooltip."""
+    from PySide6.QtWidgets import QLabel
+    lists = {f"class {i}": [1000 * i + 16 * j for j in range(i % 7)] for i in range(500)}
+    s = make("lists", {a: 16 for addrs in lists.values() for a in addrs}, lists=lists)
+    view.resize(300, 600)
+    view.show_step(s, [visit(0, lists["class 250"][1])])
+    qtbot.wait(10)
+    info = view.info
+    shown, width = QLabel.text(info), info.contentsRect().width()
+    wrap = Qt.TextWordWrap if info.wordWrap() else 0
+    room = info.fontMetrics().boundingRect(0, 0, width, 1 << 20, wrap, shown)
+    assert room.width() <= width and room.height() <= info.contentsRect().height(), (shown, room, info.size())
+    full = f"summarised: {view.summary}"
+    assert shown == full or (shown.endswith("…") and info.toolTip() == full)
