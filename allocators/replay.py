@@ -550,6 +550,20 @@ class BuiltTimeline:
     fault: object = None
 
 
+
+def unpickled_heap(blob: bytes) -> tuple[Strategy, Program]:
+    """The (strategy, program) a checkpoint holds, unpickled with the
+    collector off: unpickling a big heap makes hundreds of thousands of
+    objects, and the collector's passes over them (which can find no
+    garbage: the objects are new and referenced) took 60% of it."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(blob)
+    finally:
+        if collecting:
+            gc.enable()
+
 class Timeline:
     """A trace replayed through one strategy, seekable to any step.
 
@@ -990,17 +1004,7 @@ class Timeline:
         if k < 0:
             return self._factory(), Program(), 0
         self.restores += 1
-        # Unpickling a big heap makes hundreds of thousands of objects, and
-        # the collector's passes over them (which can find no garbage: the
-        # objects are new and referenced) took 60% of it.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            strategy, program = pickle.loads(self.checkpoints[k])
-        finally:
-            if collecting:
-                gc.enable()
-        return strategy, program, self.checkpoint_steps[k]
+        return (*unpickled_heap(self.checkpoints[k]), self.checkpoint_steps[k])
 
     def step_forward(self) -> Strategy:
         return self.seek(min(self.position + 1, self.n))
@@ -1038,14 +1042,7 @@ class Timeline:
         k = bisect_right(steps, t) - 1
         if k < 0 or len(blobs) != len(steps):
             return self._factory(), Program(), 0
-        collecting = gc.isenabled()
-        gc.disable()            # as _restore: the new objects are no garbage
-        try:
-            strategy, program = pickle.loads(blobs[k])
-        finally:
-            if collecting:
-                gc.enable()
-        return strategy, program, steps[k]
+        return (*unpickled_heap(blobs[k]), steps[k])
 
     def summary(self) -> dict:
         row = summarize(self.series) if self.running is None else self.running.row()

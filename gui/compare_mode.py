@@ -87,6 +87,10 @@ class CompareMode(QObject):
         # predict mode (gui/predict_mode.py) asks every row: a click in a row
         # answers for that row, an open question quiets the rows
         self.view.row_clicked.connect(window.predict_click)
+        # the View menu's Structure View says what the rows show (a row's own
+        # button opens one and closes another), so S and a lesson's stop
+        # always turn it the way they mean
+        self.view.structures_changed.connect(self._structures_changed)
         window.predict.question_changed.connect(self._question_changed)
         self.act_toggle = self._action("&Compare Mode", self.toggle, "C",
                                        "Show the compared strategies side by side, or one strategy")
@@ -255,6 +259,7 @@ class CompareMode(QObject):
         self.densify_shown()
         if self.view.model is not w.model:
             self.view.bind(w.model)
+        self._structures_changed(self.view.any_structure_open())
         self._predict_bars()
         if w.predict.active:
             w.predict.set_active(True)           # every row asks
@@ -297,6 +302,10 @@ class CompareMode(QObject):
             if row.predict_bar is not None:
                 row.predict_bar.apply_presentation(pres)
 
+    def _structures_changed(self, any_open: bool) -> None:
+        if self.active:
+            self.window.act_structure.setChecked(any_open)
+
     def _question_changed(self, step) -> None:
         if self.active:
             for row in self.view.shown_rows():
@@ -331,6 +340,8 @@ class CompareMode(QObject):
             return
         self.view.unbind()
         self.active = False
+        # the action says the one strategy's panel again, not the rows'
+        w.act_structure.setChecked(not w.structure_panel.isHidden())
         w.strategy_name = name
         w.model.show([key], position)
         w.window_layout.show_page(compare=False)

@@ -945,6 +945,8 @@ class CompareView(Subscriber, QWidget):
     """The rows, one per shown strategy, beside the ranking table and the legend."""
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_note_scale_soon"}
+    #: a row's structure view opened or closed (argument: is any open now)
+    structures_changed = Signal(bool)
     #: a block was clicked in a row's map or structure view: (row, address)
     #: (predict mode takes it as that row's answer)
     row_clicked = Signal(int, object)
@@ -1121,16 +1123,20 @@ class CompareView(Subscriber, QWidget):
                     if other is not row and other.structure_visible():
                         other.set_structure_visible(False)
         self._share_height()
+        self.structures_changed.emit(self.any_structure_open())
 
-    def toggle_structures(self) -> bool:
-        """S in compare mode: close the structure views if any is open, else
-        open them (one at a time on a short screen); True when now open."""
-        open_ = not any(r.structure_visible() for r in self.shown_rows())
-        if open_:
+    def any_structure_open(self) -> bool:
+        return any(r.structure_visible() for r in self.shown_rows())
+
+    def show_structures(self, visible: bool) -> bool:
+        """The View menu's Structure View in compare mode: open the rows'
+        structure views (one at a time on a short screen) or close them all;
+        True when any is open now."""
+        if visible:
             self.open_structures()
         else:
             self.set_structures_visible(False)
-        return open_
+        return self.any_structure_open()
 
     def shown_rows(self) -> list[CompareRow]:
         """The rows showing a strategy, top to bottom."""

@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
 
     def toggle_structure(self) -> None:
         if self.compare.active:
-            self.act_structure.setChecked(self.compare.view.toggle_structures())
+            self.act_structure.setChecked(self.compare.view.show_structures(self.act_structure.isChecked()))
             return
         self.window_layout.show_panel(self.structure_panel, self.act_structure.isChecked())
 
