@@ -135,10 +135,10 @@ def checked_calls(s: UserStrategy, results: list, refused: Callable[[int], None]
             shared.value = step
         s._doing = ("free", payload)
         lb = live.get(payload)
-        if lb is None:
+        if lb is None:            # the program holds it, the books do not: the guard says why
             s._still_booked(payload, "_free")
             s._step -= 1
-            return _public(UserStrategy.free, payload)
+            return UserStrategy.free(s, payload)     # (raises too: not even handed out)
         before = len(live)
         t0 = clock()
         try:
@@ -230,19 +230,17 @@ def checked_calls(s: UserStrategy, results: list, refused: Callable[[int], None]
         append(None)
 
     def _public(method, *args):
-        """A request the inline path does not take (past the heap's room, or
-        not booked: the guard names it): the public method, with its own record."""
+        """A malloc or realloc the inline path does not take (a size past
+        the heap's room, or a block not booked: the guard names it): the
+        public method, with its own record."""
         rec = s.rec
         try:
             result = method(s, *args)
         finally:
             s.rec = rec
-        if method is not UserStrategy.free:
-            append(result)
-            if result is None and args[-1]:
-                refused(args[-1])
-        else:
-            append(args[0])
+        append(result)
+        if result is None and args[-1]:
+            refused(args[-1])
         return result
 
     return Calls(malloc, free, realloc, realloc_null, free_null)

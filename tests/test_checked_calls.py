@@ -136,15 +136,21 @@ def load(tmp_path):
         plugins.forget(name)
 
 
-def both_paths(klass, trace, monkeypatch, **kw):
-    """check_trace through the fused calls (adaptive walks, and a walk every
-    50 operations) and through the public methods; the three results."""
-    fused = check_trace(lambda: klass(), trace, **kw)
-    every = check_trace(lambda: klass(), trace, check_every=50)
+def both_paths(klass, trace, monkeypatch, **params):
+    """check_trace of ``klass(**params)`` through the fused calls (adaptive
+    walks, and a walk every 50 operations) and through the public methods;
+    the three results."""
+    fused = check_trace(lambda: klass(**params), trace)
+    every = check_trace(lambda: klass(**params), trace, check_every=50)
     with monkeypatch.context() as m:
         m.setattr(checked_calls, "fused", lambda strategy: False)
-        public = check_trace(lambda: klass(), trace, **kw)
+        public = check_trace(lambda: klass(**params), trace)
     return fused, every, public
+
+
+#: the heap limit of the tests of requests past the heap's room, and such a request
+LIMIT = 1 << 20
+PAST = 2 * LIMIT
 
 
 def same_error(fused, every, public):
@@ -298,10 +304,10 @@ def test_segfit_under_a_heap_limit_fails_the_same_requests_both_ways(monkeypatch
         (public.failed, public.failed_bytes, public.results)
 
 
-def test_a_request_past_the_address_space_is_refused_in_the_fused_pass(load, monkeypatch):
+def test_a_request_past_the_heap_limit_is_refused_in_the_fused_pass(load, monkeypatch):
     klass = load("class Fine(Reuse):\n    name = 'NAME'\n", "Fine")
-    trace = Trace.from_ops([(ALLOC, 0, 16), (ALLOC, 1, 1 << 40), (FREE, 1, 0), (FREE, 0, 0)])
-    fused, _, public = both_paths(klass, trace, monkeypatch)
+    trace = Trace.from_ops([(ALLOC, 0, 16), (ALLOC, 1, PAST), (FREE, 1, 0), (FREE, 0, 0)])
+    fused, _, public = both_paths(klass, trace, monkeypatch, heap_limit=LIMIT)
     assert fused.error is None and fused.failed == 1
     assert fused.results == public.results == [0, None, None, 0]
 
@@ -473,3 +479,146 @@ def test_grade_reports_the_trace_line_of_a_mistake_found_in_a_run(load, tmp_path
     assert t.error.step == CALL_STEP
     size = int(TRACE.sizes[CALL_STEP - 1])
     assert t.operation == f"malloc({size}) for id {int(TRACE.ids[CALL_STEP - 1])}"
+
+
+#: requests past the heap limit (4, 6, 8) and one at it that the heap cannot
+#: grow for (5), a free of an id whose malloc failed (7), realloc(NULL) of an
+#: id never allocated (8, 9)
+EDGES = Trace.from_ops([(ALLOC, 0, 16), (ALLOC, 2, 8), (FREE, 2, 0), (REALLOC, 0, PAST),
+                        (REALLOC, 0, LIMIT), (ALLOC, 1, PAST), (FREE, 1, 0), (REALLOC, 3, PAST),
+                        (REALLOC, 3, 32), (FREE, 0, 0), (FREE, 3, 0)])
+
+
+def test_requests_past_the_room_and_realloc_null_give_what_the_public_methods_give(load, monkeypatch):
+    fine = load("class Fine(Reuse):\n    name = 'NAME'\n", "Fine")
+    fused, every, public = both_paths(fine, EDGES, monkeypatch, heap_limit=LIMIT)
+    assert fused.error is None, fused.error
+    # by hand: 0 and 16 handed out, 16 freed; 4-8 fail (the old block stays);
+    # realloc(NULL, 32) at the break, 24 (16 + 8 bytes so far); 0 freed
+    assert fused.results == public.results == every.results == \
+        [0, 16, 16, None, None, None, None, None, 24, 0, 24]
+    assert fused.failed == public.failed == 4
+
+
+def test_the_steps_after_requests_past_the_room_are_the_traces(load, monkeypatch):
+    """The 4th _malloc call (realloc(NULL, 32) at step 9: the 3rd is step 5's,
+    refused growth) returns an unrefused None: named at step 9."""
+    klass = load('''
+        class FourthNull(Reuse):
+            name = "NAME"
+
+            def alloc(self, size):
+                if self.calls == 4:
+                    return None
+                return super().alloc(size)
+        ''', "FourthNull")
+    error = same_error(*both_paths(klass, EDGES, monkeypatch, heap_limit=LIMIT))
+    assert (error.step, error.operation) == (9, "realloc(NULL, 32)")
+
+
+def test_the_strategy_never_sees_a_realloc_past_the_heap_limit(load, monkeypatch):
+    klass = load('''
+        class Fussy(Reuse):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                assert size <= self.arena.room, "a request past the heap's room reached the strategy"
+                return super()._realloc(payload, size)
+        ''', "Fussy")
+    trace = Trace.from_ops([(ALLOC, 0, 16), (REALLOC, 0, PAST), (REALLOC, 0, 64), (FREE, 0, 0)])
+    fused, _, public = both_paths(klass, trace, monkeypatch, heap_limit=LIMIT)
+    assert fused.error is None, fused.error
+    assert fused.results == public.results and fused.failed == 1
+
+
+def test_a_free_that_unbooks_another_block_is_named(load, monkeypatch):
+    klass = load('''
+        class Other(Reuse):
+            name = "NAME"
+            frees = 0
+
+            def _free(self, payload):
+                self.frees += 1
+                if self.frees == 40:
+                    other = min(p for p in self.live if p != payload)
+                    return super()._free(other)         # the wrong block
+                super()._free(payload)
+        ''', "Other")
+    n, step = nth_call_on_its_own_op(TRACE, "free", 40)
+    assert n == 40
+    error = same_error(*both_paths(klass, TRACE, monkeypatch))
+    assert (error.step, error.method) == (step, "_free")
+    assert "did not unbook the block" in error.message
+
+
+def test_a_fixed_pool_counts_the_same_heap_both_ways(monkeypatch):
+    from heapscope.traces import make_workload
+    cls = plugins.load_file("examples/segfit.py:SegFit")
+    trace = make_workload("vo1989", steps=800, seed=5)
+    fused = check_trace(lambda: cls(pool_size=1 << 20), trace)
+    with monkeypatch.context() as m:
+        m.setattr(checked_calls, "fused", lambda strategy: False)
+        public = check_trace(lambda: cls(pool_size=1 << 20), trace)
+    assert fused.error is None and public.error is None
+    assert 0 < fused.heap < 1 << 20                  # the span handed out, not the pool
+    assert fused.heap == public.heap and fused.results == public.results
+
+
+def test_a_pool_handed_out_without_take_core_counts_the_span_handed_out(load, monkeypatch):
+    klass = load('''
+        class Carve(Reuse):
+            name = "NAME"
+
+            def __init__(self, **common):
+                super().__init__(**common)
+                self.top = self.arena.base + 64        # hands out the pool from 64 on, by hand
+
+            def alloc(self, size):
+                need = align_up(max(size, 1), self.align)
+                addr, self.top = self.top, self.top + need
+                return self.book(addr, need, size)
+
+            def _blocks(self):
+                pos = self.arena.base
+                for addr in sorted(self.blocks):
+                    size, payload = self.blocks[addr]
+                    if addr > pos:
+                        yield pos, addr - pos, FREE, None
+                    yield addr, size, (FREE if payload is None else USED), payload
+                    pos = addr + size
+                if pos < self.arena.brk:
+                    yield pos, self.arena.brk - pos, FREE, None
+        ''', "Carve")
+    trace = Trace.from_ops([(ALLOC, 0, 16), (ALLOC, 1, 40), (FREE, 0, 0), (ALLOC, 2, 8), (FREE, 1, 0),
+                            (FREE, 2, 0)])
+    fused, every, public = both_paths(klass, trace, monkeypatch, pool_size=4096)
+    assert fused.error is None, fused.error
+    assert fused.heap == public.heap == 16 + 40 + 8       # [64, 128): the span handed out
+
+
+@pytest.mark.parametrize("ops", [
+    [(ALLOC, i, 16) for i in range(300)],                                      # ends with mallocs
+    [(ALLOC, i, 16) for i in range(300)] + [(FREE, i, 0) for i in range(300)],   # ... frees
+    [(ALLOC, 0, 16)] + [(REALLOC, 0, 64 if i % 2 else 16) for i in range(300)],  # ... reallocs
+    [(REALLOC, i, 16) for i in range(300)],                                    # realloc(NULL)s
+], ids=["malloc", "free", "realloc", "realloc-null"])
+def test_the_time_in_the_users_methods_is_summed_over_every_operation(load, monkeypatch, ops):
+    klass = load('''
+        class Slow(Reuse):
+            name = "NAME"
+
+            def _malloc(self, size):
+                t = sum(range(300))                      # some work of its own, every call
+                return super()._malloc(size)
+
+            def _realloc(self, payload, size):
+                t = sum(range(300))
+                return super()._realloc(payload, size)
+
+            def _free(self, payload):
+                t = sum(range(300))
+                super()._free(payload)
+        ''', "Slow")
+    fused, _, public = both_paths(klass, Trace.from_ops(ops), monkeypatch)
+    # each path times the same calls: the same order of magnitude, not one call's
+    assert fused.own_seconds > public.own_seconds / 5 > 0
