@@ -311,15 +311,16 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
     ``check_every`` fixes the interval of the walk checks (1: after every
     operation); None spreads them so that they cost at most the time the
     strategy spent in its own methods (see the module docstring).  The
-    strategy is pickled at the start and the end, as the window's
-    checkpoints will, and wherever a later rewind may need it.
+    strategy is pickled at the start, as the window's checkpoints will, and
+    after each walk a later rewind may start from; at the end its own
+    attributes are, by :func:`books_digest`.
     ``progress(done)`` is told the operations done, now and then.
 
     The operations run in runs between two walk checks, through
     :func:`~heapscope.allocators.op_dispatch.run_ops` with the guard's checks
     fused into one call per operation (allocators/checked_calls.py); a run
-    of the adaptive schedule is as long as the strategy's time per operation
-    so far says it takes for its own time to catch up with the walks'."""
+    of the adaptive schedule is as long as the time per operation so far
+    says it takes for the next walk to be due (:func:`_walk_due`)."""
     kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
     n = len(kinds)
     out = CheckedTrace()
@@ -346,9 +347,11 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
             if progress is not None and done >= next_report:
                 progress(done)
                 next_report = done - done % report_every + report_every
+            # (a run is at most report_every long: an estimate made early, on
+            # operations cheaper than the later ones, is made again soon)
             stop = min(n, _next_walk(strategy.own_seconds, out.check_seconds,
                                      perf_counter() - begin, done, next_check),
-                       next_report or n)
+                       done + report_every, next_report or n)
             replay.run_ops(calls, program, rec, kinds[done:stop], ids[done:stop], sizes[done:stop])
             done = stop
             if done < n:
