@@ -27,8 +27,9 @@ The heap walk costs time in proportion to the heap, so the walk checks are
 spread out by what the strategy itself spends: the next walk comes once
 :data:`WALK_SHARE` (a half) of the time spent in the strategy's own
 malloc/free/realloc has caught up with the time spent on walk checks (and
-snapshots) so far, and :data:`CHECK_SHARE` of it with everything the check
-pass spent beside the strategy (the walks and the result checks of every
+snapshots) so far, one more walk like the last included (so that one walk
+of a big heap does not overshoot), and :data:`CHECK_SHARE` of it with
+everything the check pass spent beside the strategy (the walks and the result checks of every
 operation, which on a fast allocator cost half its own time: walks then
 come less often, but never less than :data:`LEAST_WALK_SHARE` of its time).
 The checks therefore cost at most as much again as the allocator's own work,
@@ -341,6 +342,7 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
         out.check_seconds += perf_counter() - c0
         calls, rec = _pass_calls(strategy, out)
         done = 0
+        last = 0.0                 # what the last walk check and its snapshot took: the next one's cost
         next_check = 1 if check_every is not None else 0
         next_report = 0
         while done < n:
@@ -349,8 +351,8 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
                 next_report = done - done % report_every + report_every
             # (a run is at most report_every long: an estimate made early, on
             # operations cheaper than the later ones, is made again soon)
-            stop = min(n, _next_walk(strategy.own_seconds, out.check_seconds,
-                                     perf_counter() - begin, done, next_check),
+            stop = min(n, _next_walk(strategy.own_seconds, out.check_seconds + last,
+                                     perf_counter() - begin + last, done, next_check),
                        done + report_every, next_report or n)
             replay.run_ops(calls, program, rec, kinds[done:stop], ids[done:stop], sizes[done:stop])
             done = stop
@@ -358,9 +360,9 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
                 if check_every is not None:
                     if done < next_check:
                         continue
-                elif not _walk_due(strategy.own_seconds, out.check_seconds,
-                                   perf_counter() - begin):
-                    continue       # the checks are ahead of the strategy's own work: wait
+                elif not _walk_due(strategy.own_seconds, out.check_seconds + last,
+                                   perf_counter() - begin + last):
+                    continue       # no room yet for one more walk like the last: wait
             walked = done
             c0 = perf_counter()
             try:
@@ -375,7 +377,8 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
             if check_every != 1 and done < n:   # (at the end books_digest pickles the user's state)
                 good = _snapshot(strategy, program)
             good_t = done
-            out.check_seconds += perf_counter() - c0
+            last = perf_counter() - c0
+            out.check_seconds += last
             walked = -1
         out.heap = strategy.heap_held
         out.digest = books_digest(strategy, program)
