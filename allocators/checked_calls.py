@@ -51,6 +51,7 @@ def fused(strategy: UserStrategy) -> bool:
     calls: events off, guarded, and nothing of what it inlines replaced."""
     cls = type(strategy)
     return (not strategy.record and strategy.guarded and strategy.own_seconds is not None
+            and not strategy.check_steps           # check() after every operation: the public path
             and cls.malloc is UserStrategy.malloc and cls.free is UserStrategy.free
             and cls.realloc is UserStrategy.realloc
             and cls.largest_request is UserStrategy.largest_request)

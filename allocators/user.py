@@ -112,6 +112,7 @@ from typing import Iterable
 
 from . import structure as structure_protocol
 from .events import Placed, Released
+from .params import BOOL, Param
 from .span_index import SpanIndex
 from .strategy import (FREE_BLOCK, META, USED, Block, HeapInvariantError, LiveBlock, Strategy,
                        align_up)
@@ -386,6 +387,11 @@ class UserStrategy(Strategy):
     name = ""
     title = ""
     citation = "a user strategy"
+    params = (
+        Param("check_steps", BOOL, False, "run check() after every operation, so that a replay "
+              "stops at the first step that breaks an invariant (the window's Playback > Check "
+              "Your Strategy After Every Step)"),
+    )
 
     # -------------------------------------------------------------- set-up
     def __init_subclass__(cls, **kwargs) -> None:
@@ -399,8 +405,10 @@ class UserStrategy(Strategy):
             if method in cls.__dict__ and callable(cls.__dict__[method]):
                 setattr(cls, method, _wrap(method, cls.__dict__[method]))
 
-    def __init__(self, **common) -> None:
+    def __init__(self, check_steps: bool = False, **common) -> None:
         super().__init__(**common)
+        #: check() after every operation: its mistake stops the replay there
+        self.check_steps = bool(check_steps)
         self._step = 0                 # operations so far: the replay's step
         self._doing = None             # the operation under way: ("malloc", size)... (see _op)
         #: the result checks of every operation; heapscope grade switches them off
@@ -497,6 +505,23 @@ class UserStrategy(Strategy):
     # through allocators/checked_calls.py, which tests the common case inline
     # and hands anything else to the same _*_result methods.
     def malloc(self, size: int) -> int | None:
+        payload = self._guarded_malloc(size)
+        if self.check_steps:
+            self.check()
+        return payload
+
+    def free(self, payload: int | None) -> None:
+        self._guarded_free(payload)
+        if self.check_steps:
+            self.check()
+
+    def realloc(self, payload: int | None, size: int) -> int | None:
+        new = self._guarded_realloc(payload, size)
+        if self.check_steps:
+            self.check()
+        return new
+
+    def _guarded_malloc(self, size: int) -> int | None:
         self._step += 1
         if not self.guarded:
             return Strategy.malloc(self, size)
@@ -510,7 +535,7 @@ class UserStrategy(Strategy):
         self._check_door("_malloc")
         return self._malloc_result(payload, size, "_malloc", before, refusals)
 
-    def free(self, payload: int | None) -> None:
+    def _guarded_free(self, payload: int | None) -> None:
         self._step += 1
         if not self.guarded or payload is None:
             return Strategy.free(self, payload)
@@ -525,7 +550,7 @@ class UserStrategy(Strategy):
         self._check_door("_free")
         self._free_result(payload, before, lb)
 
-    def realloc(self, payload: int | None, size: int) -> int | None:
+    def _guarded_realloc(self, payload: int | None, size: int) -> int | None:
         self._step += 1
         if not self.guarded:
             return Strategy.realloc(self, payload, size)
