@@ -331,6 +331,9 @@ def test_fused_only_where_nothing_it_stands_in_for_is_replaced(load):
     assert not checked_calls.fused(plain)
     plain.record, plain.own_seconds = False, None  # a replay that does not time the strategy
     assert not checked_calls.fused(plain)
+    checking = load("class Checking(Reuse):\n    name = 'NAME'\n", "Checking")(check_steps=True)
+    checking.own_seconds, checking.record = 0.0, False
+    assert not checked_calls.fused(checking)      # check() after every step: the public path
 
 
 # ------------------------------------------------ mistakes, at the exact step
