@@ -27,9 +27,14 @@ The heap walk costs time in proportion to the heap, so the walk checks are
 spread out by what the strategy itself spends: the next walk comes once
 :data:`WALK_SHARE` (a half) of the time spent in the strategy's own
 malloc/free/realloc has caught up with the time spent on walk checks (and
-snapshots) so far.  The checks therefore cost at most as much again as the
-allocator's own work, on every trace (``benchmarks/bench_grade.py``): often
-on a slow allocator or a small heap, rarely on a fast one with a big heap.
+snapshots) so far, one more walk like the last included (so that one walk
+of a big heap does not overshoot), and :data:`CHECK_SHARE` of it with
+everything the check pass spent beside the strategy (the walks and the result checks of every
+operation, which on a fast allocator cost half its own time: walks then
+come less often, but never less than :data:`LEAST_WALK_SHARE` of its time).
+The checks therefore cost at most as much again as the allocator's own work,
+on every trace (``benchmarks/bench_grade.py``): often on a slow allocator or
+a small heap, rarely on a fast one with a big heap.
 When one fails, the replay goes back to the last state that passed (a
 pickled snapshot) and checks after every operation from there, so the error
 reported is the first operation after which the heap was wrong (one
@@ -68,6 +73,9 @@ from typing import Callable
 
 from heapscope.traces.trace import ALLOC, FREE, block_words
 from . import structure as structure_protocol
+from . import checked_calls, replay
+from .events import OpRecord
+from .op_dispatch import Calls, public_calls
 from .replay import KIND_NAMES, Program, apply_op, replay_ops
 from .registry import make_strategy
 from .user import UserStrategy, UserStrategyError
@@ -84,6 +92,15 @@ TIMED_ENOUGH = 0.5
 #: benchmarks/bench_grade.py, so its time measured between walks overstates
 #: its bare work; half of it keeps the walks under the bare replay's time.
 WALK_SHARE = 0.5
+#: everything the check pass spends beside the strategy's own methods (walks,
+#: result checks, the replay's own loop) may take this share of their time:
+#: under 1 for the same reason, the strategy measured inside the pass being
+#: a little slower than bare (docs/benchmarks.md, segfit's table)
+CHECK_SHARE = 0.8
+#: ... except that the walks may always take this share, however costly the
+#: result checks are (an allocator so fast that they alone take CHECK_SHARE
+#: of its time is still walked now and then, not only at the end)
+LEAST_WALK_SHARE = 0.25
 #: the check pass tells ``progress`` how far it is about this many times a trace
 PROGRESS_STEPS = 50
 
@@ -295,16 +312,23 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
     ``check_every`` fixes the interval of the walk checks (1: after every
     operation); None spreads them so that they cost at most the time the
     strategy spent in its own methods (see the module docstring).  The
-    strategy is pickled at the start and the end, as the window's
-    checkpoints will, and wherever a later rewind may need it.
-    ``progress(done)`` is told the operations done, now and then."""
+    strategy is pickled at the start, as the window's checkpoints will, and
+    after each walk a later rewind may start from; at the end its own
+    attributes are, by :func:`books_digest`.
+    ``progress(done)`` is told the operations done, now and then.
+
+    The operations run in runs between two walk checks, through
+    :func:`~heapscope.allocators.op_dispatch.run_ops` with the guard's checks
+    fused into one call per operation (allocators/checked_calls.py); a run
+    of the adaptive schedule is as long as the time per operation so far
+    says it takes for the next walk to be due (:func:`_walk_due`)."""
     kinds, ids, sizes = trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist()
     n = len(kinds)
     out = CheckedTrace()
     results = out.results
-    t = -1
     report_every = max(1, n // PROGRESS_STEPS)
     strategy = None
+    walked = -1                    # the operations done when a walk check started, while one runs
     try:
         strategy = factory()
         strategy.own_seconds = 0.0     # count the time in the student's own methods
@@ -313,48 +337,123 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
         # several times the strategy's own work (the timed runs keep none either).
         strategy.record = False
         program = Program()
-        c0 = perf_counter()
+        c0 = begin = perf_counter()
         good, good_t = _snapshot(strategy, program), 0   # the last state that passed, after good_t ops
         out.check_seconds += perf_counter() - c0
-        next_check = 1
-        for t in range(n):
-            rec = apply_op(strategy, program, kinds[t], ids[t], sizes[t])
-            payload = rec.payload
-            results.append(payload)
-            if payload is None and kinds[t] != FREE and sizes[t]:   # NULL for 0 bytes is C's
-                out.failed += 1
-                out.failed_bytes += failed_charge(sizes[t], strategy.align)
-            if progress is not None and t % report_every == 0:
-                progress(t)
-            done = t + 1
-            if check_every is not None:
-                if done < next_check and done < n:
-                    continue
-            elif done < n and WALK_SHARE * strategy.own_seconds < out.check_seconds:
-                continue           # the checks are ahead of the strategy's own work: wait
+        calls, rec = _pass_calls(strategy, out)
+        done = 0
+        last = 0.0                 # what the last walk check and its snapshot took: the next one's cost
+        next_check = 1 if check_every is not None else 0
+        next_report = 0
+        while done < n:
+            if progress is not None and done >= next_report:
+                progress(done)
+                next_report = done - done % report_every + report_every
+            # (a run is at most report_every long: an estimate made early, on
+            # operations cheaper than the later ones, is made again soon)
+            stop = min(n, _next_walk(strategy.own_seconds, out.check_seconds + last,
+                                     perf_counter() - begin + last, done, next_check),
+                       done + report_every, next_report or n)
+            replay.run_ops(calls, program, rec, kinds[done:stop], ids[done:stop], sizes[done:stop])
+            done = stop
+            if done < n:
+                if check_every is not None:
+                    if done < next_check:
+                        continue
+                elif not _walk_due(strategy.own_seconds, out.check_seconds + last,
+                                   perf_counter() - begin + last):
+                    continue       # no room yet for one more walk like the last: wait
+            walked = done
             c0 = perf_counter()
             try:
                 full_check(strategy)
                 out.checks += 1
             except UserStrategyError:
-                if good_t < t:     # more than this one operation since the last good state
-                    _find_first_walk_error(good, good_t, t, kinds, ids, sizes)
+                if good_t < done - 1:   # more than this one operation since the last good state
+                    _find_first_walk_error(good, good_t, done - 1, kinds, ids, sizes)
                 raise
             if check_every is not None:
                 next_check = done + check_every
-            if check_every != 1 or done == n:
+            if check_every != 1 and done < n:   # (at the end books_digest pickles the user's state)
                 good = _snapshot(strategy, program)
             good_t = done
-            out.check_seconds += perf_counter() - c0
+            last = perf_counter() - c0
+            out.check_seconds += last
+            walked = -1
         out.heap = strategy.heap_held
         out.digest = books_digest(strategy, program)
     except UserStrategyError as exc:
-        if exc.step is None and t >= 0:
-            exc.step = t + 1
+        if exc.step is None and (walked > 0 or results):
+            exc.step = walked if walked > 0 else len(results) + 1
         out.error = exc
     if strategy is not None:
         out.own_seconds = strategy.own_seconds
     return out
+
+
+#: the operations of the first run of the adaptive schedule, before the
+#: strategy's time per operation is known
+FIRST_RUN = 16
+
+
+def _walk_due(own: float, walks: float, elapsed: float) -> bool:
+    """Whether the next walk check is due, ``own`` seconds having been spent
+    in the strategy's methods, ``walks`` in the walk checks and snapshots, and
+    ``elapsed`` in the whole pass so far (see the module docstring)."""
+    if WALK_SHARE * own < walks:
+        return False
+    return walks <= LEAST_WALK_SHARE * own or elapsed - own <= CHECK_SHARE * own
+
+
+def _next_walk(own: float, walks: float, elapsed: float, done: int, next_check: int) -> int:
+    """Where the run starting after ``done`` operations ends: at the next
+    fixed check (``next_check`` > 0), or, adaptive, after as many operations
+    as the time per operation so far (the strategy's, and the rest of the
+    pass's) says it takes for the next walk to be due (:func:`_walk_due`;
+    at least one)."""
+    if next_check:
+        return next_check
+    if not done or own <= 0:
+        return done + FIRST_RUN
+    own_rate = own / done
+    rest_rate = max(0.0, elapsed - own - walks) / done     # the result checks, per operation
+    # the walk share is reached after `share` more operations...
+    share = (walks / WALK_SHARE - own) / own_rate
+    # ... and the whole budget (or the least walk share) after `budget`
+    least = (walks / LEAST_WALK_SHARE - own) / own_rate
+    spare = CHECK_SHARE * own_rate - rest_rate
+    budget = min(least, (elapsed - own - CHECK_SHARE * own) / spare) if spare > 0 else least
+    return done + max(1, int(max(share, budget)) + 1)
+
+
+def _pass_calls(strategy: UserStrategy, out: CheckedTrace):
+    """The calls of the check pass and the record run_ops keeps the kind in:
+    the guard's checks fused (checked_calls) where they may be, else the
+    strategy's public calls; each notes its result in ``out.results`` and
+    counts a request that failed (:func:`failed_charge`)."""
+    align = strategy.align
+
+    def refused(size: int) -> None:
+        out.failed += 1
+        out.failed_bytes += failed_charge(size, align)
+
+    if checked_calls.fused(strategy):
+        rec = replay.bulk_record(strategy)
+        return checked_calls.checked_calls(strategy, out.results, refused), rec
+    malloc, free, realloc, realloc_null, free_null = public_calls(strategy)
+    results = out.results
+
+    def noting(call, returns: bool):
+        def noted(*args):
+            call(*args)
+            payload = strategy.rec.payload
+            results.append(payload)
+            if returns and payload is None and args[-1]:
+                refused(args[-1])
+            return payload
+        return noted
+    return Calls(noting(malloc, True), noting(free, False), noting(realloc, True),
+                 noting(realloc_null, True), noting(free_null, False)), OpRecord()
 
 
 def _find_first_walk_error(good: bytes, good_t: int, bad_t: int, kinds, ids, sizes) -> None:

@@ -49,6 +49,7 @@ import threading
 import traceback
 from dataclasses import dataclass
 
+from . import checked_calls
 from .user import UserStrategy, UserStrategyError, StopUserCode, _shown_path, _user_files
 
 #: seconds without an answer after which a worker running user code is
@@ -112,6 +113,9 @@ def _watch_calls(shared_step=None) -> None:
         noting.__name__ = noting.__qualname__ = name
         noting.__doc__ = method.__doc__
         setattr(UserStrategy, name, noting)
+    # grade's check pass calls the user's methods through closures of its own
+    # (allocators/checked_calls.py): they note the same two things
+    checked_calls.WATCH[:] = [_current, shared_step]
 
 
 def current_step() -> int:

@@ -30,6 +30,7 @@ replay, which calls the policy directly, applies the same bound
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterator, NamedTuple
 
 from . import structure
@@ -195,7 +196,9 @@ class Strategy(StrategyWords, StrategyMeasures, StrategyState, BulkReplay):
 
     def walk(self) -> list[Block]:
         """Every block of the heap in address order."""
-        return list(map(Block._make, self.walk_tuples()))
+        # tuple.__new__ over repeat(Block): no Python frame per block, as Block._make has
+        # (a walk check of grade makes one list of these per walk)
+        return list(map(_new_tuple, repeat(Block), self.walk_tuples()))
 
     def walk_tuples(self) -> list[tuple]:
         """walk() as plain (addr, size, state, payload, request, header) tuples:

@@ -107,13 +107,13 @@ import pickle
 import re
 import sys
 import traceback
-from bisect import bisect_right, insort
 from time import perf_counter
 from typing import Iterable
 
 from . import structure as structure_protocol
 from .events import Placed, Released
 from .params import BOOL, Param
+from .span_index import SpanIndex
 from .strategy import (FREE_BLOCK, META, USED, Block, HeapInvariantError, LiveBlock, Strategy,
                        align_up)
 
@@ -129,6 +129,8 @@ USER_METHODS = ("__init__", "_malloc", "_free", "_realloc", "_blocks", "_check_s
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_+-]*")
 
 _OPS = {"_malloc": "malloc", "_free": "free", "_realloc": "realloc"}
+#: the user's method behind each operation
+_METHOD_OF_VERB = {verb: method for method, verb in _OPS.items()}
 
 
 class StopUserCode(BaseException):
@@ -408,17 +410,20 @@ class UserStrategy(Strategy):
         #: check() after every operation: its mistake stops the replay there
         self.check_steps = bool(check_steps)
         self._step = 0                 # operations so far: the replay's step
-        self._op = ""                  # the operation under way, in words
+        self._doing = None             # the operation under way: ("malloc", size)... (see _op)
         #: the result checks of every operation; heapscope grade switches them off
         #: only to time your strategy, on a trace it has already checked
         self.guarded = True
         # The program's view of the heap, kept apart from your books: every
-        # block handed out and not freed, sorted, with the step it was handed out.
-        self._spans: list[int] = []                     # block addresses, sorted
-        self._span_of: dict[int, tuple[int, int, int]] = {}   # block addr -> (end, payload, step)
-        self._handed: dict[int, int] = {}               # payload -> block addr
+        # block handed out and not freed, with the step it was handed out and
+        # the bytes the program wrote there, and the blocks as address intervals.
+        self._spans = SpanIndex()                       # [block, end) of each, for the overlap test
+        self._handed: dict[int, tuple[int, int, int, int]] = {}   # payload -> (block, end, step, size)
         self._freed_at: dict[int, int] = {}             # block addr -> step of its last free
-        # Payload contents, as a tag per block: (step it was written, bytes).
+        # Payload contents, as a tag per block: (step it was written, bytes);
+        # a block handed out by malloc holds what was written at the step it
+        # was handed out (its _handed entry), and is here only once a realloc
+        # has carried bytes written earlier into it (see _content).
         self._contents: dict[int, tuple[int, int]] = {}
         self._copies: dict[int, tuple[int, int] | None] = {}
         self._tail: tuple[int, int] | None = None     # the pool tail the last walk added
@@ -437,6 +442,24 @@ class UserStrategy(Strategy):
         self.own_seconds = None
 
     # ------------------------------------------------------------ reporting
+    @property
+    def _op(self) -> str:
+        """The operation under way, in words (``malloc(24)``, ``free(0x40)``,
+        ``realloc(NULL, 8)``), "" between operations.  Kept as the tuple
+        ``_doing`` and put in words only when a message needs them: formatting
+        it at every operation cost the check pass a tenth of a fast
+        allocator's own time."""
+        doing = self._doing
+        if not doing:
+            return ""
+        verb = doing[0]
+        if verb == "malloc":
+            return f"malloc({doing[1]})"
+        if verb == "free":
+            return f"free({_hex(doing[1])})"
+        payload, size = doing[1], doing[2]
+        return f"realloc(NULL, {size})" if payload is None else f"realloc({_hex(payload)}, {size})"
+
     def _user_fault(self, method: str, exc: BaseException) -> UserStrategyError:
         """``exc`` raised inside the user's ``method``, as a UserStrategyError."""
         cls = type(self)
@@ -461,8 +484,9 @@ class UserStrategy(Strategy):
                                  step=self._step or None, operation=self._op or None,
                                  location=location or _definition_location(cls, method))
 
-    def _live_text(self, block_addr: int, payload_shown: bool = True) -> str:
-        end, payload, step = self._span_of[block_addr]
+    def _live_text(self, payload: int, payload_shown: bool = True) -> str:
+        """The live block the program holds at ``payload``, in words."""
+        block_addr, end, step, _ = self._handed[payload]
         if payload_shown and payload != block_addr:
             return (f"the live block at {block_addr:#x} of {end - block_addr} bytes "
                     f"(payload {payload:#x}), handed out at step {step}")
@@ -475,6 +499,11 @@ class UserStrategy(Strategy):
         return self.arena.room
 
     # ----------------------------------------------------------- public API
+    # Each guarded operation is: note the step, call the user's method (timed),
+    # check the door, then check what it returned (_malloc_result,
+    # _free_result, _realloc_result).  grade's check pass makes the same calls
+    # through allocators/checked_calls.py, which tests the common case inline
+    # and hands anything else to the same _*_result methods.
     def malloc(self, size: int) -> int | None:
         payload = self._guarded_malloc(size)
         if self.check_steps:
@@ -496,7 +525,7 @@ class UserStrategy(Strategy):
         self._step += 1
         if not self.guarded:
             return Strategy.malloc(self, size)
-        self._op = f"malloc({size})"
+        self._doing = ("malloc", size)
         before = len(self.live)
         refusals = self.arena.refusals
         t0 = perf_counter()
@@ -504,23 +533,13 @@ class UserStrategy(Strategy):
         if self.own_seconds is not None:
             self.own_seconds += perf_counter() - t0
         self._check_door("_malloc")
-        if payload is None:
-            if len(self.live) != before:
-                raise self._mistake("_malloc", "your _malloc returned None (out of memory) but "
-                                    "booked a block with _note_alloc")
-            self._null_allowed("_malloc", refusals, size)
-            return None
-        payload = self._accept(payload, size, "_malloc", before + 1)
-        self.rec.payload = payload
-        self._contents[payload] = (self._step, size)
-        self._placed(payload)
-        return payload
+        return self._malloc_result(payload, size, "_malloc", before, refusals)
 
     def _guarded_free(self, payload: int | None) -> None:
         self._step += 1
         if not self.guarded or payload is None:
             return Strategy.free(self, payload)
-        self._op = f"free({payload:#x})"
+        self._doing = ("free", payload)
         self._still_booked(payload, "_free")
         before = len(self.live)
         lb = self.live[payload]
@@ -529,6 +548,63 @@ class UserStrategy(Strategy):
         if self.own_seconds is not None:
             self.own_seconds += perf_counter() - t0
         self._check_door("_free")
+        self._free_result(payload, before, lb)
+
+    def _guarded_realloc(self, payload: int | None, size: int) -> int | None:
+        self._step += 1
+        if not self.guarded:
+            return Strategy.realloc(self, payload, size)
+        method = self._realloc_method()
+        if payload is None:
+            self._doing = ("realloc", None, size)
+            before = len(self.live)
+            refusals = self.arena.refusals
+            t0 = perf_counter()
+            new = Strategy.realloc(self, None, size)
+            if self.own_seconds is not None:
+                self.own_seconds += perf_counter() - t0
+            self._check_door(method)
+            return self._malloc_result(new, size, method, before, refusals)
+        self._doing = ("realloc", payload, size)
+        self._still_booked(payload, "_realloc")
+        old = self.live[payload]
+        content = self._content(payload)
+        tag = self._step if content is None else content[0]
+        before = len(self.live)
+        self._copies = {}
+        refusals = self.arena.refusals
+        t0 = perf_counter()
+        new = Strategy.realloc(self, payload, size)
+        if self.own_seconds is not None:
+            self.own_seconds += perf_counter() - t0
+        self._check_door(method)
+        return self._realloc_result(payload, new, size, method, old, tag, before, refusals)
+
+    def _realloc_method(self) -> str:
+        """Whose mistake a wrong realloc result is: the default _realloc builds
+        on _malloc, so a wrong new block is _malloc's doing."""
+        return "_realloc" if type(self)._realloc is not UserStrategy._realloc else "_malloc"
+
+    # ------------------------------------------- what an operation returned
+    def _malloc_result(self, payload, size: int, method: str, before: int, refusals: int):
+        """Check what a malloc (or a ``realloc(NULL, size)``, ``method`` being
+        whose result it is) returned, ``before`` the live blocks and
+        ``refusals`` the arena's refusals before the call; the payload as an
+        int, or None."""
+        if payload is None:
+            if len(self.live) != before:
+                raise self._mistake("_malloc", "your _malloc returned None (out of memory) but "
+                                    "booked a block with _note_alloc")
+            self._null_allowed("_malloc", refusals, size)
+            return None
+        payload = self._accept(payload, size, method, before + 1)
+        self.rec.payload = payload
+        self._placed(payload)
+        return payload
+
+    def _free_result(self, payload: int, before: int, lb: LiveBlock) -> None:
+        """Check that the user's _free took back the block of ``payload``
+        (booked as ``lb``; ``before`` live blocks before), and forget it."""
         if payload in self.live:
             raise self._mistake("_free", f"your _free({payload:#x}) did not unbook the block: call "
                                 f"self._note_free({payload:#x}) for the block you take back")
@@ -539,45 +615,12 @@ class UserStrategy(Strategy):
         self._contents.pop(payload, None)
         self._released(lb)
 
-    def _guarded_realloc(self, payload: int | None, size: int) -> int | None:
-        self._step += 1
-        if not self.guarded:
-            return Strategy.realloc(self, payload, size)
-        # The default _realloc builds on _malloc: a wrong new block is _malloc's doing.
-        method = "_realloc" if type(self)._realloc is not UserStrategy._realloc else "_malloc"
-        if payload is None:
-            self._op = f"realloc(NULL, {size})"
-            before = len(self.live)
-            refusals = self.arena.refusals
-            t0 = perf_counter()
-            new = Strategy.realloc(self, None, size)
-            if self.own_seconds is not None:
-                self.own_seconds += perf_counter() - t0
-            self._check_door(method)
-            if new is None:
-                if len(self.live) != before:
-                    raise self._mistake("_malloc", "your _malloc returned None (out of memory) but "
-                                        "booked a block with _note_alloc")
-                self._null_allowed("_malloc", refusals, size)
-                return None
-            new = self._accept(new, size, method, before + 1)
-            self.rec.payload = new
-            self._contents[new] = (self._step, size)
-            self._placed(new)
-            return new
-        self._op = f"realloc({payload:#x}, {size})"
-        self._still_booked(payload, "_realloc")
-        old = self.live[payload]
-        tag = self._contents.get(payload, (self._step, old.request))[0]
+    def _realloc_result(self, payload: int, new, size: int, method: str, old: LiveBlock,
+                        tag: int, before: int, refusals: int):
+        """Check what ``realloc(payload, size)`` returned: ``old`` was the
+        block's booking, ``tag`` the step its bytes were written, ``before``
+        the live blocks and ``refusals`` the arena's before the call."""
         kept = min(old.request, size)
-        before = len(self.live)
-        self._copies = {}
-        refusals = self.arena.refusals
-        t0 = perf_counter()
-        new = Strategy.realloc(self, payload, size)
-        if self.own_seconds is not None:
-            self.own_seconds += perf_counter() - t0
-        self._check_door(method)
         if new is None:
             if self.live.get(payload) != old or len(self.live) != before:
                 raise self._mistake("_realloc", f"your _realloc returned None (out of memory) but "
@@ -633,9 +676,8 @@ class UserStrategy(Strategy):
 
     # ------------------------------------------------------- result checks
     def _still_booked(self, payload: int, method: str) -> None:
-        block = self._handed.get(payload)
-        if block is not None and payload not in self.live:
-            raise self._mistake(method, f"the block of payload {payload:#x} ({self._live_text(block)}) "
+        if payload in self._handed and payload not in self.live:
+            raise self._mistake(method, f"the block of payload {payload:#x} ({self._live_text(payload)}) "
                                 "is no longer booked, though the program has not freed it: "
                                 "something called _note_free for it")
 
@@ -647,10 +689,9 @@ class UserStrategy(Strategy):
             raise self._mistake(method, f"your {method} returned {payload!r}, which is "
                                 "neither an address (an int) nor None")
         payload = payload.__index__()
-        old_block = self._handed.get(payload)
-        if old_block is not None:
+        if payload in self._handed:
             raise self._mistake(method, f"your {method} returned {payload:#x}, which is already the "
-                                f"payload of {self._live_text(old_block, payload_shown=False)} and "
+                                f"payload of {self._live_text(payload, payload_shown=False)} and "
                                 "not freed since: the same block was handed out twice")
         if payload % self.align:
             raise self._mistake(method, f"your {method} returned {payload:#x}, which is not a "
@@ -688,41 +729,55 @@ class UserStrategy(Strategy):
         if len(self.live) != expected_live:
             raise self._mistake(method, f"your {method} booked {len(self.live) - expected_live + 1} "
                                 "blocks with _note_alloc for one request")
-        spans, span_of = self._spans, self._span_of
-        i = bisect_right(spans, block)
-        # The index holds disjoint blocks sorted by address: only the one
-        # before and the one after can overlap the new block.
-        for j in (i - 1, i):
-            if not 0 <= j < len(spans):
-                continue
-            other = spans[j]
-            o_end = span_of[other][0]
-            if other < end and block < o_end:
-                if other <= payload < o_end:
-                    what = f"{payload:#x}, which is inside {self._live_text(other)}"
-                elif payload < other < payload + size:
-                    what = f"{payload:#x} for {size} bytes, which run into {self._live_text(other)}"
-                else:
-                    what = (f"{payload:#x} in a block booked at {block:#x} of {bsize} bytes, "
-                            f"which overlaps {self._live_text(other)}")
-                raise self._mistake(method, f"your {method} returned {what}")
-        insort(spans, block)
+        # A block of 0 bytes holds no byte to overlap (the next walk names it:
+        # a walk has no empty blocks).
+        other = self._spans.place(block, end, add=False) if bsize else None
+        if other is not None:
+            o_payload = self._payload_of_block(other)
+            o_end = self._handed[o_payload][1]
+            if other <= payload < o_end:
+                what = f"{payload:#x}, which is inside {self._live_text(o_payload)}"
+            elif payload < other < payload + size:
+                what = f"{payload:#x} for {size} bytes, which run into {self._live_text(o_payload)}"
+            else:
+                what = (f"{payload:#x} in a block booked at {block:#x} of {bsize} bytes, "
+                        f"which overlaps {self._live_text(o_payload)}")
+            raise self._mistake(method, f"your {method} returned {what}")
+        self._hand_out(payload, block, end, size)
+        return payload
+
+    def _hand_out(self, payload: int, block: int, end: int, size: int) -> None:
+        """Add a block that passed the checks to the program's view."""
+        if end > block:
+            self._spans.place(block, end)
         held = self._held
         if block < held[0]:
             held[0] = block
         if end > held[1]:
             held[1] = end
-        span_of[block] = (end, payload, self._step)
-        self._handed[payload] = block
-        return payload
+        self._handed[payload] = (block, end, self._step, size)
+
+    def _payload_of_block(self, block: int) -> int:
+        """The payload the program holds in the block at ``block`` (for a
+        message: a search of every live block)."""
+        return next(p for p, entry in self._handed.items() if entry[0] == block)
+
+    def _content(self, payload: int) -> tuple[int, int] | None:
+        """(the step the program's bytes at ``payload`` were written, how
+        many), or None for a payload the program does not hold."""
+        content = self._contents.get(payload)
+        if content is None:
+            entry = self._handed.get(payload)
+            if entry is not None:
+                return entry[2], entry[3]
+        return content
 
     def _forget(self, payload: int, freed: bool) -> None:
         """The program gave ``payload`` back (or realloc is about to re-check
         it): drop it from the program's view."""
-        block = self._handed.pop(payload)
-        del self._span_of[block]
-        spans = self._spans
-        del spans[bisect_right(spans, block) - 1]
+        block, end, _, _ = self._handed.pop(payload)
+        if end > block:
+            self._spans.remove(block)
         if freed:
             self._freed_at[block] = self._step
 
@@ -780,7 +835,7 @@ class UserStrategy(Strategy):
         bytes reach the new block before the old one is freed."""
         if not self.guarded:
             return
-        content = self._contents.get(src)
+        content = self._content(src)
         self._copies[dst] = None if content is None or src not in self.live else \
             (content[0], min(nbytes, content[1]))
 
@@ -885,8 +940,8 @@ class UserStrategy(Strategy):
         return arena.brk - arena.base
 
     def _current_method(self) -> str:
-        return {"malloc": "_malloc", "free": "_free", "realloc": "_realloc"}.get(
-            self._op.split("(")[0], "_malloc")
+        doing = self._doing
+        return _METHOD_OF_VERB[doing[0]] if doing else "_malloc"
 
     def uncarved_tail(self) -> tuple[int, int] | None:
         """(addr, size) of the part of a fixed pool not carved yet by
@@ -996,8 +1051,7 @@ class UserStrategy(Strategy):
             raise fail(f"your _blocks runs to {pos:#x}, past the end of the heap {brk:#x}{after}")
         if len(seen) != len(live):
             missing = sorted(set(live) - seen)[0]
-            block = self._handed.get(missing)
-            what = self._live_text(block) if block is not None else f"payload {missing:#x}"
+            what = self._live_text(missing) if missing in self._handed else f"payload {missing:#x}"
             raise fail(f"{what} is in no used block of your walk{after}")
 
     # -------------------------------------------------------- checkpoints
