@@ -88,6 +88,10 @@ class BSDBuckets(Strategy):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('ov_next', 'ov_index')
     name = "bsd-buckets"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"BucketRefill", "Grow", "GrowFailed", "ListInsert", "ListRemove", "Note",
+                              "Placed", "Released", "Shrink", "Visit"})
     title = "Power-of-two buckets (Kingsley, 4.3BSD malloc)"
     citation = "C. Kingsley, malloc.c (Caltech 1982), 4.2/4.3BSD libc"
     #: its state is dicts and lists of ints, with no reference back to the heap:

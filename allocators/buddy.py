@@ -109,6 +109,10 @@ class BinaryBuddy(Strategy):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('kval', 'linkf', 'linkb', 'chunk_order', '_chunk_starts', 'avail_count')
     name = "buddy"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"AvailProbe", "BuddyMerge", "BuddySplit", "Grow", "GrowFailed",
+                              "ListInsert", "ListRemove", "Note", "Placed", "Released", "Visit"})
     title = "Binary buddy system (Knuth 2.5, algorithms R and S)"
     citation = ("Knuth, TAOCP vol. 1, 2.5, algorithms R and S; "
                 "Knowlton, CACM 8(10), 1965")

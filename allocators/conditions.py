@@ -170,6 +170,7 @@ class Field:
     bound: Callable | None = None
     choices: tuple = ()
     value_kind: str = "number"   # what an event field is compared with: number, string, tuple
+    types: tuple = ()
 
     @property
     def needs_events(self) -> bool:
@@ -247,7 +248,12 @@ def _ratio(num, den):
 
 
 def _series(name):
-    return lambda cols: getattr(cols.series, name)[:cols.n]
+    """A column of the series as a condition computes with it: numbers as
+    int64 (the series may keep them as int32, where ``heap * 4`` could wrap)."""
+    def column(cols):
+        values = getattr(cols.series, name)[:cols.n]
+        return values if values.dtype == bool else values.astype(np.int64)
+    return column
 
 
 def _kind_is(code):
@@ -325,21 +331,23 @@ _FIELD_LIST = [
     Field("largest_free", "measure", "number", "the largest free block Fmax",
           column=_series("largest_free")),
     Field("internal", "measure", "number", "internal fragmentation A - L in bytes",
-          column=lambda cols: (cols.series.in_use - cols.series.live)[:cols.n]),
+          column=lambda cols: (cols.series.in_use[:cols.n].astype(np.int64)
+                               - cols.series.live[:cols.n])),
     Field("util", "measure", "number", "utilisation after the step, L / H (0 with no heap)",
           column=lambda cols: _ratio(cols.series.live[:cols.n], cols.series.heap[:cols.n])),
     # the events of the step's record
     Field("rotation", "event", "event", 'a splay step: "zig", "zig-zig" or "zig-zag"',
           values=_rotation_kinds, bound=event_bound("Rotation"), choices=ROTATION_KINDS,
-          value_kind="string"),
+          value_kind="string", types=("Rotation",)),
     Field("avail", "event", "event", "the buddy system probed AVAIL[k] (compared: the order k)",
-          values=_avail_orders, bound=event_bound("AvailProbe")),
+          values=_avail_orders, bound=event_bound("AvailProbe"), types=("AvailProbe",)),
     Field("cell", "event", "event", "a TLSF cell (fl, sl) searched, found or filed into, "
-          "e.g. cell == (3, 5)", values=_tlsf_cells, value_kind="tuple"),
+          "e.g. cell == (3, 5)", values=_tlsf_cells, value_kind="tuple",
+          types=("MappingSearch", "BitmapProbe", "ListInsert", "ListRemove")),
     Field("list", "event", "event", "a free list a block went on or off: (fl, sl), (k,) or a "
-          "bucket k", values=_lists, value_kind="tuple"),
+          "bucket k", values=_lists, value_kind="tuple", types=("ListInsert", "ListRemove")),
     Field("refill", "event", "event", "4.3BSD: an empty bucket refilled (compared: the bucket)",
-          values=_refills, bound=event_bound("BucketRefill")),
+          values=_refills, bound=event_bound("BucketRefill"), types=("BucketRefill",)),
     Field("event", "event", "event", 'an event of a type, e.g. event == "Coalesce" (a strategy of '
           "your own's types too)", values=_event_names, value_kind="string"),
     Field("addr", "event", "event", "a block address the step involved (its events' blocks, the "
@@ -432,11 +440,28 @@ class Compare(Node):
             return values.astype(bool, copy=False)
         return _COMPARE[self.op](values, self.code if self.code is not None else self.value)
 
+    @property
+    def event_types(self) -> tuple:
+        """The event types this test reads (empty: any type)."""
+        if self.field.name == "event" and self.op == "==" and isinstance(self.value, str):
+            return (self.value,)
+        return self.field.types
+
+    def never_made(self, makes) -> tuple:
+        """The event types this test reads, when the strategy (which makes
+        ``makes``; None: any) makes none of them: no step can hold one."""
+        types = self.event_types
+        if makes is None or not types or not self.needs_events or not makes.isdisjoint(types):
+            return ()
+        return types
+
     def bounds(self, cols):
         if not self.needs_events:
             exact = self._vector(cols)
             return exact, exact
         lower = np.zeros(cols.n, dtype=bool)
+        if self.never_made(cols.makes):         # e.g. avail == 3 on TLSF: no step, no replay
+            return lower, lower
         bound = self.field.bound
         if self.field.name == "event" and self.op == "==":
             bound = event_bound(self.value)
@@ -521,6 +546,19 @@ class Condition:
 
     def test(self, cols, row: int, rec) -> bool:
         return self.root.test(cols, row, rec)
+
+    def never_made(self, makes) -> list[tuple[str, tuple]]:
+        """[(the test as a name, the event types it reads)] for each event
+        test that no step can pass because the strategy, which makes the
+        event types ``makes`` (None: undeclared), never makes those types:
+        what Find says when it answers without a replay."""
+        out = []
+        for leaf in _nodes(self.root):
+            if isinstance(leaf, Compare):
+                types = leaf.never_made(makes)
+                if types:
+                    out.append((leaf.field.name, types))
+        return out
 
     def matching_event(self, rec) -> int | None:
         """The index of the first event of ``rec`` that one of the
@@ -705,20 +743,25 @@ class StepColumns:
 
     ``counted``: the counters of the series stand behind the events (a
     built-in policy: each Rotation is counted in ``rotations``); False for a
-    strategy of your own, whose events may come uncounted."""
+    strategy of your own, whose events may come uncounted.  ``makes``: the
+    event types the strategy declares it makes (``Strategy.makes_events``;
+    None: any): a test of another type holds at no step."""
 
-    def __init__(self, series, trace, n: int, counted: bool = True) -> None:
+    def __init__(self, series, trace, n: int, counted: bool = True,
+                 makes: frozenset | None = None) -> None:
         self.series = series
         self.trace = trace
         self.n = n
         self.counted = counted
+        self.makes = makes
         self._kept: dict[str, np.ndarray] = {}
 
     @classmethod
     def of(cls, timeline) -> "StepColumns":
         from .user import UserStrategy
-        return cls(timeline.series, timeline.trace, timeline.built,
-                   counted=not isinstance(timeline.strategy, UserStrategy))
+        user = isinstance(timeline.strategy, UserStrategy)
+        return cls(timeline.series, timeline.trace, timeline.built, counted=not user,
+                   makes=None if user else getattr(type(timeline.strategy), "makes_events", None))
 
     def column(self, spec: Field) -> np.ndarray:
         got = self._kept.get(spec.name)

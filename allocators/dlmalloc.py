@@ -154,6 +154,12 @@ class Dlmalloc(DlmallocWords, Strategy):
     #: looking (heapscope.allocators.state_copy)
     flat_state = Strategy.flat_state + ('_head', '_foot', '_fd', '_bk')
     name = "dlmalloc"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"BinProbe", "BinWalkStep", "BinmapChange", "BinmapProbe", "Coalesce",
+                              "Grow", "GrowFailed", "ListInsert", "ListRemove", "Mapped", "Note",
+                              "Placed", "PointerMove", "Released", "Shrink", "Split", "Trim", "Unmapped",
+                              "Visit"})
     title = "Doug Lea's malloc 2.6 (dlmalloc, 1996-1999)"
     citation = ("D. Lea, malloc.c version 2.6.6 (1999; public domain), algorithmically as "
                 "2.6.4 (1996)")

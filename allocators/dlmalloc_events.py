@@ -19,6 +19,9 @@ class BinProbe:
     bin: int
     last: int | None
 
+    def list_mark(self) -> tuple[tuple, str]:
+        return (self.bin,), "looked at" + (" (empty)" if self.last is None else "")
+
 
 @dataclass(frozen=True, slots=True)
 class BinmapProbe:

@@ -27,7 +27,12 @@ definition per type, nothing per instance: the classes keep ``__slots__``):
   line selects them);
 - ``edit(heap)``: how it changes the heap map's block list, in the verbs of
   :class:`heapscope.allocators.heap_edits.BlockEditor` (``put_free``,
-  ``put_used``, ``put_rows``, ``grow``, ``move_pointer`` ...).
+  ``put_used``, ``put_rows``, ``grow``, ``move_pointer`` ...);
+- ``list_mark()``, for an event that names a free list rather than a block
+  in it: ``(the list's key, what it did to that list in a few words)``, the
+  mark the window's lists view puts on that list's heading
+  (``gui/structure_views/lists_view.py``, ``list_marks``).  An event without
+  one marks no list.
 
 An event that changes no block of the heap walk -- a look (a visit, a probe,
 a walk), a change to a list, a tree or a pointer, or memory apart from the
@@ -396,6 +401,9 @@ class ListInsert:
     def addresses(self) -> tuple[int, ...]:
         return (self.addr,)
 
+    def list_mark(self) -> tuple[tuple, str]:
+        return tuple(self.where), f"pushed 0x{self.addr:x}"
+
     def edit(self, heap) -> None:
         # the block is free (a fixed pool's uncarved tail shrinks when a
         # chunk is carved from it)
@@ -416,6 +424,9 @@ class ListRemove:
 
     def addresses(self) -> tuple[int, ...]:
         return (self.addr,)
+
+    def list_mark(self) -> tuple[tuple, str]:
+        return tuple(self.where), f"took 0x{self.addr:x}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,6 +466,9 @@ class AvailProbe:
     def addresses(self) -> tuple[int, ...]:
         return () if self.first is None else (self.first,)
 
+    def list_mark(self) -> tuple[tuple, str]:
+        return (self.order,), "probed" + (" (empty)" if self.first is None else "")
+
 
 @dataclass(frozen=True, slots=True)
 class BucketRefill:
@@ -475,6 +489,9 @@ class BucketRefill:
 
     def edit(self, heap) -> None:
         heap.put_free_run(self.addr, self.block_size, self.count)
+
+    def list_mark(self) -> tuple[tuple, str]:
+        return (self.bucket,), f"refilled with {self.count} blocks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -570,6 +587,9 @@ class MappingSearch:
 
     def addresses(self) -> tuple[int, ...]:
         return ()
+
+    def list_mark(self) -> tuple[tuple, str]:
+        return (self.fl, self.sl), "the search starts here"
 
 
 # ---- events of the seeds' classic allocators (V7, GNU malloc, phkmalloc)

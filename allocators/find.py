@@ -17,7 +17,7 @@ turns true, every :data:`CHECK_EVERY` steps walked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -91,6 +91,15 @@ class Found:
     steps: np.ndarray
     walked: int
     n: int                  # steps searched (the timeline's built steps)
+    #: the event tests no step can pass, as (name, event types): the
+    #: strategy never makes those types (Strategy.makes_events)
+    never: list = field(default_factory=list)
+
+    def never_text(self, strategy_name: str) -> str:
+        """What :attr:`never` means, in words ("" when empty): 'tlsf makes
+        no AvailProbe event: avail holds at no step'."""
+        return "; ".join(f"{strategy_name} makes no {' or '.join(types)} event: {name} holds at no step"
+                         for name, types in self.never)
 
     @property
     def count(self) -> int:
@@ -101,7 +110,8 @@ def find_steps(timeline: Timeline, condition: Condition,
                progress: Callable[[int, int], None] | None = None,
                cancel: Callable[[], bool] | None = None) -> Found:
     """Every step of ``timeline`` (up to what it built) where ``condition``
-    holds."""
+    holds.  A test of an event type the strategy never makes holds at no
+    step, decided without a replay (``Found.never`` says which)."""
     cols = StepColumns.of(timeline)
     matched, undecided = decide(condition, cols)
     rows = np.flatnonzero(undecided)
@@ -112,7 +122,8 @@ def find_steps(timeline: Timeline, condition: Condition,
                 matched[step - 1] = True
     if progress:
         progress(len(rows), len(rows))
-    return Found(condition, np.flatnonzero(matched) + 1, int(len(rows)), cols.n)
+    return Found(condition, np.flatnonzero(matched) + 1, int(len(rows)), cols.n,
+                 condition.never_made(cols.makes))
 
 
 def step_words(timeline: Timeline, steps, progress: Callable[[int, int], None] | None = None,
@@ -121,5 +132,6 @@ def step_words(timeline: Timeline, steps, progress: Callable[[int, int], None] |
     step when it shows it (:meth:`Timeline.describe`)."""
     walk = StepWalk(timeline)
     n = timeline.n
-    return [describe_step(step, n, timeline.op(step), rec, strategy)
+    names = getattr(timeline.trace, "names", None)
+    return [describe_step(step, n, timeline.op(step), rec, strategy, names)
             for step, rec, strategy in walk.visit(_checked(steps, progress, cancel, len(steps)))]

@@ -107,6 +107,12 @@ class GNUMalloc(Strategy):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('fsize', 'fnext', 'fprev', 'busy_size', 'frag_log', 'nfree', 'first', 'frag_next', 'frag_prev')
     name = "gnu-malloc"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"BlockFragmented", "Coalesce", "FragBlockEmptied", "FragLinked", "Grow",
+                              "GrowFailed", "InsertionPoint", "ListInsert", "ListRemove", "Note",
+                              "Placed", "PointerMove", "Released", "Shrink", "Split", "TableMoved",
+                              "TopExtended", "Visit", "WalkStep"})
     title = "GNU malloc (Haertel): block table, fragment lists, clusters from a roving index"
     citation = "M. Haertel, GNU malloc.c/free.c/realloc.c (1989-1995), glibc 1.x, Emacs gmalloc.c"
 

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Callable
 
-from heapscope.traces.trace import ALLOC, FREE
+from heapscope.traces.trace import ALLOC, FREE, block_words
 from . import structure as structure_protocol
 from .replay import KIND_NAMES, Program, apply_op, replay_ops
 from .registry import make_strategy
@@ -494,15 +494,17 @@ def run_baseline(name: str, params: dict, trace, timing: bool = True) -> Baselin
 
 
 def describe_op(trace, step: int) -> str:
-    """Operation ``step`` (1-based) as the trace says it: ``malloc(24) for id 17``."""
+    """Operation ``step`` (1-based) as the trace says it: ``malloc(24) for
+    id 17`` (``for a (id 0)`` when the trace names its blocks)."""
     kind = int(trace.kind[step - 1])
     ident = int(trace.ids[step - 1])
     size = int(trace.sizes[step - 1])
+    who = block_words(ident, getattr(trace, "names", None))
     if kind == ALLOC:
-        return f"malloc({size}) for id {ident}"
+        return f"malloc({size}) for {who}"
     if kind == FREE:
-        return f"free of id {ident}"
-    return f"realloc of id {ident} to {size} bytes"
+        return f"free of {who}"
+    return f"realloc of {who} to {size} bytes"
 
 
 def grade(cls: type[UserStrategy], traces: list[tuple[str, object]], params: dict | None = None,

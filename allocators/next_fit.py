@@ -125,6 +125,11 @@ class NextFit(Strategy):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('size', 'next')
     name = "next-fit"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"Coalesce", "Grow", "GrowFailed", "InsertionPoint", "ListInsert",
+                              "ListRemove", "Note", "Placed", "PointerMove", "Released", "Split", "Visit",
+                              "WalkStep"})
     title = "Next fit, roving pointer (K&R 8.7)"
     citation = "Kernighan & Ritchie, The C Programming Language, 2nd ed., 8.7 (1988)"
 

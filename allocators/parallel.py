@@ -58,10 +58,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from . import isolation, registry
+from .build_stream import ChunkSender
+from .shipped_trace import ShippedTrace
 from .replay import Timeline
 
 #: above this many operations, at most one worker per core runs at a time
-#: (each holds the trace as Python lists and its measures: ~250 bytes an op);
+#: (a timeline's build holds its measures, 62 bytes an op, and the trace's
+#: arrays, 17: docs/timeline.md);
 #: below it every build starts at once and the system shares the cores
 ALL_AT_ONCE_UP_TO = 250_000
 
@@ -91,6 +94,18 @@ class Progress:
     key: str
     done: int
     total: int
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """What a ``keep="stream"`` build has built since its last report
+    (:class:`~heapscope.allocators.build_stream.Chunk`)."""
+    key: str
+    chunk: object
+
+    @property
+    def done(self) -> int:
+        return self.chunk.done
 
 
 @dataclass(frozen=True)
@@ -143,6 +158,19 @@ def default_start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
+def warm_up() -> None:
+    """Start the forkserver now, on a thread of its own, so that the first
+    build does not wait for it: the server imports the replay before it
+    forks a worker, and a build started meanwhile blocked its caller (the
+    window's GUI thread, 15 s under load) writing the worker's arguments."""
+    if default_start_method() != "forkserver":
+        return
+    mp.get_context("forkserver").set_forkserver_preload([__name__])
+    from multiprocessing import forkserver
+    threading.Thread(target=forkserver.ensure_running, name="heapscope-forkserver",
+                     daemon=True).start()
+
+
 def strategy_source(name: str) -> tuple | None:
     """Where a worker started afresh (forkserver, spawn) finds strategy
     ``name`` when it is no built-in: a user strategy's file or installed
@@ -184,6 +212,24 @@ def summary_row(timeline: Timeline) -> dict:
     return row
 
 
+#: a build's progress goes to the parent at most this often (the last step always):
+#: a message every 4096 steps took 4% of a fast replay on ten million operations
+PROGRESS_SECONDS = 0.05
+
+
+def _throttled(send) -> Callable[[int, int], None]:
+    """A build's progress callback that sends ("progress", done, total) at most
+    every PROGRESS_SECONDS, and always at the end."""
+    last = [float("-inf")]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            send(("progress", done, total))
+    return progress
+
+
 def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: tuple | None,
             answer=None, keep_faults: bool = False) -> None:
     """The body of a worker process: build (or run ``spec.job``), send
@@ -209,14 +255,20 @@ def _worker(conn, trace, spec: BuildSpec, keep: str, checkpoints: bool, source: 
             if spec.job is not None:
                 result = spec.job(trace, spec, lambda value: send(("note", value)))
             else:
-                timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints)
-                timeline.build(progress=lambda done, total: send(("progress", done, total)))
+                # a summary needs no per-step series: it is folded as the build goes
+                timeline = Timeline(trace, spec.name, spec.params, checkpoints=checkpoints,
+                                    keep_series=keep != "summary")
+                # keep="stream": what is built goes back in chunks (allocators/build_stream.py)
+                report = ChunkSender(timeline, send) if keep == "stream" else _throttled(send)
+                timeline.build(progress=report)
                 if timeline.fault is not None and not (keep_faults and keep == "timeline"):
                     # a user strategy's mistake, in its own words
                     send(("failed", str(timeline.fault), "", timeline.fault.step or 0))
                     return
                 if keep == "summary":
                     result = summary_row(timeline)
+                elif keep == "stream":
+                    result = report.end()
                 else:
                     result = timeline.export()
         except Exception as exc:                      # reported, with the strategy's key
@@ -245,7 +297,9 @@ class ParallelBuild:
     ``specs``: :class:`BuildSpec` items or plain strategy names.  ``workers``:
     how many run at once (default: all of them for traces up to
     :data:`ALL_AT_ONCE_UP_TO` operations, else one per core).  ``keep``:
-    ``"timeline"`` or ``"summary"``; ``checkpoints``: False for measures only.
+    ``"timeline"``, ``"summary"`` or ``"stream"`` (:class:`Chunk` events as the
+    build goes, then a :class:`~heapscope.allocators.build_stream.StreamEnd`:
+    allocators/build_stream.py); ``checkpoints``: False for measures only.
     ``time_limit``: seconds a build of a user strategy may go without an
     answer before its worker is killed (None: no limit); ``keep_faults``:
     a timeline stopped by a user strategy's mistake is a result (its
@@ -256,8 +310,8 @@ class ParallelBuild:
                  checkpoints: bool = True, workers: int | None = None,
                  start_method: str | None = None, time_limit: float | None = None,
                  keep_faults: bool = False) -> None:
-        if keep not in ("timeline", "summary"):
-            raise ValueError(f"keep must be 'timeline' or 'summary', not {keep!r}")
+        if keep not in ("timeline", "summary", "stream"):
+            raise ValueError(f"keep must be 'timeline', 'summary' or 'stream', not {keep!r}")
         self.trace = trace
         self.specs = [s if isinstance(s, BuildSpec) else BuildSpec(s) for s in specs]
         keys = [s.key for s in self.specs]
@@ -288,7 +342,8 @@ class ParallelBuild:
         self.cancelled = False
         self.ship_seconds: dict[str, float] = {}  # key -> seconds to receive and unpickle the result
         self._started = False
-        self._ops = None
+        #: the trace as the workers get it (a file, unless they are forked: shipped_trace.py)
+        self._shipped = None
         # poll() and cancel() may run on different threads (a GUI timer, a button)
         self._lock = threading.RLock()
 
@@ -310,7 +365,7 @@ class ParallelBuild:
             # the step each operation of the user's code starts, read when its worker dies
             shared_step = self._context.RawValue("q", 0) if watched else None
             process = self._context.Process(
-                target=_worker, args=(sender, self.trace, spec, self.keep, self.checkpoints,
+                target=_worker, args=(sender, self._trace_for_workers(), spec, self.keep, self.checkpoints,
                                       strategy_source(spec.name), shared_step, self.keep_faults),
                 name=f"heapscope build {spec.key}", daemon=True)
             process.start()
@@ -318,6 +373,21 @@ class ParallelBuild:
             self._running[spec.key] = (process, receiver)
             if watched:
                 self._hearings[spec.key] = isolation.Hearing(time.monotonic(), shared=shared_step)
+
+    def _trace_for_workers(self):
+        """The trace, or for a worker not forked, a file holding it: pickled
+        down the worker's pipe it blocked ``start()`` (allocators/shipped_trace.py)."""
+        if self.trace is None or self.start_method == "fork":
+            return self.trace
+        if self._shipped is None:
+            self._shipped = ShippedTrace(self.trace)
+        return self._shipped
+
+    def _forget_shipped(self) -> None:
+        """No worker runs or waits to (a worker reads the file only as it
+        starts, maybe after others ended): the trace's file goes."""
+        if self._shipped is not None and not self._pending and not self._running:
+            self._shipped.remove()
 
     def withdraw(self, keys: Iterable[str]) -> list[str]:
         """Take back the builds of ``keys`` that have not started: they will
@@ -411,6 +481,10 @@ class ParallelBuild:
         if kind == "progress":
             self.progress[key] = (message[1], message[2])
             return Progress(key, message[1], message[2])
+        if kind == "chunk":
+            chunk = message[1]
+            self.progress[key] = (chunk.done, chunk.total)
+            return Streamed(key, chunk)
         if kind == "note":
             return Note(key, message[1])
         if kind == "failed":
@@ -419,10 +493,7 @@ class ParallelBuild:
             return self._end(key, Failed(key, message[1], message[2], step=step, where=where))
         result = message[1]
         if self.keep == "timeline" and self._specs[key].job is None:
-            if self._ops is None:      # one copy of the ops as lists for every timeline
-                trace = self.trace
-                self._ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
-            result = Timeline.from_built(self.trace, result, self._ops)
+            result = Timeline.from_built(self.trace, result)
         self.ship_seconds[key] = time.perf_counter() - t0
         total = self.progress[key][1]
         self.progress[key] = (total, total)
@@ -430,6 +501,7 @@ class ParallelBuild:
 
     def _end(self, key: str, event):
         process, conn = self._running.pop(key)
+        self._forget_shipped()
         self._hearings.pop(key, None)
         conn.close()
         process.join()
@@ -479,6 +551,7 @@ class ParallelBuild:
                     process.join()
                 conn.close()
                 process.close()
+            self._forget_shipped()
 
     def __enter__(self) -> "ParallelBuild":
         return self

@@ -157,6 +157,12 @@ class PhkMalloc(Strategy):
     back at the top."""
 
     name = "phkmalloc"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"ChunkFreed", "ChunkPageDissolved", "ChunkPageLinked", "ChunkPageMade",
+                              "ChunkPageUnlinked", "ChunkTaken", "Coalesce", "Grow", "GrowFailed",
+                              "InsertionPoint", "ListInsert", "ListRemove", "Note", "Placed", "Released",
+                              "Shrink", "Split", "Visit", "WalkStep"})
     title = "phkmalloc: page directory, chunk pages with bitmaps, page runs (FreeBSD)"
     citation = "P.-H. Kamp, FreeBSD src/lib/libc/stdlib/malloc.c (1995-2003)"
 

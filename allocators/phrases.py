@@ -1,12 +1,22 @@
 """How the explain lines write sizes, addresses and counts: shared by the
 events' own words (:mod:`heapscope.allocators.events`), the strategies'
-explain texts and :mod:`heapscope.allocators.explain`, which names them too."""
+explain texts and :mod:`heapscope.allocators.explain`, which names them too;
+and :func:`human_bytes`, the window's short size, which the structure kinds'
+list labels use too (``StructureKind.labelled_lists``)."""
 
 from __future__ import annotations
 
 
 def nbytes(n: int) -> str:
     """'512 B': how every line says a size."""
+    return f"{n} B"
+
+
+def human_bytes(n: int) -> str:
+    """'512 B', '1.5 KiB', '2.0 MiB': a size as the window writes it."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
     return f"{n} B"
 
 

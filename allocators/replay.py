@@ -60,7 +60,9 @@ from heapscope.traces.trace import ALLOC, FREE, REALLOC
 
 from .events import MALLOC as MALLOC_KIND, OpRecord
 from .op_dispatch import bulk_calls, public_calls, run_ops
+from .packed_ops import packed_ops
 from .metrics import ROW_COUNTERS, ROW_FIELDS, MetricSeries, summarize
+from .running_summary import SUMMARY_CHUNK, RunningSummary
 from .registry import make_strategy
 from .state_copy import copy_state
 from .step_text import describe_step
@@ -329,10 +331,15 @@ def _row_after(strategy: Strategy, live_bytes: int, rec: OpRecord, counted: OpRe
 
 
 class _SeriesWriter:
-    """Unpacks rows of measures into a :class:`MetricSeries`, a block at a time."""
+    """Unpacks rows of measures into a :class:`MetricSeries`, a block at a time.
+
+    With ``fold`` (a :class:`~heapscope.allocators.running_summary.RunningSummary`)
+    the series is a buffer of at most SUMMARY_CHUNK rows, not the whole
+    replay's: when a block would go past its end, the rows it holds are
+    folded into the summary and it starts again (``heapscope compare``)."""
 
     def __init__(self, series: MetricSeries, kinds: np.ndarray, strategy: Strategy,
-                 fields: tuple = ROW_FIELDS) -> None:
+                 fields: tuple = ROW_FIELDS, fold: RunningSummary | None = None) -> None:
         self.series = series
         self.kinds = kinds
         self.fixed = strategy.arena.fixed
@@ -343,6 +350,9 @@ class _SeriesWriter:
         self.counter_at = [fields.index(c) for c in ROW_COUNTERS if c in fields]
         self.counter_names = [c for c in ROW_COUNTERS if c in fields]
         self.counted = np.zeros(len(self.counter_at), dtype=np.int64)   # running counters so far
+        self.fold = fold
+        self.first = 0          # with fold: the step of the buffer's first row ...
+        self.filled = 0         # ... and how many rows it holds
 
     def write(self, start: int, buf, rows: int) -> None:
         if not rows:
@@ -351,30 +361,43 @@ class _SeriesWriter:
         cols = dict(zip(self.fields, table.T))
         s = self.series
         at = slice(start, start + rows)
+        if self.fold is not None:
+            if start - self.first + rows > s.n:
+                self.flush()
+                self.first = start
+            self.filled = start - self.first + rows
+            at = slice(start - self.first, self.filled)
+        put = s.put
         heap = cols["heap"]
-        s.heap[at] = np.maximum(heap, 0) if self.fixed else heap - self.base
+        put("heap", at, np.maximum(heap, 0) if self.fixed else heap - self.base)
         for name in ("live", "in_use", "headers", "free", "top_free", "largest_below_top", "payload"):
-            getattr(s, name)[at] = cols[name]
+            put(name, at, cols[name])
         # The largest free block is the top one or the largest below it: a
         # row may leave it out (every fragmentation probe gives that max).
         largest = cols.get("largest_free")
-        s.largest_free[at] = (np.maximum(cols["top_free"], cols["largest_below_top"])
-                              if largest is None else largest)
+        put("largest_free", at, (np.maximum(cols["top_free"], cols["largest_below_top"])
+                                 if largest is None else largest))
         running = table[:, self.counter_at]
         own = np.diff(running, axis=0, prepend=self.counted[None, :])
         self.counted = running[-1].copy()
         none = np.zeros(rows, dtype=np.int64)
         counts = dict(zip(self.counter_names, own.T))
         visits, splits, merges, rotations, grows, walked = (counts.get(c, none) for c in ROW_COUNTERS)
-        s.search[at] = visits + splits if self.search_counts_splits else visits
-        s.work[at] = visits + walked + splits + merges + rotations
-        s.rotations[at] = rotations
-        s.splits[at] = splits
-        s.merges[at] = merges
-        s.grows[at] = grows
-        is_malloc = self.kinds[at] != FREE
+        put("search", at, visits + splits if self.search_counts_splits else visits)
+        put("work", at, visits + walked + splits + merges + rotations)
+        put("rotations", at, rotations)
+        put("splits", at, splits)
+        put("merges", at, merges)
+        put("grows", at, grows)
+        is_malloc = self.kinds[start:start + rows] != FREE
         s.is_malloc[at] = is_malloc
         s.failed[at] = is_malloc & (cols["payload"] == -1)
+
+    def flush(self) -> None:
+        """With fold: fold the rows the buffer holds into the summary."""
+        if self.fold is not None and self.filled:
+            self.fold.add(self.series.prefix(self.filled))
+            self.filled = 0
 
 
 def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Program,
@@ -382,23 +405,24 @@ def record_row(series: MetricSeries, t: int, strategy: Strategy, program: Progra
     """Fill row t of the series from the heap after an operation applied by
     :func:`apply_op`: the plain, one-step form of what the build packs."""
     free, largest, top, below = strategy.fragmentation_probe()
-    series.heap[t] = strategy.footprint
-    series.live[t] = program.live_bytes
-    series.in_use[t] = strategy.in_use
-    series.headers[t] = strategy.header_in_use
-    series.free[t] = free
-    series.largest_free[t] = largest
-    series.top_free[t] = top
-    series.largest_below_top[t] = below
-    series.search[t] = strategy.search_length(rec)
-    series.work[t] = rec.work
-    series.rotations[t] = rec.rotations
-    series.splits[t] = rec.splits
-    series.merges[t] = rec.merges
-    series.grows[t] = rec.grows
+    put = series.put
+    put("heap", t, strategy.footprint)
+    put("live", t, program.live_bytes)
+    put("in_use", t, strategy.in_use)
+    put("headers", t, strategy.header_in_use)
+    put("free", t, free)
+    put("largest_free", t, largest)
+    put("top_free", t, top)
+    put("largest_below_top", t, below)
+    put("search", t, strategy.search_length(rec))
+    put("work", t, rec.work)
+    put("rotations", t, rec.rotations)
+    put("splits", t, rec.splits)
+    put("merges", t, rec.merges)
+    put("grows", t, rec.grows)
     series.is_malloc[t] = kind != FREE
     series.failed[t] = rec.failed
-    series.payload[t] = -1 if rec.payload is None else rec.payload
+    put("payload", t, -1 if rec.payload is None else rec.payload)
 
 
 class BackCache:
@@ -532,12 +556,17 @@ class Timeline:
     ``checkpoint_every=K`` keeps a checkpoint every K steps; by default they
     are spaced by their measured cost (module docstring); ``checkpoints=False``
     keeps none (the measures alone: a seek then replays from the start).
-    ``ops``: the trace's (kinds, ids, sizes) as lists, to share them between
-    timelines of one trace."""
+    ``ops``: the trace's (kinds, ids, sizes), read like lists (by default
+    :func:`~heapscope.allocators.packed_ops.packed_ops`: the trace's own arrays, a
+    span turned into lists only when replayed).  ``keep_series=False``
+    (``heapscope compare``, with ``checkpoints=False``) keeps no per-step
+    measures: they are folded into :meth:`summary` as the build goes
+    (:class:`~heapscope.allocators.running_summary.RunningSummary`), and
+    ``series`` holds only the last chunk of them."""
 
     def __init__(self, trace, strategy: str | Callable[[], Strategy], params: dict | None = None,
                  checkpoint_every: int | None = None, checkpoints: bool = True,
-                 ops: tuple[list, list, list] | None = None) -> None:
+                 ops: tuple | None = None, keep_series: bool = True) -> None:
         self.trace = trace
         self.params = dict(params or {})
         if isinstance(strategy, str):
@@ -549,15 +578,18 @@ class Timeline:
         self.n = len(trace)
         self.every = checkpoint_every
         self.keep_checkpoints = checkpoints
-        # The ops as lists (indexing numpy arrays per op is slow); timelines
-        # of one trace may share them (``ops``), never change them.
+        # The ops read like lists, a span at a time (allocators/packed_ops.py):
+        # the whole trace as lists would cost some 70 bytes an operation.
         if ops is None:
-            ops = (trace.kind.tolist(), trace.ids.tolist(), trace.sizes.tolist())
+            ops = packed_ops(trace)
         self._kinds, self._ids, self._sizes = ops
         #: the largest request of the trace: bulk replay bounds requests past
         #: the strategy's largest_request only when there is one
         self._largest = largest_size(trace.sizes)
-        self.series = MetricSeries(self.n)
+        #: with keep_series False: the summary so far, and series is its buffer
+        self.running = None if keep_series else RunningSummary()
+        self.series = MetricSeries(self.n if keep_series else min(self.n, SUMMARY_CHUNK))
+        self._writer: _SeriesWriter | None = None
         self.checkpoints: list[bytes] = []
         self.checkpoint_steps: list[int] = []   # the position of each checkpoint, ascending
         #: the checkpoints added after the build (:meth:`densify`): their steps and bytes
@@ -604,7 +636,12 @@ class Timeline:
         n = self.n
         counted = bulk_record(strategy)
         fields = strategy.measure_row(counted)[0]
-        writer = _SeriesWriter(self.series, self.trace.kind, strategy, fields)
+        if self.running is not None:
+            if start is not None:
+                raise ValueError("a timeline without its series is built from the start")
+            self.running = RunningSummary()
+        writer = self._writer = _SeriesWriter(self.series, self.trace.kind, strategy, fields,
+                                              self.running)
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
         if start is None:
             self.checkpoints, self.checkpoint_steps = [], []
@@ -734,9 +771,13 @@ class Timeline:
         self.wall_seconds = time.perf_counter() - wall0
         self.cpu_seconds = time.process_time() - cpu0
         self.built = done
+        if self._writer is not None:
+            self._writer.flush()
+            self._writer = None
         if done < self.n:
             self.n = done
-            self.series.truncate(done)
+            if self.running is None:
+                self.series.truncate(done)
         # Leave the timeline at the end, where the full replay left the heap.
         strategy.record = True
         if record is None:
@@ -978,12 +1019,13 @@ class Timeline:
         1234: malloc(512) for id 17 -> 0x1a40 after examining 12 free blocks;
         split once'."""
         t = self.position
-        return describe_step(t, self.n, self.op(t) if t else None, self.last_record, self.strategy)
+        return describe_step(t, self.n, self.op(t) if t else None, self.last_record, self.strategy,
+                             getattr(self.trace, "names", None))
 
     # ------------------------------------------------- walks of their own
     @property
     def operations(self) -> tuple[list, list, list, int]:
-        """The trace's (kinds, ids, sizes) as lists and its largest request:
+        """The trace's (kinds, ids, sizes), read like lists, and its largest request:
         what a walk of its own (:mod:`heapscope.allocators.find`) replays."""
         return self._kinds, self._ids, self._sizes, self._largest
 
@@ -1006,6 +1048,6 @@ class Timeline:
         return strategy, program, steps[k]
 
     def summary(self) -> dict:
-        row = summarize(self.series)
+        row = summarize(self.series) if self.running is None else self.running.row()
         row["wall_s"] = self.wall_seconds
         return row

@@ -66,6 +66,10 @@ class RotatingList(WordHeap):
     """Kruse's rotating first-fit free list over Knuth's boundary tags."""
 
     name = "rotating-list"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"Coalesce", "Grow", "GrowFailed", "ListInsert", "ListRemove", "Note",
+                              "Placed", "PointerMove", "Released", "Split", "Visit"})
     title = "Rotating free list, boundary tags (Kruse 1989)"
     citation = ("N. J. Kruse, Usenet, 9 May 1989 (rotating freelist allocators); "
                 "Knuth, TAOCP 1, 2.5, algorithms A and C (boundary tags)")

@@ -90,6 +90,9 @@ class ClassProbe:
     cls: int
     head: int | None
 
+    def list_mark(self) -> tuple[tuple, str]:
+        return (self.cls,), "looked at" + (" (empty)" if self.head is None else "")
+
 
 @dataclass(frozen=True, slots=True)
 class ListWalkStep:
@@ -108,6 +111,10 @@ class SegregatedFirstFit(Strategy):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('_hdr', '_ftr', '_next', '_prev')
     name = "segregated-first-fit"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"ClassProbe", "Coalesce", "Grow", "GrowFailed", "ListInsert", "ListRemove",
+                              "ListWalkStep", "Note", "Placed", "Released", "Split", "Visit"})
     search_unit = ("list or block", "lists and blocks")
     search_verb = "looking at"
     title = "Segregated free lists, first fit (CS:APP 9.9.14; Wilson et al. 1995)"

@@ -94,6 +94,11 @@ class SplayBestFit(WordHeap):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = WordHeap.flat_state + ('left', 'right', 'parent', 'link', 'prev')
     name = "splay-best-fit"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"Coalesce", "Grow", "GrowFailed", "Note", "Placed", "PointerMove",
+                              "Released", "Rotation", "Split", "TreeInsert", "TreeJoin", "TreeRemove",
+                              "Visit"})
     title = "Best fit on a splay tree (Vo, AT&T malloc / Vmbest)"
     citation = ("K.-P. Vo, Vmalloc: A General and Efficient Memory Allocator, SP&E 26(3), 1996 "
                 "(Vmbest; AT&T malloc 1985-88); Sleator & Tarjan, JACM 32(3), 1985")

@@ -11,30 +11,33 @@ each step it visits.
 
 from __future__ import annotations
 
-from heapscope.traces.trace import ALLOC, FREE, REALLOC
+from heapscope.traces.trace import ALLOC, FREE, REALLOC, block_words
 
 
-def describe_step(t: int, n: int, op: tuple[int, int, int] | None, rec, strategy) -> str:
+def describe_step(t: int, n: int, op: tuple[int, int, int] | None, rec, strategy,
+                  names: dict | None = None) -> str:
     """Step ``t`` of ``n`` in words, e.g. 'step 1234: malloc(512) for id 17
     -> 0x1a40 after examining 12 free blocks; split once' or 'step 77:
     malloc(240) for id 5 -> 0x2c8 after 3 bitmap probes'.  ``op`` is the
     step's (kind, id, size), ``rec`` its OpRecord (None: the words of the
-    request alone), ``strategy`` the heap after the step."""
+    request alone), ``strategy`` the heap after the step; ``names``: the
+    trace's names ({id: name}: 'malloc(240) for a (id 0)')."""
     if t == 0:
         return f"step 0 of {n}: empty heap, nothing replayed yet"
     kind, ident, size = op
+    who = block_words(ident, names)
     head = f"step {t}: "
     if kind == FREE:
         if rec is None or rec.payload is None:
-            return head + f"free id {ident}: nothing to free (its malloc had failed)"
-        text = head + f"free(0x{rec.payload:x}) for id {ident}"
+            return head + f"free {who}: nothing to free (its malloc had failed)"
+        text = head + f"free(0x{rec.payload:x}) for {who}"
     elif kind == ALLOC:
-        text = head + f"malloc({size}) for id {ident}"
+        text = head + f"malloc({size}) for {who}"
     elif rec is None:
-        text = head + f"realloc of id {ident} to {size} bytes"
+        text = head + f"realloc of {who} to {size} bytes"
     else:
         old = "NULL" if rec.old_payload is None else f"0x{rec.old_payload:x}"
-        text = head + f"realloc({old}, {size}) for id {ident}"
+        text = head + f"realloc({old}, {size}) for {who}"
     if rec is None:
         return text
     if kind != FREE:

@@ -98,6 +98,10 @@ class Strategy(StrategyWords, StrategyMeasures, StrategyState, BulkReplay):
     title = "abstract strategy"
     #: the original this strategy follows
     citation = ""
+    #: the names of the event types its records can hold, or None (not
+    #: declared: any, as for a strategy of your own); a condition on events it
+    #: never makes is answered without a replay (conditions.py)
+    makes_events: frozenset | None = None
 
     #: the parameters every strategy takes (heapscope.allocators.params); a subclass
     #: lists its own in ``params`` too, and may narrow one of these

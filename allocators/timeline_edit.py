@@ -25,12 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metrics import SERIES_COLUMNS
+from .metrics import ALL_COLUMNS
 from .replay import Timeline
 from .state_copy import copy_state
-
-#: every column of a MetricSeries
-_COLUMNS = SERIES_COLUMNS + ("is_malloc", "failed", "payload")
 
 
 def first_difference(old, new) -> int:
@@ -67,6 +64,6 @@ def rebuilt(old: Timeline, trace, changed_from: int | None = None, params: dict 
     kept = [(t, blob) for t, blob in zip(old.checkpoint_steps, old.checkpoints) if t <= p]
     new.checkpoint_steps = [t for t, _ in kept]
     new.checkpoints = [blob for _, blob in kept]
-    for col in _COLUMNS:
-        getattr(new.series, col)[:p] = getattr(old.series, col)[:p]
+    for col in ALL_COLUMNS:    # put: an old column widened to int64 widens the new one
+        new.series.put(col, slice(0, p), getattr(old.series, col)[:p])
     return new.build(start=(p, strategy, program), **build)

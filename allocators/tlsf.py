@@ -137,6 +137,10 @@ class TLSF(TLSFWords, Strategy):
     flat_state = Strategy.flat_state + ('_size_word', '_prev_phys', 'sl_bitmap')
     flat_lists = ("_lists",)
     name = "tlsf"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"BitmapProbe", "Coalesce", "Grow", "GrowFailed", "ListInsert", "ListRemove",
+                              "MappingSearch", "Note", "Placed", "Released", "Shrink", "Split", "Visit"})
     title = "TLSF, two-level segregated fit (Masmano et al. 2004)"
     citation = ("Masmano, Ripoll, Crespo & Real, TLSF: a new dynamic memory allocator "
                 "for real-time systems, ECRTS 2004; reference code mattconte/tlsf")

@@ -113,6 +113,7 @@ from typing import Iterable
 
 from . import structure as structure_protocol
 from .events import Placed, Released
+from .params import BOOL, Param
 from .strategy import (FREE_BLOCK, META, USED, Block, HeapInvariantError, LiveBlock, Strategy,
                        align_up)
 
@@ -384,6 +385,11 @@ class UserStrategy(Strategy):
     name = ""
     title = ""
     citation = "a user strategy"
+    params = (
+        Param("check_steps", BOOL, False, "run check() after every operation, so that a replay "
+              "stops at the first step that breaks an invariant (the window's Playback > Check "
+              "Your Strategy After Every Step)"),
+    )
 
     # -------------------------------------------------------------- set-up
     def __init_subclass__(cls, **kwargs) -> None:
@@ -397,8 +403,10 @@ class UserStrategy(Strategy):
             if method in cls.__dict__ and callable(cls.__dict__[method]):
                 setattr(cls, method, _wrap(method, cls.__dict__[method]))
 
-    def __init__(self, **common) -> None:
+    def __init__(self, check_steps: bool = False, **common) -> None:
         super().__init__(**common)
+        #: check() after every operation: its mistake stops the replay there
+        self.check_steps = bool(check_steps)
         self._step = 0                 # operations so far: the replay's step
         self._op = ""                  # the operation under way, in words
         #: the result checks of every operation; heapscope grade switches them off
@@ -468,6 +476,23 @@ class UserStrategy(Strategy):
 
     # ----------------------------------------------------------- public API
     def malloc(self, size: int) -> int | None:
+        payload = self._guarded_malloc(size)
+        if self.check_steps:
+            self.check()
+        return payload
+
+    def free(self, payload: int | None) -> None:
+        self._guarded_free(payload)
+        if self.check_steps:
+            self.check()
+
+    def realloc(self, payload: int | None, size: int) -> int | None:
+        new = self._guarded_realloc(payload, size)
+        if self.check_steps:
+            self.check()
+        return new
+
+    def _guarded_malloc(self, size: int) -> int | None:
         self._step += 1
         if not self.guarded:
             return Strategy.malloc(self, size)
@@ -491,7 +516,7 @@ class UserStrategy(Strategy):
         self._placed(payload)
         return payload
 
-    def free(self, payload: int | None) -> None:
+    def _guarded_free(self, payload: int | None) -> None:
         self._step += 1
         if not self.guarded or payload is None:
             return Strategy.free(self, payload)
@@ -514,7 +539,7 @@ class UserStrategy(Strategy):
         self._contents.pop(payload, None)
         self._released(lb)
 
-    def realloc(self, payload: int | None, size: int) -> int | None:
+    def _guarded_realloc(self, payload: int | None, size: int) -> int | None:
         self._step += 1
         if not self.guarded:
             return Strategy.realloc(self, payload, size)

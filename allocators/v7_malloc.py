@@ -95,6 +95,10 @@ class V7Malloc(Strategy):
     #: dicts and lists of ints only: a copy of the heap copies them without looking (state_copy.py)
     flat_state = Strategy.flat_state + ('link',)
     name = "v7-malloc"
+    #: the event types this policy's records can hold (conditions.py: a condition
+    #: on another is answered without a replay)
+    makes_events = frozenset({"ArenaExtended", "Coalesce", "Grow", "GrowFailed", "Note", "Placed",
+                              "PointerMove", "Released", "Shrink", "Split", "Visit"})
     title = "V7/4BSD malloc: first fit on a ring of all blocks, roving allocp"
     citation = "Seventh Edition Unix, /usr/src/libc/gen/malloc.c (1979); 4.1BSD libc"
     search_unit = ("block", "blocks")

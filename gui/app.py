@@ -46,7 +46,7 @@ def configure_app(app: QApplication, screen_height: int | None = None) -> QAppli
 def make_window(spec: str | None = None, strategy: str | None = None, params: dict | None = None,
                 strategy_params: dict[str, dict] | None = None, step: int | None = None,
                 compare: list[str] | None = None, presenter: bool | None = None,
-                theme: str | None = None, time_limit: float | None = None):
+                theme: str | None = None, time_limit: float | None = None, lesson=None):
     """A configured MainWindow loading ``spec`` (None: the bundled default
     trace) through ``strategy`` with the parameters every strategy takes
     (``params``: word, align, heap_limit, pool_size) and each strategy's own
@@ -54,11 +54,14 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     (clamped to the replay's length) once loaded; in presenter mode and the
     ``theme`` when given (else as the settings remember them).  ``compare``: 2
     to 7 strategies to show side by side instead (built at once, in worker
-    processes)."""
+    processes).  ``lesson``: a lesson loaded and checked, played instead
+    (it names its trace, strategies and parameters: docs/lessons.md)."""
     from heapscope import traces
     from .main_window import DEFAULT_STRATEGY, MainWindow
     app = QApplication.instance()
     configure_app(app)
+    from .structure_views import load_all
+    load_all()              # now, not when the first step is drawn
     window = MainWindow()
     if presenter is not None:
         window.set_presenter(presenter)
@@ -68,6 +71,9 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
     if time_limit is not None:
         window.time_limit = time_limit
     window.strategy_params = {k: dict(v) for k, v in (strategy_params or {}).items()}
+    if lesson is not None:
+        window.lessons.play(lesson)
+        return window
     window.set_strategy(strategy or (compare[0] if compare else DEFAULT_STRATEGY))
     if compare:
         window.compare.compare(compare)
@@ -126,6 +132,10 @@ def main(request) -> int:
     window = make_window(request.trace, request.strategy, request.params, request.strategy_params,
                          request.step, getattr(request, "compare", None),
                          getattr(request, "presenter", None), getattr(request, "theme", None),
-                         getattr(request, "time_limit", None))
+                         getattr(request, "time_limit", None), getattr(request, "lesson", None))
     show_on_screen(window)
+    from heapscope.allocators.parallel import warm_up
+    from .gui_thread_gc import keep_long_lived
+    keep_long_lived()         # the window's objects: no full collection goes over them again
+    warm_up()                 # the worker processes' server, before the first build needs it
     return app.exec()

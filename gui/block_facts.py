@@ -14,10 +14,11 @@ from . import heap_cells
 
 
 def describe_address(blocks: heap_cells.BlockArrays, address: int, ids: dict | None = None,
-                     places=None) -> str:
+                     places=None, names: dict | None = None) -> str:
     """The block holding ``address`` in words (" " for -1: nothing hovered).
 
-    ``ids`` maps a payload address to its trace id; ``places`` maps a free
+    ``ids`` maps a payload address to its trace id, ``names`` a trace id
+    to the name the trace gives it; ``places`` maps a free
     block's address to where the strategy keeps it, already in words (or is
     a function giving that map, asked only for a free block: it costs a
     ``structure()``)."""
@@ -32,7 +33,9 @@ def describe_address(blocks: heap_cells.BlockArrays, address: int, ids: dict | N
     if state == heap_cells.STATE_USED:
         payload, request, header = int(blocks.payload[i]), int(blocks.request[i]), int(blocks.header[i])
         ident = (ids or {}).get(payload)
-        who = f"trace id {ident}" if ident is not None else "trace id ?"
+        name = (names or {}).get(ident)
+        who = (f"{name} (trace id {ident})" if name is not None and name != str(ident)
+               else f"trace id {ident}" if ident is not None else "trace id ?")
         return (f"{head}: used · {who} · requested {request:,} B · payload 0x{payload:x} · "
                 f"header {header} B · padding {size - header - request} B")
     if state == heap_cells.STATE_FREE:

@@ -38,6 +38,7 @@ from heapscope.allocators.registry import STRATEGIES
 
 from .background_densifier import BackgroundDensifier
 from .compare_dialog import CompareDialog
+from .compare_rows import RowsAsBuilt
 from .compare_view import MAX_ROWS, MIN_ROWS, CompareView
 from .predict_bar import PredictBar
 from .step_words import request_words
@@ -79,6 +80,8 @@ class CompareMode(QObject):
         self.loader.cancelled.connect(self._build_cancelled)
         #: denser checkpoints for the rows shown, while the window is idle
         self.densifier = BackgroundDensifier(self)
+        #: a big trace's rows, built in the background and shown as each is ready
+        self.rows = RowsAsBuilt(self)
         window.model.trace_changed.connect(self.densifier.cancel)
         self.dialog: CompareDialog | None = None
         # predict mode (gui/predict_mode.py) asks every row: a click in a row
@@ -141,6 +144,13 @@ class CompareMode(QObject):
             self._activate_page()
             return
         missing = [n for n in names if w.model.timeline_for(n, w.params_for(n)) is None]
+        self.rows.cancel()
+        if missing and self.rows.wanted(w.trace):
+            # a big trace: the rows show as each is built (gui/compare_rows.py)
+            w.player.pause()
+            self._activate_page()
+            self.rows.build(names, missing, w.model.position)
+            return
         if missing:
             w.player.pause()
             w.statusBar().showMessage(f"Replaying {w.model.label} through {', '.join(missing)}…")
@@ -159,6 +169,13 @@ class CompareMode(QObject):
         strategies at once; the window switches to it when they are built."""
         w = self.window
         req = result.request
+        if self.rows.wanted(result.trace):
+            # a big trace: shown now, its rows as each is built (gui/compare_rows.py)
+            w.model.set_trace(result.trace, req.source, req.label)
+            if req.source:
+                w.recent.remember(req.source)
+            self.rows.build(list(self.names), list(self.names), 0)
+            return
         self.loader.start(BuildRequest(result.trace, [(n, w.params_for(n)) for n in self.names],
                                        req.label, {"names": list(self.names), "new_trace": True,
                                                    "source": req.source,
@@ -235,8 +252,7 @@ class CompareMode(QObject):
             keys = [timeline_key(n, w.params_for(n)) for n in names]
         self._activate_page()
         w.model.show(keys, position)
-        shown = [w.model.timeline(r) for r in range(len(keys))]
-        self.densifier.start(shown, [tl for tl in w.model.timelines().values() if tl not in shown])
+        self.densify_shown()
         if self.view.model is not w.model:
             self.view.bind(w.model)
         self._predict_bars()
@@ -249,6 +265,17 @@ class CompareMode(QObject):
         w.statusBar().showMessage(f"{label}: {len(names)} strategies side by side; "
                                   f"C shows one strategy, Shift+C picks others")
         self.changed.emit(True)
+
+    def show_rows(self, names: list[str], position: int) -> None:
+        """Show the kept timelines of ``names`` side by side at ``position``."""
+        self._show(names, position)
+
+    def densify_shown(self) -> None:
+        """Denser checkpoints for the rows shown whose build has ended (a
+        build in the background ships its own checkpoints meanwhile)."""
+        model = self.window.model
+        shown = [model.timeline(r) for r, key in enumerate(model.shown) if not model.building(key)]
+        self.densifier.start(shown, [tl for tl in model.timelines().values() if tl not in shown])
 
     def _predict_bars(self) -> None:
         """A predict band above each row's map, for that row's session."""
@@ -293,6 +320,7 @@ class CompareMode(QObject):
         w = self.window
         w.player.pause()
         self.loader.cancel()
+        self.rows.cancel()
         self.densifier.cancel()
         key = timeline_key(name, w.params_for(name))
         if w.model.timeline_for(name, w.params_for(name)) is None:

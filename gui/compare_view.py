@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGridLayout,
                                QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter,
@@ -66,6 +66,9 @@ TWO_INFO_LINES_UP_TO = 4
 OPEN_STRUCTURES_UP_TO = 2
 #: a row with its structure view open gets this many times the height of one without
 OPEN_ROW_WEIGHT = 3
+#: the height a row needs for a usable structure view (caption, a drawing of
+#: 150 px, the status lines): rows shorter than this open theirs one at a time
+STRUCTURE_ROW_PX = 330
 #: the width of a row's name and gauges (px)
 HEADER_WIDTH = 250
 #: a map row is at least this tall on screen (px)
@@ -216,6 +219,15 @@ class CompareHeapMap(HeapMapWidget):
         self.request_label.hide()
         self.plot.addItem(self.request_label)
         self.outcome = ""
+        # The row's view box changes size without the row doing so (its
+        # address axis shown or hidden with the row's height): the labels,
+        # fixed in pixels at points of the view, are placed again (a number
+        # stayed under "id 2782 ▼" in a row of seven).
+        self.vb.sigResized.connect(self._view_resized)
+
+    def _view_resized(self, *_) -> None:
+        if self.layout_ is not None:
+            self._place_labels()
 
     def layout_for(self, heap_end: int) -> heap_cells.HeapLayout:
         scale = getattr(self, "scale", None)     # None while the base class builds the map
@@ -287,15 +299,58 @@ class CompareHeapMap(HeapMapWidget):
         points = self.LABEL_POINTS if self._tall() else self.SHORT_LABEL_POINTS
         if label.textItem.font().pointSize() != points:
             label.setFont(QFont(self.font().family(), points, QFont.Bold))
-        left = middle < lay.row_bytes / 2
-        label.setText(f"▼ id {ident}" if left else f"id {ident} ▼")
-        label.setAnchor((0, 1) if left else (1, 1))
+        # the block by its name where the trace gives one (a lesson's, the sandbox's)
+        name = step.names.get(ident) if step.names else None
+        said = name if name is not None else f"id {ident}"
         label.fill = pg.mkBrush(colour)
         label.setColor("w")
-        label.setPos(middle, y)
         label.show()
+        self._request_at = (said, middle, y, middle < lay.row_bytes / 2)
+        self._put_request_label(*self._request_at)
         if place:
             self._place_labels()      # the search's numbers make way for it
+
+    def _place_labels(self) -> None:
+        # the view moved (a new scale, a resize): the request's label chooses
+        # its place again, off the pointers' symbols where they are now
+        if getattr(self, "request_label", None) is not None and self.request_label.isVisible():
+            self._put_request_label(*self._request_at)
+        super()._place_labels()
+
+    def _put_request_label(self, said: str, x: float, y: float, left: bool) -> None:
+        """The request's label (``said``: the block's name, or ``id N``) at ``x`` of the block's row ``y``: above the
+        block, its text towards the middle; else with its text the other way,
+        else under the block -- the first that covers no pointer's symbol
+        and stays in the view (it hid next fit's rover at step 2004)."""
+        label = self.request_label
+        symbols = [QRectF(QPointF(a, b), QPointF(c, d)) for a, b, c, d in self.pointers.symbol_squares(self.vb)]
+        view = self.vb.sceneBoundingRect()
+        first = None
+        places = []
+        for arrow, at, v in (("▼", y, 1), ("▲", y + 1, 0)):
+            sides = [(f"{arrow} {said}", (0, v)), (f"{said} {arrow}", (1, v))]
+            places += [(text, anchor, at) for text, anchor in (sides if left else sides[::-1])]
+        for text, anchor, at in places:
+            label.setText(text)
+            label.setAnchor(anchor)
+            label.setPos(x, at)
+            label.updateTransform()
+            r = label.mapRectToScene(label.boundingRect())
+            hits = [q for q in symbols if r.intersects(q)]
+            if hits and anchor[1] == 1:
+                # above a short row: lift it clear of the symbols under the row
+                lift = max(r.bottom() - q.top() for q in hits) + 1
+                r = r.translated(0, -lift)
+                at -= lift * self.vb.viewPixelSize()[1]
+                label.setPos(x, at)
+                hits = [q for q in symbols if r.intersects(q)]
+            if view.contains(r) and not hits:
+                return
+            first = first or (text, anchor, at)
+        if first is not None:
+            label.setText(first[0])
+            label.setAnchor(first[1])
+            label.setPos(x, first[2])
 
     def _tall(self) -> bool:
         return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX
@@ -454,9 +509,10 @@ class RowStructurePanel(StructurePanel):
         for button in (getattr(view, "follow_button", None), getattr(view, "fit_button", None)):
             if button is not None:
                 button.hide()
-        graphics = getattr(view, "graphics", None)
-        if graphics is not None:
-            graphics.setMinimumHeight(self.MIN_DRAWING_PX)
+        # the scene views' drawing, or the card views' canvas
+        drawing = getattr(view, "graphics", None) or getattr(view, "canvas", None)
+        if drawing is not None:
+            drawing.setMinimumHeight(self.MIN_DRAWING_PX)
         return view
 
     def redraw(self) -> None:
@@ -630,6 +686,12 @@ class CompareRow(QFrame):
         self.structure_button.setText("◂" if shown else "▸")
         self.structure_button.setToolTip(("Hide" if shown else "Show") + " this strategy's free structure")
 
+    def select(self, addr) -> None:
+        """Select and outline the block at ``addr`` in this row's map and
+        structure view (None clears), as a click on it does (a lesson's stop
+        selects a block by its name in each row: gui/lesson_stop.py)."""
+        self._select(addr)
+
     def _select(self, addr) -> None:
         addr = None if addr is None or addr < 0 else addr
         self.map.set_selection(addr)
@@ -718,12 +780,33 @@ class RankingTable(Subscriber, QWidget):
 
     def _model_shown(self) -> None:
         model = self.model
-        self.summaries = {}
-        for r in range(len(model.shown)):
+        kept = {id(tl): s for tl, s in getattr(self, "_kept", {}).values()}
+        self._kept, self.summaries = {}, {}
+        for r, key in enumerate(model.shown):
             tl = model.timeline(r)
-            self.summaries[tl.strategy_name] = RunningSummary(tl.series)
+            summary = kept.get(id(tl))
+            if summary is None or summary.n != (tl.built if model.building(key) else tl.n):
+                summary = self._summary_of(tl, key)
+            self._kept[tl.strategy_name] = (tl, summary)
+            self.summaries[tl.strategy_name] = summary
         self.table.setRowCount(len(self.summaries))
         self.redraw()
+
+    def _summary_of(self, tl, key) -> RunningSummary:
+        """The running summary of ``tl`` over the steps it has (a timeline
+        still building in the background: those built so far, issue 25)."""
+        building = self.model.building(key)
+        return RunningSummary(tl.series.prefix(tl.built) if building else tl.series)
+
+    def _covering(self, t: int) -> None:
+        """Summaries that end before step ``t`` (rows built in the background
+        since they were made) made again over what is built now."""
+        for r, key in enumerate(self.model.shown):
+            tl = self.model.timeline(r)
+            if self.summaries.get(tl.strategy_name) is not None and self.summaries[tl.strategy_name].n < t:
+                summary = self._summary_of(tl, key)
+                self._kept[tl.strategy_name] = (tl, summary)
+                self.summaries[tl.strategy_name] = summary
 
     def _model_step(self, position: int | None = None) -> None:
         # while playing, at most every PLAY_INTERVAL_MS (a table of 7 x 8
@@ -735,6 +818,7 @@ class RankingTable(Subscriber, QWidget):
         if model is None:
             return
         t = model.position
+        self._covering(t)
         self.rows = {name: s.at(t) for name, s in self.summaries.items()}
         self.order = ranked(self.rows, self.rank_by)
         measure = MEASURE_BY_KEY[self.rank_by]
@@ -874,6 +958,9 @@ class CompareView(Subscriber, QWidget):
         self._note_timer.timeout.connect(self._note_scale)
         self.rows: list[CompareRow] = []
         self._structures_open: bool | None = None
+        #: the row whose structure view was opened last (one at a time: the one open)
+        self._focused: CompareRow | None = None
+        self._all_at_once = False
         self.rows_split = QSplitter(Qt.Vertical)
         self.rows_split.setChildrenCollapsible(False)
         self.rows_split.setHandleWidth(4)
@@ -908,7 +995,8 @@ class CompareView(Subscriber, QWidget):
         box.setContentsMargins(4, 4, 4, 0)
         box.setSpacing(4)
         box.addWidget(self.rows_scroll, 1)
-        box.addWidget(VerticalScroll(side))
+        self.side_scroll = VerticalScroll(side)
+        box.addWidget(self.side_scroll)
 
     def apply_presentation(self, pres: Presentation) -> None:
         """Every row, the ranking table, the legend and the notes in ``pres``'s
@@ -920,6 +1008,11 @@ class CompareView(Subscriber, QWidget):
         self.legend.apply_presentation(pres)
         self.scale_note.setStyleSheet(f"color: {pres.muted};")
         self.request_key.setStyleSheet(f"color: {pres.theme.ink};")
+
+    def set_side_visible(self, visible: bool) -> None:
+        """Show or hide the column of the ranking table, the notes and the
+        legend (a lesson's narration takes its room on a narrow screen)."""
+        self.side_scroll.setVisible(visible)
 
     # --------------------------------------------------------- binding
     def bind(self, model, row: int = 0) -> None:
@@ -953,7 +1046,7 @@ class CompareView(Subscriber, QWidget):
             row.apply_presentation(self.presentation)
             row.map.info.set_lines(info_lines)
             row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
-            row.structure_toggled.connect(lambda *_: self._share_height())
+            row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
             row.map.relaid.connect(self._relayout_rows)
             row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
             row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
@@ -962,6 +1055,7 @@ class CompareView(Subscriber, QWidget):
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
                            else self._structures_open)
         shown = model.shown
+        opened = False
         for i, row in enumerate(self.rows):
             if i < n:
                 # Rebind a row whose strategy changed even where its index
@@ -972,25 +1066,71 @@ class CompareView(Subscriber, QWidget):
                     row.unbind()
                     row.show()
                     if new:
-                        row.set_structure_visible(open_structures)
+                        row.set_structure_visible(False)    # opened below, as many as have room
+                        opened |= open_structures
                     row.bind(model, i)
                 else:
                     row.show()
             else:
                 row.unbind()
                 row.hide()
+        if opened:
+            self.open_structures()
         self._share_height()
         self._show_ranks({name: i + 1 for i, name in enumerate(self.table.order)})
         self._note_scale_soon()
 
     def _share_height(self) -> None:
         """Rows with their structure view open get :data:`OPEN_ROW_WEIGHT`
-        times the height of the others."""
+        times the height of the others; one open at a time gets at least
+        :data:`STRUCTURE_ROW_PX` (at most 60 % of the rows' height)."""
         weights = [(OPEN_ROW_WEIGHT if r.structure_visible() else 1) if r.bound else 0
                    for r in self.rows]
         total = max(self.rows_split.height(), 100 * len(self.rows))
         unit = total / max(sum(weights), 1)
-        self.rows_split.setSizes([int(w * unit) for w in weights])
+        sizes = [int(w * unit) for w in weights]
+        opened = [i for i, r in enumerate(self.rows) if r.bound and r.structure_visible()]
+        least = 0
+        if len(opened) == 1 and sum(1 for w in weights if w) > 1:
+            # the open row gets its room, the others what is left down to
+            # their least height; past that the rows scroll (to the open one)
+            i = opened[0]
+            tall = max(sizes[i], STRUCTURE_ROW_PX)
+            others = [r.minimumSizeHint().height() for k, r in enumerate(self.rows) if weights[k] and k != i]
+            least = tall + sum(others) + self.rows_split.handleWidth() * len(others)
+            total = max(total, least)
+            rest = (total - tall) / len(others)
+            sizes = [tall if k == i else (int(rest) if w else 0) for k, w in enumerate(weights)]
+            QTimer.singleShot(0, self, lambda row=self.rows[i]: self.rows_scroll.ensureWidgetVisible(row, 0, 0))
+        self.rows_split.setMinimumHeight(least if least > self.rows_scroll.viewport().height() else 0)
+        self.rows_split.setSizes(sizes)
+
+    # ------------------------------------------------ one structure at a time
+    def one_at_a_time(self) -> bool:
+        """Too short for every row's structure view: they open one at a
+        time, the row chosen by its ▸ button (issue 24: seven rows at 1280 x
+        720 each showed a caption and no drawing)."""
+        rows = self.shown_rows()
+        return len(rows) > 1 and self.rows_scroll.viewport().height() < STRUCTURE_ROW_PX * len(rows)
+
+    def _row_toggled(self, row: "CompareRow", visible: bool) -> None:
+        if visible:
+            self._focused = row
+            if self.one_at_a_time() and not self._all_at_once:
+                for other in self.shown_rows():
+                    if other is not row and other.structure_visible():
+                        other.set_structure_visible(False)
+        self._share_height()
+
+    def toggle_structures(self) -> bool:
+        """S in compare mode: close the structure views if any is open, else
+        open them (one at a time on a short screen); True when now open."""
+        open_ = not any(r.structure_visible() for r in self.shown_rows())
+        if open_:
+            self.open_structures()
+        else:
+            self.set_structures_visible(False)
+        return open_
 
     def shown_rows(self) -> list[CompareRow]:
         """The rows showing a strategy, top to bottom."""
@@ -1052,5 +1192,19 @@ class CompareView(Subscriber, QWidget):
     def set_structures_visible(self, visible: bool) -> None:
         """Open or close every row's structure view."""
         self._structures_open = visible
-        for row in self.shown_rows():
-            row.set_structure_visible(visible)
+        self._all_at_once = True            # a row opened here leaves the others open
+        try:
+            for row in self.shown_rows():
+                row.set_structure_visible(visible)
+        finally:
+            self._all_at_once = False
+
+    def open_structures(self) -> None:
+        """Open the rows' structure views, one at a time (the row chosen
+        last, else the first) when the rows are too short for all of them."""
+        self._structures_open = True
+        rows = self.shown_rows()
+        focus = self._focused if self._focused in rows else (rows[0] if rows else None)
+        alone = self.one_at_a_time()
+        for row in rows:
+            row.set_structure_visible(row is focus or not alone)

@@ -215,13 +215,21 @@ def vector_heap_maps(widget: QWidget):
 
 
 # ================================================================== measures
-def save_measures(timeline, path, start: int = 1, stop: int | None = None, about: dict | None = None) -> int:
+def save_measures(timeline, path, start: int = 1, stop: int | None = None, about: dict | None = None,
+                  progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> int:
     """The timeline's measures over steps ``start..stop`` as CSV or JSON;
-    the number of steps written."""
+    the number of steps written.  A CSV reports its ``progress`` as it goes
+    (a window-modal progress dialog runs the event loop there) and stops
+    with ExportCancelled when ``cancel()`` says so."""
     fmt = format_of(path)
     if fmt == "csv":
+        def report(done: int, total: int) -> None:
+            if progress:
+                progress(done, total)
+            if cancel and cancel():
+                raise ExportCancelled(f"{done:,} of {total:,} rows written; the file was removed")
         with atomic_path(path) as tmp:
-            return series_io.write_csv(timeline.series, tmp, start, stop)
+            return series_io.write_csv(timeline.series, tmp, start, stop, report)
     if fmt == "json":
         about = dict(about or {})
         about.setdefault("strategy", timeline.strategy_name)
@@ -471,8 +479,10 @@ def export(window, request: ExportRequest, progress: ProgressFn | None = None,
         if fmt not in MEASURE_FORMATS:
             raise ExportError(f"{path}: the measures are CSV or JSON, not {fmt.upper()}")
         first, last = (request.steps.first, request.steps.last) if request.steps else (1, timeline.n)
+        if window.model.building():
+            last = min(last, timeline.built)     # the rows past it are not measured yet
         about = {"trace": window.model.label, "source": window.model.source}
-        n = save_measures(timeline, path, max(first, 1), last, about)
+        n = save_measures(timeline, path, max(first, 1), last, about, progress, cancel)
         return f"wrote {path}: the measures of {n:,} steps"
     widget = part_widget(window, request.part)
     if fmt in ANIMATION_FORMATS:

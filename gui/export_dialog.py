@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QEventLoop, Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QVBoxLayout)
@@ -195,6 +195,10 @@ def export_with_progress(window, request) -> str | None:
         progress.setMaximum(total)
         progress.setValue(done)
         progress.setLabelText(f"Exporting step {done:,} of {total:,}…")
+        if not progress.isVisible():
+            # the dialog runs the event loop in setValue once it shows (after
+            # half a second); until then the window would not paint (issue 25)
+            QCoreApplication.processEvents(QEventLoop.ExcludeUserInputEvents)
 
     try:
         text = export.export(window, request, report, progress.wasCanceled)

@@ -10,6 +10,12 @@ given (the shown strategy, or every row of compare mode), then
 walk heaps of their own, so the window steps and plays while it runs.
 Cancel stops it at its next progress point; starting another search cancels
 the one running.
+
+A strategy of your own is not walked on that thread: its code could loop
+there with nothing to stop it.  Its row is searched in a worker process
+(:func:`heapscope.allocators.isolated_find.find_in_worker`), as its build
+was, with the request's time limit; the thread only waits for it, and
+Cancel kills the worker at once.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
 from heapscope.allocators.find import find_steps, step_words
+from heapscope.allocators.isolated_find import FindStopped, find_in_worker, walk_source
+from heapscope.allocators.isolation import DEFAULT_TIME_LIMIT, needs_worker
 from heapscope.allocators.replay import ReplayCancelled
 
 from .gui_thread_gc import GuiThreadCollector
@@ -42,6 +50,11 @@ class SearchRequest:
     rows: list
     words: int = WORDS_LIMIT
     tag: object = None
+    #: seconds a worker searching a strategy of your own may go without an answer
+    time_limit: float | None = DEFAULT_TIME_LIMIT
+    #: {timeline key: WalkSource} of the rows searched in a worker (made by
+    #: :meth:`Searcher.start`, in the window's thread)
+    sources: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -53,6 +66,8 @@ class SearchResult:
     words: list = field(default_factory=list)
     #: steps replayed with their events, over every row
     walked: int = 0
+    #: what a row's strategy never makes, in words (Found.never_text)
+    never: list = field(default_factory=list)
 
     @property
     def union(self) -> np.ndarray:
@@ -88,22 +103,36 @@ class SearchJob(QObject):
     def run(self) -> None:
         req = self.request
         result = SearchResult(req)
+        worded: dict = {}               # key -> the words a worker gave
         try:
             rows = len(req.rows) + 1
             for i, (key, timeline) in enumerate(req.rows):
                 self._stage = (i, rows)
+                source = req.sources.get(key)
+                if source is not None:   # a strategy of your own: in a worker
+                    steps, walked, texts = find_in_worker(
+                        timeline.trace, source, req.condition, words=req.words, progress=self._report,
+                        cancel=self._cancel.is_set, time_limit=req.time_limit)
+                    result.steps[key], worded[key] = steps, texts
+                    result.walked += walked
+                    continue
                 found = find_steps(timeline, req.condition, self._report, self._cancel.is_set)
                 result.steps[key] = found.steps
                 result.walked += found.walked
+                if found.never:
+                    result.never.append(found.never_text(key[0]))
             self._stage = (rows - 1, rows)
             for key, timeline in req.rows:
                 shown = result.steps[key][:req.words]
                 if len(shown):
-                    texts = step_words(timeline, shown, self._report, self._cancel.is_set)
+                    texts = worded[key] if key in worded else \
+                        step_words(timeline, shown, self._report, self._cancel.is_set)
                     result.words = [(int(s), key, t) for s, t in zip(shown, texts)]
                     break
         except ReplayCancelled:
             self.cancelled.emit(self)
+        except FindStopped as exc:      # a strategy of your own stopped in its worker
+            self.failed.emit(self, str(exc))
         except Exception as exc:        # a user strategy's mistake, shown in the panel
             self.failed.emit(self, f"{type(exc).__name__}: {exc}")
         else:
@@ -132,6 +161,10 @@ class Searcher(QObject):
 
     def start(self, request: SearchRequest) -> None:
         self.stop()
+        # what a worker walks of each strategy of your own, taken here, where
+        # the timelines do not change meanwhile
+        request.sources = {key: walk_source(timeline) for key, timeline in request.rows
+                           if needs_worker(timeline.strategy_name)}
         job = self.job = SearchJob(request)
         job.progress.connect(self._progress)
         job.succeeded.connect(self._succeeded)

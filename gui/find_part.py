@@ -91,7 +91,7 @@ class FindPart(QObject):
         rows = [(key, self.model.timeline(r)) for r, key in enumerate(self.model.shown)]
         names = ", ".join(key[0] for key in self.model.shown)
         self.panel.say(f"Searching {names} for {condition.text}…")
-        self.searcher.start(SearchRequest(condition, rows))
+        self.searcher.start(SearchRequest(condition, rows, time_limit=self.window.time_limit))
         return True
 
     def _read(self, text: str):
@@ -178,7 +178,9 @@ class FindPart(QObject):
         words = [(step, text if rows == 1 else f"{text}   [{key[0]}]") for step, key, text in result.words]
         more = count - len(words) if rows == 1 else 0
         tail = f"; the first {len(words):,} listed" if more > 0 else ""
-        self.panel.say(where + tail + (". F3: next, Shift+F3: previous." if count else "."))
+        never = "; ".join(result.never)
+        self.panel.say(where + tail + (". F3: next, Shift+F3: previous." if count else ".")
+                       + (f" ({never}, so nothing was replayed for it.)" if never else ""))
         self.panel.show_matches(words)
         self.window.bar.marks.set_marks(matches=self.matches)
         self.window.plots.set_matches(self.matches if rows == 1 else [])

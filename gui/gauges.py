@@ -14,6 +14,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from heapscope.allocators.phrases import human_bytes  # noqa: F401 (the window's size words; named here too)
 from . import palette
 from .subscriber import Subscriber
 from .theme import Presentation
@@ -24,13 +25,6 @@ NO_VALUE = "–"
 def percent(x: float) -> str:
     """0.1234 -> '12.3 %' (the form every percentage gauge shows)."""
     return NO_VALUE if x is None or math.isnan(x) else f"{100 * x:.1f} %"
-
-
-def human_bytes(n: int) -> str:
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
 
 
 class Bar(QWidget):
@@ -193,7 +187,8 @@ class GaugePanel(Subscriber, QWidget):
 
     COLUMN, STRIP = "column", "strip"
 
-    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step"}
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
+                  "built_changed": "_model_shown"}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

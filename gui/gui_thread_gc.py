@@ -82,3 +82,15 @@ class GuiThreadCollector(QObject):
         _holders -= 1
         if _holders == 0 and _was_enabled:
             gc.enable()
+
+
+def keep_long_lived() -> None:
+    """Move every object alive now out of the collector's reach (``gc.freeze``):
+    the window's own (its widgets' wrappers, pyqtgraph's items, the modules'
+    functions) live as long as the program, and a full collection, which
+    went over each of them, held the event loop up to 0.3 s at a time
+    (issue 25's stall probe).  Objects made later are collected as before;
+    one frozen that dies is freed by its reference count.  Called once, when
+    the program's window has shown (gui/app.py)."""
+    gc.collect()
+    gc.freeze()

@@ -437,7 +437,7 @@ class HeapMapWidget(Subscriber, QWidget):
     def _place_notes(self) -> None:
         """The failure banner at the top of the map, the note on a pointer at
         no block in a corner of it."""
-        self.marks_layer.place_banner(self.plot_widget.width())
+        self.marks_layer.place_banner(self.plot_widget, self.vb)
         area = self.plot_widget.mapFromScene(self.vb.sceneBoundingRect()).boundingRect()
         self.pointers.place_note(area, self.plot_widget, self.vb)
 

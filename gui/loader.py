@@ -17,6 +17,11 @@ read and looks at the cancel flag after every chunk and while it waits for a
 silent FIFO, so a huge or endless input shows progress and can be cancelled
 (the reader's limits stop it anyway).
 
+A trace of :data:`~heapscope.gui.background_build.BACKGROUND_FROM_OPS` operations
+or more is not replayed there: the job makes its timeline, unbuilt, and the
+window shows step 0 at once and builds it in a worker process
+(gui/background_build.py), with its progress on the scrubber.
+
 A strategy of your own (a plugin) is not replayed on that thread: the thread
 runs an :class:`heapscope.allocators.parallel.ParallelBuild` of it in a worker process
 with the window's time limit (allocators/isolation.py) and waits for it.
@@ -48,6 +53,7 @@ from heapscope.allocators.isolation import DEFAULT_TIME_LIMIT, needs_worker
 from heapscope.allocators.parallel import BuildFailed, BuildSpec, ParallelBuild
 from heapscope.allocators.replay import ReplayCancelled, Timeline
 from heapscope.traces import ReadCancelled, load_trace, read_trace_file
+from . import background_build
 from .gui_thread_gc import GuiThreadCollector
 
 #: the progress dialog appears only for jobs that take longer than this (ms)
@@ -105,6 +111,9 @@ class LoadResult:
     request: LoadRequest
     trace: object
     timeline: Timeline | None     # None when the request asked for the trace only
+    #: the timeline is not built: the window shows it and builds it in the
+    #: background (gui/background_build.py)
+    building: bool = False
 
 
 class ReplayJob(QObject):
@@ -145,19 +154,27 @@ class ReplayJob(QObject):
                 trace = req.make_trace()
             if self._cancel.is_set():
                 raise ReplayCancelled(0)
-            timeline = None
+            # the trace keeps its statistics once made: made here, where they
+            # cost no paint (the heap map asks for them: 1.9 s at a million
+            # operations under load, on the GUI thread)
+            stats = getattr(trace, "stats", None)
+            if callable(stats):
+                stats()
+            timeline, building = None, False
             if req.strategy is not None and needs_worker(req.strategy):
                 timeline = self._build_in_worker(trace)
             elif req.strategy is not None:
                 timeline = Timeline(trace, req.strategy, req.params)
-                self.progress.emit(req, 0, max(timeline.n, 1))
-                timeline.build(progress=self._report, cancel=self._cancel.is_set)
+                building = len(trace) >= background_build.BACKGROUND_FROM_OPS
+                if not building:
+                    self.progress.emit(req, 0, max(timeline.n, 1))
+                    timeline.build(progress=self._report, cancel=self._cancel.is_set)
         except (ReplayCancelled, ReadCancelled):
             self.cancelled.emit(req)
         except Exception as exc:       # shown to the user; the window keeps its trace
             self.failed.emit(req, exc)
         else:
-            self.succeeded.emit(LoadResult(req, trace, timeline))
+            self.succeeded.emit(LoadResult(req, trace, timeline, timeline is not None and building))
         finally:
             self.done.emit(req)
 

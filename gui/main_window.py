@@ -46,10 +46,12 @@ from .find_part import FindPart
 from .gauges import GaugePanel
 from .heap_map import HeapMapWidget
 from .keys_help import KeysDialog
+from .lesson_part import LessonPart
 from .player import Player
 from .plots import PlotPanel
 from .predict_bar import PredictBar
 from .predict_mode import PredictMode
+from .check_steps import CheckSteps
 from .sandbox_edits import SandboxEdits, setting_bool
 from .sandbox_panels import SandboxPanels
 from .show_model import ShowModel
@@ -110,6 +112,7 @@ class MainWindow(QMainWindow):
         self.loading = TraceLoading(self, DEFAULT_STRATEGY)
         self.loader = self.loading.loader
         self.user_watch = self.loading.user_watch
+        self.check_steps = CheckSteps(self)     # Playback > Check Your Strategy After Every Step
         #: predict-the-block, per row (gui/predict_mode.py)
         self.predict = PredictMode(self.model, self)
         self.predict.play = self.animator.step_to      # an answered step plays its events
@@ -134,6 +137,7 @@ class MainWindow(QMainWindow):
         self.panels = SandboxPanels(self)       # parameters, trace editor (gui/sandbox_panels.py)
         #: Find (Ctrl+F), F3, breakpoints (gui/find_part.py)
         self.finder = FindPart(self)
+        self.lessons = LessonPart(self)         # File > Lessons, the narration dock (gui/lesson_part.py)
 
         self.structure_panel.font_scaler = self.font_scaler
         for view in self.views():
@@ -262,7 +266,7 @@ class MainWindow(QMainWindow):
 
     def toggle_structure(self) -> None:
         if self.compare.active:
-            self.compare.view.set_structures_visible(self.act_structure.isChecked())
+            self.act_structure.setChecked(self.compare.view.toggle_structures())
             return
         self.window_layout.show_panel(self.structure_panel, self.act_structure.isChecked())
 
@@ -307,7 +311,7 @@ class MainWindow(QMainWindow):
 
     def params_for(self, name: str) -> dict:
         """The parameters strategy ``name`` is built with: the common ones and its own."""
-        return {**self.params, **self.strategy_params.get(name, {})}
+        return {**self.params, **self.strategy_params.get(name, {}), **self.check_steps.params(name)}
 
     @property
     def busy(self) -> bool:
@@ -564,8 +568,7 @@ class MainWindow(QMainWindow):
             return
         self.animator.finish()
         self.player.pause()
-        self.loader.cancel()
-        self.loader.wait()
+        self.loading.stop()
         self.compare.loader.cancel()
         self.finder.stop()
         self.user_watch.stop()

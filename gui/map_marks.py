@@ -14,7 +14,7 @@ numbers are labels (:mod:`heapscope.gui.map_labels`).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtCore import QPointF, QRect, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainterPath
 from PySide6.QtWidgets import QLabel
 
@@ -88,6 +88,8 @@ class StepMarksLayer:
         self._flash.setInterval(160)
         self._flash.timeout.connect(self._flash_tick)
         self._flash_left = 0
+        #: the banner's words, whole and short
+        self._banner_words = ("", "")
 
     def items(self) -> list[OutlineItem]:
         return [self.current, self.searched, self.grown, self.released, self.placed, self.cut, self.failed]
@@ -174,19 +176,45 @@ class StepMarksLayer:
         self.failed.setPath(outline_path([(brk, failed)], row_bytes))
         self.extra_rows = max(0, -(-(brk + failed) // row_bytes) - rows)
         kind = getattr(record, "kind", "malloc")
-        self.banner.setText(f"✗ {kind}({record.request}) failed: no block fits "
-                            f"and the heap cannot grow by {failed:,} bytes")
+        self._banner_words = (f"✗ {kind}({record.request}) failed: no block fits "
+                              f"and the heap cannot grow by {failed:,} bytes", f"✗ {kind}({record.request}) failed")
+        self.banner.setText(self._banner_words[0])
         if not self.banner.isVisible():
             self.banner.show()
             self._flash_left = 6
             self._flash.start()
         return True
 
-    def place_banner(self, width: int) -> None:
-        """The banner at the top of a map ``width`` pixels wide, its words
-        wrapped rather than cut off at the map's edge."""
-        fit_width(self.banner, width - 16)
-        self.banner.move(max(0, (width - self.banner.width()) // 2), 8)
+    def place_banner(self, widget, vb) -> None:
+        """The banner over the map in ``widget`` (the plot widget, ``vb`` its
+        view box), its words wrapped rather than cut off at the map's edge:
+        at the top in the middle, else at another corner or edge of the map,
+        the first that leaves the hatched bytes the request needed in view
+        (else the one covering least of them).  A small heap drawn at compare
+        mode's common scale has its break in the rows at the top, and the
+        banner hid the failure it names."""
+        width = widget.width()
+        view = widget.mapFromScene(vb.sceneBoundingRect()).boundingRect()
+        for words in self._banner_words:
+            # a short map (a compare row) gets the short words: the long ones
+            # wrapped to most of its height (the line under it says the rest)
+            self.banner.setText(words)
+            fit_width(self.banner, width - 16)
+            if self.banner.height() <= 0.4 * view.height():
+                break
+        w, h = self.banner.width(), self.banner.height()
+        hatch = widget.mapFromScene(self.failed.mapRectToScene(self.failed.path().boundingRect())).boundingRect()
+        hatch = hatch.intersected(view) if not self.failed.path().isEmpty() else QRect()
+        xs = [max(0, (width - w) // 2), max(0, view.left() + 4), max(0, min(view.right() - w - 4, width - w))]
+        ys = [8, max(8, view.bottom() - h - 4)]
+
+        def covered(x: int, y: int) -> int:
+            common = QRect(x, y, w, h).intersected(hatch)
+            return 0 if common.isEmpty() else common.width() * common.height()
+
+        spots = [(x, y) for y in ys for x in xs]
+        x, y = min(spots, key=lambda p: (covered(*p), spots.index(p)))
+        self.banner.move(x, y)
 
     def _flash_tick(self) -> None:
         self._flash_left -= 1

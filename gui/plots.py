@@ -28,7 +28,8 @@ class PlotPanel(Subscriber, QWidget):
     #: a step the user clicked on (1..n)
     seek_requested = Signal(int)
 
-    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "set_position"}
+    SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "set_position",
+                  "built_changed": "_model_shown"}
     REQUESTS = {"seek_requested": "seek"}
 
     def __init__(self, parent=None) -> None:
@@ -143,25 +144,50 @@ class PlotPanel(Subscriber, QWidget):
         p.setClipToView(True)
         return p
 
-    def set_measures(self, measures) -> None:
-        """Plot a whole replay (a :class:`StepMeasures`)."""
+    def set_measures(self, measures, total: int | None = None, coarse: bool = False) -> None:
+        """Plot a whole replay (a :class:`StepMeasures`); ``total``: the steps
+        the x axis spans (default: the measures'; a timeline built in the
+        background has its first steps measured); ``coarse``: the curves
+        kept as :class:`GrowingPeaks` of at most :data:`COARSE_POINTS` points,
+        each new call adding only the rows measured since the last (while
+        the timeline fills in: a million rows plotted again every few tenths
+        of a second held the window for seconds); once built they are set
+        whole, for zooming in."""
         s = self._series = measures.series
         self.n = n = s.n
-        self.set_matches([])
-        x = np.arange(1, n + 1, dtype=np.float64)
-        self.heap_curve.setData(x, s.heap / 1024.0)
-        self.live_curve.setData(x, s.live / 1024.0)
-        self.frag_curve.setData(x, 100.0 * measures.external)
-        self.frag_nt_curve.setData(x, 100.0 * measures.external_no_top)
-        mallocs = s.is_malloc & ~s.failed
-        self.search_curve.setData(x[mallocs], s.search[mallocs].astype(np.float64))
-        mean = measures.search_mean
-        ok = np.isfinite(mean)
-        self.search_mean_curve.setData(x[ok], mean[ok])
+        span = max(total or n, 1)
+        if coarse:
+            self._grow_curves(measures, span)
+        else:
+            self._growing = None
+            self.set_matches([])
+            x = np.arange(1, n + 1, dtype=np.float64)
+            for curve, (xs, ys) in zip(self._curve_list(), _curve_data(measures, x, 0, n)):
+                curve.setData(xs, ys)
         for p in self.plots:
             p.enableAutoRange(axis="y")
-            p.setXRange(0, max(n, 1), padding=0.01)
+            p.setXRange(0, span, padding=0.01)
         self.frag_plot.setYRange(0, 100, padding=0.02)
+
+    def _curve_list(self) -> list:
+        return [self.heap_curve, self.live_curve, self.frag_curve, self.frag_nt_curve,
+                self.search_curve, self.search_mean_curve]
+
+    def _grow_curves(self, measures, span: int) -> None:
+        """Add the rows measured since the last call to the coarse curves."""
+        grown = getattr(self, "_growing", None)
+        if grown is None or grown[0] is not measures.full_series or grown[1] != span or grown[2] > measures.n:
+            grown = self._growing = [measures.full_series, span, 0,
+                                     [GrowingPeaks(span) for _ in self._curve_list()]]
+            self.set_matches([])
+        a, b = grown[2], measures.n
+        if b <= a:
+            return
+        x = np.arange(a + 1, b + 1, dtype=np.float64)
+        for curve, peaks_of, (xs, ys) in zip(self._curve_list(), grown[3], _curve_data(measures, x, a, b)):
+            peaks_of.add(xs, ys)
+            curve.setData(*peaks_of.points())
+        grown[2] = b
 
     def set_matches(self, steps) -> None:
         """Dot Find's matching ``steps`` on the heap, fragmentation and search
@@ -190,13 +216,14 @@ class PlotPanel(Subscriber, QWidget):
         if measures is None:
             self.clear()
         else:
-            self.set_measures(measures)
+            self.set_measures(measures, self.model.n, self.model.building())
 
     def clear(self) -> None:
         for c in (self.heap_curve, self.live_curve, self.frag_curve, self.frag_nt_curve,
                   self.search_curve, self.search_mean_curve):
             c.setData([], [])
         self._series = None
+        self._growing = None
         self.set_matches([])
         self.n = 0
 
@@ -222,6 +249,49 @@ class PlotPanel(Subscriber, QWidget):
 
 #: Find's matches are dotted on the plots at most this many times
 MAX_MATCH_DOTS = 2000
+#: a curve set while its timeline is built keeps at most about this many
+#: points: a low and a high per column of a wide screen
+COARSE_POINTS = 4096
+
+
+def _curve_data(measures, x: np.ndarray, a: int, b: int) -> list:
+    """(x, y) of each curve over rows ``a..b - 1`` (``x``: their steps)."""
+    s = measures.series
+    mallocs = s.is_malloc[a:b] & ~s.failed[a:b]
+    mean = measures.search_mean[a:b]
+    ok = np.isfinite(mean)
+    return [(x, s.heap[a:b] / 1024.0), (x, s.live[a:b] / 1024.0),
+            (x, 100.0 * measures.external[a:b]), (x, 100.0 * measures.external_no_top[a:b]),
+            (x[mallocs], s.search[a:b][mallocs].astype(np.float64)), (x[ok], mean[ok])]
+
+
+class GrowingPeaks:
+    """A curve over steps 1..``span`` cut to at most ``points`` points, its
+    points added a run at a time: each of ``points // 2`` columns of steps
+    keeps the lowest and the highest value seen in it (what :func:`peaks`
+    gives the whole curve), so adding rows costs what they are, not what
+    the curve already holds."""
+
+    def __init__(self, span: int, points: int = COARSE_POINTS) -> None:
+        self.width = max(1, -(-span // max(points // 2, 1)))     # steps a column
+        columns = -(-span // self.width) + 1
+        self.lo = np.full(columns, np.inf)
+        self.hi = np.full(columns, -np.inf)
+
+    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+        if not len(x):
+            return
+        col = ((x.astype(np.int64) - 1) // self.width).clip(0, len(self.lo) - 1)
+        np.minimum.at(self.lo, col, y)
+        np.maximum.at(self.hi, col, y)
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        """(x, y): each column with a value, its low then its high, at its first step."""
+        cols = np.flatnonzero(self.hi >= self.lo)
+        xs = np.repeat(cols * self.width + 1.0, 2)
+        ys = np.empty(2 * len(cols))
+        ys[0::2], ys[1::2] = self.lo[cols], self.hi[cols]
+        return xs, ys
 
 
 def _title(*parts) -> str:

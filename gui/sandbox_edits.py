@@ -19,8 +19,10 @@ Commands (each an action with its keys, in File and Edit):
   Realloc Selected Block… (R); Cut What Follows an Insertion (Ctrl+Shift+X,
   remembered in the settings: else what follows stays and replays on the
   changed heap, operations it makes meaningless marked and skipped);
-* a right click on a used block of the heap map (of any compare row):
-  Free this block, Realloc this block…, Malloc… after this step.
+* a right click on a used block of the heap map or of a structure view (of
+  any compare row): Free this block, Realloc this block…, Malloc… after this
+  step -- one menu, :meth:`SandboxEdits.open_block_menu`, whichever drawing
+  the block was clicked in.
 
 Dialogs are opened without blocking (``open()``), so that tests answer them
 as a person does: :attr:`size_dialog`, :attr:`block_menu`, :attr:`close_box`.
@@ -38,7 +40,7 @@ from heapscope.allocators.replay import ReplayCancelled, Timeline
 from heapscope.allocators.user import StopUserCode
 from heapscope.sandbox import CUT, KEEP, Sandbox, Splice
 from heapscope.traces.errors import TraceError
-from heapscope.traces.readable import looks_readable, read_lines
+from heapscope.traces.readable import looks_readable, read_lines, unmark_skipped
 
 from . import heap_cells
 from .window_menus import action
@@ -67,12 +69,17 @@ class SandboxEdits(QObject):
         self.size_dialog: QInputDialog | None = None
         self.block_menu: QMenu | None = None
         self.close_box: QMessageBox | None = None
+        #: what a save to .rep left out (the lines the replay skips), while it is shown
+        self.save_note: QMessageBox | None = None
+        #: () -> the trace editor's lines to save, or None (set by the editor)
+        self.editor_lines = lambda: None
         #: the close was answered (Save or Discard): the next close goes through
         self._close_answered = False
-        self._hooked_maps: set = set()
+        self._hooked: set = set()
         self._progress: QProgressDialog | None = None
         self._make_actions()
         self._hook_map(window.heap_map, lambda: 0)
+        self._hook_structure(window.structure_panel)
         self.model.shown_changed.connect(self._hook_compare_rows)
         self.model.trace_changed.connect(self.refresh)
 
@@ -137,7 +144,8 @@ class SandboxEdits(QObject):
         """A sandbox editing ``trace`` (read from a file or generated)."""
         w = self.window
         source = self.model.source
-        box = Sandbox.of_trace(trace, names_of(source), w.strategy_params, source)
+        names, lines = readable_of(source)
+        box = Sandbox.of_trace(trace, names, w.strategy_params, source, lines)
         box.name = self.model.label
         return box
 
@@ -242,7 +250,7 @@ class SandboxEdits(QObject):
         """Apply ``make(sandbox, shown step)`` (an edit of the sandbox, or
         None) and show it; the edit, or None."""
         w = self.window
-        if w.busy:
+        if w.busy or w.model.building():     # an edit replays from the timeline built
             w.statusBar().showMessage("Wait until the trace is replayed, then edit it", 5000)
             return None
         box = self.current()
@@ -273,8 +281,8 @@ class SandboxEdits(QObject):
         timelines = [model.timeline(r) for r in range(len(model.shown))]
         progress = ReplayProgress(self.progress_dialog, len(timelines))
         try:
-            new = box.replayed(timelines, old_trace, w.params, progress=progress.report,
-                               cancel=progress.cancelled)
+            new = box.replayed(timelines, old_trace, w.params, w.check_steps.params,
+                               progress=progress.report, cancel=progress.cancelled)
         except ReplayCancelled:
             w.statusBar().showMessage("Edit cancelled: its replay was stopped", 5000)
             return False
@@ -314,7 +322,7 @@ class SandboxEdits(QObject):
     def _undo_redo(self, move, back) -> None:
         self.before_undo.emit()
         box = self.current()
-        if box is None or self.window.busy:
+        if box is None or self.window.busy or self.model.building():
             return
         old = self.model.trace
         edit = move(box)
@@ -352,17 +360,49 @@ class SandboxEdits(QObject):
         box = self.current()
         w = self.window
         try:
-            box.save(path)
+            skipped = box.save(path, self.editor_lines())
         except TraceError as exc:
             w.show_error("Cannot save the trace", f"heapscope could not write {path}.", str(exc))
             return False
         self.model.set_source(path)
         w.recent.remember(path)
         self.saved.emit(path)
-        w.statusBar().showMessage(f"Saved {path}", 5000)
+        self._say_saved(path, skipped, box.lines is not None and box.path == path
+                        and path.lower().endswith((".heap", ".heap.gz")))
         self.refresh()
         self.window_title()
         return True
+
+    def _say_saved(self, path: str, skipped: list, readable: bool) -> None:
+        """The status bar says it was saved; the lines the replay skips are
+        named: kept as marked comments in a .heap, and in a dialog when a
+        .rep left them out."""
+        w = self.window
+        name = os.path.basename(path)
+        n = len(skipped)
+        lines = f"{n} line{'s' if n > 1 else ''}"
+        if not skipped:
+            w.statusBar().showMessage(f"Saved {path}", 5000)
+        elif readable:
+            w.statusBar().showMessage(f"Saved {path}; the {lines} the replay skips kept as '#! ' "
+                                      "comments (reopened, they are underlined again)", 8000)
+        else:
+            w.statusBar().showMessage(f"Saved {path} without the {lines} the replay skips", 8000)
+            listed = "\n".join(f"line {line}: {text.strip()}  ({why})" for line, text, why in skipped[:20])
+            more = f"\n… and {n - 20} more" if n > 20 else ""
+            box = self.save_note = QMessageBox(
+                QMessageBox.Information, "Lines left out",
+                f"{name} holds the operations the replay makes; the {lines} it skips "
+                f"{'are' if n > 1 else 'is'} not in it. Save as .heap to keep them.", QMessageBox.Ok, w)
+            box.setDetailedText(listed + more)
+            box.setInformativeText(listed.split("\n")[0] + (" …" if n > 1 else ""))
+            box.setAttribute(Qt.WA_DeleteOnClose)
+            box.finished.connect(lambda _=0, b=box: self._note_closed(b))
+            box.open()
+
+    def _note_closed(self, box) -> None:
+        if self.save_note is box:
+            self.save_note = None
 
     # ============================================================== closing
     def close_allowed(self) -> bool:
@@ -419,15 +459,28 @@ class SandboxEdits(QObject):
 
     # ===================================================== right-click menus
     def _hook_map(self, heap_map, row) -> None:
-        if id(heap_map) in self._hooked_maps:
+        if id(heap_map) in self._hooked:
             return
-        self._hooked_maps.add(id(heap_map))
+        self._hooked.add(id(heap_map))
         heap_map.plot_widget.scene().sigMouseClicked.connect(
             lambda event, m=heap_map, r=row: self._map_clicked(event, m, r()))
+
+    def _hook_structure(self, panel) -> None:
+        """A right click on a block of ``panel``'s structure view opens the
+        block's menu, as on the map (the panel says its row)."""
+        if id(panel) in self._hooked:
+            return
+        self._hooked.add(id(panel))
+        panel.block_menu_asked.connect(self._structure_menu_asked)
+
+    def _structure_menu_asked(self, row: int, address: int, where) -> None:
+        if self.model.trace is not None:
+            self.open_block_menu(row, address, where)
 
     def _hook_compare_rows(self) -> None:
         for row in self.window.compare.view.rows:
             self._hook_map(row.map, lambda r=row: r.row)
+            self._hook_structure(row.structure)
 
     def _map_clicked(self, event, heap_map, row: int) -> None:
         if event.button() != Qt.RightButton or self.model.trace is None:
@@ -495,20 +548,24 @@ class ReplayProgress:
             self.dialog.hide()
 
 
-def names_of(source: str | None) -> dict | None:
-    """{id: name} of a readable trace file's blocks, as its reader numbered
-    them (None for another file, or one that cannot be read now)."""
+def readable_of(source: str | None) -> tuple[dict | None, list | None]:
+    """({id: name} of a readable trace file's blocks, as its reader numbered
+    them; its lines, those it kept as skipped unmarked), or (None, None) for
+    another file, or one that cannot be read now."""
     if not source or not os.path.isfile(source):
-        return None
+        return None, None
     try:
         opener = gzip.open if source.lower().endswith(".gz") else open
         with opener(source, "rb") as f:
             data = f.read()
     except OSError:
-        return None
+        return None, None
     if not looks_readable(data):
-        return None
-    return read_lines(data.decode("utf-8", "replace")).names
+        return None, None
+    lines = unmark_skipped(data.decode("utf-8", "replace").replace("\r\n", "\n").split("\n"))
+    while lines and not lines[-1].strip():
+        lines.pop()             # the file's last newline is no line of its own
+    return read_lines(lines).names, lines
 
 
 def setting_bool(value) -> bool:

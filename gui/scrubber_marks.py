@@ -1,5 +1,6 @@
 """Marks on the scrubber: a tick at every step Find matched and at every
-breakpoint's step, drawn over the slider's groove.
+breakpoint's step, drawn over the slider's groove; while the timeline is
+built in the background, the steps not built yet shaded.
 
 The ticks are computed per pixel column (a million matches are at most as
 many ticks as the groove is wide), with numpy; the widget lies over the
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QRect, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QStyle, QStyleOptionSlider, QWidget
 
 #: the ticks' colours: Find's matches (Okabe-Ito vermilion), breakpoints (blue)
 MATCH_INK = "#D55E00"
 BREAK_INK = "#0072B2"
+#: the groove past the built part while a timeline is built in the background
+UNBUILT_INK = "#7f7f7f"
 
 
 def tick_columns(steps: np.ndarray, n: int, left: int, span: int) -> np.ndarray:
@@ -37,6 +40,8 @@ class ScrubberMarks(QWidget):
         self.setAttribute(Qt.WA_NoSystemBackground)
         self.matches = np.zeros(0, dtype=np.int64)
         self.breaks = np.zeros(0, dtype=np.int64)
+        #: the last position built while a build runs (None: all built)
+        self.built: int | None = None
         self._watch = _Resized(self)
         slider.installEventFilter(self._watch)
         self.setGeometry(slider.rect())
@@ -50,6 +55,12 @@ class ScrubberMarks(QWidget):
             self.breaks = np.asarray(breaks, dtype=np.int64)
         self.update()
 
+    def set_built(self, built: int | None) -> None:
+        """Shade the groove past position ``built`` (None: nothing shaded)."""
+        if built != self.built:
+            self.built = built
+            self.update()
+
     def groove(self) -> tuple[int, int]:
         """(x of position 0, pixels to the last position) on the slider."""
         opt = QStyleOptionSlider()
@@ -62,11 +73,18 @@ class ScrubberMarks(QWidget):
 
     def paintEvent(self, event) -> None:
         n = self.slider.maximum()
-        if n <= 0 or not (len(self.matches) or len(self.breaks)):
+        unbuilt = self.built is not None and self.built < n
+        if n <= 0 or not (len(self.matches) or len(self.breaks) or unbuilt):
             return
         left, span = self.groove()
         painter = QPainter(self)
         h = self.height()
+        if unbuilt:
+            # not built yet: hatched grey over the groove from the built end on
+            x = left + self.built * span // n
+            shade = QColor(UNBUILT_INK)
+            shade.setAlpha(110)
+            painter.fillRect(QRect(x, h // 4, left + span - x + 1, h - h // 2), QBrush(shade, Qt.Dense4Pattern))
         for steps, ink, rect in ((self.matches, MATCH_INK, QRect(0, 0, 0, h // 2)),
                                  (self.breaks, BREAK_INK, QRect(0, h // 2, 0, h - h // 2))):
             xs = tick_columns(steps, n, left, span)

@@ -190,13 +190,7 @@ class ShownStep:
 
     def describe(self) -> str:
         """The step in one line, with the trace file's line number when known."""
-        text = self.timeline.describe()
-        if self.names and self.position:
-            ident = self.timeline.op(self.position)[1]
-            name = self.names.get(ident)
-            if name is not None:        # the block by the name the user gave it
-                text = text.replace(f"for id {ident}", f"for {name}", 1).replace(
-                    f"free id {ident}:", f"free {name}:", 1)
+        text = self.timeline.describe()     # the trace's names in it (Trace.names)
         lines = getattr(self.trace, "line_numbers", None)
         if self.position and lines is not None and self.source:
             text += f"   [{os.path.basename(self.source)} line {int(lines[self.position - 1])}]"
@@ -204,7 +198,7 @@ class ShownStep:
 
     def describe_address(self, address: int) -> str:
         """The hover facts of the block holding ``address``."""
-        return describe_address(self.blocks, address, self.ids, lambda: self.places)
+        return describe_address(self.blocks, address, self.ids, lambda: self.places, self.names)
 
     def block_start(self, address: int) -> int | None:
         return block_start(self.blocks, address)
@@ -233,12 +227,16 @@ class ShowModel(QObject):
     #: a strategy of your own failed while a seek replayed it here (its name,
     #: the message): not deterministic, or a mistake only this replay makes
     user_fault = Signal(str, str)
+    #: a shown timeline built in the background has more steps built, or is
+    #: done (:attr:`ready` says how far a seek goes now)
+    built_changed = Signal()
+    #: a seek past the built part waits for it (argument: its position), or
+    #: no longer waits (None)
+    waiting_changed = Signal(object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.trace = None
-        #: {trace id: name} of a trace written by hand (the sandbox), or None
-        self.names: dict | None = None
         #: the file the trace was read from, or None
         self.source: str | None = None
         self.label = ""
@@ -261,16 +259,30 @@ class ShowModel(QObject):
         self.playing = False
         #: how often the shown steps' explain_step() and structure() ran
         self.counts = CallCounts()
+        #: the timelines being built in the background (gui/background_build.py)
+        self._building: set[TimelineKey] = set()
+        #: the position a seek past the built part waits for, or None
+        self.waiting: int | None = None
+
+    @property
+    def names(self) -> dict | None:
+        """{trace id: the name a person gave it} of the shown trace (a
+        readable file's, the sandbox's), or None (a .rep)."""
+        return getattr(self.trace, "names", None)
 
     # ------------------------------------------------------------------ trace
-    def set_trace(self, trace, source: str | None = None, label: str = "") -> None:
-        """A new trace: forget every timeline of the old one and show nothing."""
+    def set_trace(self, trace, source: str | None = None, label: str = "", names: dict | None = None) -> None:
+        """A new trace: forget every timeline of the old one and show nothing;
+        ``names``: {trace id: name} (a lesson's trace, by the names it gives)."""
+        if names and getattr(trace, "names", None) is None:
+            trace.names = dict(names)       # the names travel on the trace (Trace.names)
         self.trace, self.source = trace, source
-        self.names = None
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
         self._timelines.clear()
         self._measures.clear()
         self._trackers.clear()
+        self._building.clear()
+        self._set_waiting(None)
         self._shown = []
         self._steps = {}
         self.position = 0
@@ -285,13 +297,16 @@ class ShowModel(QObject):
         """An edited trace (the sandbox, gui/sandbox_edits.py): its
         ``timelines``, built already, take the place of every timeline of
         the old trace and show in its rows at ``position``; the file and the
-        label stay; ``names``: {trace id: the user's name}.  Views redraw
-        as for a new trace."""
+        label stay; ``names``: {trace id: the user's name}, for a trace that
+        does not carry its own (:attr:`~heapscope.traces.trace.Trace.names`).
+        Views redraw as for a new trace."""
+        if names and getattr(trace, "names", None) is None:
+            trace.names = dict(names)
         self.trace = trace
-        self.names = names
         self._timelines.clear()
         self._measures.clear()
         self._trackers.clear()
+        self._building.clear()
         self._steps = {}
         keys = [self.add_timeline(tl) for tl in timelines]
         self.trace_changed.emit()
@@ -303,21 +318,73 @@ class ShowModel(QObject):
         self.label = label or (os.path.basename(source) if source else self.label)
 
     # -------------------------------------------------------------- timelines
-    def add_timeline(self, timeline) -> TimelineKey:
-        """Keep a built timeline of the current trace; its key."""
+    def add_timeline(self, timeline, building: bool = False) -> TimelineKey:
+        """Keep a built timeline of the current trace; its key.  ``building``:
+        it is being built in the background, ``timeline.built`` steps so far
+        (:meth:`grown` as more are, :meth:`built_all` at the end)."""
         if timeline.trace is not self.trace:
             raise ValueError("the timeline replays another trace than the model's")
         key = timeline_key(timeline.strategy_name, timeline.params)
         self._timelines[key] = timeline
-        self._measures[key] = StepMeasures(timeline.series)
+        self._measures[key] = StepMeasures(timeline.series, timeline.built if building else None)
         self._trackers[key] = HeapTracker()
+        if building:
+            self._building.add(key)
+        else:
+            self._building.discard(key)
         return key
+
+    # ------------------------------------------------ built in the background
+    def building(self, key: TimelineKey | None = None) -> bool:
+        """``key``'s timeline (default: any shown one) is still being built."""
+        if key is None:
+            return any(k in self._building for k in self._shown)
+        return key in self._building
+
+    @property
+    def ready(self) -> int:
+        """The last position a seek reaches now: every shown timeline is
+        built that far (:attr:`n` when none is being built)."""
+        return min((self._timelines[k].built if k in self._building else self._timelines[k].n
+                    for k in self._shown), default=0)
+
+    def grown(self, key: TimelineKey, done: bool = False) -> None:
+        """``key``'s timeline has more steps built (``done``: all of them,
+        or the build stopped and the timeline ends where it did): its
+        measures grow, and a seek waiting for those steps is made."""
+        timeline = self._timelines.get(key)
+        if timeline is None:
+            return
+        if done:
+            self._building.discard(key)
+            if self._measures[key].n > timeline.n:      # stopped: fewer steps than it had
+                self._measures[key] = StepMeasures(timeline.series)
+        self._measures[key].grow(timeline.built if key in self._building else timeline.n)
+        if key not in self._shown:
+            return
+        if done:
+            self.position = self._clamp(self.position)
+        self.built_changed.emit()
+        waiting = self.waiting
+        if waiting is not None and (waiting <= self.ready or not self.building()):
+            self._set_waiting(None)
+            self.seek(waiting)
+
+    def cancel_wait(self) -> None:
+        """The seek waiting for the build is not made."""
+        self._set_waiting(None)
+
+    def _set_waiting(self, position) -> None:
+        if position != self.waiting:
+            self.waiting = position
+            self.waiting_changed.emit(position)
 
     def forget_timeline(self, key: TimelineKey) -> None:
         """Drop a kept timeline that is not shown (one whose heap a stopped
         seek left half-done: gui/user_code_watch.py)."""
         if key in self._shown:
             raise ValueError(f"{key!r} is shown")
+        self._building.discard(key)
         self._timelines.pop(key, None)
         self._measures.pop(key, None)
         self._trackers.pop(key, None)
@@ -344,12 +411,16 @@ class ShowModel(QObject):
             if k not in self._timelines:
                 raise KeyError(f"no timeline kept for {k!r}")
         self._shown = keys
+        self._set_waiting(None)
         self._share_back_caches()
         self.event_index = None
         self._set_hover(None)
         self._set_selection(None)
-        self.position = self._clamp(self.position if position is None else position)
+        wanted = self._clamp(self.position if position is None else position)
+        self.position = min(wanted, self.ready)
         self._seek_shown()
+        if wanted > self.position:
+            self._set_waiting(wanted)       # shown once built that far
         self.shown_changed.emit()
         self.step_changed.emit(self.position)
 
@@ -415,6 +486,11 @@ class ShowModel(QObject):
         if not self._shown:
             return
         position = self._clamp(position)
+        if position > self.ready:
+            # not built that far yet: made when it is (grown), the view stays
+            self._set_waiting(position)
+            return
+        self._set_waiting(None)
         if position == self.position:
             self.set_event(event)
             return

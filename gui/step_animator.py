@@ -51,6 +51,8 @@ from PySide6.QtWidgets import QApplication
 
 from heapscope.allocators import events as ev
 
+from .own_moves import OwnMoves
+
 #: steps per second above which steps jump instead of playing their events
 MAX_ANIMATED_SPEED = 4
 #: the share of a step's time (at the playback speed) its script takes
@@ -150,7 +152,7 @@ class StepAnimator(QObject):
         self._final: int | None = None      # the event shown when the animation ends
         self._running = False
         self._filtering = False
-        self._ours = False                  # the model change under way is ours
+        self._ours = OwnMoves()             # the model changes under way that are ours
         model.step_changed.connect(self._model_moved)
         model.shown_changed.connect(self._model_moved)
 
@@ -266,14 +268,10 @@ class StepAnimator(QObject):
         self.finished.emit()
 
     def _with_model(self, change) -> None:
-        self._ours = True
-        try:
-            change()
-        finally:
-            self._ours = False
+        self._ours.run(change)
 
     def _model_moved(self, *_) -> None:
-        if self._running and not self._ours:
+        if self._running and not self._ours.active:
             # someone else moved the model (the scrubber, a strategy change):
             # the script is over, and the model already shows something else
             self._timer.stop()

@@ -4,7 +4,7 @@ says both at once for one strategy)."""
 
 from __future__ import annotations
 
-from heapscope.traces.trace import ALLOC, FREE
+from heapscope.traces.trace import ALLOC, FREE, block_words
 
 
 def request_words(model) -> str:
@@ -17,8 +17,7 @@ def request_words(model) -> str:
     if t == 0:
         return f"step 0 of {model.n:,}: empty heap, nothing replayed yet"
     kind, ident, size = timeline.op(t)
-    name = (getattr(model, "names", None) or {}).get(ident)
-    who = name if name is not None else f"id {ident}"     # a sandbox's block by its name
+    who = block_words(ident, getattr(model, "names", None))    # 'a (id 0)' for a named block
     if kind == ALLOC:
         what = f"malloc({size}) for {who}"
     elif kind == FREE:
@@ -36,7 +35,7 @@ def outcome(step) -> str:
         return "empty heap"
     kind, ident, _ = timeline.op(t)
     text = timeline.describe()
-    marker = f" for id {ident}"
+    marker = f" for {block_words(ident, getattr(timeline.trace, 'names', None))}"
     i = text.find(marker)
     rest = text[i + len(marker):] if i >= 0 else text.split(": ", 1)[-1]
     rest = rest.lstrip(": ").replace("->", "→")

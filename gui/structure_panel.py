@@ -33,6 +33,9 @@ class StructurePanel(Subscriber, QWidget):
 
     #: the user clicked a block in the view (its address): predict mode takes it as an answer
     block_clicked = Signal(int)
+    #: a right click on a block in the view: the panel's row, the block's
+    #: address and the screen point (the sandbox opens the block's menu there)
+    block_menu_asked = Signal(int, int, object)
 
     SUBSCRIBES = {"shown_changed": "redraw_soon", "step_changed": "redraw_soon",
                   "selection_changed": "_model_selection", "event_changed": "_model_event",
@@ -129,6 +132,7 @@ class StructurePanel(Subscriber, QWidget):
                 self.view.set_compact(self.compact)
             self.view.block_clicked.connect(self._view_clicked)
             self.view.block_hovered.connect(self._view_hovered)
+            self.view.block_menu_asked.connect(self._view_menu_asked)
             self._box.replaceWidget(old if old is not None else self._placeholder, self.view)
             self._box.setStretchFactor(self.view, 1)
             if old is not None:
@@ -172,6 +176,9 @@ class StructurePanel(Subscriber, QWidget):
         if self.model is not None:
             self.model.select(addr)
         self.block_clicked.emit(addr)
+
+    def _view_menu_asked(self, addr: int, where) -> None:
+        self.block_menu_asked.emit(self.row, addr, where)
 
     def _view_hovered(self, addr: int) -> None:
         if self.model is not None:

@@ -40,7 +40,7 @@ class TimelineBar(Subscriber, QWidget):
     speed_requested = Signal(int)
 
     SUBSCRIBES = {"shown_changed": "_model_shown", "step_changed": "_model_step",
-                  "event_changed": "_model_event"}
+                  "event_changed": "_model_event", "built_changed": "_model_built"}
     REQUESTS = {"seek_requested": "seek"}
 
     def __init__(self, actions: dict, parent=None) -> None:
@@ -110,11 +110,18 @@ class TimelineBar(Subscriber, QWidget):
         self.description.setMinimumHeight(self.description.fontMetrics().height() * 2 + 4)
         self.description.setAlignment(Qt.AlignLeft | Qt.AlignTop)
 
+        self._row = row
         box = QVBoxLayout(self)
         box.setContentsMargins(6, 2, 6, 4)
         box.setSpacing(2)
         box.addLayout(row)
         box.addWidget(self.description)
+
+    def add_to_row(self, widget: QWidget) -> None:
+        """Put ``widget`` in the scrubber's row, after the step box (the
+        build's progress, gui/build_bar.py)."""
+        row = self._row
+        row.insertWidget(row.indexOf(self.of_label) + 1, widget)
 
     def apply_presentation(self, pres) -> None:
         """Bigger buttons and step text with the text (presenter mode)."""
@@ -152,6 +159,14 @@ class TimelineBar(Subscriber, QWidget):
 
     def _model_shown(self) -> None:
         self.set_length(self.model.n)
+        self._model_built()
+
+    def _model_built(self) -> None:
+        """Shade the steps not built yet (none once built); a stopped build
+        ends the timeline where it stopped."""
+        if self.model.n != self.n:
+            self.set_length(self.model.n)
+        self.marks.set_built(self.model.ready if self.model.building() else None)
 
     def _model_step(self, position: int | None = None) -> None:
         step = self.model.step(self.row)

@@ -19,7 +19,10 @@ under the editor while the cursor is on it); the replay skips it, so the
 heap shown is the last valid one.  Comments, blank lines and skipped lines
 stay: an edit made elsewhere (Malloc…, a block's menu, undo) puts its lines
 in or takes them out (after an edit that left skipped operations in the
-sandbox, the lines are written again from the operations).
+sandbox, the lines are written again from the operations).  Saving writes
+these lines (:meth:`TraceEditor.saved_lines`): a ``.heap`` keeps the
+skipped ones as comments that mark them, and opened again the editor shows
+them underlined as before (``#! `` lines: :func:`heapscope.traces.readable.mark_skipped`).
 """
 
 from __future__ import annotations
@@ -116,6 +119,7 @@ class TraceEditor(QWidget):
         #: the valid operations of the text as last read (NamedOps)
         self.text_ops: list = []
         window.edits.changed.connect(self._sandbox_changed)
+        window.edits.editor_lines = self.saved_lines
         window.edits.before_undo.connect(self.flush)
         self.model.trace_changed.connect(self._trace_changed)
         self.model.step_changed.connect(self._show_step)
@@ -141,7 +145,7 @@ class TraceEditor(QWidget):
                                  "click edit any trace.")
             return
         else:
-            lines = op_texts(self.window.edits.current().ops)
+            lines = self.window.edits.current().text_lines()
         self.text.setReadOnly(False)
         self._set_text("\n".join(lines))
         self._read(lines)
@@ -210,6 +214,19 @@ class TraceEditor(QWidget):
 
     def lines(self) -> list[str]:
         return self.text.toPlainText().split("\n")
+
+    def saved_lines(self) -> list[str] | None:
+        """The lines a save writes (what was typed read first), comments and
+        skipped lines included; None when the editor does not hold the
+        shown trace (hidden since, or a trace too long for it)."""
+        self.flush()
+        box = self.window.edits.sandbox
+        if box is None or box.trace is not self.model.trace or self.text.isReadOnly():
+            return None
+        if self.text_ops != [box.ops[i] for i in box.checked.op_of_step]:
+            return None
+        lines = self.lines()
+        return lines[:_end_of(lines)]
 
     def apply(self) -> None:
         """Read the lines and replay their valid operations as one edit."""

@@ -31,6 +31,8 @@ from heapscope.allocators.params import ParamError
 from heapscope.allocators.registry import STRATEGIES
 from heapscope.allocators.user import UserStrategyError
 
+from .background_build import BackgroundBuild
+from .build_bar import BuildBar
 from .loader import LoadRequest, Loader, ReadTrace
 from .show_model import timeline_key
 from .user_code_watch import UserCodeWatch
@@ -50,6 +52,13 @@ class TraceLoading(QObject):
         self.window = window
         self.model = window.model
         self.loader = Loader(window)
+        #: a big trace's timeline, built in a worker while it shows (gui/background_build.py)
+        self.background = BackgroundBuild(self.model, self)
+        self.background.ended.connect(self._built)
+        self.background.failed.connect(lambda key, exc: window.statusBar().showMessage(
+            f"{key[0]} stopped building: {exc}; the steps built so far show", 8000))
+        #: timelines whose build was stopped for another load: dropped once another shows
+        self._half_built: set = set()
         # a strategy of your own that loops in this process (a seek, a redraw)
         # is stopped at the time limit (gui/user_code_watch.py)
         self.user_watch = UserCodeWatch(window, lambda: window.time_limit, self.shown_user_classes)
@@ -62,6 +71,9 @@ class TraceLoading(QObject):
 
     def connect_loader(self) -> None:
         """Listen to the loader (once the window's views exist)."""
+        #: beside the scrubber: how far the build is, with Cancel
+        self.build_bar = BuildBar(self.background, self.model)
+        self.window.bar.add_to_row(self.build_bar)
         self.loader.succeeded.connect(self._loaded)
         self.loader.failed.connect(self._load_failed)
         self.loader.cancelled.connect(self._load_cancelled)
@@ -162,6 +174,7 @@ class TraceLoading(QObject):
         only; compare mode builds its strategies)."""
         w = self.window
         w.player.pause()
+        self.stop_building()
         request = dataclasses.replace(request, time_limit=w.time_limit)
         if w.compare.active:
             # compare mode: read the trace here, then build its strategies at once
@@ -181,11 +194,40 @@ class TraceLoading(QObject):
         model = self.model
         if result.trace is not model.trace or req.source != model.source:
             model.set_trace(result.trace, req.source)
-        key = model.add_timeline(result.timeline)
+        key = model.add_timeline(result.timeline, building=result.building)
         if req.source:
             self.window.recent.remember(req.source)
         position = req.keep_position if req.keep_position is not None else 0
+        if result.building:
+            # step 0 now; the rest as the worker builds it (a later step waits for it)
+            self.background.start(result.trace, {key: result.timeline}, self.window.time_limit)
         self.show(req.strategy, key, position)
+
+    def stop_building(self) -> None:
+        """Stop a background build for another load: the timeline keeps what
+        was built while it still shows, and is dropped once another shows."""
+        if self.background.active:
+            self._half_built.update(self.background.keys())
+            self.background.cancel(quiet=True)
+
+    def stop(self) -> None:
+        """Closing the window: no load, no worker left."""
+        self.loader.cancel()
+        self.loader.wait()
+        self.background.abandon()
+
+    def _built(self, whole: bool) -> None:
+        """The background build ended: all built, or cancelled (it ends there)."""
+        w = self.window
+        timeline = self.model.timeline()
+        if timeline is None or self.model.building():
+            return
+        if whole:
+            w.statusBar().showMessage(self.summary_text())
+        else:
+            w.trace_label.setText(f"{self.label} · {timeline.n:,} steps (stopped)")
+            w.statusBar().showMessage(f"Stopped building: {self.label} shows its first "
+                                      f"{timeline.n:,} steps of {len(self.model.trace):,}", 8000)
 
     def show(self, strategy: str, key, position: int) -> None:
         """Show the kept timeline ``key`` at ``position``: the views follow the model."""
@@ -193,6 +235,10 @@ class TraceLoading(QObject):
         self.user_watch.refresh([STRATEGIES.get(strategy)])
         self.window.strategy_name = strategy
         self.model.show([key], position)
+        for dropped in self._half_built - {key}:
+            if dropped not in self.model.shown and self.model.timelines().get(dropped) is not None:
+                self.model.forget_timeline(dropped)
+        self._half_built.clear()
         self.shown_single()
 
     def shown_single(self) -> None:
@@ -204,7 +250,11 @@ class TraceLoading(QObject):
         timeline = self.model.timeline()
         w.setWindowTitle(f"heapscope — {self.label}[*] — {w.strategy_name}")
         w.trace_label.setText(f"{self.label} · {timeline.n:,} steps")
-        w.statusBar().showMessage(self.summary_text())
+        if self.model.building():
+            w.statusBar().showMessage(f"{self.label} through {w.strategy_name}: step 0 shown, "
+                                      "the rest is being built (the scrubber shows how far)")
+        else:
+            w.statusBar().showMessage(self.summary_text())
         self.shown.emit()
         if timeline.fault is not None:
             self._show_fault(timeline.fault)

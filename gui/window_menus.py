@@ -174,6 +174,7 @@ def make_menus(w) -> None:
     play_menu.addSeparator()
     for act in (w.act_find, w.act_find_next, w.act_find_previous):
         play_menu.addAction(act)
+    play_menu.addAction(w.check_steps.act)
     predict_menu = mb.addMenu("P&redict")
     for act in (w.act_predict, w.act_predict_grow, w.act_predict_reveal,
                 w.act_predict_reset):

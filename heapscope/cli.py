@@ -12,6 +12,7 @@
     heapscope grade FILE.py:Class [TRACE...]   check and score a strategy of your own
     heapscope record -o OUT.rep -- COMMAND ARGS...   record a real program's mallocs and frees
     heapscope convert IN -o OUT.rep|OUT.heap         any trace to a .rep or the readable form
+    heapscope lesson NAME|FILE     play a lesson in the window (also: open --lesson NAME|FILE)
     heapscope lesson check FILE    validate a lesson (docs/lessons.md) and print each stop
     heapscope lesson list          the bundled lessons
     heapscope lesson export FILE -o DIR   each stop as a PNG, the narration as Markdown
@@ -47,7 +48,6 @@ import io
 import json
 import math
 import os
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -266,7 +266,9 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
     return rows
 
 
-def format_rows(rows: list[dict], fmt: str) -> str:
+def format_rows(rows: list[dict], fmt: str, terminal: bool = False) -> str:
+    """``compare``'s rows as JSON, CSV or an aligned table (``terminal``:
+    styled for one, heapscope/console.py)."""
     keys = [k for k, _, _ in COLUMNS]
     if fmt == "json":
         return json.dumps([{k: _json_value(r.get(k)) for k in keys + ["error"]} for r in rows], indent=2)
@@ -277,23 +279,11 @@ def format_rows(rows: list[dict], fmt: str) -> str:
         for r in rows:
             writer.writerow([_json_value(r.get(k)) for k in keys] + [r.get("error", "")])
         return out.getvalue().rstrip("\n")
-    cells = [[title for _, title, _ in COLUMNS]]
-    for r in rows:
-        if "error" not in r:
-            cells.append([_fmt(r.get(k), f) for k, _, f in COLUMNS])
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
-    widths[0] = max([widths[0]] + [len(r["strategy"]) for r in rows])
-    lines = []
-    body = iter(cells[1:])
-    for j, r in enumerate([None] + rows):
-        if r is not None and "error" in r:
-            lines.append(f"{r['strategy'].ljust(widths[0])}  error: {r['error']}")
-            continue
-        row = cells[0] if r is None else next(body)
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-        if j == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    from .console import RunOn, table_text
+    # a strategy that did not run: its error after its name
+    body = [RunOn([r["strategy"]], 1, f"error: {r['error']}", "red") if "error" in r
+            else [_fmt(r.get(k), f) for k, _, f in COLUMNS] for r in rows]
+    return table_text([title for _, title, _ in COLUMNS], body, terminal=terminal)
 
 
 def _fmt(value, f: str) -> str:
@@ -310,26 +300,15 @@ def _json_value(value):
     return value
 
 
-def _progress_printer(stream, names: list[str]):
-    """One line on a terminal, rewritten in place: how far each strategy's
-    replay has come (they run at once), cut to the terminal's width."""
-    done: dict[str, float] = dict.fromkeys(names, 0.0)
-    last = [0.0]
-    width = shutil.get_terminal_size((80, 24)).columns - 1
+def _replay_bars(bars):
+    """``progress(name, done, total)`` of a replay (compare's strategies at
+    once, render's replays and frames) as one bar per name, with its rate
+    and time left (heapscope/console.py); None off a terminal."""
+    if bars is None:
+        return None
 
-    def show(name, steps, total):
-        done[name] = steps / max(total, 1)
-        now = time.monotonic()
-        finished = all(f >= 1 for f in done.values())
-        if now - last[0] > 0.2 or finished:
-            last[0] = now
-            parts = [f"{n} {100 * f:.0f}%" for n, f in done.items() if f < 1]
-            ended = sum(f >= 1 for f in done.values())
-            line = f"replaying: {ended}/{len(done)} done  " + "  ".join(parts)
-            stream.write("\r" + line[:width].ljust(width))
-            if finished:
-                stream.write("\r" + " " * width + "\r")
-            stream.flush()
+    def show(name, done, total):
+        bars.update(str(name), done, total)
     return show
 
 
@@ -421,6 +400,9 @@ def _open_options(p: argparse.ArgumentParser) -> None:
                    help="start in presenter mode: large text, thick outlines (F5 in the window)")
     p.add_argument("--theme", choices=("light", "dark"), default=None,
                    help="the colour theme (default: the one used last; D in the window)")
+    p.add_argument("--lesson", default=None, metavar="NAME|FILE",
+                   help="play a lesson (a bundled lesson's name or a lesson file, docs/lessons.md): "
+                        "it names its own trace and strategies")
     add_strategy_options(p)
 
 
@@ -446,10 +428,13 @@ class WindowRequest:
     presenter: bool | None = None     # presenter mode (None: as last time)
     theme: str | None = None          # "light" or "dark" (None: as last time)
     time_limit: float | None = DEFAULT_TIME_LIMIT   # --time-limit
+    lesson: object | None = None      # the lesson to play (--lesson), loaded and checked
 
 
 def window_request(args) -> WindowRequest:
     """``heapscope open``'s arguments as a checked :class:`WindowRequest`."""
+    if getattr(args, "lesson", None) is not None:
+        return _lesson_request(args)
     strategy = args.strategy
     loaded = _loaded_names(args)
     if strategy is None and len(loaded) == 1:
@@ -473,6 +458,25 @@ def window_request(args) -> WindowRequest:
         except ValueError as exc:
             raise CliError(str(exc)) from None
     return request
+
+
+def _lesson_request(args) -> WindowRequest:
+    """``open --lesson``: the lesson loaded and every claim checked here, so
+    that a broken one is one line ``FILE:LINE: message`` (exit 2) before any
+    window; it names its own trace, strategies and parameters."""
+    from .lessons import LessonError, load_lesson
+    given = [option for option, value in (("a trace", args.trace), ("--strategy", args.strategy),
+                                          ("--compare", getattr(args, "compare", None)),
+                                          ("--step", getattr(args, "step", None))) if value is not None]
+    if given:
+        raise CliError(f"a lesson names its own trace and strategies: drop {', '.join(given)}")
+    try:
+        lesson = load_lesson(_lesson_file(args.lesson))
+    except LessonError as exc:
+        raise CliError(str(exc)) from None
+    return WindowRequest(None, lesson.strategies[0], {}, dict(lesson.params),
+                         presenter=getattr(args, "presenter", None), theme=getattr(args, "theme", None),
+                         time_limit=getattr(args, "time_limit", None), lesson=lesson)
 
 
 def parse_window_request(argv: list[str]) -> WindowRequest:
@@ -524,15 +528,21 @@ def cmd_compare(args) -> int:
     params, policy = common_params(args), policy_params(args)
     _warn_unused_policy(policy, names)
     trace = load_trace(args.trace or str(default_trace_path()))
-    progress = _progress_printer(sys.stderr, list(dict.fromkeys(names))) if sys.stderr.isatty() else None
-    rows = compare_rows(trace, names, params, progress, policy, args.time_limit)
+    from .console import bars_for
+    bars = bars_for(sys.stderr, "steps")
+    try:
+        rows = compare_rows(trace, names, params, _replay_bars(bars), policy, args.time_limit)
+    finally:
+        if bars:
+            bars.close()
     failed = [r for r in rows if "error" in r]
     if len(failed) == len(rows):
         raise CliError("; ".join(r["error"] for r in failed))
     for r in failed:
         print(f"heapscope: {r['strategy']} not run: {r['error']}", file=sys.stderr)
     print(f"# {trace.name}: {len(trace)} ops", file=sys.stderr if args.format != "table" else sys.stdout)
-    print(format_rows(rows, args.format))
+    from .console import is_terminal
+    print(format_rows(rows, args.format, terminal=is_terminal(sys.stdout)))
     return 1 if failed else 0
 
 
@@ -653,8 +663,28 @@ def cmd_find(args) -> int:
     return 0 if report["count"] else 1
 
 
+#: what ``heapscope lesson`` does besides playing a lesson
+LESSON_ACTIONS = ("play", "check", "list", "export")
+
+
+def lesson_shorthand(argv: list[str]) -> list[str]:
+    """``heapscope lesson NAME|FILE ...`` is ``heapscope lesson play NAME|FILE ...``."""
+    if len(argv) >= 2 and argv[0] == "lesson" and argv[1] not in LESSON_ACTIONS and not argv[1].startswith("-"):
+        return ["lesson", "play", *argv[1:]]
+    return argv
+
+
 def _lesson_options(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="lesson_command", metavar="ACTION", required=True)
+    play = sub.add_parser("play", help="play a lesson in the window (the default: heapscope lesson NAME|FILE)",
+                          description="Open the window on a lesson: its narration beside the views, Page "
+                          "Down for the next stop, Page Up for the one before, Backspace back to the stop "
+                          "(docs/lessons.md, 'Playing a lesson'). The same as heapscope open --lesson.")
+    play.add_argument("lesson", metavar="NAME|FILE", help="a bundled lesson's name, or a lesson file (.md)")
+    play.add_argument("--presenter", action="store_true", default=None,
+                      help="presenter mode: large text, thick outlines (F5 in the window)")
+    play.add_argument("--theme", choices=("light", "dark"), default=None,
+                      help="the colour theme (default: the one used last; D in the window)")
     check = sub.add_parser("check", help="validate a lesson (syntax, directives, claims) and print each stop",
                            description="Validate a lesson: its front matter, every directive and every "
                            "claim, checked against the replay; then each stop's state in words. "
@@ -677,21 +707,35 @@ def _lesson_options(p: argparse.ArgumentParser) -> None:
 
 
 def _lesson_file(spec: str) -> str:
-    """A bundled lesson's name means it unless a file of that name exists."""
-    from .lessons import lesson_path
+    """A bundled lesson's name means it unless a file of that name exists;
+    CliError for a name that is neither (with the bundled lessons' names)."""
+    from .lessons import bundled_lessons, lesson_path
     bundled = lesson_path(spec)
-    return str(bundled) if bundled is not None and not os.path.exists(spec) else spec
+    if bundled is not None and not os.path.exists(spec):
+        return str(bundled)
+    if not os.path.exists(spec) and os.sep not in spec and not spec.endswith(".md"):
+        raise CliError(f"{spec}: no lesson file and no bundled lesson of that name; bundled: "
+                       f"{', '.join(p.stem for p in bundled_lessons())}")
+    return spec
 
 
-@command("lesson", "check or export a lesson file, or list the bundled lessons", _lesson_options)
+@command("lesson", "play, check or export a lesson file, or list the bundled lessons", _lesson_options)
 def cmd_lesson(args) -> int:
-    """``lesson check FILE``, ``lesson list`` (heapscope/lessons/, docs/lessons.md)."""
-    from .lessons import LessonError, bundled_lessons, load_lesson
+    """``lesson play FILE`` (the window: ``open --lesson``), ``lesson check
+    FILE``, ``lesson list``, ``lesson export`` (heapscope/lessons/, docs/lessons.md)."""
+    from .lessons import LessonError, bundled_lessons, load_lesson, read_lesson_text
+    if args.lesson_command == "play":
+        argv = ["open", "--lesson", args.lesson] + (["--presenter"] if args.presenter else []) + (
+            ["--theme", args.theme] if args.theme else [])
+        opened = build_parser().parse_args(argv)
+        return opened.func(opened)
     if args.lesson_command == "list":
+        # the front matter is enough: no replay (vo1989-table's takes seconds)
         for path in bundled_lessons():
-            lesson = load_lesson(path)
-            length = f"{lesson.minutes} min" if lesson.minutes else "length not given"
-            print(f"{path.stem}: {lesson.title} ({', '.join(lesson.strategies)}; {length})")
+            text = read_lesson_text(path.read_text(encoding="utf-8"), str(path))
+            named = text.front.get("strategies") or [text.front.get("strategy", "?")]
+            length = f"{text.minutes} min" if text.minutes else "length not given"
+            print(f"{path.stem}: {text.title} ({', '.join(map(str, named))}; {length})")
         return 0
     if args.lesson_command == "export":
         from .lesson_export import check_folder
@@ -721,13 +765,22 @@ def _export_lesson(args, lesson) -> int:
     from .render import RenderError
     request = ExportRequest(args.output, size=args.size, presenter=args.presenter, theme=args.theme)
 
+    from .console import bars_for
+    bars = bars_for(sys.stderr, "stops")
+
     def progress(done: int, total: int) -> None:
-        print(f"heapscope: stop {done}/{total} drawn", file=sys.stderr)
+        if bars:
+            bars.update("stops", done, total, description="lesson: stops drawn")
+        else:
+            print(f"heapscope: stop {done}/{total} drawn", file=sys.stderr)
 
     try:
         written = export_lesson(lesson, request, lesson.text.path, progress)
     except (OutputError, RenderError) as exc:
         raise CliError(str(exc)) from None
+    finally:
+        if bars:
+            bars.close()
     for path in written:
         print(path)
     return 0
@@ -818,12 +871,21 @@ def cmd_render(args) -> int:
                             strategy_params=policy_params(args), time_limit=args.time_limit)
     trace = load_trace(spec)
     source = spec if names_a_file(spec) else None
-    progress = _progress_printer(sys.stderr) if sys.stderr.isatty() else None
-    warn = lambda message: print(f"heapscope: {message}", file=sys.stderr)  # noqa: E731
+    from .console import bars_for
+    bars = bars_for(sys.stderr, "steps")
+
+    def warn(message: str) -> None:
+        if bars:
+            bars.say(f"heapscope: {message}")      # kept above the bars
+        else:
+            print(f"heapscope: {message}", file=sys.stderr)
     try:
-        written = render(request, trace, source, progress, warn)
+        written = render(request, trace, source, _replay_bars(bars), warn)
     except RenderError as exc:
         raise CliError(str(exc)) from None
+    finally:
+        if bars:
+            bars.close()
     for path in written:
         print(path)
     return 0
@@ -899,15 +961,16 @@ def _scheduler(text: str):
     return parse_scheduler(text)
 
 
-def _sweep_progress(stream, output: str):
-    """Cells done / total and the time left: one line rewritten in place on
-    a terminal, a line per cell otherwise (a log shows how far it came)."""
-    tty = stream.isatty()
-
+def _sweep_progress(stream, bars):
+    """Cells done / total and the time left: a bar on a terminal (``bars``,
+    heapscope/console.py), a line per cell otherwise (a log shows how far it
+    came)."""
     def show(done: int, total: int, eta: float | None) -> None:
+        if bars:
+            bars.update("cells", done, total, description="sweep: cells")
+            return
         left = "" if eta is None else f", about {_duration(eta)} left"
-        line = f"sweep: {done}/{total} cells measured{left}"
-        stream.write(("\r" + line.ljust(60) + ("\n" if done == total else "")) if tty else line + "\n")
+        stream.write(f"sweep: {done}/{total} cells measured{left}\n")
         stream.flush()
     return show
 
@@ -968,7 +1031,9 @@ def cmd_sweep(args) -> int:
     print(f"sweep: {len(every)} cells ({len(specs)} traces x {len(names)} strategies and their "
           f"grids); {len(every) - len(todo)} already in {args.output}, {len(todo)} to measure",
           file=sys.stderr)
-    progress = _sweep_progress(sys.stderr, args.output)
+    from .console import bars_for
+    bars = bars_for(sys.stderr, "cells")
+    progress = _sweep_progress(sys.stderr, bars)
     try:
         if args.scheduler:
             from .sweep_dask import run_on_dask
@@ -978,6 +1043,8 @@ def cmd_sweep(args) -> int:
     except SweepError as exc:
         raise CliError(str(exc)) from None
     finally:
+        if bars:
+            bars.close()
         results.close()
     if args.parquet:
         from .sweep import write_parquet
@@ -1028,6 +1095,10 @@ def _experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", "-X", action="append", type=_assignment, metavar="NAME=VALUE",
                    dest="settings", help="one of the experiment's settings, e.g. -X runs=3 "
                    "(repeatable; 'heapscope experiment' lists them)")
+    p.add_argument("--traces", "-t", action="append", metavar="FOLDER|FILE",
+                   help="replay your own recorded traces instead of the experiment's (a folder "
+                        "stands for the files in it; repeatable), for experiments over recorded "
+                        "traces (coppa2010)")
     p.add_argument("--format", "-f", choices=FORMATS, default="table")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the table (in --format) to FILE instead of printing it")
@@ -1063,19 +1134,34 @@ def experiments_text() -> str:
 def cmd_experiment(args) -> int:
     from .experiments import ExperimentError, run_experiment
     from .experiments.output import render
-    from .experiments.runner import progress_line
+    from .console import bars_for
     if not args.name:
         print(experiments_text())
         return 0
     _loaded_names(args)
     _check_experiment_outputs(args)     # before the replays: a bad path costs nothing
-    progress = progress_line(sys.stderr, args.name) if sys.stderr.isatty() else None
+    bars = bars_for(sys.stderr, "runs")
+    runs = [0]
+
+    def progress(done: int, total: int, job) -> None:
+        runs[0] = total
+        if bars:
+            bars.update("runs", done, total, description=f"experiment {args.name}")
+
+    clock = RunClock()
     try:
         result = run_experiment(args.name, args.strategy, dict(args.settings or []),
-                                dict(args.workload or []), args.jobs, progress, args.time_limit)
+                                dict(args.workload or []), args.jobs, progress,
+                                args.time_limit, args.traces)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
-    text = render(result, args.format)
+    finally:
+        if bars:
+            bars.close()
+    # its time, on stderr: the table stays what it was
+    print(f"experiment {args.name}: {runs[0]} runs in {clock.text()}", file=sys.stderr)
+    from .console import is_terminal
+    text = render(result, args.format, terminal=not args.output and is_terminal(sys.stdout))
     # The table first: a chart that fails to save must not lose the run.
     if args.output:
         _write_text(args.output, text if text.endswith("\n") else text + "\n")
@@ -1091,6 +1177,27 @@ def cmd_experiment(args) -> int:
     for strategy, error in failed:
         print(f"heapscope: {strategy} failed: {error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+class RunClock:
+    """Wall time and CPU time (this process and the workers it waited for)
+    since it was made, for a command's closing line."""
+
+    def __init__(self) -> None:
+        self.wall0 = time.perf_counter()
+        self.cpu0 = self._cpu()
+
+    @staticmethod
+    def _cpu() -> float:
+        import resource
+        own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                             resource.RUSAGE_CHILDREN))
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    def text(self) -> str:
+        """'50.1 s (97.0 s of CPU)'."""
+        return (f"{time.perf_counter() - self.wall0:.1f} s "
+                f"({self._cpu() - self.cpu0:.1f} s of CPU)")
 
 
 def _check_experiment_outputs(args) -> None:
@@ -1214,17 +1321,24 @@ def cmd_grade(args) -> int:
     baseline = _grade_baseline(args.baseline)
     names = args.traces or default_grade_traces()
     traces = [(name, load_trace(name)) for name in names]
-    progress = _grade_progress(sys.stderr) if sys.stderr.isatty() else None
+    from .console import bars_for
+    bars = bars_for(sys.stderr, "%")
     # each trace graded in a worker process: a plugin that loops, exits or
     # dies is stopped and graded invalid (allocators/isolated_grade.py)
-    result = grade_in_workers(cls, traces, own, check_every=args.check_every,
-                              reference_params=params, progress=progress, baseline=baseline,
-                              time_limit=args.time_limit)
+    try:
+        result = grade_in_workers(cls, traces, own, check_every=args.check_every,
+                                  reference_params=params,
+                                  progress=_grade_progress(bars) if bars else None,
+                                  baseline=baseline, time_limit=args.time_limit)
+    finally:
+        if bars:
+            bars.close()
     reopen = _reopen_command(args, cls.name, spec, params, policy)
     if args.format == "json":
         print(json.dumps(grade_json(result, spec, reopen), indent=2))
     else:
-        print(grade_text(result, spec, reopen))
+        from .console import is_terminal
+        print(grade_text(result, spec, reopen, terminal=is_terminal(sys.stdout)))
     return 0 if result.valid else 1
 
 
@@ -1240,16 +1354,23 @@ def _grade_baseline(name: str | None) -> str | None:
     return name
 
 
-def _grade_progress(stream):
-    """grade's ``progress`` on a terminal: what runs, on one line rewritten
-    in place, and each trace's summary line kept when it is done (stderr,
-    with --format json too: stdout stays the report)."""
+def _grade_progress(bars):
+    """grade's ``progress(trace, what)`` on a terminal (heapscope/console.py):
+    a bar per trace, moved by ``checking 40%`` and named by what runs
+    (``timing``, ``baseline first-fit``), then the trace's summary line kept
+    above the bars (stderr, with --format json too: stdout stays the report)."""
+    percent: dict[str, int] = {}
+
     def show(trace: str, what: str) -> None:
         if what.startswith("done: "):
-            stream.write("\r" + " " * 70 + "\r" + f"trace {trace}: {what[6:]}\n")
-        else:
-            stream.write("\r" + f"{trace}: {what}...".ljust(70)[:70] + "\r")
-        stream.flush()
+            bars.remove(trace)
+            bars.say(f"trace {trace}: {what[6:]}")
+            return
+        word, _, rest = what.partition(" ")
+        if word == "checking" and rest.endswith("%") and rest[:-1].isdigit():
+            percent[trace] = int(rest[:-1])
+            what = word
+        bars.update(trace, percent.get(trace, 0), 100, description=f"{trace}: {what}")
     return show
 
 
@@ -1276,9 +1397,11 @@ def _kops(ops_per_s) -> str:
     return "-" if not ops_per_s else f"{ops_per_s / 1000:.1f}"
 
 
-def grade_text(result, spec: str | None, reopen) -> str:
-    """The report of ``heapscope grade`` for people."""
+def grade_text(result, spec: str | None, reopen, terminal: bool = False) -> str:
+    """The report of ``heapscope grade`` for people (``terminal``: its table
+    styled for one, heapscope/console.py)."""
     from .allocators.grading import REFERENCE
+    from .console import table_text
     n = len(result.traces)
     who = f"{result.strategy} ({spec})" if spec else result.strategy
     lines = [f"grading {who} on {n} trace{'s' if n != 1 else ''}",
@@ -1293,7 +1416,7 @@ def grade_text(result, spec: str | None, reopen) -> str:
     head = ["trace", "ops", "valid", "util", "Kops/s", f"{REFERENCE} Kops/s"]
     if base:
         head += [f"baseline {base} util", f"baseline {base} Kops/s"]
-    rows = [head]
+    rows = []
     for t in result.traces:
         row = [t.name, str(t.ops), "yes" if t.valid else "NO", _util(t.utilisation),
                _kops(t.throughput), _kops(t.reference_throughput)]
@@ -1301,10 +1424,7 @@ def grade_text(result, spec: str | None, reopen) -> str:
             b = t.baseline
             row += [_util(b.utilisation), _kops(b.throughput(t.ops))] if b else ["-", "-"]
         rows.append(row)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    lines.append(table_text(head, rows, terminal=terminal, rule=False))
     refused = [t for t in result.traces if t.valid and t.failed]
     if refused:
         lines.append("")
@@ -1623,7 +1743,7 @@ def _loaded_names(args) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    argv = argv or ["open"]
+    argv = lesson_shorthand(argv or ["open"])
     try:
         load_allocators(argv)
     except plugins.PluginError as exc:

@@ -59,6 +59,8 @@ def find_report(trace, strategy_name: str, condition_text: str, params: dict | N
         "steps": found.n,
         "count": found.count,
         "walked": found.walked,
+        # the event tests no step can pass: the strategy never makes their events
+        "never": found.never_text(strategy_name),
         "matches": [{"step": int(s), "text": t} for s, t in zip(shown, texts)],
         # a strategy of your own that made a mistake: its steps before it were searched
         "stopped": None if timeline.fault is None else str(timeline.fault),
@@ -91,7 +93,8 @@ def format_text(report: dict) -> str:
     n, count = report["steps"], report["count"]
     head = (f"# {report['trace']['name'] or 'trace'}, {report['strategy']}: {count:,} of {n:,} "
             f"step{'s' if n != 1 else ''} where {report['condition']}")
-    lines = [head] + [m["text"] for m in report["matches"]]
+    lines = [head] + ([f"# {report['never']}"] if report.get("never") else [])
+    lines += [m["text"] for m in report["matches"]]
     if len(report["matches"]) < count:
         lines.append(f"# ... and {count - len(report['matches']):,} more (--limit)")
     return "\n".join(lines)

@@ -17,24 +17,19 @@ import functools
 import json
 from dataclasses import asdict, is_dataclass
 
-from .allocators.explain import count, explain_step
+from .allocators import structure_kinds
+from .allocators.explain import explain_step
 from .allocators.isolation import needs_worker
 from .allocators.user import UserStrategyError
 from .allocators.registry import make_strategy
 from .allocators.replay import KIND_NAMES, Timeline
-from .allocators.structure import where as structure_where
-from .traces.trace import FREE
+from .traces.trace import FREE, block_words
 
 #: text format: a heap of at most this many blocks is listed whole
 FULL_HEAP_BLOCKS = 64
 #: text format: blocks shown on each side of a block the step's events name
 CONTEXT_BLOCKS = 2
-#: text format: addresses shown per list before "... N more"
-LIST_ITEMS = 12
-#: text format: a tree of at most this many nodes is drawn sideways
-TREE_DRAWN_NODES = 40
-#: text format: lists shown (those the step's events name come first)
-LISTS_SHOWN = 16
+# (a structure's cuts are allocators/inspect_text.py's, shared by the kinds)
 
 
 class InspectError(ValueError):
@@ -71,6 +66,8 @@ def inspect_step(trace, strategy_name: str, step: int, params: dict | None = Non
         operation = {
             "kind": KIND_NAMES[kind],
             "id": ident,
+            # the block's name in a readable trace (a = malloc(240)), else null
+            "name": (getattr(trace, "names", None) or {}).get(ident),
             # a free's size is what the program had asked for that block
             "size": (rec.request if rec is not None else 0) if kind == FREE else size,
             "line": int(lines[step - 1]) if lines is not None else None,
@@ -94,6 +91,7 @@ def inspect_step(trace, strategy_name: str, step: int, params: dict | None = Non
         "structure": strategy.structure(),
         # not part of the JSON contract: for the text format
         "_ids": {b[0]: ids[b[3]] for b in walk if b[3] in ids},
+        "_names": getattr(trace, "names", None),
         "_title": strategy.title,
         "_heap_size": strategy.heap_size,
     }
@@ -157,7 +155,8 @@ def format_text(report: dict, *, all_blocks: bool = False) -> str:
     else:
         where = f", trace line {op['line']}" if op["line"] is not None else ""
         size = f"{op['size']} B" + (" (the size it was asked with)" if op["kind"] == "free" else "")
-        out.append(f"Operation: {op['kind']} of id {op['id']}, {size}{where}")
+        who = block_words(op["id"], report.get("_names"))
+        out.append(f"Operation: {op['kind']} of {who}, {size}{where}")
         out.append(f"  {op['description']}")
     out.append("")
     events = report["events"]
@@ -210,7 +209,7 @@ def _heap_lines(report: dict, all_blocks: bool) -> list[str]:
         note = ""
         payload_id = ids.get(addr)
         if payload_id is not None:
-            note += f"  id {payload_id}"
+            note += "  " + block_words(payload_id, report.get("_names"))
         if addr in named:
             note += f"  <- event{'s' if len(named[addr]) > 1 else ''} {', '.join(map(str, named[addr]))}"
         out.append(f"  {addr:#{width}x}  {size:8d}  {state}{note}")
@@ -226,192 +225,14 @@ def _skipped_line(skipped: list, width: int) -> str:
             f"not shown ({used} used, {free} free, {sum(b[1] for b in skipped)} bytes)")
 
 
-def _at(addr, none: str) -> str:
-    return none if addr is None else f"{addr:#x}"
-
-
-def _addrs(addrs: list, sizes: dict, all_items: bool) -> str:
-    shown = addrs if all_items else addrs[:LIST_ITEMS]
-    text = ", ".join(f"{a:#x} ({sizes[a]} B)" if a in sizes else f"{a:#x}" for a in shown)
-    if len(shown) < len(addrs):
-        text += f", ... {len(addrs) - len(shown)} more"
-    return text or "empty"
-
-
-def _some_lists(lists: dict, named: set, all_items: bool):
-    """The (key, addrs) of the non-empty lists to show: every one with
-    ``all_items``, else those holding a block the step names, then the
-    first others, up to LISTS_SHOWN; and how many were left out."""
-    full = [(k, v) for k, v in lists.items() if v]
-    if all_items or len(full) <= LISTS_SHOWN:
-        return full, 0
-    touched = [kv for kv in full if named.intersection(kv[1])]
-    rest = [kv for kv in full if not named.intersection(kv[1])]
-    shown = touched + rest[:max(0, LISTS_SHOWN - len(touched))]
-    order = {k: i for i, (k, _) in enumerate(full)}
-    return sorted(shown, key=lambda kv: order[kv[0]]), len(full) - len(shown)
-
-
-def _chunk_runs(chunks: list) -> str:
-    """'99 of order 12 from 0x0 to 0x62000, 1 of order 13 at 0x63000'."""
-    runs: list[list] = []
-    for c in chunks:
-        if runs and runs[-1][0] == c["order"]:
-            runs[-1][2] = c["addr"]
-            runs[-1][3] += 1
-        else:
-            runs.append([c["order"], c["addr"], c["addr"], 1])
-    return ", ".join(f"{n} of order {k} from {a:#x} to {b:#x}" if n > 1 else f"1 of order {k} at {a:#x}"
-                     for k, a, b, n in runs)
-
-
 def _structure_lines(s: dict, all_items: bool, named: set = frozenset()) -> list[str]:
-    kind = s["kind"]
+    """The structure under its heading: the lines its kind says it reads as
+    (``StructureKind.inspect_lines``, in the kind's module under
+    allocators/structure_kinds/), then the blocks kept apart."""
+    kind = structure_kinds.get(s["kind"]) or structure_kinds.StructureKind()
+    out = [f"Structure ({s['kind']}):"]
+    out.extend(kind.inspect_lines(s, all_items, named))
     sizes = s["sizes"]
-    out = [f"Structure ({kind}):"]
-    if kind == "address-ring":
-        out.append(f"  free list after base, in address order ({count(len(s['free_list']), 'block')}): "
-                   + _addrs(s["free_list"], sizes, all_items))
-        if any(p["name"] == "rover" for p in s["pointers"]):
-            out.append("  rover freep -> " + _at(s["rover"], "&base"))
-    elif kind == "ring":
-        out.append(f"  ring from the head ({count(len(s['free_list']), 'block')}): " + _addrs(s["free_list"], sizes, all_items))
-        out.append("  head -> " + _at(s["head"], "NULL"))
-    elif kind == "tree":
-        out.extend(_tree_lines(s, all_items))
-    elif kind == "buddy":
-        for k, addrs in s["avail"].items():
-            if addrs or all_items:
-                out.append(f"  AVAIL[{k}] ({1 << int(k)} B): " + _addrs(addrs, {}, all_items))
-        if not any(s["avail"].values()):
-            out.append("  every AVAIL list is empty")
-        out.append(f"  chunks: {_chunk_runs(s['chunks'])}" if s["chunks"] else "  no chunk yet")
-    elif kind == "tlsf":
-        out.append(f"  fl_bitmap    = {s['fl_bitmap']:0{s['fl_count']}b}  (bit fl, right to left)")
-        for fl, row in enumerate(s["sl_bitmap"]):
-            if row:
-                out.append(f"  sl_bitmap[{fl}] = {row:0{s['sl_count']}b}  (sizes from {s['row_floor'][fl]} B)")
-        shown, left_out = _some_lists(s["lists"], named, all_items)
-        for key, addrs in shown:
-            out.append(f"  list ({key.replace(',', ', ')}): " + _addrs(addrs, sizes, all_items))
-        if left_out:
-            out.append(f"  ... {left_out} more non-empty lists (--all shows them)")
-        if not s["lists"]:
-            out.append("  every list is empty")
-    elif kind == "buckets":
-        for k, addrs in _some_lists(s["buckets"], named, all_items)[0]:
-            out.append(f"  nextf[{k}] ({s['block_sizes'][k]} B blocks, {len(addrs)} free): "
-                       + _addrs(addrs, {}, all_items))
-        if not any(s["buckets"].values()):
-            out.append("  every bucket is empty")
-    elif kind == "bins":
-        out.append(f"  binblocks = {s['binblocks']:032b}  (bit b: bins 4b..4b+3, right to left)")
-        shown, left_out = _some_lists(s["bins"], named, all_items)
-        for i, addrs in shown:
-            out.append(f"  bin {i} (from {s['bin_floor'][int(i)]} B): " + _addrs(addrs, sizes, all_items))
-        if left_out:
-            out.append(f"  ... {left_out} more non-empty bins (--all shows them)")
-        if not s["bins"]:
-            out.append("  every bin is empty")
-        out.append("  last_remainder -> " + _at(s["last_remainder"], "none"))
-        out.append("  top -> " + _at(s["top"], "none (nothing sbrk'd yet)"))
-        for m in s["mapped"]:
-            out.append(f"  mmap region {m['addr']:#x} ({m['size']} B), payload {m['payload']:#x}")
-    elif kind == "size-classes":
-        shown, left_out = _some_lists(s["lists"], named, all_items)
-        for k, addrs in shown:
-            high = s["class_high"][k]
-            span = f"{s['class_low'][k]} B and up" if high is None else f"{s['class_low'][k]}-{high} B"
-            out.append(f"  class {k} ({span}): " + _addrs(addrs, sizes, all_items))
-        if left_out:
-            out.append(f"  ... {left_out} more non-empty classes (--all shows them)")
-        if not any(s["lists"].values()):
-            out.append("  every class list is empty")
-    elif kind == "arena-ring":
-        out.extend(_arena_ring_lines(s, all_items, named))
-    elif "lists" in s:
-        for label, addrs in s["lists"].items():
-            out.append(f"  {label}: " + _addrs(addrs, sizes, all_items))
-    else:
-        # a kind with no lines of its own here (docs/architecture.md): its
-        # blocks, grouped by where the kind says it keeps them
-        kept = {o["addr"] for o in s["outside"]}
-        places: dict[str, list] = {}
-        for a, place in structure_where(s).items():
-            if a not in kept:
-                places.setdefault(place, []).append(a)
-        for place, addrs in places.items():
-            out.append(f"  {place}: " + _addrs(addrs, sizes, all_items))
     for o in s["outside"]:
         out.append(f"  kept apart: {o['addr']:#x} ({sizes.get(o['addr'], '?')} B): {o['why']}")
     return out
-
-
-def _arena_ring_lines(s: dict, all_items: bool, named: set) -> list[str]:
-    """V7's ring of all blocks: busy ones as ``B``, idle ones as ``.``, the
-    top as ``T``, with allocp; around the named blocks unless ``all_items``."""
-    ring = s["ring"]
-    free = sum(1 for b in ring if b[2] == "free")
-    out = [f"  ring from allocs (static), {count(len(ring), 'block')} in the heap, {free} idle:"]
-    if all_items or len(ring) <= LIST_ITEMS:
-        keep = set(range(len(ring)))
-    else:
-        # the ends, allocp, and the blocks the step names if they are few
-        named_at = [i for i, b in enumerate(ring) if b[0] in named]
-        keep = {0, 1, len(ring) - 2, len(ring) - 1}
-        keep |= {i for i, b in enumerate(ring) if b[0] == s["rover"]}
-        if len(named_at) <= LIST_ITEMS:
-            keep |= set(named_at)
-    line, skipped = [], 0
-    for i, (a, size, state) in enumerate(ring):
-        if i not in keep:
-            skipped += 1
-            continue
-        if skipped:
-            line.append(f"... {skipped} more")
-            skipped = 0
-        mark = {"busy": "busy", "free": "idle", "top": "top"}[state]
-        line.append(f"{a:#x} ({size} B {mark})")
-    out.append("  " + " -> ".join(line) + (" -> allocs" if ring else "allocs[0] <-> allocs[1]"))
-    out.append("  allocp -> " + _at(s["rover"], "&allocs[0]") + ", alloct -> " + _at(s["top"], "&allocs[1]"))
-    return out
-
-
-def _tree_lines(s: dict, all_items: bool) -> list[str]:
-    nodes = s["nodes"]
-    root = s["root"]
-    out = [f"  {count(len(nodes), 'node')}, root {_at(root, 'none')}"]
-    if not nodes:
-        return out
-    by_addr = {n["addr"]: n for n in nodes}
-
-    def label(n: dict) -> str:
-        more = len(n["blocks"]) - 1
-        return f"{n['key']}@{n['addr']:#x}" + (f" (+{more} of that size)" if more else "")
-
-    if len(nodes) <= TREE_DRAWN_NODES or all_items:
-        # Sideways, right subtree above: read it with your head tilted left.
-        depth_of = {root: 0}
-        for n in _walk_from(root, by_addr):
-            for child in (n["left"], n["right"]):
-                if child is not None:
-                    depth_of[child] = depth_of[n["addr"]] + 1
-        for n in reversed(nodes):     # in-order reversed: largest size on top
-            out.append("  " + "    " * depth_of[n["addr"]] + label(n))
-        out.append("  (sideways: the root at the left, larger sizes above)")
-    else:
-        shown = nodes[:LIST_ITEMS]
-        out.append("  in order: " + ", ".join(label(n) for n in shown)
-                   + f", ... {len(nodes) - len(shown)} more (--all draws the tree)")
-    return out
-
-
-def _walk_from(root, by_addr: dict):
-    stack = [root]
-    while stack:
-        x = stack.pop()
-        if x is None:
-            continue
-        n = by_addr[x]
-        yield n
-        stack.extend((n["left"], n["right"]))

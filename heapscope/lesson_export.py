@@ -49,13 +49,24 @@ def picture_name(index: int, count: int) -> str:
     return f"stop-{index + 1:0{max(2, len(str(count)))}d}.png"
 
 
-def _answer_block(question) -> list[str]:
+def _answer_block(question, reply: str = "") -> list[str]:
+    """The answer, its explanation and the narration written after the
+    question (``reply``: it discusses the answer), folded."""
     if question is None:
         return []
-    lines = ["<details><summary>Answer</summary>", "", f"**{question.answer}**"]
+    # a click question's answer is the block the picture shows taken
+    answer = "the block the picture shows taken" if question.kind == "click" else question.answer
+    lines = ["<details><summary>Answer</summary>", "", f"**{answer}**"]
     if question.explain:
         lines += ["", question.explain]
+    if reply:
+        lines += ["", _blank_runs(reply)]
     return lines + ["", "</details>", ""]
+
+
+def _blank_runs(text: str) -> str:
+    """The directives taken out leave runs of blank lines: one is enough."""
+    return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text)
 
 
 def _question_block(question) -> list[str]:
@@ -80,12 +91,13 @@ def lesson_markdown(lesson) -> str:
         stop = state.stop
         where = f"step {state.step}" + (f", event {state.event}" if state.event is not None else "")
         lines += [f"## {stop.title}", ""]
-        if stop.narration:
-            # the directives taken out leave runs of blank lines
-            lines += [re.sub(r"\n\s*\n(\s*\n)+", "\n\n", stop.narration), ""]
+        # a question's reply (the narration after its ask: line) goes with its answer
+        narration = stop.before_reply if state.question is not None else stop.narration
+        if narration:
+            lines += [_blank_runs(narration), ""]
         lines += _question_block(state.question)
         lines += [f"![{stop.title} ({where})]({picture_name(index, count)})", ""]
-        lines += _answer_block(state.question)
+        lines += _answer_block(state.question, stop.reply if state.question is not None else "")
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -173,19 +185,7 @@ def _draw_stops(lesson, timelines, render_request, paths, settings, progress) ->
 def set_stop(window, state, ids: dict[str, int]) -> None:
     """Set ``window`` as the lesson's stop says: the step and event, the
     panels (a stop without ``show:`` keeps the previous stop's), the
-    selected block (none when it is not live in this window's heap)."""
-    model = window.model
-    model.seek(state.step, None if state.event is None else state.event - 1)
-    if state.show:
-        for action, panel in ((window.act_structure, "structure"), (window.act_explain, "explain"),
-                              (window.act_plots, "plots")):
-            wanted = panel in state.show
-            if action.isChecked() != wanted:
-                action.trigger()      # checks it and runs its toggle, as the menu does
-    address = None
-    if state.select is not None:
-        wanted = ids.get(state.select)
-        shown = model.step(0)
-        if shown is not None:
-            address = next((a for a, ident in shown.ids.items() if ident == wanted), None)
-    model.select(address)
+    selected block (none when it is not live in this window's heap); the
+    window's lesson player sets its stops the same way (gui/lesson_stop.py)."""
+    from .gui.lesson_stop import set_stop as set_window_stop
+    set_window_stop(window, state, ids, state.show or None)

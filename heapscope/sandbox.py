@@ -22,6 +22,11 @@ shows what it answers; the tests drive it with no Qt at all.
   marked) or goes (``CUT``): the caller says which.
 * **Dirty**: whether the trace differs from what was last saved or opened
   (the undo stack's position against the one at the save).
+* **Lines**: the trace's text in the readable form -- the file's own lines
+  (comments, lines the replay skips) while no edit changed its operations,
+  or the trace editor's.  Saving keeps a skipped line in a ``.heap`` as a
+  comment that marks it (:func:`~heapscope.traces.readable.mark_skipped`)
+  and says which lines a ``.rep`` leaves out.
 """
 
 from __future__ import annotations
@@ -32,9 +37,9 @@ from dataclasses import dataclass, field
 from heapscope.allocators.params import check_params
 from heapscope.allocators.registry import STRATEGIES
 from heapscope.allocators.timeline_edit import first_difference, rebuilt
-from heapscope.traces.named_ops import CheckedOps, NamedOp, check_named, fresh_name, named_ops
-from heapscope.traces.readable import EXTENSION, write_readable_file
-from heapscope.traces.rep import write_rep
+from heapscope.traces.named_ops import CheckedOps, NamedOp, check_named, fresh_name, named_ops, op_texts
+from heapscope.traces.readable import EXTENSION, mark_skipped, read_lines
+from heapscope.traces.rep import write_rep, write_rep_bytes
 from heapscope.traces.trace import ALLOC, FREE, REALLOC
 
 #: what follows an insertion point: it stays, replayed on the changed heap, or it is cut
@@ -79,6 +84,10 @@ class Sandbox:
     path: str | None = None
     #: {name: id} of the names that keep their ids (a trace read from a file)
     known_ids: dict = field(default_factory=dict)
+    #: the readable lines the trace was read from (comments and skipped
+    #: lines with them), or None; they stand for the trace while its
+    #: operations are the ones they hold
+    lines: list | None = None
 
     def __post_init__(self) -> None:
         self.ops = list(self.ops)
@@ -87,15 +96,30 @@ class Sandbox:
         self._redo: list = []
         self._saved_depth: int | None = 0
         self.checked: CheckedOps = self._check(self.ops)
+        self._keep_lines(self.lines)
 
     @classmethod
     def of_trace(cls, trace, names: dict | None = None, params: dict | None = None,
-                 path: str | None = None) -> "Sandbox":
+                 path: str | None = None, lines: list | None = None) -> "Sandbox":
         """A sandbox editing a trace read from a file or made (ids named by
-        ``names``, {id: name}, else ``b0``, ``b1`` ...); each keeps its id."""
+        ``names``, {id: name}, else ``b0``, ``b1`` ...); each keeps its id.
+        ``lines``: the readable text it was read from, kept for the editor
+        and the next save when its valid lines are exactly the trace."""
         ops = named_ops(trace, names)
         known = {op.name: int(i) for op, i in zip(ops, trace.ids.tolist())}
-        return cls(ops, params or {}, trace.name or "trace", path, known)
+        return cls(ops, params or {}, trace.name or "trace", path, known, lines)
+
+    def _keep_lines(self, lines) -> None:
+        """Keep ``lines`` as the trace's text if they hold its operations."""
+        ok = lines is not None and self._holds_ops(read_lines(lines))
+        self.lines = list(lines) if ok else None
+        self._lines_ops = list(self.ops) if ok else None
+
+    def _holds_ops(self, parse) -> bool:
+        """Whether the valid lines of ``parse`` (a read_lines) are the
+        operations the sandbox replays, name for name."""
+        valid = [NamedOp(kind, parse.name_of(ident), size) for kind, ident, size in parse.trace]
+        return valid == [self.ops[i] for i in self.checked.op_of_step]
 
     def _check(self, ops) -> CheckedOps:
         return check_named(ops, self.name, self.path, self.known_ids)
@@ -133,6 +157,14 @@ class Sandbox:
     def name_of_id(self, ident: int) -> str | None:
         """The name of trace id ``ident`` (the map's blocks carry ids)."""
         return self.checked.name_of(ident)
+
+    def text_lines(self) -> list[str]:
+        """The trace in the readable form, a line each: the file's own lines
+        while no edit changed its operations, else one per operation (those
+        the replay skips too)."""
+        if self.lines is not None and self.ops == self._lines_ops:
+            return list(self.lines)
+        return op_texts(self.ops)
 
     def new_name(self) -> str:
         return fresh_name(self.ops)
@@ -257,29 +289,50 @@ class Sandbox:
         return edit
 
     # ------------------------------------------------------------- replay
-    def replayed(self, timelines, old_trace, common: dict | None = None, **build) -> list:
+    def replayed(self, timelines, old_trace, common: dict | None = None, extra=None, **build) -> list:
         """Each of ``timelines`` (of ``old_trace``) rebuilt for the current
         trace and parameters (``common``, those every strategy takes, e.g.
-        the window's --word, then the strategy's own from the sandbox): from
-        the first changed step, or from the start for a strategy whose
+        the window's --word, then the strategy's own from the sandbox, then
+        ``extra(name)``'s: the window's Check After Every Step): from the
+        first changed step, or from the start for a strategy whose
         parameters changed.  ``build``: ``progress`` and ``cancel``, as
         :meth:`~heapscope.allocators.replay.Timeline.build` takes them."""
         changed = first_difference(old_trace, self.trace)
         common = dict(common or {})
-        return [rebuilt(tl, self.trace, changed, params={**common, **self.params_for(tl.strategy_name)},
-                        **build) for tl in timelines]
+
+        def params(name: str) -> dict:
+            return {**common, **self.params_for(name), **(extra(name) if extra else {})}
+        return [rebuilt(tl, self.trace, changed, params=params(tl.strategy_name), **build)
+                for tl in timelines]
 
     # --------------------------------------------------------------- save
-    def save(self, path: str) -> None:
+    def save(self, path: str, lines: list | None = None) -> list:
         """Write the trace to ``path``: in the readable form with its names
         when the name ends in ``.heap`` (or ``.heap.gz``), else as a .rep (ids
-        and header computed); the skipped operations are in neither.
-        Remember it as saved.  TraceError when it cannot be written."""
+        and header computed).  ``lines``: the text to save (the trace
+        editor's), used when its valid lines are the trace, else
+        :meth:`text_lines`.  A line the replay skips stays in a .heap as a
+        comment that marks it (reopened, it is a skipped line again) and is
+        left out of a .rep.  Remember it as saved.  Returns the skipped
+        lines, ``[(1-based line, text, why)]``; TraceError when it cannot be
+        written."""
+        lines, problems = self._lines_to_save(lines)
         if readable_name(path):
-            write_readable_file(self.trace, path, self.checked.names, title="")
+            write_rep_bytes(path, "\n".join(mark_skipped(lines, problems) + [""]).encode("utf-8"))
+            self.lines, self._lines_ops = list(lines), list(self.ops)
         else:
             write_rep(self.trace, path)
         self.mark_saved(path)
+        return [(i + 1, lines[i], why) for i, why in sorted(problems.items())]
+
+    def _lines_to_save(self, lines) -> tuple[list, dict]:
+        """The lines to write and their problems (0-based line -> why)."""
+        for text in (lines, self.lines if self.ops == self._lines_ops else None):
+            if text is not None:
+                parse = read_lines(text)
+                if self._holds_ops(parse):
+                    return list(text), dict(parse.problems)
+        return op_texts(self.ops), dict(self.problems)
 
     def mark_saved(self, path: str | None = None) -> None:
         """What is shown now is what the file holds."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import itertools
 import math
-import os
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -35,6 +34,7 @@ from .allocators.replay import Timeline
 from .allocators.user import UserStrategyError
 from .experiments.runner import Job
 from .traces import TraceError
+from .traces.corpus import check_corpus, corpus_files
 
 #: the columns naming a cell, before the measures
 CELL_COLUMNS = ["trace", "strategy", "params"]
@@ -122,20 +122,12 @@ def cells(traces: list[str], strategies: list[str], grid: dict[str, dict[str, li
 
 
 def trace_specs(given: list[str]) -> list[str]:
-    """The traces the command line names: a folder stands for the files in
-    it (sorted, hidden ones left out); anything else is a file or a bundled
-    name, as ``heapscope compare`` takes it."""
-    out = []
-    for spec in given:
-        if os.path.isdir(spec):
-            inside = sorted(os.path.join(spec, f) for f in os.listdir(spec)
-                            if not f.startswith(".") and os.path.isfile(os.path.join(spec, f)))
-            if not inside:
-                raise SweepError(f"{spec}: the folder holds no trace files")
-            out += inside
-        else:
-            out.append(spec)
-    return list(dict.fromkeys(out))
+    """The traces the command line names (traces/corpus.py: a folder stands
+    for the files in it); SweepError for a folder with none."""
+    try:
+        return corpus_files(given)
+    except TraceError as exc:
+        raise SweepError(str(exc)) from None
 
 
 # ------------------------------------------------------------ measuring
@@ -147,7 +139,7 @@ def measure_cell(job: Job, trace) -> dict:
     params = dict(job.params)
     try:
         make_strategy(job.strategy, **params)
-        timeline = Timeline(trace, job.strategy, params, checkpoints=False)
+        timeline = Timeline(trace, job.strategy, params, checkpoints=False, keep_series=False)
         timeline.build()
     except (ValueError, UserStrategyError) as exc:
         return {"error": str(exc)}
@@ -230,11 +222,10 @@ def _csv_value(value):
 def check_traces(specs: list[str], load) -> None:
     """Load each trace once before any cell runs; SweepError names the first
     one that cannot be read (TraceError's message names file and line)."""
-    for spec in specs:
-        try:
-            load(spec)
-        except TraceError as exc:
-            raise SweepError(str(exc)) from None
+    try:
+        check_corpus(specs, load)
+    except TraceError as exc:
+        raise SweepError(str(exc)) from None
 
 
 ProgressFn = Callable[[int, int, float | None], None]

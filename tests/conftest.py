@@ -4,6 +4,8 @@ import gc
 import os
 import sys
 
+import pytest
+
 # Some machines set PYTHONDONTWRITEBYTECODE, so that every process (each
 # xdist worker, each `heapscope` a CLI test starts) compiled heapscope and
 # pytest re-wrote every test module's asserts from scratch: about half a
@@ -21,3 +23,34 @@ def pytest_collection_finish(session):
     Objects made later, by the tests, are collected as before."""
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture
+def qtbot(qtbot):
+    """pytest-qt's ``qtbot``, keeping every widget given to ``addWidget`` alive
+    until the test is torn down.
+
+    pytest-qt holds those widgets by weak reference only, and after the test
+    function returns it processes the pending events (the first paints among
+    them) before it closes them.  A pyqtgraph widget sits in reference cycles,
+    so once the test's locals are gone the garbage collector may free it, and
+    deleting a top-level widget in the middle of its own paint freed the
+    painter's engine under ``ImageItem.paint``: the process died with a
+    segmentation fault some tests later (tests/gui/test_heap_map_steps.py run
+    in one process).  Here the widgets live until pytest-qt has closed them
+    and their deferred deletes have run, which frees them in a known order."""
+    kept = []
+    add_widget = qtbot.addWidget
+
+    def add_and_keep(widget, *args, **kwargs):
+        kept.append(widget)
+        return add_widget(widget, *args, **kwargs)
+
+    qtbot.addWidget = add_and_keep
+    yield qtbot
+    # pytest-qt's teardown hook has closed the widgets and called deleteLater
+    # on them before fixtures are torn down; run those deletes now.
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    kept.clear()

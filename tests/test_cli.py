@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -171,13 +172,17 @@ def test_compare_shows_progress_on_a_terminal_only(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["compare", "vo1989:steps=5000", "-s", "tlsf", "-s", "buddy", "-f", "csv"]) == 0
     shown = terminal.getvalue()
-    assert "\rreplaying: 0/2 done" in shown and "tlsf" in shown
-    lines = shown.split("\r")
-    assert "2/2 done" not in shown or lines[-2].strip() == ""   # the line is wiped at the end
-    assert lines[-1].startswith("# vo1989")                      # then the csv's header line
+    # a bar per strategy (heapscope/console.py), each with its rate and time left
+    moves = r"\x1b\[[0-9]*[AK]|\x1b\[\?25[lh]|\r"        # cursor up, erase line, cursor shown
+    text = re.sub(r"\x1b\[[0-9;]*m", "", re.sub(moves, "\n", shown))     # and no colours
+    bars = [line for line in text.splitlines() if "━" in line]
+    assert {line.split()[0] for line in bars} == {"tlsf", "buddy"}
+    assert all("ETA" in line for line in bars) and any("steps/s" in line for line in bars)
+    # wiped at the end (the cursor goes up, each line erased), then the csv's header line
+    assert shown.rsplit("\x1b[2K", 1)[-1].startswith("# vo1989")
     monkeypatch.undo()
     assert main(["compare", "vo1989:steps=5000", "-s", "tlsf", "-f", "csv"]) == 0
-    assert "replaying" not in capsys.readouterr().err
+    assert "━" not in capsys.readouterr().err
 
 
 def test_compare_keeps_no_checkpoints(capsys, monkeypatch):
@@ -300,4 +305,4 @@ def test_inspect_of_a_readable_trace_shows_the_step_the_lines_say(tmp_path, caps
     trace.write_text("# two blocks\n" + READABLE)
     code, out, err = hs(capsys, "inspect", trace, "-s", "first-fit", "--step", "3")
     assert code == 0, err
-    assert "free of id 0, 40 B" in out and "trace line 4" in out
+    assert "free of a (id 0), 40 B" in out and "trace line 4" in out

@@ -298,3 +298,51 @@ def test_find_on_a_strategy_of_your_own_that_fails_searches_the_steps_before(cap
         assert "the 79 steps before it were searched" in captured.err
     finally:
         plugins.forget("broken")
+
+
+# ------------------------------------------- event types a strategy never makes
+def test_every_built_in_strategy_declares_each_event_type_it_makes(pooled):
+    """Strategy.makes_events lets the finder answer a test of another type
+    at once, so it must hold every type a record can carry: checked on the
+    real trace in a fixed pool (failures) and on a workload in a heap grown
+    by sbrk (growth, trims, shrinks), from replays of our own."""
+    grown = make_workload("vo1989", steps=1500, seed=3)
+    for name in strategy_names():
+        declared = make_strategy(name).makes_events
+        assert declared, f"{name} declares no makes_events"
+        seen = {type(e).__name__ for rec in pooled[name][1] for e in rec.events}
+        strategy, program = make_strategy(name), Program()
+        strategy.record = True
+        for op in grown:
+            seen.update(type(e).__name__ for e in apply_op(strategy, program, *op).events)
+        assert seen <= declared, (name, sorted(seen - declared))
+        assert declared <= set(conditions.event_types()), (name, sorted(declared - set(conditions.event_types())))
+
+
+def test_a_test_of_an_event_the_strategy_never_makes_is_answered_without_a_replay(perl):
+    """Issue 22: avail == 3 over a long TLSF replay walked every malloc (57 s
+    for 1M steps), though TLSF never probes AVAIL."""
+    tl = Timeline(perl, "tlsf", {"pool_size": POOL}).build()
+    t0 = time.perf_counter()
+    found = find_steps(tl, parse("avail == 3"))
+    spent = time.perf_counter() - t0
+    assert found.count == 0 and found.walked == 0 and spent < 0.05, spent
+    assert found.never_text("tlsf") == "tlsf makes no AvailProbe event: avail holds at no step"
+    # combined: the other part still decides (the failed steps, from the series)
+    found = find_steps(tl, parse("avail == 3 or failed"))
+    assert list(found.steps) == list(np.flatnonzero(tl.series.failed) + 1) and found.walked == 0
+    assert find_steps(tl, parse("not refill")).count == tl.n
+    assert find_steps(tl, parse('event == "Trim"')).walked == 0          # dlmalloc's, not TLSF's
+    assert find_steps(tl, parse('rotation == "zig"')).walked == 0
+    # an event TLSF makes is still searched for
+    assert find_steps(tl, parse("cell == (0, 3)")).walked > 0
+    # and buddy, which probes AVAIL, is walked as before
+    buddy = Timeline(perl, "buddy", {"pool_size": POOL}).build()
+    found = find_steps(buddy, parse("avail == 9"))
+    assert found.walked > 0 and found.count > 0 and not found.never
+
+
+def test_find_says_what_the_strategy_never_makes(capsys):
+    assert main(["find", TRACE, "-s", "tlsf", "--when", "avail == 3"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "# tlsf makes no AvailProbe event: avail holds at no step"

@@ -101,37 +101,6 @@ def test_a_failed_run_of_your_own_names_its_file_the_trace_and_the_run(counted):
     assert runner.trace_text(("plotnick1983", ())) == "plotnick1983"
 
 
-def test_the_progress_line_is_rewritten_at_most_five_times_a_second_and_wiped_at_the_end(monkeypatch):
-    class Stream:
-        def __init__(self):
-            self.parts, self.flushes = [], 0
-
-        def write(self, text):
-            self.parts.append(text)
-
-        def flush(self):
-            self.flushes += 1
-
-    clock = iter([10.0, 10.1, 10.3, 10.35])
-    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
-    stream = Stream()
-    show = runner.progress_line(stream, "vo1989")
-    job = SimpleNamespace(label="tlsf, vax, seed 1")
-    show(1, 4, job)                 # 10.0: shown
-    show(2, 4, job)                 # 10.1: 0.1 s later, not shown
-    show(3, 4, job)                 # 10.3: 0.3 s after the last shown
-    show(4, 4, job)                 # 10.35: the last, shown and wiped
-    line = "experiment vo1989: {}/4 runs done (last: tlsf, vax, seed 1)"
-    assert stream.parts == ["\r" + line.format(1).ljust(100), "\r" + line.format(3).ljust(100),
-                            "\r" + line.format(4).ljust(100), "\r" + " " * 100 + "\r"]
-    assert stream.flushes == 3
-    long = SimpleNamespace(label="x" * 200)
-    stream.parts.clear()
-    clock = iter([20.0])
-    show(1, 2, long)
-    assert stream.parts == ["\r" + ("experiment vo1989: 1/2 runs done (last: " + "x" * 200)[:100]]
-
-
 # ------------------------------------------------- the resident memory's write model
 def test_which_allocators_keep_a_free_blocks_links_outside_it():
     phk, gnu, first = make_strategy("phkmalloc"), make_strategy("gnu-malloc"), make_strategy("first-fit")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import json
 
 import pytest
@@ -441,11 +442,14 @@ def test_the_experiment_shows_progress_on_a_terminal_only(capsys, monkeypatch):
             "-W", "steps=300", "-f", "csv", "-j", "2"]
     assert main(argv) == 0
     shown = terminal.getvalue()
-    assert "experiment vo1989: 4/4 runs done" in shown
-    assert shown.split("\r")[-1].strip() == ""                # the line is wiped at the end
+    # its bar (heapscope/console.py), ending at 4 of 4 runs, wiped at the end, then its time
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert re.search(r"experiment vo1989 ━+ 100% 4/4 [0-9,]+ runs/s", plain), plain
+    bar, closing = shown.rsplit("\x1b[2K", 1)
+    assert re.fullmatch(r"experiment vo1989: 4 runs in [0-9.]+ s \([0-9.]+ s of CPU\)\n", closing)
     monkeypatch.undo()
     assert main(argv) == 0
-    assert "runs done" not in capsys.readouterr().err
+    assert "━" not in capsys.readouterr().err
 
 
 def _descendants(pid: int) -> set[int]:

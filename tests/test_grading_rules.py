@@ -528,11 +528,21 @@ def test_progress_ends_each_trace_with_a_summary_line(load, tmp_path):
     assert [name for name, _ in done] == ["vo1989:steps=200", "perl-words"]
     assert all(what.startswith("done: valid, util 0.") and "Kops/s" in what for _, what in done)
     assert ("perl-words", "timing") in told
+    # on a terminal: a bar per trace, then its summary line kept (heapscope/console.py)
+    from rich.console import Console
+    from heapscope.console import Bars
     stream = io.StringIO()
-    show = _grade_progress(stream)
+    bars = Bars(stream, "%", console=Console(file=stream, force_terminal=True, width=100))
+    show = _grade_progress(bars)
     show("gcc-cc1", "checking 40%")
+    assert bars.progress.tasks[bars.tasks["gcc-cc1"]].completed == 40
+    show("gcc-cc1", "timing")
+    assert bars.progress.tasks[bars.tasks["gcc-cc1"]].description == "gcc-cc1: timing"
+    assert bars.progress.tasks[bars.tasks["gcc-cc1"]].completed == 40
     show("gcc-cc1", "done: valid, util 0.812, 45.2 Kops/s")
-    assert stream.getvalue().endswith("trace gcc-cc1: valid, util 0.812, 45.2 Kops/s\n")
+    bars.close()
+    assert "gcc-cc1" not in bars.tasks
+    assert "trace gcc-cc1: valid, util 0.812, 45.2 Kops/s\n" in stream.getvalue()
 
 
 def test_the_walk_checks_run_at_least_at_the_end(load, tmp_path):

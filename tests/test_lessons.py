@@ -5,6 +5,8 @@ Expected values are worked by hand from the policies (K&R 8.7's header
 units, Knuth's powers of two) or taken from a Timeline replay done here, not
 from the lesson checker."""
 
+import functools
+import re
 import textwrap
 
 import pytest
@@ -32,17 +34,40 @@ def line_of(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.split("\n"), 1) if needle in line)
 
 
+@functools.lru_cache(maxsize=None)
+def bundled(name: str):
+    """A bundled lesson loaded once for the whole module (vo1989-table
+    replays 20 000 operations three times)."""
+    return load_lesson(lesson_path(name))
+
+
+def claims_at(loaded, step: int, event=None) -> list[str]:
+    return [c.text for s in loaded.stops if s.step == step and s.event == event for c in s.claims]
+
+
+def step_events(timeline, step: int) -> list:
+    timeline.seek(step)
+    return list(timeline.last_record.events or [])
+
+
 # ------------------------------------------------------------------ bundled
 
 def test_there_are_bundled_lessons_and_each_loads_with_every_claim_holding():
     paths = bundled_lessons()
-    assert {p.stem for p in paths} >= {"roving-pointer", "buddy-splits-and-merges"}
+    # the seven of issue 23, one for each policy of the design card and the seeds
+    assert {p.stem for p in paths} >= {"roving-pointer", "buddy-splits-and-merges", "tlsf-bins",
+                                       "free-list-rotation", "splay-tree-rebalancing", "vo1989-table",
+                                       "malloc-lab-utilisation"}
     for path in paths:
-        loaded = load_lesson(path)          # raises on any false claim
+        loaded = bundled(path.stem)          # raises on any false claim
         assert loaded.claim_count() >= 5, path
         assert all(s.claims for s in loaded.stops[1:]) or loaded.claim_count() > len(loaded.stops)
         # each states its length, and it fits a 50-minute slot
         assert isinstance(loaded.minutes, int) and 0 < loaded.minutes <= 50, path
+        # ... and says so to the class, in its introduction
+        assert re.search(rf"\b{loaded.minutes}\s+minutes", loaded.text.intro), path
+    for name in ("free-list-rotation", "splay-tree-rebalancing", "vo1989-table", "malloc-lab-utilisation"):
+        assert 6 <= len(bundled(name).stops) <= 12, name
 
 
 def test_roving_pointer_places_are_where_a_replay_of_its_trace_puts_them():
@@ -114,6 +139,196 @@ def test_tlsf_lesson_classes_are_conte_mapping():
     assert "places e at the address b had" in texts[9] and "search == 2" in texts[7]
 
 
+def test_free_list_rotation_places_are_kruses_ring_order():
+    loaded = bundled("free-list-rotation")
+    # Knuth's boundary tags on LP64: a block is the request + a header and a
+    # footer word, rounded to 8 bytes: 200 -> 216, 16 -> 32, 40 -> 56.
+    # a at 0, x at 0xd8, b at 0xf8, y at 0x1d0, c at 0x1f0, z at 0x2c8.
+    hole = {"a": 0x0, "b": 0xf8, "c": 0x1f0}
+    # LIFO pushes make the ring c, b, a; each 40-byte request is cut from the
+    # upper end of the head's hole (Knuth A4) and the head moves on to the
+    # successor: c, b, a, c, b, a.  A payload is one word into its block.
+    left = {"a": 216, "b": 216, "c": 216}
+    places = {}
+    for name, at in zip("defghi", "cbacba"):
+        left[at] -= 56
+        places[name] = hole[at] + left[at] + 8
+    assert places["d"] == 0x298 and places["g"] == 0x260
+    for step, name in ((10, "d"), (11, "e"), (12, "f"), (13, "g")):
+        assert f"rotating-list places {name} at {places[name]:#x}" in claims_at(loaded, step)
+    # every hole is down to 104 bytes, too small for j's 120 (100 + 16)
+    assert set(left.values()) == {104} and "rotating-list largest_free == 104" in claims_at(loaded, 15)
+    assert "rotating-list grows once" in claims_at(loaded, 16)
+    # first fit (K&R units of 16 bytes): 40 -> 4 units, cut from the top of a's
+    # 224-byte hole (0x0..0xe0) three times, leaving a 32-byte splinter
+    assert [0xe0 - 64 * k + 16 for k in (1, 2, 3)] == [0xb0, 0x70, 0x30]
+    assert "first-fit places f at 0x30" in claims_at(loaded, 12)
+    assert "first-fit search == 2" in claims_at(loaded, 13)      # past the splinter
+
+
+def _splay_kinds(order: list[int], needs: list[int]) -> list[list[str]]:
+    """Sleator & Tarjan's bottom-up splay, worked independently of the
+    strategy on a plain dict tree: keys inserted as leaves in ``order``;
+    each request takes the least key >= need (stopping at an exact key),
+    splays it to the root, removes it and joins its subtrees by splaying
+    the right subtree's least key to its top.  The splay-step kinds of each
+    request, in order."""
+    left, right, up = {}, {}, {}
+    root = None
+    for k in order:
+        if root is None:
+            root, up[k] = k, None
+        else:
+            x = root
+            while True:
+                side = left if k < x else right
+                if side.get(x) is None:
+                    side[x], up[k] = k, x
+                    break
+                x = side[x]
+
+    def rotate(x):
+        p, g = up[x], up[up[x]]
+        if left.get(p) == x:
+            left[p], right[x] = right.get(x), p
+            inner = left[p]
+        else:
+            right[p], left[x] = left.get(x), p
+            inner = right[p]
+        if inner is not None:
+            up[inner] = p
+        up[p], up[x] = x, g
+        if g is not None:
+            if left.get(g) == p:
+                left[g] = x
+            else:
+                right[g] = x
+
+    def splay(x, kinds):
+        while up[x] is not None:
+            p = up[x]
+            g = up[p]
+            if g is None:
+                kinds.append("zig")
+                rotate(x)
+            elif (left.get(g) == p) == (left.get(p) == x):
+                kinds.append("zig-zig")
+                rotate(p)
+                rotate(x)
+            else:
+                kinds.append("zig-zag")
+                rotate(x)
+                rotate(x)
+
+    out = []
+    for need in needs:
+        kinds: list[str] = []
+        x, best = root, None
+        while x is not None:
+            if x >= need:
+                best = x
+                if x == need:
+                    break
+                x = left.get(x)
+            else:
+                x = right.get(x)
+        splay(best, kinds)
+        lo, hi = left.pop(best, None), right.pop(best, None)
+        if lo is None or hi is None:
+            root = hi if lo is None else lo
+            if root is not None:
+                up[root] = None
+        else:
+            up[hi] = up[lo] = None
+            least = hi
+            while left.get(least) is not None:
+                least = left[least]
+            splay(least, kinds)
+            left[least], up[lo], root = lo, least, least
+        out.append(kinds)
+    return out
+
+
+def test_splay_lesson_rotations_are_sleator_and_tarjans():
+    loaded = bundled("splay-tree-rebalancing")
+    # the lesson frees holes of 512, 256, 768, 128, 384, 640, 896, 320 bytes,
+    # then asks for blocks of 320, 128 and 512 (requests + an 8-byte header)
+    expected = _splay_kinds([512, 256, 768, 128, 384, 640, 896, 320], [320, 128, 512])
+    assert expected == [["zig-zag", "zig", "zig"], ["zig-zig"], ["zig-zig", "zig"]]
+    from heapscope.allocators.events import Rotation
+    timeline = loaded.timelines["splay-best-fit"]
+    for step, kinds in zip((25, 26, 27), expected):
+        assert [e.kind for e in step_events(timeline, step) if isinstance(e, Rotation)] == kinds
+    assert "event 5 is a zig-zag" in claims_at(loaded, 25, event=5)
+    assert "event 6 is a zig" in claims_at(loaded, 25, event=6)
+    assert {"zig-zags once", "zigs twice", "rotations == 4"} <= set(claims_at(loaded, 25))
+    assert {"zig-zigs once", "zigs never", "rotations == 2"} <= set(claims_at(loaded, 26))
+    # lesson check names the event a stop inside a step shows
+    index = next(i for i, s in enumerate(loaded.stops) if s.event == 5)
+    assert any("splay step zig-zag on the node of size 320" in line for line in loaded.describe(index))
+
+
+def _bsd_block(request: int, header: int = 4, page: int = 1024) -> int:
+    """4.3BSD malloc.c's bucket for a request (up to page - header bytes): the
+    least 2**k >= 8 holding the request and its header; morecore gives a
+    bucket of a page or more one page more ("2**n+pagesize")."""
+    block = 8
+    while block - header < request:
+        block *= 2
+    return block + page if block >= page else block
+
+
+def test_vo1989_lesson_numbers_are_the_bucket_rule_worked_by_hand():
+    text = lesson_path("vo1989-table").read_text()
+    blocks = [_bsd_block(r) for r in range(1, 1001)]     # Vo's sizes, U[1, 1000]
+    mean_block, mean_request = sum(blocks) / 1000, 500.5
+    assert blocks.count(2048) == 492 and _bsd_block(508) == 512 and _bsd_block(509) == 2048
+    for figure in (f"{mean_block:.1f}", f"{mean_block / mean_request:.2f}",
+                   f"{mean_block - mean_request:.1f}", f"{492 * 1024 / 1000:.1f}", "492"):
+        assert figure in text, figure                     # 1182.4, 2.36, 681.9, 503.8
+    loaded = bundled("vo1989-table")
+    assert f"bsd-buckets in_use == {_bsd_block(735)}" in claims_at(loaded, 1)   # malloc(735)
+    # at the peak the live blocks cost what the rule predicts, within 1%
+    peak = claims_at(loaded, 17712)
+    in_use = next(int(c.split("== ")[1]) for c in peak if c.startswith("bsd-buckets in_use"))
+    live = next(int(c.split("== ")[1]) for c in peak if c.startswith("live =="))
+    assert abs(in_use / live - mean_block / mean_request) < 0.01 * mean_block / mean_request
+    # Vo's waste, (max H - max L) / max L, from metrics.summarize: inside the
+    # bounds the last stop claims
+    from heapscope.allocators.metrics import summarize
+    end = claims_at(loaded, 20000)
+    for name, timeline in loaded.timelines.items():
+        row = summarize(timeline.series)
+        waste = (row["max_heap"] - row["max_live"]) / row["max_live"]
+        low = float(next(c for c in end if c.startswith(f"{name} waste >")).split("> ")[1])
+        high = float(next(c for c in end if c.startswith(f"{name} waste <")).split("< ")[1])
+        assert low < waste < high, name
+        assert row["search_mean"] == pytest.approx(timeline.series.search[timeline.series.is_malloc].mean())
+
+
+def test_malloc_lab_lesson_utilisation_is_what_grade_computes():
+    from heapscope.allocators.grading import trace_peak_live, utilisation
+    loaded = bundled("malloc-lab-utilisation")
+    text = lesson_path("malloc-lab-utilisation").read_text()
+    # grade's U: the trace's own peak payload (from its ops alone) over the final heap
+    peak = trace_peak_live(loaded.trace)
+    assert f"peak_live == {peak}" in claims_at(loaded, len(loaded.trace))
+    for name, timeline in loaded.timelines.items():
+        u = utilisation(peak, int(timeline.series.heap[-1]), 0)
+        end = claims_at(loaded, len(loaded.trace))
+        low = float(next(c for c in end if c.startswith(f"{name} peak_util >")).split("> ")[1])
+        high = float(next(c for c in end if c.startswith(f"{name} peak_util <")).split("< ")[1])
+        assert low < u < high, name
+    first_fit = utilisation(peak, int(loaded.timelines["first-fit"].series.heap[-1]), 0)
+    assert f"{first_fit:.3f}" == "0.701" and "0.701" in text
+    # the doubling realloc to 131,080 bytes: K&R grows by the request in
+    # 16-byte units plus a header unit; the buddy needs 131,088 > 2**17: 2**18
+    def heap_claim(name, step):
+        return next(int(c.split("== ")[1]) for c in claims_at(loaded, step) if c.startswith(f"{name} heap =="))
+    assert heap_claim("first-fit", 12977) - heap_claim("first-fit", 12976) == (-(-131080 // 16) + 1) * 16
+    assert heap_claim("buddy", 12977) - heap_claim("buddy", 12976) == 2 ** 18
+
+
 # ------------------------------------------------------------------ claims
 
 def test_a_claim_that_holds_and_its_false_twin():
@@ -177,6 +392,106 @@ def test_a_claim_naming_no_strategy_must_hold_for_each():
         load_lesson_text(unqualified, "r.md")
     assert "next-fit places d at 0x2b0, not at 0xb0" in str(info.value)
     assert info.value.line == line_of(unqualified, "places d at")
+
+
+SPLAY_TRACE = """\
+h512 = malloc(504)
+s0 = malloc(8)
+h256 = malloc(248)
+s1 = malloc(8)
+h384 = malloc(376)
+s2 = malloc(8)
+free(h512)
+free(h256)
+free(h384)
+a = malloc(376)
+"""
+
+
+def test_splay_step_and_event_claims_and_their_false_twins():
+    # leaf insertion: 512 the root, 256 its left child, 384 256's right child.
+    # a's block of 384 is the right child of a left child: one zig-zag (two
+    # rotations) raises it; the join then finds 512, the right subtree's
+    # least node, at its top already: no more rotations.  Events: three
+    # visits, then the zig-zag.
+    text = f'+++\ntrace = """\n{SPLAY_TRACE}"""\nstrategy = "splay-best-fit"\n+++\n' + textwrap.dedent("""
+        ## a
+        step: 10
+        expect: zig-zags once
+        expect: zigs never
+        expect: zig-zigs never
+        expect: rotations == 2
+        expect: event 1 is a Visit
+        expect: event 4 is a zig-zag
+        expect: splay-best-fit event 3 is Visit
+        """)
+    assert load_lesson_text(text).claim_count() == 7
+    for good, bad, words in (
+            ("zigs never", "zigs once", "zigs 0 times in step 10, not 1"),
+            ("zig-zags once", "zig-zags twice", "zig-zags 1 times in step 10, not 2"),
+            ("rotations == 2", "rotations == 3", "rotations after step 10 is 2"),
+            ("event 4 is a zig-zag", "event 4 is a zig", "event 4 of step 10 is a Rotation (zig-zag), not zig"),
+            ("event 1 is a Visit", "event 1 is a Split", "event 1 of step 10 is a Visit, not Split"),
+            ("event 1 is a Visit", "event 40 is a Visit", "no event 40")):
+        wrong = text.replace(f"expect: {good}\n", f"expect: {bad}\n")
+        with pytest.raises(LessonError) as info:
+            load_lesson_text(wrong, "splay.md")
+        assert info.value.line == line_of(wrong, f"expect: {bad}"), bad
+        assert str(info.value).startswith(f"splay.md:{info.value.line}: claim is false")
+        assert words in str(info.value), str(info.value)
+    # a misspelt type is a claim heapscope cannot read, at its line, not a false one
+    typo = text.replace("expect: event 1 is a Visit\n", "expect: event 1 is a Vist\n")
+    with pytest.raises(LessonError) as info:
+        load_lesson_text(typo, "splay.md")
+    assert info.value.line == line_of(typo, "is a Vist") and "unknown event type 'Vist'" in str(info.value)
+    assert "TreeJoin" in str(info.value)
+
+
+RUN_TRACE = """\
+a = malloc(100)
+b = malloc(50)
+free(a)
+c = malloc(200)
+"""
+
+
+def test_run_measure_claims_over_the_steps_so_far():
+    # first fit with NALLOC 1 (K&R units of 16 bytes, one of them the header):
+    # a takes 8 units (128 bytes), b 5 (80): H = 208 after step 2, L = 150.
+    # free(a) leaves L = 50; c needs 14 units (224): a's hole is too small, the
+    # heap grows to 432 and L = 250.  Searches: 1, 1 (each takes the new
+    # memory) and 2 (a's hole, then the new memory).
+    text = f'+++\ntrace = """\n{RUN_TRACE}"""\nstrategy = "first-fit"\n[params]\nnalloc = 1\n+++\n' + \
+        textwrap.dedent("""
+        ## after free(a)
+        step: 3
+        expect: live == 50
+        expect: peak_live == 150
+        expect: peak_heap == 208
+        expect: waste > 0.3866
+        expect: waste < 0.3867
+        expect: peak_util > 0.7211
+        expect: peak_util < 0.7212
+        expect: mean_search == 1
+        ## c
+        step: 4
+        expect: peak_live == 250
+        expect: heap == 432
+        expect: peak_util > 0.5787
+        expect: peak_util < 0.5788
+        expect: mean_search > 1.3333
+        expect: mean_search < 1.3334
+        """)
+    # (208 - 150) / 150 = 0.38667, 150 / 208 = 0.72115, 250 / 432 = 0.57870, 4 / 3
+    assert load_lesson_text(text).claim_count() == 14
+    for good, bad in (("peak_live == 150", "peak_live == 50"), ("peak_heap == 208", "peak_heap > 208"),
+                      ("waste > 0.3866", "waste > 0.4"), ("peak_util < 0.5788", "peak_util < 0.5"),
+                      ("mean_search == 1", "mean_search == 2")):
+        wrong = text.replace(f"expect: {good}\n", f"expect: {bad}\n")
+        with pytest.raises(LessonError) as info:
+            load_lesson_text(wrong, "run.md")
+        assert info.value.line == line_of(wrong, f"expect: {bad}"), bad
+        assert "claim is false" in str(info.value)
 
 
 # ------------------------------------------------------------------ bad lessons
@@ -253,7 +568,7 @@ def test_lesson_check_prints_one_group_per_stop(capsys):
         assert lines[0].startswith(f"stop {k} (line "), lines[0]
         # the step in the timeline's words, with the block's own name
         assert any(line.strip().startswith(f"buddy: step {loaded.stops[k - 1].step}") for line in lines)
-    assert "malloc(100) for a -> 0x8" in groups[1]
+    assert "malloc(100) for a (id 0) -> 0x8" in groups[1]
 
 
 def test_lesson_check_of_a_false_claim_exits_2_with_file_and_line(tmp_path, capsys):
@@ -299,7 +614,7 @@ def test_a_question_keeps_its_choices_answer_and_explanation():
     assert q.choices == ("1", "2", "3") and q.answer == "3" and q.explain == "1024 / 128 = 2**3"
     assert q.is_right(" 3") and not q.is_right("2")
     for path in bundled_lessons():     # each bundled lesson asks at least once
-        assert any(s.question for s in load_lesson(path).stops), path
+        assert any(s.question for s in bundled(path.stem).stops), path
 
 
 def test_a_trace_file_is_read_relative_to_the_lesson(tmp_path, monkeypatch):

@@ -149,3 +149,48 @@ def test_a_trace_read_from_a_file_keeps_its_ids():
     assert box.name_of_id(5) == "a" and box.name_of_id(2) == "b"    # as write_readable names them
     box.malloc_after(3, 30)
     assert list(box.trace)[-1] == (ALLOC, 6, 30)     # a new name takes the next id
+
+
+def test_a_skipped_operation_survives_a_heap_save_as_a_marked_comment(tmp_path):
+    """Issue 21: a line the replay skips was dropped by Save; in a .heap it
+    stays, as a '#! ' comment, so the file reads as the trace replayed and a
+    sandbox made of it skips the line again."""
+    from heapscope.traces import load_trace
+    from heapscope.traces.readable import read_lines, unmark_skipped
+    box = demo()
+    box.free_after(1, "a", KEEP)            # the old free(a), op 3, is skipped now
+    path = tmp_path / "demo.heap"
+    skipped = box.save(str(path))
+    why = "free(a): a is not live (freed before)"
+    assert skipped == [(4, "free(a)", why)]
+    lines = path.read_text().splitlines()
+    assert lines == ["a = malloc(100)", "free(a)", "b = malloc(200)", "#! free(a)", "c = malloc(50)"]
+    back = load_trace(str(path))            # the command line's strict reader
+    assert list(back) == list(box.trace)
+    again = read_lines(unmark_skipped(lines))
+    assert list(again.problems) == [3]     # the same line, skipped again
+    reopened = Sandbox.of_trace(back, again.names, lines=unmark_skipped(lines), path=str(path))
+    assert reopened.text_lines() == unmark_skipped(lines)
+    assert reopened.save(str(tmp_path / "again.heap")) == [(4, "free(a)", again.problems[3])]
+
+
+def test_the_editors_lines_are_saved_as_typed_and_a_rep_says_what_it_left_out(tmp_path):
+    from heapscope.traces import read_rep
+    box = Sandbox([A, NamedOp(ALLOC, "b", 100)])
+    typed = ["# two blocks", "a = malloc(100)", "x = mallo(3)", "b = calloc(4, 25)  # 100 bytes",
+             "free(zz)"]
+    heap = tmp_path / "t.heap"
+    skipped = box.save(str(heap), typed)
+    assert [(line, text) for line, text, _ in skipped] == [(3, "x = mallo(3)"), (5, "free(zz)")]
+    assert heap.read_text().splitlines() == ["# two blocks", "a = malloc(100)", "#! x = mallo(3)",
+                                             "b = calloc(4, 25)  # 100 bytes", "#! free(zz)"]
+    rep = tmp_path / "t.rep"
+    skipped = box.save(str(rep), typed)
+    assert [line for line, _, _ in skipped] == [3, 5]
+    assert "no block" in skipped[1][2] or "not live" in skipped[1][2]
+    assert list(read_rep(rep)) == [(ALLOC, 0, 100), (ALLOC, 1, 100)]
+    # lines that are not the trace (another one typed since) are not saved
+    box = Sandbox([A, NamedOp(ALLOC, "b", 100)])
+    other = box.save(str(tmp_path / "u.heap"), ["a = malloc(7)"])
+    assert other == [] and (tmp_path / "u.heap").read_text().splitlines() == ["a = malloc(100)",
+                                                                              "b = malloc(100)"]

@@ -64,6 +64,22 @@ def test_csv_has_a_header_and_booleans_as_0_and_1(tmp_path):
     assert len(lines) == 3
 
 
+def test_a_csv_written_in_chunks_reports_each_and_is_the_same_file(tmp_path, monkeypatch):
+    # the window writes a million rows a chunk at a time, its progress dialog
+    # running the event loop between chunks (issue 25)
+    from heapscope.allocators import series_io
+    whole = tmp_path / "whole.csv"
+    write_csv(small_series(), whole)
+    monkeypatch.setattr(series_io, "CSV_CHUNK", 2)
+    seen = []
+    chunked = tmp_path / "chunked.csv"
+    assert write_csv(small_series(), chunked, progress=lambda done, total: seen.append((done, total))) == 3
+    assert seen == [(2, 3), (3, 3)]
+    assert chunked.read_text() == whole.read_text()
+    lines = list(csv.reader(chunked.read_text().splitlines()))
+    assert lines[1:] == [[str(int(v)) for v in row] for row in EXPECTED]
+
+
 def test_json_says_what_was_replayed_and_each_step_by_column(tmp_path):
     path = tmp_path / "m.json"
     about = {"trace": "t.rep", "strategy": "next-fit"}

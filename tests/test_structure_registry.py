@@ -7,9 +7,13 @@ free blocks in address order.  Registered, it is accepted by
 own), gives ``members`` and ``where``, is followed from the events and has
 mid-step states, is worded by predict, and is drawn by the window's
 structure panel -- the generic lists view, since it has no view of its own --
-with its blocks, and ``heapscope inspect`` lists them.  No other file of
-heapscope names it.
+with its blocks under its own labels, and ``heapscope inspect`` writes it in
+its own lines (or, without lines of its own, lists its blocks by place).  No
+other file of heapscope names it, and no file outside
+allocators/structure_kinds/ switches on a built-in kind's name either.
 """
+
+import ast
 
 import contextlib
 import json
@@ -92,6 +96,15 @@ class RowKind(structure_kinds.StructureKind):
         row = s["row"]
         if row != sorted(row):
             raise StructureMismatch(f"the row is out of address order: {row[:8]}")
+
+    # how it reads, in heapscope inspect and in the window's lists view
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        row = s["row"]
+        return [f"  the row, left to right ({len(row)}): "
+                + " | ".join(f"{a:#x}{'*' if a in named else ''}" for a in row)]
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        return [(None, "the row, left to right", list(s["row"]))]
 
 
 class RowFirstFit(FirstFit):
@@ -246,14 +259,37 @@ def test_it_is_drawn_by_the_window_s_structure_panel(row_kind, qtbot, monkeypatc
     drawn = view.drawn()
     shown = [a for entry in drawn["lists"] for a in entry["blocks"]]
     assert sorted(shown) == sorted(b[0] for b in w.timeline.strategy.walk_tuples() if b[2] == "free")
+    # under the label its module gives (then the blocks kept outside it)
+    assert drawn["lists"][0]["label"] == "the row, left to right"
     # the window says where the kind keeps a block, in the kind's words
     places = w.model.step(0).places
     assert places[s["row"][0]] == "in place 0 of the row"
 
 
-def test_heapscope_inspect_lists_its_blocks_by_place(row_kind, monkeypatch, trace):
+def test_heapscope_inspect_writes_it_in_its_own_lines(row_kind, monkeypatch, trace):
     from heapscope.inspection import format_text, inspect_step
     monkeypatch.setitem(registry.STRATEGIES, RowFirstFit.name, RowFirstFit)
+    report = inspect_step(trace, RowFirstFit.name, 300)
+    outside = {o["addr"] for o in report["structure"]["outside"]}
+    # the row read off the heap walk: its free blocks in address order
+    free = sorted(b[0] for b in report["blocks"] if b[2] == "free" and b[0] not in outside)
+    named = {a for e in report["events"] for a in e["addrs"]}
+    assert len(free) >= 2 and named
+    lines = format_text(report).splitlines()
+    at = lines.index(f"Structure ({ROW}):")
+    expected = "  the row, left to right ({}): {}".format(
+        len(free), " | ".join(hex(a) + ("*" if a in named else "") for a in free))
+    assert lines[at + 1] == expected
+    # then what every kind shares: the blocks kept apart
+    assert lines[at + 2:] == [line for line in lines[at + 2:] if line.startswith("  kept apart: ")]
+    assert len(lines) - at - 2 == len(outside)
+
+
+def test_heapscope_inspect_lists_its_blocks_by_place(row_kind, monkeypatch, trace):
+    """Without lines of its own, a kind is listed by the places it names."""
+    from heapscope.inspection import format_text, inspect_step
+    monkeypatch.setitem(registry.STRATEGIES, RowFirstFit.name, RowFirstFit)
+    monkeypatch.setattr(RowKind, "inspect_lines", structure_kinds.StructureKind.inspect_lines)
     report = inspect_step(trace, RowFirstFit.name, 300)
     row = report["structure"]["row"]
     assert report["structure"]["kind"] == ROW and row
@@ -276,11 +312,88 @@ def test_a_view_of_its_own_is_found_by_its_module_name_alone():
         for kind, cls in re.findall(r'^@register_view\("([^"]+)"\)\nclass (\w+)', module.read_text(), re.M):
             expected[kind] = cls
     assert len(expected) >= 10 and expected["lists"] == "ListsView"
-    asked = sorted(expected) + ["bins", "size-classes", ROW]
+    asked = sorted(expected) + ["size-classes", ROW]
     code = ("import json, sys; from heapscope.gui.structure_views import view_for; "
             "print(json.dumps({k: view_for(k).__name__ for k in json.loads(sys.argv[1])}))")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(asked)], capture_output=True, text=True,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {**expected, "bins": "ListsView", "size-classes": "ListsView",
-                                       ROW: "ListsView"}
+    assert expected["bins"] == "BinsView"        # the lists view with dlmalloc's bin map
+    assert json.loads(done.stdout) == {**expected, "size-classes": "ListsView", ROW: "ListsView"}
+
+
+# ------------------------------------------- no switch on a kind's name
+#: the comparisons of a structure kind's name that stay outside
+#: allocators/structure_kinds/: (file, kind compared with, how many), why
+KIND_SWITCHES_ALLOWED = {
+    # the generic lists view titles its own kind apart from a kind it draws
+    # in its stead ("the strategy's lists" / "bins, drawn as lists")
+    ("gui/structure_views/lists_view.py", "lists", 1),
+}
+
+
+def _names_a_kind(node: ast.AST) -> bool:
+    """``kind``, ``x.kind``, ``x["kind"]`` or ``x.get("kind", ...)``."""
+    if isinstance(node, ast.Name):
+        return node.id == "kind"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "kind"
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value == "kind"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "kind"
+    return False
+
+
+def _strings(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [s for x in node.elts for s in _strings(x)]
+    return []
+
+
+def kind_switches(source: str, kinds) -> list[tuple[int, str]]:
+    """(line, kind name) of each comparison of a kind (:func:`_names_a_kind`)
+    with the string name of one of ``kinds`` (``==``, ``!=``, ``in``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if not any(_names_a_kind(x) for x in sides):
+            continue
+        for x in sides:
+            found.extend((node.lineno, s) for s in _strings(x) if s in kinds)
+    return found
+
+
+def test_the_scan_finds_a_switch_on_a_kind_s_name():
+    kinds = {"tlsf", "buddy", "address-ring"}
+    source = """
+if s["kind"] == "tlsf": pass
+elif structure.get("kind") in ("buddy", "lists"): pass
+if self.kind != "address-ring" or kind == "zig": pass
+if e.kind == "zig-zag" or op["kind"] == "free" or name == "tlsf": pass
+"""
+    assert kind_switches(source, kinds) == [(2, "tlsf"), (3, "buddy"), (4, "address-ring")]
+
+
+def test_no_switch_on_a_structure_kind_s_name_outside_its_module():
+    """A kind's words, lines and lists live in its module: nothing outside
+    allocators/structure_kinds/ compares a kind with a registered kind's
+    name, but for the allow-list above (which can only shrink: an entry no
+    longer found fails too)."""
+    kinds = set(structure_kinds.names())
+    assert {"address-ring", "tlsf", "bins", "lists"} <= kinds
+    found: dict[tuple[str, str], int] = {}
+    for folder in ("allocators", "heapscope", "gui", "traces"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel.startswith("allocators/structure_kinds/"):
+                continue
+            for line, name in kind_switches(path.read_text(), kinds):
+                found[(rel, name)] = found.get((rel, name), 0) + 1
+    allowed = {(path, name): n for path, name, n in KIND_SWITCHES_ALLOWED}
+    assert found == allowed, ("a switch on a structure kind's name outside its module: move the "
+                              "per-kind part into allocators/structure_kinds/ (docs/architecture.md)")

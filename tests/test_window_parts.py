@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PARTS = ["gui/main_window.py", "gui/window_loading.py", "gui/recent_files.py", "gui/window_layout.py",
          "gui/window_menus.py", "gui/keys_help.py", "gui/compare_mode.py", "gui/sandbox_edits.py", "gui/sandbox_panels.py", "gui/params_panel.py",
          "gui/trace_editor.py",
-         "gui/file_watch.py"]
+         "gui/file_watch.py", "gui/lesson_part.py", "gui/lesson_player.py", "gui/lesson_panel.py",
+         "gui/lesson_stop.py", "gui/stop_travel.py"]
 
 
 def private_reaches(source: str) -> list[str]:

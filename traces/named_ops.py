@@ -101,9 +101,9 @@ def check_named(ops, name: str = "", source: str | None = None,
         sizes.append(op.size if op.kind != FREE else 0)
         op_of_step.append(i)
         step_of_op.append(len(op_of_step))
-    trace = Trace(kinds, id_list, sizes, next_id, name=name, source=source)
-    return CheckedOps(trace, problems, step_of_op, op_of_step,
-                      {i: n for n, i in ids.items() if n in seen})
+    names = {i: n for n, i in ids.items() if n in seen}
+    trace = Trace(kinds, id_list, sizes, next_id, name=name, source=source, names=names)
+    return CheckedOps(trace, problems, step_of_op, op_of_step, names)
 
 
 def _problem(op: NamedOp, live: set, seen: set) -> str | None:

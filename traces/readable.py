@@ -64,10 +64,14 @@ from .trace import ALLOC, FREE, MAX_IDS, MAX_SIZE, REALLOC, Trace
 
 __all__ = ["ReadableParse", "parse_readable", "read_lines", "read_readable_source",
            "write_readable", "write_readable_file", "op_text", "looks_readable", "looks_readable_line",
-           "block_name", "FUNCTIONS", "EXTENSION"]
+           "block_name", "mark_skipped", "unmark_skipped", "FUNCTIONS", "EXTENSION", "SKIPPED_MARK"]
 
 #: the file extension of the readable form
 EXTENSION = ".heap"
+#: how a saved file keeps a line the replay skipped (it does not parse, or
+#: names a block not live there): as a comment starting with this, so every
+#: reader passes over it and the sandbox shows the line again, underlined
+SKIPPED_MARK = "#! "
 #: the calls the readable form knows, with the arguments each takes (for messages)
 FUNCTIONS = {
     "malloc": "malloc(size)",
@@ -394,9 +398,12 @@ class _Reader:
         num_ids = int(key_ids.max()) + 1 if len(key_ids) else 0
         # The constructor checks the ops again (check_ops), naming file and line:
         # a second derivation of what _apply decided.
+        # the names a person wrote (a .rep line's id is no name of its own)
+        names = {int(key_ids[k]): n for k, n in enumerate(self.key_names)
+                 if n is not None and not n.isdigit()}
         trace = Trace(np.array(self.kinds, dtype=np.uint8), ids,
                       np.array(self.sizes, dtype=np.int64), num_ids, name=name, source=source,
-                      line_numbers=np.array(self.lines, dtype=np.int64) + 1)
+                      line_numbers=np.array(self.lines, dtype=np.int64) + 1, names=names)
         return trace, key_ids
 
 
@@ -523,6 +530,22 @@ def read_lines(lines: Sequence[str] | Iterable[str]) -> ReadableParse:
 
 # --- writing -------------------------------------------------------------------------
 
+def mark_skipped(lines: Sequence[str], problems: Mapping[int, str]) -> list[str]:
+    """``lines`` with each line of ``problems`` (0-based index -> message)
+    kept as a comment, :data:`SKIPPED_MARK` before it: a line the replay
+    skips survives a save in the readable form, and a strict reader (the
+    command line's) passes over it as the replay did."""
+    return [SKIPPED_MARK + line if i in problems else line for i, line in enumerate(lines)]
+
+
+def unmark_skipped(lines: Sequence[str]) -> list[str]:
+    """The lines a :func:`mark_skipped` file was written from: the marked
+    comments are lines again (an editor reads them, and underlines them as
+    it did before the save)."""
+    n = len(SKIPPED_MARK)
+    return [line[n:] if line.startswith(SKIPPED_MARK) else line for line in lines]
+
+
 def block_name(rank: int) -> str:
     """The generated name of the ``rank``-th block (0-based): a ... z, aa,
     ab, ..., zz, aaa: bijective base 26, as spreadsheet columns are named."""
@@ -596,6 +619,8 @@ def write_readable(trace: Trace, names: Mapping[int, str] | Sequence[str] | None
     docstring).  ``title``: a comment line put first (default: the trace's
     name and size; "" for none).
     """
+    if names is None:
+        names = getattr(trace, "names", None)    # the names the trace was written with
     name_of = _names_for(trace, names)
     prev = trace.previous_same_id().tolist()
     kinds = trace.kind.tolist()

@@ -175,9 +175,12 @@ class _RepReader:
     """The state of one .rep read: the header so far, then the operations.
 
     Fed blocks of whole lines (LF line ends) in file order; the header may
-    span blocks.  Operations past the header's num_ops are parsed (a bad
-    line is still reported) and counted but not kept, so memory is bounded
-    by num_ops, itself at most ``limits.max_ops``.
+    span blocks.  Once the header is read the operations go straight into
+    packed arrays of num_ops entries (:class:`_PackedColumns`: kind, id,
+    size, line: 17 bytes an op), a block at a time.  Operations past the
+    header's num_ops are parsed (a bad line is still reported) and counted
+    but not kept, so memory is bounded by num_ops, itself at most
+    ``limits.max_ops``.
     """
 
     def __init__(self, source: TraceSource) -> None:
@@ -186,7 +189,7 @@ class _RepReader:
         self.limits = source.limits
         self.values: list[int] = []   # header integers read so far
         self.lines: list[int] = []    # the line of each
-        self.columns: tuple[list[np.ndarray], ...] = ([], [], [], [])  # kind, ids, sizes, lines
+        self.columns: _PackedColumns | None = None    # once the header is read
         self.kept = 0                 # operations kept (at most num_ops)
         self.count = 0                # operations seen
 
@@ -267,8 +270,9 @@ class _RepReader:
             raise TraceError(self.limits.too_many_ops(), self.path, line)
         room = self.values[2] - self.kept
         if room > 0:
-            for column, values in zip(self.columns, parsed):
-                column.append(values if n <= room else values[:room].copy())
+            if self.columns is None:
+                self.columns = _PackedColumns(self.values[2])
+            self.columns.put(self.kept, [values[:room] for values in parsed])
             self.kept += min(n, room)
         self.count += n
 
@@ -282,16 +286,48 @@ class _RepReader:
         if self.count != num_ops:
             raise TraceError(f"the header says num_ops = {num_ops}, but the file has "
                              f"{self.count} operations", self.path, self.lines[2])
-        joined = []
-        for column, empty in zip(self.columns, _empty_body()):
-            # one column at a time, its parts dropped at once: a little less peak memory
-            joined.append(np.concatenate(column) if column else empty)
-            column.clear()
-        kind, ids, sizes, line_numbers = joined
+        kind, ids, sizes, line_numbers = (_empty_body() if self.columns is None
+                                          else self.columns.arrays())
+        self.columns = None
         name = trace_name(self.path) if self.path else ""
-        # The Trace constructor runs the semantic checks, naming file and line.
+        # The Trace constructor runs the semantic checks, naming file and line;
+        # it takes the arrays as they are (copy=False): no second copy of the trace.
         return Trace(kind, ids, sizes, self.values[1], name=name, source=self.path,
-                     header=tuple(self.values), line_numbers=line_numbers)
+                     header=tuple(self.values), line_numbers=line_numbers, copy=False)
+
+
+class _PackedColumns:
+    """The operations of a .rep file, packed as they are parsed: kind (uint8),
+    id (int32), size (int64) and line (int32) of each of ``num_ops``.
+
+    The arrays are allocated once for the header's num_ops (their pages are
+    touched only as they fill, so a header that promises more than the file
+    holds costs address space, not memory).  An id that does not fit in
+    int32 is out of range for any trace: the id column is widened to int64
+    then, so that the checks report it with its value as read."""
+
+    def __init__(self, num_ops: int) -> None:
+        self.kind = np.empty(num_ops, np.uint8)
+        self.ids = np.empty(num_ops, np.int32)
+        self.sizes = np.empty(num_ops, np.int64)
+        self.lines = np.empty(num_ops, np.int32)
+        self.filled = 0
+
+    def put(self, start: int, parsed: ParsedBody) -> None:
+        kind, ids, sizes, lines = parsed
+        end = start + len(kind)
+        if self.ids.dtype == np.int32 and len(ids) and (
+                int(ids.min()) < _INT32.min or int(ids.max()) > _INT32.max):
+            self.ids = self.ids.astype(np.int64)
+        self.kind[start:end] = kind
+        self.ids[start:end] = ids
+        self.sizes[start:end] = sizes
+        self.lines[start:end] = lines
+        self.filled = end
+
+    def arrays(self) -> ParsedBody:
+        n = self.filled
+        return self.kind[:n], self.ids[:n], self.sizes[:n], self.lines[:n]
 
 
 def _to_int(tok: bytes) -> int | None:
@@ -344,6 +380,7 @@ _IS_BLANK = np.zeros(256, dtype=bool)
 _IS_BLANK[list(b" \t\n\r\x0b\x0c")] = True
 
 ParsedBody = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_INT32 = np.iinfo(np.int32)
 
 
 def _empty_body() -> ParsedBody:

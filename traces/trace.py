@@ -41,27 +41,48 @@ MAX_IDS = 2**31 - 1
 _NO_PREV = -1
 
 
+#: ops checked (and counted by :meth:`Trace.stats`) at a time: the checks'
+#: temporaries are a few bytes an op of this many, not of the whole trace
+CHECK_CHUNK = 1 << 20
+
+
+def _index_dtype(n: int):
+    """The narrowest dtype that holds an op index of a trace of ``n`` ops, and -1."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 def previous_op_same_id(ids: np.ndarray) -> np.ndarray:
     """For each op, the index of the previous op on the same id, or -1.
 
     A stable sort by id puts each id's ops together in trace order, so the
-    predecessor of an op is its neighbour in the sorted order.
+    predecessor of an op is its neighbour in the sorted order.  The result
+    is int32 below 2**31 ops; the neighbours are compared a chunk of the
+    sorted order at a time, so that beside the sort's own indices (8 bytes
+    an op, given back at once) the work takes a few bytes an op of a chunk.
     """
     n = len(ids)
-    prev = np.full(n, _NO_PREV, dtype=np.int64)
+    dtype = _index_dtype(n)
+    prev = np.full(n, _NO_PREV, dtype=dtype)
     if n < 2:
         return prev
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    same = sorted_ids[1:] == sorted_ids[:-1]
-    prev[order[1:][same]] = order[:-1][same]
+    order = np.argsort(ids, kind="stable").astype(dtype, copy=False)
+    for start in range(0, n - 1, CHECK_CHUNK):
+        o = order[start:start + CHECK_CHUNK + 1]   # one past: the chunk's last pair
+        sorted_ids = ids[o]
+        same = sorted_ids[1:] == sorted_ids[:-1]
+        prev[o[1:][same]] = o[:-1][same]
     return prev
 
 
 def _live_before(kind: np.ndarray, prev: np.ndarray) -> np.ndarray:
     """Whether each op's id is live just before the op (valid traces)."""
+    return _live_before_at(kind, prev, kind)
+
+
+def _live_before_at(kind: np.ndarray, prev: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """:func:`_live_before` of some ops (their ``prev``), ``kind`` the whole trace's."""
     has_prev = prev >= 0
-    live = np.zeros(len(kind), dtype=bool)
+    live = np.zeros(len(own), dtype=bool)
     live[has_prev] = kind[prev[has_prev]] != FREE
     return live
 
@@ -85,25 +106,32 @@ def check_ops(kind: np.ndarray, ids: np.ndarray, sizes: np.ndarray, num_ids: int
     Checks: kind known, id in ``[0, num_ids)``, size not negative nor absurd
     (> 2**40), no free of an id that is not live (never allocated or already
     freed: double free), no realloc of a freed id, no alloc of a live id.
-    ``ids`` and ``sizes`` should be int64 so that out-of-range values coming
-    from a file are seen before anything is narrowed.  The error names the
+    ``ids`` and ``sizes`` must hold the values as read (int64 when one does
+    not fit in int32), so that out-of-range values are seen before anything
+    is narrowed.  The ops are checked :data:`CHECK_CHUNK` at a time.  The error names the
     line of the op when ``line_numbers`` is given, else its 1-based position.
     Returns :func:`previous_op_same_id` of ``ids``, which it had to compute.
     """
     if len(kind) == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int32)
     kind = np.asarray(kind)
-    ids = np.asarray(ids, dtype=np.int64)
-    sizes = np.asarray(sizes, dtype=np.int64)
-    local_bad = ((kind > REALLOC) | (ids < 0) | (ids >= num_ids)
-                 | (sizes < 0) | (sizes > MAX_SIZE))
+    ids = np.asarray(ids)
+    sizes = np.asarray(sizes)
     prev = previous_op_same_id(ids)
-    live = _live_before(kind, prev)
-    freed = (prev >= 0) & ~live
-    semantic_bad = (((kind == ALLOC) & live) | ((kind == FREE) & ~live)
-                    | ((kind == REALLOC) & freed))
-    bad = np.flatnonzero(local_bad | semantic_bad)
-    if len(bad) == 0:
+    bad = None
+    for start in range(0, len(kind), CHECK_CHUNK):
+        at = slice(start, start + CHECK_CHUNK)
+        k, i, z, p = kind[at], ids[at], sizes[at], prev[at]
+        local_bad = (k > REALLOC) | (i < 0) | (i >= num_ids) | (z < 0) | (z > MAX_SIZE)
+        live = _live_before_at(kind, p, k)
+        freed = (p >= 0) & ~live
+        semantic_bad = (((k == ALLOC) & live) | ((k == FREE) & ~live)
+                        | ((k == REALLOC) & freed))
+        found = np.flatnonzero(local_bad | semantic_bad)
+        if len(found):
+            bad = start + found
+            break
+    if bad is None:
         return prev
     i = int(bad[0])
     line, _ = _where(i, line_numbers)
@@ -139,51 +167,69 @@ class Trace:
     ``name`` is for display, ``source`` the file it came from (or None),
     ``header`` the 4 integers of a .rep header (or None), ``line_numbers``
     (int32, or None) the source line of each op, for error messages and for
-    showing where a step comes from.
+    showing where a step comes from.  ``names`` ({id: name}, or None) are
+    the names a person gave the blocks (``a = malloc(240)`` in the readable
+    form, or the window's sandbox): messages say ``a (id 0)`` where they
+    would say ``id 0`` (:func:`block_words`).  A .rep has none.
 
     The constructor checks the ops (see :func:`check_ops`) unless
     ``validate=False``, and raises TraceError naming ``source`` and the line.
     """
 
     __slots__ = ("kind", "ids", "sizes", "num_ids", "name", "source", "header",
-                 "line_numbers", "_prev", "_stats")
+                 "line_numbers", "names", "_prev", "_stats")
 
     def __init__(self, kind, ids, sizes, num_ids: int | None = None, *, name: str = "",
                  source: str | os.PathLike | None = None,
                  header: tuple[int, int, int, int] | None = None,
-                 line_numbers=None, validate: bool = True) -> None:
-        # Copies, so freezing them below never touches the caller's arrays.
-        kind = np.array(kind, dtype=np.uint8)
-        ids64 = np.array(ids, dtype=np.int64)
-        sizes = np.array(sizes, dtype=np.int64)
+                 line_numbers=None, validate: bool = True, copy: bool = True,
+                 names: dict | None = None) -> None:
+        # Copies, so freezing them below never touches the caller's arrays;
+        # copy=False takes arrays the caller hands over (a reader's, filled
+        # for this trace) as they are when their dtypes are already the
+        # trace's: a trace of ten million ops is then never held twice.
+        convert = np.array if copy else np.asarray
+        kind = convert(kind, dtype=np.uint8)
+        ids = np.asarray(ids)
+        if ids.dtype != np.int32:     # as read (int64 may hold an id out of range): narrowed below
+            ids = np.array(ids, dtype=np.int64)
+        elif copy:
+            ids = ids.copy()
+        sizes = convert(sizes, dtype=np.int64)
         source = None if source is None else os.fspath(source)
-        if not (kind.ndim == ids64.ndim == sizes.ndim == 1
-                and len(kind) == len(ids64) == len(sizes)):
+        if not (kind.ndim == ids.ndim == sizes.ndim == 1
+                and len(kind) == len(ids) == len(sizes)):
             raise TraceError("kind, ids and sizes must be 1-D arrays of one length", source)
         if line_numbers is not None:
-            line_numbers = np.array(line_numbers, dtype=np.int32)
+            line_numbers = convert(line_numbers, dtype=np.int32)
             if line_numbers.shape != kind.shape:
                 raise TraceError("line_numbers must have one entry per op", source)
         if num_ids is None:
-            num_ids = int(ids64.max()) + 1 if len(ids64) else 0
+            num_ids = int(ids.max()) + 1 if len(ids) else 0
         num_ids = int(num_ids)
         if not 0 <= num_ids <= MAX_IDS:
             raise TraceError(f"num_ids {num_ids} is out of range [0, {MAX_IDS}]", source)
         # A free carries no size; keep it 0 whatever the caller passed.
-        sizes = np.where(kind == FREE, 0, sizes)
+        if sizes.flags.writeable:
+            sizes[kind == FREE] = 0
+        else:
+            sizes = np.where(kind == FREE, 0, sizes)
         prev = None
         if validate:
-            prev = check_ops(kind, ids64, sizes, num_ids, line_numbers, source)
-        elif len(ids64) and (ids64.min() < 0 or ids64.max() > MAX_IDS):
+            prev = check_ops(kind, ids, sizes, num_ids, line_numbers, source)
+        elif len(ids) and (ids.min() < 0 or ids.max() > MAX_IDS):
             raise TraceError("ids must fit in int32", source)
+        if ids.dtype != np.int32:
+            ids = ids.astype(np.int32)
         self.kind = _frozen(kind)
-        self.ids = _frozen(ids64.astype(np.int32))
+        self.ids = _frozen(ids)
         self.sizes = _frozen(sizes)
         self.num_ids = num_ids
         self.name = name
         self.source = source
         self.header = None if header is None else tuple(int(h) for h in header)
         self.line_numbers = None if line_numbers is None else _frozen(line_numbers)
+        self.names = {int(i): str(n) for i, n in names.items()} if names else None
         self._prev = None if prev is None else _frozen(prev)
         self._stats = None
 
@@ -258,31 +304,63 @@ class Trace:
         return dict(self._stats)
 
     def _compute_stats(self) -> dict:
+        # A chunk of ops at a time (CHECK_CHUNK), the running totals carried
+        # over: the temporaries are some 40 bytes an op of a chunk.
         kind, sizes = self.kind, self.sizes
-        is_alloc, is_free, is_realloc = kind == ALLOC, kind == FREE, kind == REALLOC
-        requested = sizes[~is_free]
         prev = self.previous_same_id()
-        live = _live_before(kind, prev)
-        old = np.zeros(len(kind), dtype=np.int64)
-        old[live] = sizes[prev[live]]
-        # A realloc replaces the old request by the new one; a free drops it.
-        live_bytes = np.cumsum(np.where(is_free, 0, sizes) - old)
-        live_blocks = np.cumsum(is_alloc.astype(np.int64) + (is_realloc & ~live)
-                                - is_free.astype(np.int64))
-        n_req = len(requested)
+        n = len(kind)
+        allocs = frees = reallocs = total = 0
+        max_live_bytes = max_live_blocks = 0
+        live_bytes = live_blocks = 0        # after the ops so far
+        min_size, max_size = None, None
+        for start in range(0, n, CHECK_CHUNK):
+            at = slice(start, start + CHECK_CHUNK)
+            k, z, p = kind[at], sizes[at], prev[at]
+            is_alloc, is_free, is_realloc = k == ALLOC, k == FREE, k == REALLOC
+            requested = z[~is_free]
+            live = _live_before_at(kind, p, k)
+            old = np.zeros(len(k), dtype=np.int64)
+            old[live] = sizes[p[live]]
+            # A realloc replaces the old request by the new one; a free drops it.
+            step_bytes = np.cumsum(z - old)         # a free's size is 0
+            step_blocks = np.cumsum(is_alloc.astype(np.int64) + (is_realloc & ~live)
+                                    - is_free.astype(np.int64))
+            max_live_bytes = max(max_live_bytes, live_bytes + int(step_bytes.max()))
+            max_live_blocks = max(max_live_blocks, live_blocks + int(step_blocks.max()))
+            live_bytes += int(step_bytes[-1])
+            live_blocks += int(step_blocks[-1])
+            allocs += int(np.count_nonzero(is_alloc))
+            frees += int(np.count_nonzero(is_free))
+            reallocs += int(np.count_nonzero(is_realloc))
+            if len(requested):
+                total += int(requested.sum())
+                low, high = int(requested.min()), int(requested.max())
+                min_size = low if min_size is None else min(min_size, low)
+                max_size = high if max_size is None else max(max_size, high)
+        n_req = allocs + reallocs
         return {
-            "num_ops": len(kind),
+            "num_ops": n,
             "num_ids": self.num_ids,
-            "allocs": int(is_alloc.sum()),
-            "frees": int(is_free.sum()),
-            "reallocs": int(is_realloc.sum()),
-            "max_live_bytes": int(max(0, live_bytes.max())) if len(kind) else 0,
-            "max_live_blocks": int(max(0, live_blocks.max())) if len(kind) else 0,
-            "total_requested": int(requested.sum()),
-            "min_size": int(requested.min()) if n_req else 0,
-            "max_size": int(requested.max()) if n_req else 0,
-            "mean_size": float(requested.mean()) if n_req else 0.0,
+            "allocs": allocs,
+            "frees": frees,
+            "reallocs": reallocs,
+            "max_live_bytes": max_live_bytes,
+            "max_live_blocks": max_live_blocks,
+            "total_requested": total,
+            "min_size": min_size if n_req else 0,
+            "max_size": max_size if n_req else 0,
+            # the exact total over the count: what numpy's mean of the sizes
+            # gives while the total stays below 2**53
+            "mean_size": total / n_req if n_req else 0.0,
         }
+
+
+def block_words(ident: int, names: dict | None) -> str:
+    """How a message names trace id ``ident``: ``a (id 0)`` when ``names``
+    (a trace's :attr:`Trace.names`) gives it a name of its own, else
+    ``id 0`` (a .rep's ids, a readable .rep line's id)."""
+    name = names.get(ident) if names else None
+    return f"{name} (id {ident})" if name is not None and name != str(ident) else f"id {ident}"
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

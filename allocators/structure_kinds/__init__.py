@@ -19,6 +19,10 @@ switches:
   completed into a whole structure;
 * its predict wording (:mod:`heapscope.allocators.predict`): a
   ``predict.Generic`` subclass, or None for the generic account of the search;
+* how it reads: :meth:`StructureKind.inspect_lines`, its lines in
+  ``heapscope inspect``, and :meth:`StructureKind.labelled_lists`, its blocks
+  as the labelled lists the window's generic lists view draws (both have a
+  generic answer for a kind that says neither);
 * its registration: ``@register`` on the class.
 
 The built-in kinds are the modules of this package; they are imported the
@@ -34,6 +38,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+
+from ..inspect_text import labelled_lines, lines_by_place
 
 _KINDS: dict[str, "StructureKind"] = {}
 _loaded = False
@@ -60,6 +66,9 @@ class StructureKind:
     #: mid-step: ``((replayed key, why), ...)`` of the blocks kept ``outside``
     #: under a replayed pointer (the splay wilderness, dlmalloc's top)
     apart: tuple[tuple[str, str], ...] = ()
+    #: the generic lists view: the sentinel a search pointer of None rests
+    #: on, before the first list (K&R's and Kruse's ``base``), or None
+    list_sentinel: str | None = None
 
     # ------------------------------------------------------------ the shape
     def members(self, structure: dict) -> list[int]:
@@ -74,6 +83,37 @@ class StructureKind:
     def check(self, structure: dict) -> None:
         """The kind's own rules, after the shared ones of ``check_against_heap``:
         raise ``structure.StructureMismatch`` on a broken rule."""
+
+    # ----------------------------------------------------------- how it reads
+    def inspect_lines(self, structure: dict, all_items: bool, named: set) -> list[str]:
+        """The lines ``heapscope inspect`` writes under ``Structure (kind):``
+        (heapscope/inspection.py adds the blocks kept ``outside``), each
+        indented two spaces, cut for a person unless ``all_items`` (the
+        pieces and cuts of :mod:`heapscope.allocators.inspect_text`); the
+        lists holding a block of ``named`` (the addresses the step's events
+        name) are the ones kept when lists are cut.  Without lines of its
+        own a kind reads as its ``lists`` when it gives them, else as its
+        blocks grouped by the places :meth:`where` names."""
+        s = structure
+        if "lists" in s:
+            return labelled_lines(s["lists"], s["sizes"], all_items)
+        from ..structure import where       # structure imports this package
+        kept = {o["addr"] for o in s["outside"]}
+        return lines_by_place(where(s), kept, s["sizes"], all_items)
+
+    def labelled_lists(self, structure: dict, named=()) -> list[tuple[tuple | None, str, list[int]]]:
+        """The structure proper as ``[(key, label, [addrs])]`` in its own
+        order, as the window's generic lists view draws it
+        (gui/structure_views/lists_view.py adds the blocks kept outside).
+        ``key`` is how the policy's events name the list
+        (``ListInsert.where``), or None; ``named`` holds the keys the step's
+        events name, for a kind that lists a named empty list too.  Without
+        lists of its own a kind reads as its ``lists`` when it gives them,
+        else as one list of its free blocks in address order."""
+        if "lists" in structure:
+            return [((str(label),), str(label), list(addrs)) for label, addrs in structure["lists"].items()]
+        kept = {o["addr"] for o in structure.get("outside", ())}
+        return [(None, "free blocks", sorted(a for a in structure.get("sizes", {}) if a not in kept))]
 
     # ------------------------------------------------------- mid-step states
     def start_step(self, before: dict):

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from ..predict import Generic, hx, plural
 from .. import events as ev
+from ..inspect_text import addr_list
+from ..phrases import at, count
 from ..structure import StructureMismatch
 from ..structure_replay import Follower, ReplayError
 from . import StructureKind, register
@@ -124,3 +126,17 @@ class AddressRingKind(StructureKind):
             raise StructureMismatch(f"the address-ordered ring is out of order: {ring[:8]}")
         if s["rover"] is not None and s["rover"] not in ring:
             raise StructureMismatch(f"the rover {s['rover']:#x} is not on the ring")
+
+    # how it reads: the ring after K&R's base, and next fit's rover (freep)
+    list_sentinel = "base"
+
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        ring = s["free_list"]
+        out = [f"  free list after base, in address order ({count(len(ring), 'block')}): "
+               + addr_list(ring, s["sizes"], all_items)]
+        if any(p["name"] == "rover" for p in s["pointers"]):
+            out.append("  rover freep -> " + at(s["rover"], "&base"))
+        return out
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        return [(None, "free list in address order, from base", list(s["free_list"]))]

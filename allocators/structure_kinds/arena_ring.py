@@ -14,6 +14,8 @@ every block in ring order, state ``"free"``, ``"busy"`` or ``"top"`` (last);
 from __future__ import annotations
 
 from .. import events as ev
+from ..inspect_text import LIST_ITEMS
+from ..phrases import at, count
 from ..structure import StructureMismatch
 from ..structure_replay import Follower, ReplayError, hex_or_none
 from . import StructureKind, register
@@ -109,3 +111,32 @@ class ArenaRingKind(StructureKind):
             raise StructureMismatch("an arena block has an unknown state, or there are two tops")
         if s["rover"] is not None and s["rover"] not in {a for a, _, _ in ring}:
             raise StructureMismatch(f"allocp {s['rover']:#x} is not a block of the arena")
+
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        """V7's ring of all blocks, busy, idle and the top, with allocp;
+        around the named blocks unless ``all_items``."""
+        ring = s["ring"]
+        free = sum(1 for b in ring if b[2] == "free")
+        out = [f"  ring from allocs (static), {count(len(ring), 'block')} in the heap, {free} idle:"]
+        if all_items or len(ring) <= LIST_ITEMS:
+            keep = set(range(len(ring)))
+        else:
+            # the ends, allocp, and the blocks the step names if they are few
+            named_at = [i for i, b in enumerate(ring) if b[0] in named]
+            keep = {0, 1, len(ring) - 2, len(ring) - 1}
+            keep |= {i for i, b in enumerate(ring) if b[0] == s["rover"]}
+            if len(named_at) <= LIST_ITEMS:
+                keep |= set(named_at)
+        line, skipped = [], 0
+        for i, (a, size, state) in enumerate(ring):
+            if i not in keep:
+                skipped += 1
+                continue
+            if skipped:
+                line.append(f"... {skipped} more")
+                skipped = 0
+            mark = {"busy": "busy", "free": "idle", "top": "top"}[state]
+            line.append(f"{a:#x} ({size} B {mark})")
+        out.append("  " + " -> ".join(line) + (" -> allocs" if ring else "allocs[0] <-> allocs[1]"))
+        out.append("  allocp -> " + at(s["rover"], "&allocs[0]") + ", alloct -> " + at(s["top"], "&allocs[1]"))
+        return out

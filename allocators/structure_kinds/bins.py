@@ -15,6 +15,8 @@ size of each bin (None for bin 127); ``last_remainder`` and ``top`` (also in
 from __future__ import annotations
 
 from .. import events as ev
+from ..inspect_text import cut_lists
+from ..phrases import at, human_bytes
 from ..dlmalloc_events import BinmapChange, Mapped, Trim, Unmapped
 from ..structure import StructureMismatch
 from ..structure_replay import KeyedLists, ReplayError, hex_or_none
@@ -127,3 +129,33 @@ class BinsKind(StructureKind):
             a = s[name]
             if a is not None and a not in kept:
                 raise StructureMismatch(f"{name} {a:#x} is not kept apart in 'outside'")
+
+    # how it reads: malloc.c 2.6's binblocks, the non-empty bins, what the
+    # bins alone do not say (last_remainder, top) and the mmapped chunks
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        out = [f"  binblocks = {s['binblocks']:032b}  (bit b: bins 4b..4b+3, right to left)"]
+        out += cut_lists(s["bins"], named, all_items, s["sizes"],
+                         lambda i: f"bin {i} (from {s['bin_floor'][int(i)]} B)", "bins")
+        if not s["bins"]:
+            out.append("  every bin is empty")
+        out.append("  last_remainder -> " + at(s["last_remainder"], "none"))
+        out.append("  top -> " + at(s["top"], "none (nothing sbrk'd yet)"))
+        for m in s["mapped"]:
+            out.append(f"  mmap region {m['addr']:#x} ({m['size']} B), payload {m['payload']:#x}")
+        return out
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        # bins are listed only when non-empty: a bin the step names (the one
+        # it took its last block from) is listed empty too
+        floors = s.get("bin_floor") or []
+        bins = dict(s["bins"])
+        for key in named:
+            if key is not None and len(key) == 1 and str(key[0]) not in bins and key[0] not in bins:
+                bins[key[0]] = []
+        out = []
+        for i in sorted(bins, key=int):
+            label = f"bin {i}"
+            if int(i) < len(floors) and floors[int(i)] is not None:
+                label += f" (from {human_bytes(floors[int(i)])})"
+            out.append(((int(i),), label, list(bins[i])))
+        return out

@@ -12,6 +12,8 @@ bucket, head first; ``block_sizes``, ``{k: bytes}``.
 from __future__ import annotations
 
 from .. import events as ev
+from ..inspect_text import addr_list, some_lists
+from ..phrases import human_bytes
 from ..predict import Generic, hx, plural
 from ..structure_replay import KeyedLists
 from . import StructureKind, register
@@ -94,3 +96,20 @@ class BucketsKind(StructureKind):
     def complete(self, states, out: dict, replayed: dict) -> None:
         # every bucket, empty or not, as structure() gives them
         out["buckets"] = {k: list(replayed["buckets"].get(int(k), ())) for k in states.after["buckets"]}
+
+    # how it reads: each non-empty nextf[k] with its block size
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        out = [f"  nextf[{k}] ({s['block_sizes'][k]} B blocks, {len(addrs)} free): " + addr_list(addrs, {}, all_items)
+               for k, addrs in some_lists(s["buckets"], named, all_items)[0]]
+        if not any(s["buckets"].values()):
+            out.append("  every bucket is empty")
+        return out
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        sizes = s.get("block_sizes", {})
+        out = []
+        for k in sorted(s["buckets"], key=int):
+            size = sizes.get(k)
+            label = f"nextf[{k}]" + (f" ({human_bytes(size)} blocks)" if size else "")
+            out.append(((int(k),), label, list(s["buckets"][k])))
+        return out

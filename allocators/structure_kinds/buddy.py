@@ -13,6 +13,8 @@ every carved block in address order.
 from __future__ import annotations
 
 from .. import events as ev
+from ..inspect_text import addr_list
+from ..phrases import human_bytes
 from ..explain import times
 from ..predict import Generic, hx
 from ..structure import StructureMismatch
@@ -150,3 +152,31 @@ class BuddyKind(StructureKind):
         out["blocks"] = [[a, k, "used" if a in carving.used else "free"]
                          for a, k in sorted(carving.orders.items())]
         out["chunks"] = [dict(c) for c in carving.chunks]
+
+    # how it reads: each AVAIL[k] list, and the chunks as runs of one order
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        out = []
+        for k, addrs in s["avail"].items():
+            if addrs or all_items:
+                out.append(f"  AVAIL[{k}] ({1 << int(k)} B): " + addr_list(addrs, {}, all_items))
+        if not any(s["avail"].values()):
+            out.append("  every AVAIL list is empty")
+        out.append(f"  chunks: {_chunk_runs(s['chunks'])}" if s["chunks"] else "  no chunk yet")
+        return out
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        return [((int(k),), f"AVAIL[{k}] ({human_bytes(1 << int(k))})", list(s["avail"][k]))
+                for k in sorted(s["avail"], key=int)]
+
+
+def _chunk_runs(chunks: list) -> str:
+    """'99 of order 12 from 0x0 to 0x62000, 1 of order 13 at 0x63000'."""
+    runs: list[list] = []
+    for c in chunks:
+        if runs and runs[-1][0] == c["order"]:
+            runs[-1][2] = c["addr"]
+            runs[-1][3] += 1
+        else:
+            runs.append([c["order"], c["addr"], c["addr"], 1])
+    return ", ".join(f"{n} of order {k} from {a:#x} to {b:#x}" if n > 1 else f"1 of order {k} at {a:#x}"
+                     for k, a, b, n in runs)

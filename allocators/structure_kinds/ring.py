@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from ..predict import Generic, hx, plural
 from .. import events as ev
+from ..inspect_text import addr_list
+from ..phrases import at, count
 from ..structure_replay import Follower, ReplayError
 from . import StructureKind, register
 
@@ -139,3 +141,14 @@ class RingKind(StructureKind):
 
     def where(self, s: dict) -> dict[int, str]:
         return {a: "the free list" for a in s["free_list"]}
+
+    # how it reads: Kruse's ring from its head
+    list_sentinel = "base"
+
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        ring = s["free_list"]
+        return [f"  ring from the head ({count(len(ring), 'block')}): " + addr_list(ring, s["sizes"], all_items),
+                "  head -> " + at(s["head"], "NULL")]
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        return [(None, "free list from the head", list(s["free_list"]))]

@@ -15,6 +15,8 @@ smallest and largest block of each class (``class_high`` None for the last);
 from __future__ import annotations
 
 from ..structure import StructureMismatch
+from ..inspect_text import cut_lists
+from ..phrases import human_bytes
 from ..structure_replay import KeyedLists
 from . import StructureKind, register
 
@@ -54,3 +56,22 @@ class SizeClassesKind(StructureKind):
     def complete(self, states, out: dict, replayed: dict) -> None:
         # every class, empty or not, as structure() gives them
         out["lists"] = {k: list(replayed["lists"].get(int(k), ())) for k in states.after["lists"]}
+
+    # how it reads: each non-empty class list with its span of sizes
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        def label(k) -> str:
+            low, high = s["class_low"][k], s["class_high"][k]
+            return f"class {k} ({low} B and up)" if high is None else f"class {k} ({low}-{high} B)"
+
+        out = cut_lists(s["lists"], named, all_items, s["sizes"], label, "classes")
+        if not any(s["lists"].values()):
+            out.append("  every class list is empty")
+        return out
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        out = []
+        for k in sorted(s["lists"], key=int):
+            low, high = s["class_low"][k], s["class_high"][k]
+            span = f"{human_bytes(low)} and up" if high is None else f"{human_bytes(low)}-{human_bytes(high)}"
+            out.append(((int(k),), f"class {k} ({span})", list(s["lists"][k])))
+        return out

@@ -15,6 +15,7 @@ first (keys made by ``structure.tlsf_key``); ``fl_count``, ``sl_count``;
 from __future__ import annotations
 
 from .. import events as ev
+from ..inspect_text import cut_lists
 from ..predict import Generic, hx
 from ..structure import StructureMismatch, parse_tlsf_key, tlsf_key
 from ..structure_replay import KeyedLists
@@ -161,3 +162,22 @@ class TlsfKind(StructureKind):
             for sl in range(s["sl_count"]):
                 if bool(row >> sl & 1) != bool(lists.get((fl, sl))):
                     raise StructureMismatch(f"sl_bitmap[{fl}] bit {sl} disagrees with list ({fl}, {sl})")
+
+    # how it reads: both bitmaps, then the non-empty lists (fl, sl)
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        out = [f"  fl_bitmap    = {s['fl_bitmap']:0{s['fl_count']}b}  (bit fl, right to left)"]
+        for fl, row in enumerate(s["sl_bitmap"]):
+            if row:
+                out.append(f"  sl_bitmap[{fl}] = {row:0{s['sl_count']}b}  (sizes from {s['row_floor'][fl]} B)")
+        out += cut_lists(s["lists"], named, all_items, s["sizes"],
+                         lambda key: f"list ({key.replace(',', ', ')})", "lists")
+        if not s["lists"]:
+            out.append("  every list is empty")
+        return out
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        out = []
+        for key in sorted(s["lists"], key=parse_tlsf_key):
+            fl, sl = parse_tlsf_key(key)
+            out.append(((fl, sl), f"list ({fl}, {sl})", list(s["lists"][key])))
+        return out

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from ..predict import Generic, hx
 from .. import events as ev
+from ..inspect_text import LIST_ITEMS, TREE_DRAWN_NODES
+from ..phrases import at, count
 from ..structure import StructureMismatch
 from ..structure_replay import Follower, ReplayError, hex_or_none
 from . import StructureKind, register
@@ -335,3 +337,50 @@ class TreeKind(StructureKind):
             x = by_addr[x]["right"] if x in by_addr else None
         if order != [n["addr"] for n in nodes]:
             raise StructureMismatch("the nodes list is not the in-order walk from the root")
+
+    # how it reads: the tree sideways while it is small, its nodes in order
+    # beyond; a list per node, its equal-size blocks, in the lists view
+    def inspect_lines(self, s: dict, all_items: bool, named: set) -> list[str]:
+        nodes = s["nodes"]
+        root = s["root"]
+        out = [f"  {count(len(nodes), 'node')}, root {at(root, 'none')}"]
+        if not nodes:
+            return out
+        by_addr = {n["addr"]: n for n in nodes}
+
+        def label(n: dict) -> str:
+            more = len(n["blocks"]) - 1
+            return f"{n['key']}@{n['addr']:#x}" + (f" (+{more} of that size)" if more else "")
+
+        if len(nodes) <= TREE_DRAWN_NODES or all_items:
+            # Sideways, right subtree above: read it with your head tilted left.
+            depth_of = {root: 0}
+            for n in _walk_from(root, by_addr):
+                for child in (n["left"], n["right"]):
+                    if child is not None:
+                        depth_of[child] = depth_of[n["addr"]] + 1
+            for n in reversed(nodes):     # in-order reversed: largest size on top
+                out.append("  " + "    " * depth_of[n["addr"]] + label(n))
+            out.append("  (sideways: the root at the left, larger sizes above)")
+        else:
+            shown = nodes[:LIST_ITEMS]
+            out.append("  in order: " + ", ".join(label(n) for n in shown)
+                       + f", ... {len(nodes) - len(shown)} more (--all draws the tree)")
+        return out
+
+    def labelled_lists(self, s: dict, named=()) -> list:
+        root = s.get("root")
+        return [(None, f"size {node['key']:,}" + (" (root)" if node["addr"] == root else ""),
+                 list(node["blocks"])) for node in s["nodes"]]
+
+
+def _walk_from(root, by_addr: dict):
+    """The nodes reachable from ``root``, each before its children."""
+    stack = [root]
+    while stack:
+        x = stack.pop()
+        if x is None:
+            continue
+        n = by_addr[x]
+        yield n
+        stack.extend((n["left"], n["right"]))

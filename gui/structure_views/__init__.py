@@ -34,6 +34,13 @@ def view_for(kind: str) -> type[StructureView]:
 _loaded = False
 
 
+def load_all() -> None:
+    """Import every view module now: the program does it before its window
+    shows (imported when the first step is drawn, they held the event loop
+    for a second on a busy machine: issue 25's stall probe)."""
+    _load_views()
+
+
 def _load_views() -> None:
     """Import every ``*_view`` module of this package once: each registers its
     view on import, so a new view is a new module here, listed nowhere.

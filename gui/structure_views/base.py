@@ -28,6 +28,9 @@ class StructureView(QWidget):
     block_clicked = Signal(int)
     #: the mouse is over a block (its address) or over nothing (-1)
     block_hovered = Signal(int)
+    #: a right click on a block: its address and the screen point (a QPoint)
+    #: where its menu opens (the sandbox's Free / Realloc, gui/sandbox_edits.py)
+    block_menu_asked = Signal(int, object)
 
     #: the structure kinds this view draws (docs/structure.md)
     kinds: tuple[str, ...] = ()

@@ -108,7 +108,7 @@ class BucketsView(CardView):
             ("refilled, new", swatch_css(palette.RELEASED, "#E8E8E8", dashed=True)),
             ("selected", swatch_css(SELECTED, "#FFFFFF", width=4)),
         ], parent)
-        self._say(self.title, "4.2BSD buckets (Kingsley): one LIFO list nextf[k] per power-of-two size; "
+        self._say(self.title, "4.3BSD buckets (Kingsley): one LIFO list nextf[k] per power-of-two size; "
                            "never split nor joined")
         self.step: BucketStep | None = None
 

@@ -443,6 +443,8 @@ class StructureCanvas(QGraphicsView):
 
     clicked = Signal(int)
     hovered = Signal(int)
+    #: a right click on an item with an ``addr``: it and the screen point
+    menu_asked = Signal(int, object)
     #: the viewport changed width (notes wrap to it)
     width_changed = Signal()
     # pyqtgraph items ask the view they live in for these two signals
@@ -525,6 +527,12 @@ class StructureCanvas(QGraphicsView):
         super().wheelEvent(event)
 
     def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.RightButton:
+            addr = self.addr_at(event.position().toPoint())
+            if addr is not None:
+                self.menu_asked.emit(addr, event.globalPosition().toPoint())
+                event.accept()
+                return
         self._revealed = None           # a drag pans
         self._press = event.position().toPoint() if event.button() == Qt.LeftButton else None
         super().mousePressEvent(event)

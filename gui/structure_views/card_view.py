@@ -80,6 +80,7 @@ class CardView(StructureView):
         layout.addWidget(self.canvas, 1)
         layout.addWidget(self.info)
         self.canvas.clicked.connect(self.block_clicked)
+        self.canvas.menu_asked.connect(self.block_menu_asked)
         self.canvas.hovered.connect(self.block_hovered)
         self.canvas.width_changed.connect(self._width_changed)
 

@@ -16,13 +16,9 @@ named (a split's remainder, a merge, an insert: vermillion).  The policy's
 pointers (rover, head) are flags over their blocks.  The selected block has
 the heap map's selection ring.
 
-dlmalloc's ``bins`` get what the bins alone do not say (Lea's malloc.c
-2.6: ``binblocks``, ``last_remainder``, ``top``, ``mmap_chunk``): the bin map
-above the bins, its 32 bits as cells (yellow when set, each covering four
-bins; the bits the step's scan tested numbered in orange, a bit it set or
-cleared in vermillion), a line naming the last remainder and top (or saying
-there is none), and below the bins the chunks mmapped apart from the heap,
-one box each, outside the heap's address range.
+A kind drawn as lists with a part of its own above or below the lists
+subclasses the view and draws it in :meth:`ListsView._above_lists` and
+:meth:`ListsView._below_lists` (dlmalloc's bins: bins_view.py).
 
 Legible past a few hundred blocks: at most :data:`MAX_LISTS` lists and
 :data:`BLOCK_BUDGET` boxes are drawn; a long list keeps its first and last
@@ -45,13 +41,12 @@ from PySide6.QtWidgets import (QFrame, QGraphicsItem, QGraphicsRectItem, QGraphi
                                QSizePolicy, QVBoxLayout)
 
 from heapscope.allocators import events as ev
-from heapscope.allocators.dlmalloc import BINBLOCKWIDTH, BinmapChange, BinmapProbe, BinProbe, Mapped, Unmapped
-from heapscope.allocators.segregated_fit import ClassProbe
-from heapscope.allocators.structure import parse_tlsf_key
+from heapscope.allocators import structure_kinds
 from .. import palette
 from ..gauges import human_bytes
 from . import register_view
 from .base import StructureView
+from .scene_view import LinesLabel
 
 #: lists drawn at most; beyond, runs of lists fold into one line
 MAX_LISTS = 60
@@ -70,82 +65,33 @@ def labelled_lists(structure: dict, named=()) -> list[tuple[tuple | None, str, l
     how the policy's events name the list (``ListInsert.where``: ``(k,)`` for
     AVAIL[k] and nextf[k], ``(fl, sl)`` for a TLSF list), or None.  Bins,
     which a structure lists only when non-empty, are listed empty too when
-    their key is in ``named`` (the bin a step took its last block from)."""
-    kind = structure.get("kind")
-    out: list[tuple[tuple | None, str, list[int]]] = []
-    if kind == "address-ring":
-        out.append((None, "free list in address order, from base", list(structure["free_list"])))
-    elif kind == "ring":
-        out.append((None, "free list from the head", list(structure["free_list"])))
-    elif kind == "tree":
-        root = structure.get("root")
-        for node in structure["nodes"]:
-            label = f"size {node['key']:,}" + (" (root)" if node["addr"] == root else "")
-            out.append((None, label, list(node["blocks"])))
-    elif kind == "buddy":
-        for k in sorted(structure["avail"], key=int):
-            out.append(((int(k),), f"AVAIL[{k}] ({human_bytes(1 << int(k))})",
-                        list(structure["avail"][k])))
-    elif kind == "tlsf":
-        for key in sorted(structure["lists"], key=parse_tlsf_key):
-            fl, sl = parse_tlsf_key(key)
-            out.append(((fl, sl), f"list ({fl}, {sl})", list(structure["lists"][key])))
-    elif kind == "buckets":
-        sizes = structure.get("block_sizes", {})
-        for k in sorted(structure["buckets"], key=int):
-            size = sizes.get(k)
-            label = f"nextf[{k}]" + (f" ({human_bytes(size)} blocks)" if size else "")
-            out.append(((int(k),), label, list(structure["buckets"][k])))
-    elif kind == "bins":
-        floors = structure.get("bin_floor") or []
-        bins = dict(structure["bins"])
-        for key in named:
-            if key is not None and len(key) == 1 and str(key[0]) not in bins and key[0] not in bins:
-                bins[key[0]] = []
-        for i in sorted(bins, key=int):
-            label = f"bin {i}"
-            if int(i) < len(floors) and floors[int(i)] is not None:
-                label += f" (from {human_bytes(floors[int(i)])})"
-            out.append(((int(i),), label, list(bins[i])))
-    elif kind == "size-classes":
-        for k in sorted(structure["lists"], key=int):
-            low, high = structure["class_low"][k], structure["class_high"][k]
-            span = f"{human_bytes(low)} and up" if high is None else f"{human_bytes(low)}-{human_bytes(high)}"
-            out.append(((int(k),), f"class {k} ({span})", list(structure["lists"][k])))
-    elif "lists" in structure:
-        out.extend(((str(label),), str(label), list(addrs))
-                   for label, addrs in structure["lists"].items())
-    else:
-        kept = {o["addr"] for o in structure.get("outside", ())}
-        out.append((None, "free blocks", sorted(a for a in structure.get("sizes", {}) if a not in kept)))
+    their key is in ``named`` (the bin a step took its last block from).
+    The lists are the kind's own (``StructureKind.labelled_lists``)."""
+    out = list(_kind_of(structure).labelled_lists(structure, named))
     for o in structure.get("outside", ()):
         out.append((None, f"outside: {o['why']}", [o["addr"]]))
     return out
 
 
+def _kind_of(structure: dict) -> structure_kinds.StructureKind:
+    """The structure's registered kind, which says how it reads as lists
+    (in its module, allocators/structure_kinds/), or the generic reading."""
+    return structure_kinds.get(structure.get("kind")) or structure_kinds.StructureKind()
+
+
 def list_marks(explained, upto: int | None = None) -> dict[tuple, list[str]]:
     """{list key: what the step did to that list, in a few words}, from the
     events that name a list rather than a block in it (a block taken off a
-    list is no longer drawn there)."""
+    list is no longer drawn there): each event type says its mark
+    (``list_mark``, allocators/events.py), one without marks no list."""
     marks: dict[tuple, list[str]] = {}
     for e in explained:
         if upto is not None and e.index > upto:
             break
-        x = e.event
-        if isinstance(x, ev.ListRemove):
-            marks.setdefault(tuple(x.where), []).append(f"took 0x{x.addr:x}")
-        elif isinstance(x, ev.ListInsert):
-            marks.setdefault(tuple(x.where), []).append(f"pushed 0x{x.addr:x}")
-        elif isinstance(x, ev.AvailProbe):
-            marks.setdefault((x.order,), []).append("probed" + (" (empty)" if x.first is None else ""))
-        elif isinstance(x, ev.BucketRefill):
-            marks.setdefault((x.bucket,), []).append(f"refilled with {x.count} blocks")
-        elif isinstance(x, ev.MappingSearch):
-            marks.setdefault((x.fl, x.sl), []).append("the search starts here")
-        elif isinstance(x, (BinProbe, ClassProbe)):
-            key = (x.bin,) if isinstance(x, BinProbe) else (x.cls,)
-            empty = (x.last if isinstance(x, BinProbe) else x.head) is None
-            marks.setdefault(key, []).append("looked at" + (" (empty)" if empty else ""))
+        mark = getattr(e.event, "list_mark", None)
+        if mark is not None:
+            key, words = mark()
+            marks.setdefault(key, []).append(words)
     return marks
 
 
@@ -289,6 +235,7 @@ class _Canvas(QGraphicsView):
 
     clicked = Signal(object)       # block address or None
     hovered = Signal(object)       # block address or None
+    menu_asked = Signal(int, object)   # a right click on a block: its address, the screen point
     width_changed = Signal()
 
     def __init__(self) -> None:
@@ -322,6 +269,12 @@ class _Canvas(QGraphicsView):
             self.clicked.emit(self.block_at(event.position().toPoint()))
             event.accept()
             return
+        if event.button() == Qt.RightButton:
+            addr = self.block_at(event.position().toPoint())
+            if addr is not None:
+                self.menu_asked.emit(addr, event.globalPosition().toPoint())
+                event.accept()
+                return
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
@@ -353,10 +306,7 @@ class ListsView(StructureView):
     "folded_lists", "folded_blocks", "visited": [addrs in number order],
     "changed": [addrs], "pointers": {name: addr}, "selected": addr or None,
     "marked_lists": {label: what the step did to it}}``, read back from the
-    scene's items; for dlmalloc's ``bins`` also ``"binmap": {"bits": int
-    the cells spell, "probed": [bits in scan order], "changed": [bits]}``,
-    ``"kept": {"last_remainder": addr or None, "top": addr or None}`` and
-    ``"mapped": [(addr, size, lit)]``."""
+    scene's items (a subclass's own marks by :meth:`_read_mark`)."""
 
     kinds = ("lists",)
 
@@ -364,6 +314,7 @@ class ListsView(StructureView):
         super().__init__(parent)
         self.canvas = _Canvas()
         self.canvas.clicked.connect(self._clicked)
+        self.canvas.menu_asked.connect(self.block_menu_asked)
         self.canvas.hovered.connect(self._hovered)
         self.canvas.width_changed.connect(self._width_changed)
         self.title = QLabel("Free blocks, as lists")
@@ -372,9 +323,13 @@ class ListsView(StructureView):
         big.setBold(True)
         self.title.setFont(big)
         self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.info = QLabel(" ")          # what was summarised
+        # what was summarised, on two lines cut at a word with "…" (the whole
+        # in the tooltip): one line ran off the view ("... and wh" on dlmalloc)
+        self.info = LinesLabel(2)
+        self.info.setWordWrap(True)
+        self.info.setTextFormat(Qt.PlainText)
         self.info.setStyleSheet("color: #555;")
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(2)
@@ -418,7 +373,6 @@ class ListsView(StructureView):
             # a kind whose own view is not there: say what is drawn instead
             self.title.setText(f"Free structure: {kind}, drawn as lists")
         self.info.setText(f"summarised: {self.summary}" if self.summary else " ")
-        self.info.setToolTip(self.summary)
 
     def set_selection(self, addr: int | None) -> None:
         self.selected = addr
@@ -465,25 +419,16 @@ class ListsView(StructureView):
             elif m.role == "folded":
                 out["folded_lists"] += m.lists
                 out["folded_blocks"] += m.blocks
-            elif m.role == "binbit":
-                binmap = out.setdefault("binmap", {"bits": 0, "probed": [], "changed": []})
-                if m.set:
-                    binmap["bits"] |= 1 << m.bit
-                if m.number:
-                    binmap["probed"].append((m.number, m.bit))
-                if m.changed:
-                    binmap["changed"].append(m.bit)
-            elif m.role == "kept":
-                out["kept"] = dict(m.kept)
-            elif m.role == "mapped":
-                out.setdefault("mapped", []).append((m.addr, m.size, m.lit))
-        if "binmap" in out:
-            out["binmap"]["probed"] = [b for _, b in sorted(out["binmap"]["probed"])]
+            else:
+                self._read_mark(m, out)
         out["visited"] = [a for _, a in sorted(numbers)]
         ring = self._ring[1]
         if ring.isVisible():
             out["selected"] = self._ring_addr
         return out
+
+    def _read_mark(self, mark: "_Mark", out: dict) -> None:
+        """drawn(): read back a mark of a part of a subclass's own."""
 
     def box_centre(self, addr: int):
         """The viewport point at the middle of ``addr``'s box (tests click it), or None."""
@@ -550,9 +495,8 @@ class ListsView(StructureView):
         filled = sum(1 for r in shown_rows if rows[r][2])
         cap = max(PER_LIST_MIN, min(PER_LIST_MAX, BLOCK_BUDGET // max(1, filled)))
 
-        y = 6.0
-        if s.get("kind") == "bins":
-            y = self._bin_map(s, y, width)
+        sentinel = _kind_of(s).list_sentinel      # K&R's and Kruse's base
+        y = self._above_lists(s, 6.0, width)
         first_marked = None          # the heading of the first list the step touched
         folded_lists = folded_blocks = cut_lists = drawn_blocks = 0
         prev = -1
@@ -575,10 +519,9 @@ class ListsView(StructureView):
             if len(keep) < len(addrs):
                 cut_lists += 1
                 head += f" · {len(keep):,} drawn"
-            at_sentinel = [name for name, a in pointers.items()
-                           if a is None and r == 0 and s.get("kind") in ("address-ring", "ring")]
+            at_sentinel = [name for name, a in pointers.items() if a is None and r == 0 and sentinel]
             if at_sentinel:
-                head += "   (" + ", ".join(at_sentinel) + " → base)"
+                head += "   (" + ", ".join(at_sentinel) + f" → {sentinel})"
             did = ", ".join(marks[key]) if key is not None and key in marks else ""
             item = self._heading(head, did, pad - 4, y, width - 2 * pad,
                                  _Mark("header", self._next(), label=label, did=did))
@@ -592,8 +535,7 @@ class ListsView(StructureView):
                              outside=label.startswith("outside:"))
             y += 10
         self._drop(old_boxes)
-        if s.get("kind") == "bins":
-            y = self._mapped(s, y, width)
+        y = self._below_lists(s, y, width)
         total_blocks = sum(len(a) for _, _, a in rows)
         notes = []
         if drawn_blocks < total_blocks:
@@ -630,6 +572,14 @@ class ListsView(StructureView):
                 bar.setValue(max(0, int((first_marked.y() - 8) * zoom)))
             else:
                 bar.setValue(0)       # the step lit nothing here: the top, whatever came before
+
+    def _above_lists(self, s: dict, y: float, width: float) -> float:
+        """A subclass's part above the lists, from ``y`` down; the y below it."""
+        return y
+
+    def _below_lists(self, s: dict, y: float, width: float) -> float:
+        """A subclass's part below the lists, from ``y`` down; the y below it."""
+        return y
 
     def _next(self) -> int:
         self._order += 1
@@ -731,122 +681,6 @@ class ListsView(StructureView):
             first_on_line = False
             x += w + GAP_X
         return y + box_h
-
-    # ------------------------------------------------- dlmalloc's extras
-    def _bin_map(self, s: dict, y: float, width: float) -> float:
-        """``binblocks`` as 32 cells (bit b: bins 4b..4b+3), the step's scan
-        numbered on them, then the last remainder and top in words."""
-        f = self.fonts
-        probed: dict[int, int] = {}
-        changed: set[int] = set()
-        for e in self.explained:
-            if self.current_event is not None and e.index > self.current_event:
-                break
-            if isinstance(e.event, BinmapProbe):
-                probed.setdefault(e.event.block, len(probed) + 1)
-            elif isinstance(e.event, BinmapChange):
-                changed.add(e.event.block)
-        bits = int(s.get("binblocks") or 0)
-        nbits = max(32, bits.bit_length())
-        head = (f"bin map (binblocks) · {bin(bits).count('1')} of {nbits} bits set · "
-                f"bit b: bins {BINBLOCKWIDTH}b..{BINBLOCKWIDTH}b+{BINBLOCKWIDTH - 1}")
-        did = []
-        if probed:
-            did.append(f"the scan tested {len(probed)} bit{'s' if len(probed) > 1 else ''}")
-        if changed:
-            did.append("changed bit " + ", ".join(map(str, sorted(changed))))
-        item = self._heading(head, ", ".join(did), 4, y, width - 16)
-        y += item.boundingRect().height() + 2 + f.mark_m.height()
-        cell = max(f.width(f.addr_m, "31") + 8, f.addr_m.height() + 6)
-        fits = int((width - 16) // cell)
-        per_row = next((n for n in (nbits, 16, 8) if n <= fits), 8)   # whole rows of 16 or 8
-        for b in range(nbits):
-            row, col = divmod(b, per_row)
-            x, cy = 8 + col * cell, y + row * (cell + f.mark_m.height() + 4)
-            on = bool(bits >> b & 1)
-            rect = QGraphicsRectItem(0, 0, cell, cell)
-            rect.setPos(x, cy)
-            if b in changed:
-                pen = QPen(QColor(palette.PLACED), 3)
-            elif b in probed:
-                pen = QPen(QColor(palette.SEARCHED), 3)
-            else:
-                pen = QPen(QColor("#777"), 1)
-            rect.setPen(pen)
-            rect.setBrush(QBrush(QColor(palette.YELLOW if on else "white")))
-            rect.setToolTip(f"binblocks bit {b} = {int(on)}: bins {BINBLOCKWIDTH * b}.."
-                            f"{BINBLOCKWIDTH * b + BINBLOCKWIDTH - 1} "
-                            + ("may hold chunks" if on else "hold none"))
-            self._keep(rect, _Mark("binbit", self._next(), bit=b, set=on, number=probed.get(b, 0),
-                                   changed=b in changed))
-            label = QGraphicsSimpleTextItem(str(b), rect)
-            label.setFont(f.addr)
-            label.setBrush(QBrush(QColor("#111" if on else "#888")))
-            label.setPos((cell - f.width(f.addr_m, str(b))) / 2, (cell - f.addr_m.height()) / 2)
-            if b in probed:
-                number = QGraphicsSimpleTextItem(str(probed[b]), rect)
-                number.setFont(f.mark)
-                number.setBrush(QBrush(QColor(palette.SEARCHED).darker(140)))
-                number.setPos((cell - f.width(f.mark_m, str(probed[b]))) / 2, -f.mark_m.height() - 1)
-        rows = -(-nbits // per_row)
-        y += rows * (cell + f.mark_m.height() + 4) + 2
-
-        def named(key: str) -> str:
-            a = s.get(key)
-            if a is None:
-                return "none"
-            size = s.get("sizes", {}).get(a)
-            return f"0x{a:x}" + (f" ({human_bytes(size)})" if size is not None else "")
-        kept = {"last_remainder": s.get("last_remainder"), "top": s.get("top")}
-        text = f"last remainder: {named('last_remainder')}   ·   top: {named('top')}   (drawn below the bins)"
-        if f.width(f.addr_m, text) > width - 16:          # a narrow view: one per line
-            text = f"last remainder: {named('last_remainder')}\ntop: {named('top')}\n(drawn below the bins)"
-        line = self._add_text(text, f.addr, 8, y, "#333", _Mark("kept", self._next(), kept=kept))
-        return y + line.boundingRect().height() + 10
-
-    def _mapped(self, s: dict, y: float, width: float) -> float:
-        """The chunks mmapped apart from the heap (``mmap_chunk``), one box
-        each, the step's map or unmap lit."""
-        f = self.fonts
-        regions = s.get("mapped") or []
-        lit: set[int] = set()
-        gone: list[tuple[int, int]] = []
-        for e in self.explained:
-            if self.current_event is not None and e.index > self.current_event:
-                break
-            if isinstance(e.event, Mapped):
-                lit.add(e.event.addr)
-            elif isinstance(e.event, Unmapped):
-                gone.append((e.event.addr, e.event.size))
-        total = sum(r["size"] for r in regions)
-        head = (f"mmapped apart from the heap · {len(regions)} chunk{'' if len(regions) == 1 else 's'}"
-                + (f" · {human_bytes(total)}" if regions else " (none)"))
-        did = [f"mapped 0x{a:x}" for a in sorted(lit)] + [f"unmapped 0x{a:x} ({human_bytes(n)})"
-                                                          for a, n in gone]
-        item = self._heading(head, ", ".join(did), 4, y, width - 16)
-        y += item.boundingRect().height() + 2
-        x = 8.0
-        for r in regions:
-            addr, size = r["addr"], r["size"]
-            top_text, low_text = f"{human_bytes(size)} in use", f"0x{addr:x}"
-            w = max(f.width(f.size_m, top_text), f.width(f.addr_m, low_text)) + 16
-            if x + w > width - 8 and x > 8:
-                x, y = 8.0, y + f.box_h + 10
-            rect = QGraphicsRectItem(0, 0, w, f.box_h)
-            rect.setPos(x, y)
-            on = addr in lit
-            rect.setPen(QPen(QColor(palette.PLACED), 4) if on else QPen(QColor("#555"), 1.2, Qt.DashLine))
-            rect.setBrush(QBrush(QColor(palette.BLUE)))
-            rect.setToolTip(f"mmap'ed region 0x{addr:x}, {size:,} bytes, payload 0x{r['payload']:x}: "
-                            "one chunk apart from the heap, given back by munmap when freed")
-            self._keep(rect, _Mark("mapped", self._next(), addr=addr, size=size, lit=on))
-            for text, font, dy in ((top_text, f.size, 3), (low_text, f.addr, 3 + f.size_m.height())):
-                t = QGraphicsSimpleTextItem(text, rect)
-                t.setFont(font)
-                t.setBrush(QBrush(QColor("white")))
-                t.setPos(8, dy)
-            x += w + GAP_X
-        return y + (f.box_h + 10 if regions else 6)
 
     def _place_ring(self) -> None:
         box = self._boxes.get(self.selected) if self.selected is not None else None

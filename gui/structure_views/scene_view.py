@@ -388,6 +388,20 @@ class SceneStructureView(StructureView):
                 cy = anchor.y() - h / 2 + keep_y
         top = reserve / scale
         self.box.setRange(QRectF(cx - w / 2, cy - h / 2 - top, w, h + top), padding=0)
+        self.framed()
+
+    def framed(self) -> None:
+        """Called each time the camera has moved to what the step touched
+        (a view may say under the drawing what the frame left out)."""
+
+    def legible_room(self) -> tuple[float, float]:
+        """How much of the drawing fits the view at the lowest zoom the
+        camera takes (:data:`MIN_FOLLOW_SCALE`), below the buttons and inside
+        the margins, in design pixels: (width, height)."""
+        vw, vh = self._view_size()
+        k = self.zoom_factor * MIN_FOLLOW_SCALE
+        return (vw / k - 2 * FOCUS_MARGIN,
+                max(vh - self.buttons.height() - 6, 40.0) / k - 2 * FOCUS_MARGIN)
 
     def _view_size(self) -> tuple[float, float]:
         size = self.box.size()
@@ -463,6 +477,12 @@ class SceneStructureView(StructureView):
         return None if hit is None else hit[0].block_at(hit[1])
 
     def _scene_clicked(self, ev) -> None:
+        if ev.button() == Qt.RightButton:
+            addr = self.block_at_scene(ev.scenePos())
+            if addr is not None:
+                ev.accept()
+                self.block_menu_asked.emit(addr, ev.screenPos().toPoint())
+            return
         if ev.button() != Qt.LeftButton:
             return
         hit = self.glyph_at(ev.scenePos())

@@ -45,17 +45,20 @@ from .transition import Morph, cross_fade, signature
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE, SELECTED, TAKEN,
                          VISITED, FOCUS_MARGIN, Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, size_of,
                          swatch)
+from .tlsf_layout import (CELL_H, CELL_W, FOLD_W, HEADER_H, LABEL_PX, ROW_FOLD_H, ColumnFold, Columns,  # noqa: F401
+                          RowFold, Rows, count_text, lay_columns, lay_rows, named_cells)
 
-CELL_W, CELL_H = 32.0, 28.0
-#: a folded run of empty columns
-FOLD_W = 26.0
-#: the fl_bitmap column, the row names ("fl 3"), their size ranges, then the matrix
-BIT_X, LABEL_X, RANGE_X, MATRIX_X = 0.0, 52.0, 104.0, 214.0
-HEADER_H = 30.0
+#: the fl_bitmap column, then the row names ("fl 3"); their size ranges and
+#: the matrix follow, as wide as the row names and ranges drawn need
+#: (:meth:`TlsfView._lay_across`)
+BIT_X, LABEL_X = 0.0, 52.0
+#: the space between a row's name and its range, and between its range and
+#: the first cell (a scan band's number, 14 px round its corner, stays clear)
+LABEL_GAP, RANGE_GAP = 8.0, 16.0
 #: a line of words under the matrix
 LINE_H = 28.0
-#: the smallest text drawn, in design pixels (docs/gui.md, "Legible sizes")
-LABEL_PX = 16
+#: how far left of the fl_bitmap a scan down it draws its number
+SCAN_LEFT = 30.0
 
 #: blocks listed when a cell is clicked
 LISTED = 500
@@ -82,6 +85,24 @@ def range_text(lo: int, hi: int) -> str:
     if hi < 1024:
         return f"{lo}\u2013{hi} B"
     return f"{short_bytes(lo)}\u2013{short_bytes(hi + 1)}"
+
+
+def fold_name(a: int, b: int) -> str:
+    """A folded run of rows' name: ``fl 3\u20137``."""
+    return f"fl {a}\u2013{b}" if a != b else f"fl {a}"
+
+
+def fold_range(structure: dict, a: int, b: int) -> str:
+    return range_text(row_range(structure, a)[0], row_range(structure, b)[1])
+
+
+def probe_words(n: int, level: str, fl: int, sl: int, found) -> str:
+    """The line of the step's ``n``-th BitmapProbe."""
+    if level == "sl":
+        return (f"{n}. sl_bitmap[{fl}] & (~0 << {sl}): "
+                + (f"lowest set bit {found[1]}" if found else "no bit set: look up the first level"))
+    return (f"{n}. fl_bitmap & (~0 << {fl}): "
+            + (f"lowest set bit {found[0]}" if found else "no bit set: no free block is big enough"))
 
 
 # ------------------------------------------------------------------ items
@@ -116,9 +137,9 @@ class CellItem(Glyph):
         painter.setBrush(QBrush(QColor(FREE_FILL if self.bit else EMPTY_FILL)))
         painter.drawRect(r)
         if self.count:
-            text = str(self.count)
+            text = count_text(self.count, CELL_W - 1, 18)
             painter.setPen(pen(INK))
-            painter.setFont(fitted_font(text, CELL_W - 4, 18, True))
+            painter.setFont(fitted_font(text, CELL_W - 1, 18, True))
             painter.drawText(r, Qt.AlignCenter, text)
         for mark, colour, width, style, inset in (("selected", SELECTED, 5, Qt.SolidLine, 2.5),
                                                   ("found", TAKEN, 4, Qt.SolidLine, 2),
@@ -156,45 +177,6 @@ class FlBitItem(Glyph):
         painter.drawText(r, Qt.AlignCenter, "1" if self.bit else "0")
 
 
-class Columns:
-    """Where the second levels are drawn: ``x[sl]`` from the matrix's left
-    edge for the columns kept; each run of the others is one folded column
-    :data:`FOLD_W` wide (``folds``: (first, last) of each run)."""
-
-    def __init__(self, n: int, kept: set[int]) -> None:
-        self.kept = set(kept)
-        self.x: dict[int, float] = {}
-        self.folds: list[tuple[int, int]] = []
-        x, sl = 0.0, 0
-        while sl < n:
-            if sl in self.kept:
-                self.x[sl] = x
-                x += CELL_W
-                sl += 1
-                continue
-            run = sl
-            while sl < n and sl not in self.kept:
-                sl += 1
-            self.folds.append((run, sl - 1))
-            for k in range(run, sl):
-                self.x[k] = x
-            x += FOLD_W
-        self.width = x
-
-    def left_of(self, sl: int) -> float:
-        return self.x[sl]
-
-    def width_of(self, sl: int) -> float:
-        return CELL_W if sl in self.kept else FOLD_W
-
-    def sl_at(self, x: float) -> int | None:
-        """The column kept whose cell starts at ``x``, or None."""
-        for sl in self.kept:
-            if abs(self.x[sl] - x) < 0.5:
-                return sl
-        return None
-
-
 class StepWords(QGraphicsSimpleTextItem):
     """One of the step's lines under the matrix, broken at word gaps to
     ``width`` design pixels; :meth:`text` is the line unbroken."""
@@ -219,75 +201,13 @@ class StepWords(QGraphicsSimpleTextItem):
         return self.words
 
 
-def lay_columns(s: dict, step: "TlsfStep", counts: dict, last: int, also, room: float) -> Columns:
-    """Where each second level is drawn, in ``room`` design pixels.  Every
-    column when the matrix fits; else runs of columns whose lists are all
-    empty in the rows drawn, and which the step (or ``also``: the cells
-    listed and selected) does not name, fold into one narrow column each; if
-    that is still too wide, the runs the step does not name fold too, each
-    showing its rows' block counts (summarised, not shrunk)."""
-    n = s["sl_count"]
-    if n * CELL_W <= room:
-        return Columns(n, set(range(n)))
-    named = {c[1] for c in also if c is not None}
-    if step.search:
-        named.add(step.search[3])
-    for _, level, fl, sl, found in step.probes:
-        if level == "sl":
-            named.add(sl)
-        if found:
-            named.add(found[1])
-    named.update(c[1] for c in step.taken + step.inserted)
-    used = {sl for (fl, sl), k in counts.items() if k and fl <= last}
-    cols = Columns(n, used | named)
-    if cols.width <= room:
-        return cols
-    # the step's columns first, then the non-empty ones nearest them, while they fit
-    keep = set(named)
-    for sl in sorted(used - named, key=lambda c: min([abs(c - k) for k in named] or [c])):
-        if Columns(n, keep | {sl}).width > room:
-            break
-        keep.add(sl)
-    return Columns(n, keep)
-
-
-class ColumnFold(Glyph):
-    """A run of second-level columns whose lists are all empty in the rows
-    drawn, folded into one narrow grey column (hover: which)."""
-
-    def __init__(self, key, rect: QRectF, rows: list[int]) -> None:
-        super().__init__(key)
-        self.set_rect(rect)
-        #: blocks in the folded lists of each row drawn
-        self.rows = list(rows)
-        self.setZValue(5)
-
-    def describe_at(self, local: QPointF) -> str:
-        a, b = self.key
-        row = int(local.y() // CELL_H)
-        n = self.rows[row] if 0 <= row < len(self.rows) else 0
-        return (f"second levels {a}\u2013{b} of row {row}, folded: "
-                + (f"{n} block{'s' if n != 1 else ''} in their lists" if n else "every list empty"))
-
-    def paint(self, painter, option, widget=None) -> None:
-        painter.setPen(pen("#BDBDBD", 1, Qt.DashLine))
-        painter.setBrush(QBrush(QColor("#F2F2F2")))
-        painter.drawRect(self._rect)
-        for row, n in enumerate(self.rows):
-            if n:
-                r = QRectF(0, row * CELL_H, FOLD_W, CELL_H)
-                painter.setPen(pen(INK if n else FAINT, 1))
-                painter.setBrush(QBrush(QColor(FREE_FILL)))
-                painter.drawRect(r.adjusted(2, 4, -2, -4))
-                painter.setFont(fitted_font(str(n), FOLD_W - 2, LABEL_PX, True))
-                painter.drawText(r, Qt.AlignCenter, str(n))
-
-
 class ScanItem(Glyph):
     """One BitmapProbe: the bits it looked at, as a numbered band with an arrow."""
 
-    def __init__(self, key, rect: QRectF, vertical: bool, number: int, words: str) -> None:
+    def __init__(self, key, rect: QRectF, vertical: bool, number: int, words: str,
+                 bits: int | None = None) -> None:
         super().__init__(key)
+        self._bits = bits
         self.vertical = vertical
         self.number = number
         self.words = words
@@ -295,10 +215,13 @@ class ScanItem(Glyph):
         self.band = rect
         #: how much of the scan is drawn, 0..1: whole bits only (an animation walks it)
         self.progress = 1.0
-        self.set_rect(rect.adjusted(-18, -18, 4, 4))
+        # a band down the fl_bitmap has its number to its left, off the bits
+        self.set_rect(rect.adjusted(-4 - SCAN_LEFT, -4, 4, 4) if vertical else rect.adjusted(-18, -18, 4, 4))
 
     def bits(self) -> int:
         """How many bits (cells) the band covers."""
+        if self._bits is not None:      # down the fl_bitmap, across folded rows
+            return self._bits
         return max(1, round((self.band.height() / CELL_H) if self.vertical else (self.band.width() / CELL_W)))
 
     def set_progress(self, t: float) -> None:
@@ -341,7 +264,7 @@ class ScanItem(Glyph):
             painter.drawLine(QPointF(r.left() + 8, y), QPointF(r.right() - 6, y))
             painter.drawLine(QPointF(r.right() - 12, y - 5), QPointF(r.right() - 6, y))
             painter.drawLine(QPointF(r.right() - 12, y + 5), QPointF(r.right() - 6, y))
-        centre = QPointF(r.left(), r.top())
+        centre = QPointF(r.left() - 17, r.top() + 14) if self.vertical else QPointF(r.left(), r.top())
         painter.setPen(pen("#FFFFFF", 2))
         painter.setBrush(QBrush(QColor(VISITED)))
         painter.drawEllipse(centre, 14, 14)
@@ -381,6 +304,63 @@ def read_events(explained: list) -> TlsfStep:
     return out
 
 
+def step_words(s: dict, step: TlsfStep) -> list[tuple[str, bool, str]]:
+    """The step's lines under the matrix, in order: (words, bold, role)."""
+    lines = []
+    if step.search:
+        size, rounded, fl, sl = step.search
+        lines.append((f"mapping_search({size}): rounded up to {rounded} → list ({fl}, {sl})"
+                      if fl < s["fl_count"] else
+                      f"mapping_search({size}): rounded up to {rounded}, beyond every list", True, "search"))
+    lines += [(probe_words(*p), False, "") for p in step.probes]
+    word = s["small_block_size"] // s["sl_count"]
+    for verb, addr, size, (fl, sl) in step.list_moves:
+        if verb == "pushed":
+            words = (f"mapping_insert({size - word}) = ({fl}, {sl}): pushed {addr:#x} ({size} B) "
+                     f"on the head of list ({fl}, {sl})")
+        else:
+            words = f"took {addr:#x} ({size} B) off list ({fl}, {sl})"
+        lines.append((words, False, verb))
+    return lines
+
+
+def lay_across(s: dict, rows: Rows) -> tuple[float, float]:
+    """Where the size ranges and the matrix start, (range_x, matrix_x):
+    after the widest row name and range drawn, with a gap (a range of 138
+    px, "128 MiB–256 MiB", ran into the first cell of a fixed column)."""
+    names, ranges = [], []
+    for fl in rows.kept:
+        names.append((f"fl {fl}", font(18, True)))
+        ranges.append(range_text(*row_range(s, fl)))
+    for a, b in rows.folds:
+        names.append((fold_name(a, b), font(LABEL_PX)))
+        ranges.append(fold_range(s, a, b))
+    name_w = max([QFontMetricsF(f).horizontalAdvance(t) for t, f in names] or [0.0])
+    metrics = QFontMetricsF(font(LABEL_PX))
+    range_w = max([metrics.horizontalAdvance(t) for t in ranges] or [0.0])
+    range_x = LABEL_X + max(name_w, 36.0) + LABEL_GAP
+    return range_x, range_x + max(range_w, 60.0) + RANGE_GAP
+
+
+def caption_text(title: str, counts: dict, step: TlsfStep) -> str:
+    """The caption over the matrix: what the structure holds, what the step
+    did, the colour key."""
+    n_free = sum(counts.values())
+    parts = [f"<b>{title}</b> (Masmano et al. 2004): {len(counts)} non-empty "
+             f"list{'s' if len(counts) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
+    what = []
+    if step.search:
+        what.append(f"search for {step.search[1]}")
+    if step.probes:
+        what.append(f"{len(step.probes)} bitmap probe{'s' if len(step.probes) != 1 else ''}")
+    key = " &nbsp; ".join([swatch(FREE_FILL, "bit set (number: list length)"),
+                           swatch(VISITED, "search, scan", True),
+                           swatch(TAKEN, "found, taken", True), swatch(INSERTED, "pushed", True),
+                           swatch(SELECTED, "selected", True)])
+    line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
+    return " \u00b7 ".join(parts) + "<br>" + line2 + key
+
+
 def read_back(view) -> dict:
     """:meth:`TlsfView.drawn`: what the view drew, read from its items."""
     # cells and bits are named by where they are drawn, not by their keys,
@@ -388,9 +368,10 @@ def read_back(view) -> dict:
     cells = {}
     for c in view._cells.values():
         if c.isVisible():
-            sl = view.columns.sl_at(c.pos().x() - MATRIX_X)
-            cells[(round((c.pos().y() - HEADER_H) / CELL_H), -1 if sl is None else sl)] = c
-    bits = {round((b.pos().y() - HEADER_H) / CELL_H): b for b in view._bits.values() if b.isVisible()}
+            sl = view.columns.sl_at(c.pos().x() - view.matrix_x)
+            fl = view.rows.fl_at(c.pos().y() - HEADER_H)
+            cells[(-1 if fl is None else fl, -1 if sl is None else sl)] = c
+    bits = {view.rows.fl_at(b.pos().y() - HEADER_H): b for b in view._bits.values() if b.isVisible()}
     rows = sorted(bits)
     sl_bitmap = []
     for fl in range(len(view._structure["sl_bitmap"]) if view._structure else 0):
@@ -421,6 +402,7 @@ def read_back(view) -> dict:
         "listed_cell": view.listed_cell,
         "selected": next((k for k, c in cells.items() if "selected" in c.marks), None),
         "folded_columns": list(view.columns.folds),
+        "folded_rows": list(view.rows.folds),
     }
 
 
@@ -434,7 +416,9 @@ class TlsfView(SceneStructureView):
     ``counts`` ({(fl, sl): length drawn}), ``fl_bitmap`` (the int the drawn
     fl bits spell), ``sl_bitmap`` ([the int each row's cells spell], folded
     rows counted as 0), ``rows`` (first levels drawn as rows), ``folded``
-    ((first, last) folded into one line, or None), ``search`` ((fl, sl) of
+    ((first, last) of the empty rows above the last in use, or None),
+    ``folded_rows`` and ``folded_columns`` ((first, last) of each run drawn
+    as one grey strip or column), ``search`` ((fl, sl) of
     the cell marked as mapping_search's, or None) and ``search_text``,
     ``scan`` ([(number, level, fl, sl, found)] from the scan bands, in
     order), ``found``, ``taken``, ``inserted`` (cells), ``cell_list``
@@ -462,6 +446,12 @@ class TlsfView(SceneStructureView):
         self.folded: tuple[int, int] | None = None
         #: where the second levels are drawn (folded runs of empty columns)
         self.columns = Columns(0, set())
+        #: where the first levels are drawn (folded runs of rows), the last
+        #: row laid out, where the ranges and the matrix start
+        self.rows = Rows(0, set())
+        self.last_row = 0
+        self.range_x = self.matrix_x = 0.0
+        self._laid_for = (0, 0)
         self.listed_cell: tuple[int, int] | None = None
         self._after: dict | None = None     # the structure after the whole step
         self._collect: list | None = None   # notes leaving while a transition is made
@@ -515,13 +505,14 @@ class TlsfView(SceneStructureView):
 
     def _box_resized(self, *_) -> None:
         # what is folded and which lines fit depend on the view's size
-        if self._structure is not None and self.transition is None:
-            size = self._view_size()
-            if size != getattr(self, "_laid_for", None):
-                self._laid_for = size
-                self._rebuild(follow=self.following)
-                return
+        if self._structure is not None and self.transition is None and self._room() != self._laid_for:
+            self._rebuild(follow=self.following)
+            return
         super()._box_resized()
+
+    def _room(self) -> tuple[int, int]:
+        """The room the drawing is laid out for (rows and columns fold to it)."""
+        return round(self.drawing_room()), round(self.drawing_height())
 
     def cell_of(self, addr: int) -> tuple[int, int] | None:
         if self._cell_of is None:
@@ -597,9 +588,10 @@ class TlsfView(SceneStructureView):
 
     # ------------------------------------------------------------ drawing
     def _rebuild(self, follow: bool) -> None:
-        """Draw the structure shown and the step up to the event shown: the
-        rows, the columns' numbers, the folded rows' line, then the step's
-        search, scan and list lines, then the camera."""
+        """Draw the structure shown and the step up to the event shown: lay
+        the rows and columns out for the view's size, draw the rows, the
+        columns' numbers, then the step's search, scan and list lines, then
+        the camera."""
         s = self._structure
         self._drop_notes()
         if s is None:
@@ -608,19 +600,28 @@ class TlsfView(SceneStructureView):
         explained = self._explained if self._upto is None else self._explained[:self._upto + 1]
         step = self.step = read_events(explained)
         counts = {parse_tlsf_key(k): len(v) for k, v in s["lists"].items()}
-        last = self._last_row(s, step)
-        self.rows_drawn = last + 1
+        # the caption first: its height is the drawing's (a caption written
+        # after the layout left a fresh view laid out for another height)
+        self.caption.setText(caption_text(self.title, counts, step))
+        self._laid_for = self._room()
+        last = self.last_row = self._last_row(s, step)
         self.folded = (last + 1, s["fl_count"] - 1) if last + 1 < s["fl_count"] else None
         also = (self.listed_cell, self.cell_of(self.selected) if self.selected is not None else None)
-        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - MATRIX_X)
-        row_y = {fl: HEADER_H + fl * CELL_H for fl in range(last + 1)}
-        self._draw_rows(s, counts, last, row_y)
+        lines = step_words(s, step)
+        width = self.drawing_room() - LABEL_X
+        used = {fl for fl in range(s["fl_count"]) if s["fl_bitmap"] >> fl & 1}
+        named = {c[0] for c in named_cells(step, also)}
+        self.rows, _ = lay_rows(s["fl_count"], last, used, named, self.drawing_height() - HEADER_H,
+                                [self._line_height(w, bold, width) for w, bold, _ in lines])
+        self.rows_drawn = len(self.rows.kept)
+        self.range_x, self.matrix_x = lay_across(s, self.rows)
+        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - self.matrix_x)
+        self._draw_rows(s, counts)
         self._draw_header(s)
-        bottom = HEADER_H + (last + 1) * CELL_H
+        bottom = HEADER_H + self.rows.height
         self._lines_room = self.drawing_height() - bottom
         self._lines_left_out = 0
-        bottom = self._draw_folded_rows(s, bottom)
-        bottom = self._draw_step(s, step, last, row_y, bottom)
+        bottom = self._draw_step(s, step, lines, bottom)
         for c in self._cells.values():
             c.update()
         self._write_caption(s, counts, step)
@@ -672,16 +673,19 @@ class TlsfView(SceneStructureView):
 
     def drawing_room(self) -> float:
         """How wide a drawing fits the view at the lowest zoom the camera
-        takes, in design pixels (its margins taken off)."""
+        takes, in design pixels (its margins taken off, and the room left of
+        the fl_bitmap for a scan's number)."""
         vw, _ = self._view_size()
-        return vw / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN - 4
+        return vw / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN - 4 - SCAN_LEFT
 
-    def _draw_rows(self, s: dict, counts: dict, last: int, row_y: dict) -> None:
-        """Each row drawn: its fl_bitmap bit, its cells, its name and size range."""
+    def _draw_rows(self, s: dict, counts: dict) -> None:
+        """Each row drawn: its fl_bitmap bit, its cells, its name and size
+        range; each folded run of rows, a strip; each folded run of columns."""
         heads = {parse_tlsf_key(k): v[0] for k, v in s["lists"].items() if v}
-        cols = self.columns
+        cols, rows = self.columns, self.rows
         for fl in range(s["fl_count"]):
-            shown = fl <= last
+            shown = fl in rows.kept
+            y = HEADER_H + rows.top(fl)
             bit = self._bits.get(fl)
             if bit is None and shown:
                 bit = FlBitItem(fl)
@@ -691,7 +695,7 @@ class TlsfView(SceneStructureView):
                 bit.setVisible(shown)
                 if shown:
                     bit.bit = bool(s["fl_bitmap"] >> fl & 1)
-                    bit.setPos(BIT_X, row_y[fl])
+                    bit.setPos(BIT_X, y)
                     bit.update()
             for sl in range(s["sl_count"]):
                 key = (fl, sl)
@@ -706,37 +710,52 @@ class TlsfView(SceneStructureView):
                     continue
                 cell.setVisible(visible)
                 if visible:
-                    cell.setPos(MATRIX_X + cols.x[sl], row_y[fl])
+                    cell.setPos(self.matrix_x + cols.x[sl], y)
                     cell.bit = bool(s["sl_bitmap"][fl] >> sl & 1)
                     cell.count = counts.get(key, 0)
                     cell.head = heads.get(key)
                     cell.marks = {"selected"} & cell.marks
                     cell.update()
             if shown:
-                lo, hi = row_range(s, fl)
-                t = QGraphicsSimpleTextItem(f"fl {fl}")
-                t.setFont(font(18, True))
-                t.setPos(LABEL_X, row_y[fl] + 4)
-                self._add_note(t)
-                t = QGraphicsSimpleTextItem(range_text(lo, hi))
-                t.setFont(font(LABEL_PX))
-                t.setPos(RANGE_X, row_y[fl] + 5)
-                self._add_note(t)
-        for a, b in cols.folds:
-            rows = [sum(counts.get((fl, sl), 0) for sl in range(a, b + 1)) for fl in range(last + 1)]
-            fold = ColumnFold((a, b), QRectF(0, 0, FOLD_W, (last + 1) * CELL_H), rows)
-            fold.setPos(MATRIX_X + cols.x[a], HEADER_H)
+                self._row_text(f"fl {fl}", font(18, True), LABEL_X, y + 4)
+                self._row_text(range_text(*row_range(s, fl)), font(LABEL_PX), self.range_x, y + 5)
+        for a, b in rows.folds:
+            y = HEADER_H + rows.top(a)
+            across = [(self.matrix_x + cols.x[sl] - BIT_X, CELL_W,
+                       sum(counts.get((fl, sl), 0) for fl in range(a, b + 1))) for sl in sorted(cols.kept)]
+            fold = RowFold((a, b), QRectF(0, 0, self.matrix_x + cols.width - BIT_X, ROW_FOLD_H), 6.0,
+                           across, [s["fl_bitmap"] >> fl & 1 for fl in range(a, b + 1)])
+            fold.setPos(BIT_X, y)
             self._add_note(fold)
+            for text, x in ((fold_name(a, b), LABEL_X), (fold_range(s, a, b), self.range_x)):
+                self._row_text(text, font(LABEL_PX), x, y + 2).setZValue(7)     # on the strip
+        for a, b in cols.folds:
+            segments = [(rows.top(fl), CELL_H, fl, sum(counts.get((fl, sl), 0) for sl in range(a, b + 1)))
+                        for fl in sorted(rows.kept)]
+            segments += [(rows.top(ra), ROW_FOLD_H, None,
+                          sum(counts.get((fl, sl), 0) for fl in range(ra, rb + 1) for sl in range(a, b + 1)))
+                         for ra, rb in rows.folds]
+            fold = ColumnFold((a, b), QRectF(0, 0, FOLD_W, rows.height), segments)
+            fold.setPos(self.matrix_x + cols.x[a], HEADER_H)
+            fold.setZValue(6)           # over the row folds it crosses, with their blocks counted
+            self._add_note(fold)
+
+    def _row_text(self, text: str, font_: QFont, x: float, y: float) -> QGraphicsSimpleTextItem:
+        t = QGraphicsSimpleTextItem(text)
+        t.setFont(font_)
+        t.setPos(x, y)
+        self._add_note(t)
+        return t
 
     def _draw_header(self, s: dict) -> None:
         """The columns' numbers (a folded run: its first and last), the bitmaps' names."""
         cols = self.columns
         for sl in range(s["sl_count"]):
             if sl in cols.kept:
-                self._header_text(str(sl), MATRIX_X + cols.x[sl], CELL_W)
+                self._header_text(str(sl), self.matrix_x + cols.x[sl], CELL_W)
         for a, b in cols.folds:
-            self._header_text("⋯", MATRIX_X + cols.x[a], FOLD_W)
-        for text, x in (("fl_bitmap", BIT_X), ("sl →", RANGE_X)):
+            self._header_text("⋯", self.matrix_x + cols.x[a], FOLD_W)
+        for text, x in (("fl_bitmap", BIT_X), ("sl →", self.range_x)):
             t = QGraphicsSimpleTextItem(text)
             t.setFont(font(LABEL_PX, True))
             t.setPos(x, HEADER_H - 24)
@@ -750,62 +769,37 @@ class TlsfView(SceneStructureView):
         t.setPos(x + (width - w) / 2, HEADER_H - 24)
         self._add_note(t)
 
-    def _draw_folded_rows(self, s: dict, bottom: float) -> float:
-        """The line saying which empty rows were folded; the new bottom."""
-        if not self.folded:
-            return bottom
-        a, b = self.folded
-        lo, _ = row_range(s, a)
-        _, hi = row_range(s, b)
-        width = max(self.drawing_room(), MATRIX_X + self.columns.width) - LABEL_X
-        t = StepWords(f"fl {a}\u2013{b} ({range_text(lo, hi)}): every list empty, "
-                      f"fl_bitmap bits {a}\u2013{b} are 0", font(17), width)
-        height = max(LINE_H, t.boundingRect().height() + 8)
-        if height > self._lines_room:
-            return bottom             # the summary says it (first levels ... folded)
-        self._lines_room -= height
-        t.setBrush(QBrush(QColor(FAINT)))
-        t.setPos(LABEL_X, bottom + 6)
-        self._add_note(t)
-        return bottom + height
+    def _shown_cell(self, cell) -> CellItem | None:
+        item = self._cells.get(tuple(cell))
+        return item if item is not None and item.isVisible() else None
 
-    def _draw_step(self, s: dict, step: TlsfStep, last: int, row_y: dict, bottom: float) -> float:
-        """The step: the search cell and its line, a band and a line per
-        bitmap probe, a line per list push or pop, the cells marked; the new bottom."""
-        fl_count = s["fl_count"]
-        if step.search:
-            size, rounded, fl, sl = step.search
-            if (fl, sl) in self._cells and fl <= last:
-                self._cells[(fl, sl)].marks.add("search")
-            words = (f"mapping_search({size}): rounded up to {rounded} \u2192 list ({fl}, {sl})"
-                     if fl < fl_count else f"mapping_search({size}): rounded up to {rounded}, beyond every list")
-            bottom = self._step_line(words, bottom, bold=True, role="search")
+    def _draw_step(self, s: dict, step: TlsfStep, lines: list, bottom: float) -> float:
+        """The step: the search cell marked, a band per bitmap probe, the
+        cells found, taken and pushed marked, then its lines; the new bottom."""
+        if step.search and self._shown_cell(step.search[2:]):
+            self._shown_cell(step.search[2:]).marks.add("search")
         for n, level, fl, sl, found in step.probes:
-            band = self._scan_band(n, level, fl, sl, found, s, last, row_y)
-            if band is not None:
-                bottom = self._step_line(band.words, bottom)
-            if found and found in self._cells and found[0] <= last:
-                self._cells[found].marks.add("found")
-        word = s["small_block_size"] // s["sl_count"]
-        for verb, addr, size, (fl, sl) in step.list_moves:
-            if verb == "pushed":
-                words = (f"mapping_insert({size - word}) = ({fl}, {sl}): pushed {addr:#x} ({size} B) "
-                         f"on the head of list ({fl}, {sl})")
-            else:
-                words = f"took {addr:#x} ({size} B) off list ({fl}, {sl})"
-            bottom = self._step_line(words, bottom, role=verb)
+            self._scan_band(n, level, fl, sl, found, s)
+            if found and self._shown_cell(found):
+                self._shown_cell(found).marks.add("found")
         for marks, cells in (("taken", step.taken), ("inserted", step.inserted)):
             for cell in cells:
-                if cell in self._cells and cell[0] <= last:
-                    self._cells[cell].marks.add(marks)
+                if self._shown_cell(cell):
+                    self._shown_cell(cell).marks.add(marks)
+        for words, bold, role in lines:
+            bottom = self._step_line(words, bottom, bold, role)
         return bottom
+
+    @staticmethod
+    def _line_height(words: str, bold: bool, width: float) -> float:
+        return max(LINE_H, StepWords(words, font(17, bold), width).boundingRect().height() + 6)
 
     def _step_line(self, words: str, bottom: float, bold: bool = False, role: str = "") -> float:
         """A line of words under the matrix, wrapped to what the view shows at
         its lowest zoom (a long line is not cut at the right edge); the new
         bottom.  A line that would not fit under the others at that zoom is
         left out and counted (:meth:`_say_lines_left_out`)."""
-        width = max(self.drawing_room(), MATRIX_X + self.columns.width) - LABEL_X
+        width = max(self.drawing_room(), self.matrix_x + self.columns.width) - LABEL_X
         t = StepWords(words, font(17, bold), width)
         t.role = role
         height = max(LINE_H, t.boundingRect().height() + 6)
@@ -820,10 +814,11 @@ class TlsfView(SceneStructureView):
     def _follow_step(self, step: TlsfStep, explained: list, bottom: float) -> None:
         """The camera on the whole drawing; when it does not fit at a readable
         zoom, on the cell the step ended in."""
-        right = MATRIX_X + self.columns.width
-        notes = [self.view_rect_of(n) for n in self._notes if isinstance(n, QGraphicsSimpleTextItem)]
+        right = self.matrix_x + self.columns.width
+        notes = [self.view_rect_of(n) for n in self._notes if isinstance(n, (QGraphicsSimpleTextItem, ScanItem))]
         right = max([right] + [r.right() for r in notes])
-        rect = QRectF(BIT_X, 0, right - BIT_X, bottom + 4)
+        left = min([BIT_X] + [r.left() for r in notes])
+        rect = QRectF(left, 0, right - left, bottom + 4)
         main = (step.inserted[-1:] or [p[4] for p in step.probes if p[4]][-1:]
                 or ([step.search[2:]] if step.search else []))
         anchor = None
@@ -861,53 +856,37 @@ class TlsfView(SceneStructureView):
         item.setParentItem(self.note_layer)
         self._notes.append(item)
 
-    def _scan_band(self, n, level, fl, sl, found, s, last, row_y) -> None:
-        sl_count = s["sl_count"]
+    def _scan_band(self, n, level, fl, sl, found, s) -> None:
+        """The band of one BitmapProbe: along row ``fl`` from ``sl``, or down
+        the fl_bitmap column from ``fl`` (across the folded rows between)."""
+        rows = self.rows
         if level == "sl":
-            if fl > last:
-                return None
-            end = max(found[1] if found else sl_count - 1, sl)
+            if fl not in rows.kept:
+                return
+            end = max(found[1] if found else s["sl_count"] - 1, sl)
             cols = self.columns
             left, right = cols.left_of(sl), cols.left_of(end) + cols.width_of(end)
-            rect = QRectF(MATRIX_X + left + 1, row_y[fl] + 1, right - left - 2, CELL_H - 2)
-            words = (f"{n}. sl_bitmap[{fl}] & (~0 << {sl}): "
-                     + (f"lowest set bit {found[1]}" if found else "no bit set: look up the first level"))
-            item = ScanItem((n, "sl", fl, sl, found), rect, False, n, words)
+            rect = QRectF(self.matrix_x + left + 1, HEADER_H + rows.top(fl) + 1, right - left - 2, CELL_H - 2)
+            item = ScanItem((n, "sl", fl, sl, found), rect, False, n, probe_words(n, level, fl, sl, found))
         else:
-            stop = found[0] if found else last
+            last = self.last_row
             first = min(fl, last)
-            rect = QRectF(BIT_X + 4, row_y[first] + 1, CELL_W + 4,
-                          (max(stop, first) - first + 1) * CELL_H - 2)
-            words = (f"{n}. fl_bitmap & (~0 << {fl}): "
-                     + (f"lowest set bit {found[0]}" if found else "no bit set: no free block is big enough"))
-            item = ScanItem((n, "fl", fl, sl, found), rect, True, n, words)
+            stop = max(found[0] if found else last, first)
+            top, bottom = HEADER_H + rows.top(first), HEADER_H + rows.bottom(stop)
+            rect = QRectF(BIT_X + 4, top + 1, CELL_W + 4, bottom - top - 2)
+            item = ScanItem((n, "fl", fl, sl, found), rect, True, n, probe_words(n, level, fl, sl, found),
+                            bits=stop - first + 1)
         self._add_note(item)
-        return item
 
     def _write_caption(self, s, counts, step: TlsfStep) -> None:
-        n_free = sum(counts.values())
-        parts = [f"<b>{self.title}</b> (Masmano et al. 2004): {len(counts)} non-empty "
-                 f"list{'s' if len(counts) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
-        what = []
-        if step.search:
-            what.append(f"search for {step.search[1]}")
-        if step.probes:
-            what.append(f"{len(step.probes)} bitmap probe{'s' if len(step.probes) != 1 else ''}")
-        key = " &nbsp; ".join([swatch(FREE_FILL, "bit set (number: list length)"),
-                               swatch(VISITED, "search, scan", True),
-                               swatch(TAKEN, "found, taken", True), swatch(INSERTED, "pushed", True),
-                               swatch(SELECTED, "selected", True)])
-        line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
-        self.caption.setText(" \u00b7 ".join(parts) + "<br>" + line2 + key)
         said = []
-        if self.folded:
-            said.append(f"first levels {self.folded[0]}\u2013{self.folded[1]} are all empty and folded into one line")
         if self._lines_left_out:
             n = self._lines_left_out
-            said.append(f"{n} line{'s' if n != 1 else ''} of the step left out (see the explain panel)")
-        if self.columns.folds:
-            runs = ", ".join(f"{a}\u2013{b}" if a != b else str(a) for a, b in self.columns.folds)
-            said.append(f"second levels {runs} folded (\u22ef: their blocks counted per row)")
+            said.append(f"{n} line{'s' if n != 1 else ''} of the step in the explain panel only")
+        folds = [f"{name} " + ", ".join(f"{a}\u2013{b}" if a != b else str(a) for a, b in runs)
+                 for name, runs in (("fl", self.rows.folds), ("sl", self.columns.folds)) if runs]
+        if folds:
+            said.append(" and ".join(folds) + " folded (grey: their blocks counted)")
         if any(c > 99 for c in counts.values()):
             said.append("long lists show their length only; click a cell to list its blocks")
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")

@@ -576,6 +576,8 @@ class TreeView(SceneStructureView):
         self._upto: int | None = None
         self._owner: dict | None = None     # block addr -> node addr, built on demand
         self._extra_focus: set[int] = set()
+        self._said = ""                 # the summary of what was drawn
+        self._framed_key = None         # the item the camera keeps when the step does not fit
         self._after: dict | None = None     # the structure after the whole step
         self._collect: list | None = None   # notes leaving while a transition is made
         self.layout: TreeLayout | None = None
@@ -803,7 +805,7 @@ class TreeView(SceneStructureView):
         root = s.get("root")
         if root is None and s.get("subtrees"):
             root = [t for t in s["subtrees"] if t is not None]
-        lay = layout_tree(nodes, root, focus, ghosts)
+        lay = self._fitting_layout(nodes, root, focus, ghosts)
         self.layout = lay
         if not lay.hidden and not lay.bands:
             # a splay may have started deeper than the tree is now: give its
@@ -878,8 +880,7 @@ class TreeView(SceneStructureView):
             self._wild.note = (f"gave {short_bytes(marks.split[0])}" if self._wild.role and marks.split
                                else "")
             self._wild._relayout()          # as wide as its words
-            # its right edge where a 150-pixel box had it: a wider box grows leftwards
-            self._wild.setPos(-45.0 - self._wild.width() / 2, -ROW_H)
+            self._wild.setPos(self._wild_x(lay, s.get("root")), -ROW_H)
             self._wild.show()
         elif self._wild is not None:
             self._wild.hide()
@@ -984,6 +985,37 @@ class TreeView(SceneStructureView):
         if follow:
             self._follow(lay, marks)
 
+    def _wild_x(self, lay: TreeLayout, root) -> float:
+        """Where the wilderness's box is centred, in the row above the root:
+        its right edge where a 150-pixel box had it, left of the tree (a
+        wider box grows leftwards), but near enough the root for both to fit
+        the view at a legible zoom, when no ghost is in the way (on gcc-cc1
+        a malloc cut from the wilderness with the root 760 pixels right of it)."""
+        half = self._wild.width() / 2
+        x = -45.0 - half
+        if root in lay.pos:
+            room, _ = self.legible_room()
+            near = lay.pos[root][0] + NODE_W / 2 + half + 24 - room
+            clear = all(abs(gx - near) >= half + NODE_W / 2 + 8 for _, _, gx, _ in lay.ghosts)
+            if near > x and clear:
+                x = near
+        return x
+
+    def _fitting_layout(self, nodes, root, focus: set, ghosts) -> TreeLayout:
+        """The tree laid out so that the step's nodes (its search from the
+        root, the node taken or inserted) span no more columns than the view
+        shows at a legible zoom: full levels while they fit, else fewer, the
+        nodes off the step's path summarised as grey triangles.  On gcc-cc1
+        the 56 nodes in order put the root 2 800 design pixels right of the
+        leaf a free inserted; the camera kept the leaf and lost the root."""
+        room, _ = self.legible_room()
+        for budget in (NODE_BUDGET, 40, 12, 1):
+            lay = layout_tree(nodes, root, focus, ghosts, budget=budget)
+            xs = [lay.pos[a][0] for a in focus if a in lay.pos] + [g[2] for g in lay.ghosts]
+            if not xs or max(xs) - min(xs) + NODE_W <= room:
+                break
+        return lay
+
     def _mark_only(self, addr: int) -> None:
         for item in list(self._nodes.values()) + [self._wild]:
             if item is None:
@@ -1038,7 +1070,51 @@ class TreeView(SceneStructureView):
             # stays whole
             box = key_item.box()
             anchor = self.view_point_of(key_item, QPointF(box.left() + min(box.width() / 2, NODE_W / 2), 0))
+            rect = self._root_and(key_item, rect, step_items + path)
+        self._framed_key = key_item
         self.focus_on(rect, anchor, align_top=True)
+
+    def framed(self) -> None:
+        """A step too deep to frame from the root at a legible zoom: the line
+        under the drawing says where the root is, first."""
+        said = self._said
+        root = self._nodes.get(self._structure.get("root")) if self._structure else None
+        if self.following and root is not None and root.isVisible() \
+                and not self.box.viewRect().contains(self.view_rect_of(root, root.box())):
+            key = self._framed_key
+            depth = self.layout.depth.get(getattr(key, "addr", None)) if self.layout else None
+            where = f" {depth} levels up," if depth else ""
+            said = " ".join(filter(None, [f"The root (where the search started) is{where} not wholly in view: "
+                                          "Fit all shows the whole path.", said]))
+        if said != self.summary:
+            self.set_summary(said)
+
+    def _root_and(self, key_item, rect: QRectF, items: list) -> QRectF:
+        """What the camera frames when the whole of the step (``rect``) does
+        not fit at a legible zoom: the root, where the search started, and
+        ``key_item``, where it ended, if they fit together, with as many of
+        the step's other ``items`` as still fit, nearest the key item first;
+        else ``rect`` (the camera keeps the key item)."""
+        w, h = self.legible_room()
+
+        def fits(r: QRectF) -> bool:
+            return r.width() <= w and r.height() <= h
+
+        root = self._nodes.get(self._structure.get("root"))
+        if fits(rect) or root is None or not root.isVisible():
+            return rect
+        def whole(item) -> QRectF:       # its box and its visit number, up and left of it
+            return self.view_rect_of(item, item.box().adjusted(-14, -14, 0, 0))
+
+        core = whole(root).united(whole(key_item))
+        if not fits(core):
+            return rect
+        centre = self.view_rect_of(key_item, key_item.box()).center()
+        for it in sorted(items, key=lambda i: (self.view_rect_of(i, i.box()).center() - centre).manhattanLength()):
+            trial = core.united(whole(it))
+            if fits(trial):
+                core = trial
+        return core
 
     def _write_caption(self, s: dict, lay: TreeLayout, marks: StepMarks) -> None:
         nodes = s.get("nodes", [])
@@ -1076,4 +1152,5 @@ class TreeView(SceneStructureView):
         if marks.skipped_visits:
             said.append(f"search of {len(marks.visits)} nodes: numbered its first and last "
                         f"{NUMBERED_AT_EACH_END}, {marks.skipped_visits} between not numbered")
-        self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")
+        self._said = "Summarised: " + "; ".join(said) + "." if said else ""
+        self.set_summary(self._said)

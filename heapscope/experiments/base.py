@@ -133,6 +133,10 @@ class Experiment:
     #: strategies of ours not run unless named with -s, and why (a replay
     #: that would take far longer than all the others together)
     left_out: dict[str, str] = {}
+    #: the list setting a user's corpus of recorded traces fills
+    #: (``heapscope experiment NAME --traces FOLDER``); None for an experiment
+    #: that replays workloads it generates, where a corpus means nothing
+    corpus: str | None = None
 
     def _result(self, run: Run, setup: list[str], tables, findings, chart) -> Result:
         """The run's :class:`Result`: its setup and tables, then the
@@ -219,9 +223,28 @@ class Experiment:
         return out
 
     def prepare(self, only: list[str] | None = None, settings: dict[str, str] | None = None,
-                workload: dict[str, str] | None = None, workers: int | None = None) -> Run:
-        return Run(self.lineup(only), self.parse_settings(settings or {}),
-                   self.parse_workload(workload or {}), workers)
+                workload: dict[str, str] | None = None, workers: int | None = None,
+                corpus: list[str] | None = None) -> Run:
+        """The run's choices; ``corpus``: trace files (a folder's, already
+        listed: traces/corpus.py) that replace the experiment's own traces."""
+        parsed = self.parse_settings(settings or {})
+        if corpus is not None:
+            parsed[self.corpus_setting(settings or {})] = list(corpus)
+        return Run(self.lineup(only), parsed, self.parse_workload(workload or {}), workers)
+
+    def corpus_setting(self, settings: dict[str, str]) -> str:
+        """The setting ``--traces`` fills; ExperimentError when the experiment
+        takes no corpus, or the same setting is also given with -X."""
+        if self.corpus is None:
+            from . import EXPERIMENTS
+            takers = [e.name for e in EXPERIMENTS.values() if e.corpus]
+            raise ExperimentError(f"experiment {self.name} replays workloads it generates: "
+                                  f"--traces does not apply (experiments over recorded traces: "
+                                  f"{', '.join(takers)})")
+        if self.corpus in settings:
+            raise ExperimentError(f"--traces and -X {self.corpus}=... both name the traces: "
+                                  "give one")
+        return self.corpus
 
     # ------------------------------------------------------------ running
     def jobs(self, run: Run) -> list[Job]:

@@ -22,6 +22,7 @@ programs, so the strategies run with 8-byte words (Coppa's Gentoo was
 from __future__ import annotations
 
 from ..allocators.params import INT, Param
+from ..traces import names_a_file
 from ..traces.bundled import examples
 from .base import NAMES, Experiment, ExperimentError, ListParam, Run, SeedAllocator, base_row, \
     combine, ratio, strategy_columns
@@ -50,6 +51,7 @@ class Coppa2010(Experiment):
         Param("word", INT, 8, "word size of the strategies (the bundled traces come from 64-bit "
               "programs)", choices=(4, 8)),
     )
+    corpus = "traces"     # --traces FOLDER: the user's recorded programs instead of ours
     seed_allocators = (
         SeedAllocator("TLSF", "Masmano et al.'s two-level segregated fit", (TLSF,), _lesson(LESSON_TLSF)),
         SeedAllocator("BSA", "Coppa's 'Bad segregated allocator': segregated lists, first fit "
@@ -128,7 +130,10 @@ class Coppa2010(Experiment):
                              "column is its lessons. 'x BSA' divides by segregated-first-fit's "
                              "figure; speed = throughput.")
         tables.append(summary)
-        setup = [f"traces: {', '.join(traces)} (traces/bundled/README.md says how each was recorded)",
+        told = ("the files are yours; traces/bundled/README.md says how the bundled ones were "
+                "recorded" if any(names_a_file(t) for t in traces)
+                else "traces/bundled/README.md says how each was recorded")
+        setup = [f"traces: {', '.join(traces)} ({told})",
                  f"strategies: {run.settings['word']}-byte words"]
         result = Result(self.name, self.title, self.source, setup, tables,
                         params={"settings": run.settings})

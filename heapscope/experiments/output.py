@@ -47,26 +47,22 @@ def _cells(table: Table) -> list[list[str]]:
     return out
 
 
-def format_table(result: Result) -> str:
+def format_table(result: Result, terminal: bool = False) -> str:
+    """The result for people: its title, source and setup, each table aligned
+    (heapscope/console.py; ``terminal``: styled for one, the seed's columns
+    set apart) with its notes, then what reproduces."""
+    from ..console import RunOn, table_text
     lines = [f"{result.title}", f"  {result.source}"]
     lines += [f"  {s}" for s in result.setup]
     for table in result.tables:
         lines += ["", table.title]
         cells = _cells(table)
         at = _note_column(table)
-        unavailable = {i + 1 for i, r in enumerate(table.rows) if _unavailable(r)}
-        widths = [max(len(row[i]) for j, row in enumerate(cells) if j not in unavailable)
-                  for i in range(len(cells[0]))]
-        for j, row in enumerate(cells):
-            if j in unavailable:     # the columns before the note aligned, the note runs on
-                parts = [c.ljust(w) if i == 0 else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(row[:at], widths))]
-                lines.append("  ".join(parts + row[at:at + 1]).rstrip())
-                continue
-            lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-            if j == 0:
-                lines.append("  ".join("-" * w for w in widths))
+        # a row not available: the columns before the note aligned, the note runs on
+        rows = [RunOn(row[:at], at, row[at] if at < len(row) else "")
+                if _unavailable(r) else row for r, row in zip(table.rows, cells[1:])]
+        styles = ["cyan" if c.source == SEED else "" for c in table.columns]
+        lines.append(table_text(cells[0], rows, terminal=terminal, column_styles=styles))
         for note in table.notes:
             lines.append(f"  {note}")
     if result.findings:
@@ -128,11 +124,11 @@ def format_csv(result: Result) -> str:
     return out.getvalue().rstrip("\n")
 
 
-def render(result: Result, fmt: str) -> str:
+def render(result: Result, fmt: str, terminal: bool = False) -> str:
     if fmt == "json":
         return json.dumps(to_json(result), indent=2)
     if fmt == "csv":
         return format_csv(result)
     if fmt == "markdown":
         return format_markdown(result)
-    return format_table(result)
+    return format_table(result, terminal)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 import signal
 import threading
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable
@@ -424,19 +423,3 @@ def trace_text(ref) -> str:
 
 def _terminated(signum, frame) -> None:
     raise SystemExit(128 + signum)
-
-
-def progress_line(stream, name: str) -> ProgressFn:
-    """One line on a terminal, rewritten in place: runs done and the last one."""
-    last = [0.0]
-
-    def show(done: int, total: int, job: Job) -> None:
-        now = time.monotonic()
-        if now - last[0] > 0.2 or done == total:
-            last[0] = now
-            line = f"experiment {name}: {done}/{total} runs done (last: {job.label})"
-            stream.write("\r" + line[:100].ljust(100))
-            if done == total:
-                stream.write("\r" + " " * 100 + "\r")
-            stream.flush()
-    return show

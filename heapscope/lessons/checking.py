@@ -13,17 +13,22 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from heapscope.allocators.explain import describe_event
 from heapscope.allocators.params import ParamError, parse_param
 from heapscope.allocators.registry import STRATEGIES, make_strategy
 from heapscope.allocators.replay import Timeline
 from heapscope.traces import TraceError, load_trace
 from heapscope.traces.readable import EXTENSION, parse_readable, read_lines
-from heapscope.traces.trace import FREE
+from heapscope.traces.trace import ALLOC, FREE
 
 from .claims import Claim, ClaimError, StepFacts, parse_claim
 from .reader import PANELS, LessonError, LessonText, Stop, read_lesson_text
 
-__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text"]
+__all__ = ["Lesson", "Question", "StopState", "load_lesson", "load_lesson_text", "run_measures", "CLICK"]
+
+#: the answer of a question answered by a click on the block the step's
+#: malloc takes (or "the heap will grow"): the replay knows which is right
+CLICK = "click"
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,16 @@ class Question:
 
     def is_right(self, given: str) -> bool:
         return given.strip().casefold() == self.answer.casefold()
+
+    @property
+    def kind(self) -> str:
+        """How it is answered: ``"choice"`` (one of the choices), ``"click"``
+        (``answer: click``: the block the step's malloc takes, clicked on the
+        heap before the step, or "the heap will grow"; judged by the replay),
+        or ``"words"`` (no choices: thought over, then revealed)."""
+        if self.choices:
+            return "choice"
+        return "click" if self.answer.casefold() == CLICK else "words"
 
 
 @dataclass
@@ -96,6 +111,13 @@ class Lesson:
                          f"(largest {m['largest_free']}), frag {m['external']:.2f}")
         if state.event is not None:
             lines.append(f"  event {state.event} of the step")
+            for name in self.strategies:
+                # the event itself, in the generic words inspect uses
+                timeline = self.timelines[name]
+                timeline.seek(state.step)
+                events = (timeline.last_record.events or []) if timeline.last_record else []
+                if state.event <= len(events):
+                    lines.append(f"    {name}: {describe_event(events[state.event - 1])}")
         if state.select is not None:
             lines.append(f"  select {state.select}")
         if state.show:
@@ -110,11 +132,42 @@ class Lesson:
 
 
 def _measures(timeline: Timeline, step: int) -> dict:
+    """The measures after ``step`` (the gauges'), and :func:`run_measures` over steps 1..step."""
     if step == 0:
         zero = {k: 0 for k in ("heap", "live", "in_use", "headers", "padding", "free", "largest_free",
-                               "top_free", "search", "work")}
-        return dict(zero, external=0.0, external_no_top=0.0)
-    return timeline.series.at(step - 1)
+                               "top_free", "search", "work", "rotations")}
+        return dict(zero, external=0.0, external_no_top=0.0, **run_measures(timeline, 0))
+    series = timeline.series
+    # the single rotations of the step's splay steps (zig 1, zig-zig and zig-zag 2)
+    return dict(series.at(step - 1), rotations=int(series.rotations[step - 1]), **run_measures(timeline, step))
+
+
+def run_measures(timeline: Timeline, step: int) -> dict:
+    """The measures of the run so far, over steps 1..``step``:
+
+    - ``peak_live``: the most bytes live at once, max L (Vo 1989's Salloc;
+      CS:APP 9.9.3's max P_i, the peak aggregate payload);
+    - ``peak_heap``: the largest heap, max H (Vo's Sarena, "the total sbrk space");
+    - ``waste``: (peak_heap - peak_live) / peak_live, Vo's Waste (0 while nothing was live);
+    - ``peak_util``: peak_live / H after the step, CS:APP's peak utilisation
+      U_k (0 with no heap): at the last step, what ``heapscope grade`` reports
+      when no request failed;
+    - ``mean_search``: the mean search length of the mallocs and reallocs
+      that succeeded (``compare``'s "search mean" at the last step; 0 before
+      the first).
+    """
+    if step == 0:
+        return {"peak_live": 0, "peak_heap": 0, "waste": 0.0, "peak_util": 0.0, "mean_search": 0.0}
+    series = timeline.series
+    peak_live = int(series.live[:step].max())
+    peak_heap = int(series.heap[:step].max())
+    heap = int(series.heap[step - 1])
+    searched = series.is_malloc[:step] & ~series.failed[:step]
+    searches = series.search[:step][searched]
+    return {"peak_live": peak_live, "peak_heap": peak_heap,
+            "waste": (peak_heap - peak_live) / peak_live if peak_live else 0.0,
+            "peak_util": peak_live / heap if heap else 0.0,
+            "mean_search": float(searches.mean()) if searches.size else 0.0}
 
 
 def _facts(lesson_trace, timeline: Timeline, step: int) -> StepFacts:
@@ -261,17 +314,18 @@ def load_lesson_text(source: str, path: str = "<lesson>") -> Lesson:
                     raise LessonError(f"show: unknown panel {panel!r}; panels: {', '.join(PANELS)}",
                                       path, d.line)
             state.show = shown
-        state.question = _question(stop, path)
+        state.question = _question(stop, path, step >= 1 and int(trace.kind[step - 1]) == ALLOC)
         for d in stop.values("expect"):
             state.claims.append(_checked_claim(d, strategies, facts, ids, path))
         states.append(state)
     return Lesson(text, trace, strategies, params, names, timelines, states)
 
 
-def _question(stop: Stop, path: str) -> Question | None:
+def _question(stop: Stop, path: str, malloc_step: bool) -> Question | None:
     """The stop's ``ask:`` with its ``choices:``, ``answer:`` and ``explain:``;
-    LessonError for an answer missing or not among the choices, or parts
-    of a question without the ``ask:``."""
+    LessonError for an answer missing or not among the choices, parts
+    of a question without the ``ask:``, or ``answer: click`` on a step that
+    is no malloc (``malloc_step``: the stop's step is one)."""
     ask, choices, answer, explain = (_only(stop, w, path) for w in ("ask", "choices", "answer", "explain"))
     if ask is None:
         stray = choices or answer or explain
@@ -287,6 +341,9 @@ def _question(stop: Stop, path: str) -> Question | None:
     if offered and answer.value.casefold() not in (c.casefold() for c in offered):
         raise LessonError(f"answer: {answer.value!r} is not one of the choices ({' | '.join(offered)})",
                           path, answer.line)
+    if not offered and answer.value.casefold() == CLICK and not malloc_step:
+        raise LessonError("answer: click asks for the block the stop's step takes: the step must be "
+                          "a malloc (or give choices: A | B)", path, answer.line)
     return Question(ask.value, offered, answer.value, explain.value if explain else "")
 
 

@@ -9,14 +9,18 @@ each of the lesson's strategies::
     expect: buddy splits 3 times          (also: once, twice, never)
     expect: buddy merges twice
     expect: next-fit grows never          (the heap grew during the step: Grow events)
+    expect: splay-best-fit zig-zags once  (also zigs, zig-zigs: splay steps)
+    expect: event 5 is a zig-zag          (the step's 5th event: a type or a splay step)
     expect: frag > 0.5                    (measures: see MEASURES)
     expect: buddy heap == 4096
+    expect: waste > 1.5                   (over steps 1..t: peak_live, peak_heap, waste, peak_util, mean_search)
 
 Counts are counted from the step's events (K&R's and Vo's ``Split`` and
 Knuth's ``BuddySplit`` are splits; ``Coalesce`` and ``BuddyMerge`` merges;
-``Grow`` a growth of the heap), measures read from the Timeline's series
-(:class:`heapscope.allocators.metrics.MetricSeries`, row t-1 is the heap
-after step t), addresses from the payloads the replay handed out.
+``Grow`` a growth of the heap; a ``Rotation`` of its kind a zig, zig-zig or
+zig-zag, Sleator & Tarjan's splay steps), measures read from the Timeline's
+series (:class:`heapscope.allocators.metrics.MetricSeries`, row t-1 is the
+heap after step t), addresses from the payloads the replay handed out.
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from heapscope.allocators.events import BuddyMerge, BuddySplit, Coalesce, Grow, Split
+from heapscope.allocators.conditions import ROTATION_KINDS, known_events
+from heapscope.allocators.events import BuddyMerge, BuddySplit, Coalesce, Grow, Rotation, Split
 
-__all__ = ["Claim", "ClaimError", "parse_claim", "StepFacts", "MEASURES", "COUNTED"]
+__all__ = ["Claim", "ClaimError", "parse_claim", "StepFacts", "MEASURES", "COUNTED", "event_words"]
 
 #: the measures a claim may compare, by the name a lesson uses -> the key of
 #: ``MetricSeries.at`` (``frag`` is external fragmentation, 1 - Fmax/F)
@@ -36,13 +41,28 @@ MEASURES = {
     "heap": "heap", "live": "live", "in_use": "in_use", "headers": "headers",
     "padding": "padding", "free": "free", "largest_free": "largest_free",
     "top_free": "top_free", "frag": "external", "frag_no_top": "external_no_top",
-    "search": "search", "work": "work",
+    "search": "search", "work": "work", "rotations": "rotations",
+    # over the steps 1..t, not only step t (checking.run_measures)
+    "peak_live": "peak_live", "peak_heap": "peak_heap", "waste": "waste", "peak_util": "peak_util",
+    "mean_search": "mean_search",
 }
-#: the verbs a count claim may use, and the event types each counts
-COUNTED = {
-    "splits": (Split, BuddySplit),
-    "merges": (Coalesce, BuddyMerge),
-    "grows": (Grow,),
+
+
+def _of_types(*types):
+    return lambda e: isinstance(e, types)
+
+
+def _rotation(kind: str):
+    return lambda e: isinstance(e, Rotation) and e.kind == kind
+
+
+#: the verbs a count claim may use, and the test of an event each counts
+COUNTED: dict[str, Callable[[object], bool]] = {
+    "splits": _of_types(Split, BuddySplit),
+    "merges": _of_types(Coalesce, BuddyMerge),
+    "grows": _of_types(Grow),
+    # Sleator & Tarjan's splay steps, by kind: 'zig-zags once'
+    **{f"{kind}s": _rotation(kind) for kind in ROTATION_KINDS},
 }
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge,
@@ -51,7 +71,10 @@ _COMPARE: dict[str, Callable[[float, float], bool]] = {
 _NAME = r"[A-Za-z_0-9]+"
 _PLACES = re.compile(rf"places\s+({_NAME})\s+(?:at\s+the\s+address\s+({_NAME})\s+had|where\s+({_NAME})\s+was"
                      rf"|at\s+(0[xX][0-9A-Fa-f]+|[0-9]+))\Z")
-_COUNT = re.compile(rf"({'|'.join(COUNTED)})\s+(never|once|twice|([0-9]+)\s+times?)\Z")
+# longest verb first: 'zig-zigs' before 'zigs'
+_VERBS = "|".join(re.escape(v) for v in sorted(COUNTED, key=len, reverse=True))
+_COUNT = re.compile(rf"({_VERBS})\s+(never|once|twice|([0-9]+)\s+times?)\Z")
+_EVENT = re.compile(r"event\s+([0-9]+)\s+is\s+(?:an?\s+)?([A-Za-z][A-Za-z-]*)\Z")
 _MEASURE = re.compile(rf"({'|'.join(MEASURES)})\s*(==|!=|<=|>=|<|>)\s*([-+]?(?:0[xX][0-9A-Fa-f]+|[0-9]*\.?[0-9]+))\Z")
 _WORD_COUNTS = {"never": 0, "once": 1, "twice": 2}
 
@@ -104,11 +127,30 @@ def _places(name: str, other: str | None, address: int | None):
 
 
 def _count(verb: str, want: int):
-    types = COUNTED[verb]
+    counts = COUNTED[verb]
 
     def check(f: StepFacts, id_of) -> str | None:
-        got = sum(isinstance(e, types) for e in f.events)
+        got = sum(1 for e in f.events if counts(e))
         return None if got == want else f"{f.strategy} {verb} {got} times in step {f.step}, not {want}"
+    return check
+
+
+def event_words(e) -> str:
+    """An event as an ``event N is ...`` claim names it: a splay step by its
+    kind, any other event by its type."""
+    return e.kind if isinstance(e, Rotation) else type(e).__name__
+
+
+def _event_is(index: int, what: str):
+    def check(f: StepFacts, id_of) -> str | None:
+        if not 1 <= index <= len(f.events):
+            return f"{f.strategy}'s step {f.step} has {len(f.events)} events, no event {index}"
+        e = f.events[index - 1]
+        got = event_words(e)
+        if got.casefold() == what.casefold():
+            return None
+        shown = f"a {type(e).__name__} ({got})" if isinstance(e, Rotation) else f"a {got}"
+        return f"{f.strategy}'s event {index} of step {f.step} is {shown}, not {what}"
     return check
 
 
@@ -138,13 +180,22 @@ def parse_claim(text: str, strategies: list[str]) -> Claim:
     if m:
         want = int(m.group(3)) if m.group(3) else _WORD_COUNTS[m.group(2)]
         return Claim(text, strategy, _count(m.group(1), want))
+    m = _EVENT.match(rest)
+    if m:
+        what = m.group(2)
+        # a typo ('Vist') is a mistake in the claim, not a false claim
+        known = {k.casefold(): k for k in (*known_events(strategies), *ROTATION_KINDS)}
+        if what.casefold() not in known:
+            raise ClaimError(f"unknown event type {what!r} in {text!r}; an event is a splay step "
+                             f"({', '.join(ROTATION_KINDS)}) or one of: {', '.join(known_events(strategies))}")
+        return Claim(text, strategy, _event_is(int(m.group(1)), what))
     m = _MEASURE.match(rest)
     if m:
         value = float(int(m.group(3), 0)) if "x" in m.group(3).lower() else float(m.group(3))
         return Claim(text, strategy, _measure(m.group(1), m.group(2), value))
     hint = ""
-    if first not in strategies and " " in rest and (after.split() or [""])[0] in ("places", *COUNTED):
+    if first not in strategies and " " in rest and (after.split() or [""])[0] in ("places", "event", *COUNTED):
         hint = f" ({first!r} is not one of this lesson's strategies: {', '.join(strategies)})"
     raise ClaimError(f"cannot read the claim {text!r}{hint}; a claim is [STRATEGY] places NAME at the "
                      f"address NAME had | places NAME at ADDRESS | {'|'.join(COUNTED)} N times | "
-                     f"MEASURE OP NUMBER (measures: {', '.join(MEASURES)})")
+                     f"event N is TYPE | MEASURE OP NUMBER (measures: {', '.join(MEASURES)})")

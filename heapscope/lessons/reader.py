@@ -89,14 +89,32 @@ class Directive:
 @dataclass
 class Stop:
     """A ``##`` heading, the narration under it (Markdown, directives taken
-    out) and its directives in order."""
+    out) and its directives in order.  ``reply`` is the part of the
+    narration written after the stop's ``ask:`` line: it discusses the answer,
+    so the window shows it once the question is answered (empty without a
+    question, or with nothing after it)."""
     title: str
     line: int
     narration: str = ""
     directives: list[Directive] = field(default_factory=list)
+    reply: str = ""
+    asked_after: int | None = None       # narration lines before the ask: line (while reading)
 
     def values(self, word: str) -> list[Directive]:
         return [d for d in self.directives if d.word == word]
+
+    @property
+    def before_reply(self) -> str:
+        """The narration shown while the stop's question waits for its answer."""
+        if not self.reply:
+            return self.narration
+        return self.narration[:len(self.narration) - len(self.reply)].strip()
+
+    def finish(self, lines: list[str]) -> None:
+        """Its narration from the lines read under it."""
+        self.narration = "\n".join(lines).strip()
+        if self.asked_after is not None:
+            self.reply = "\n".join(lines[self.asked_after:]).strip()
 
 
 @dataclass
@@ -199,7 +217,7 @@ def read_lesson_text(text: str, path: str = "<lesson>") -> LessonText:
         heading = _HEADING.match(line)
         if heading:
             if stops:
-                stops[-1].narration = "\n".join(narration).strip()
+                stops[-1].finish(narration)
             stops.append(Stop(heading.group(1), number))
             narration = []
             continue
@@ -215,10 +233,12 @@ def read_lesson_text(text: str, path: str = "<lesson>") -> LessonText:
             if not value:
                 raise LessonError(f"{word!r} needs a value: {DIRECTIVES[word]}", path, number)
             stops[-1].directives.append(Directive(word, value, number))
+            if word == "ask":
+                stops[-1].asked_after = len(narration)
             continue
         narration.append(line)
     if stops:
-        stops[-1].narration = "\n".join(narration).strip()
+        stops[-1].finish(narration)
     else:
         raise LessonError("a lesson has at least one stop: a '## heading' with its narration", path,
                           len(lines))

@@ -103,3 +103,25 @@ class LoopsInTheWindow(Misbehaving):
     def misbehave(self):
         while "PySide6" in sys.modules:
             pass
+
+
+class RefusesThree(Misbehaving):
+    """A bump allocator whose check() refuses a third live block: the window's
+    Check Your Strategy After Every Step stops at the first step with three"""
+    name = "refuses-three"
+    FAIL_AT = 10 ** 9
+
+    def _check_structure(self, blocks):
+        used = [b.addr for b in blocks if b.state == USED]
+        assert len(used) < 3, f"three blocks live; the first is {used[0]:#x}"
+
+
+class LoopsWhenExplained(Misbehaving):
+    """Loops from its 50th operation when a step is replayed with its events
+    (a Find walk, a step shown), never in a replay without them (a build)"""
+    name = "loops-when-explained"
+    FAIL_AT = 50
+
+    def misbehave(self):
+        while self.record:
+            pass

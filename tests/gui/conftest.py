@@ -114,3 +114,18 @@ def window_from_command_line(qtbot, monkeypatch, argv):
     w = shown[0]
     qtbot.addWidget(w)
     return w
+
+
+#: tests/data/misbehaving.py: user strategies that misbehave on purpose
+MISBEHAVING = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                           "misbehaving.py")
+
+
+def misbehaving_plugin(class_name: str):
+    """A fixture body: ``class_name`` of tests/data/misbehaving.py registered
+    (before the window is made: its picker lists the strategies then), and
+    forgotten after the test."""
+    from heapscope.allocators import plugins
+    cls = plugins.load_file(f"{MISBEHAVING}:{class_name}")
+    yield cls
+    plugins.forget(cls.name)

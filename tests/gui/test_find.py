@@ -229,3 +229,14 @@ def test_a_long_search_shows_progress_and_cancel_stops_it(qtbot, window):
     qtbot.waitUntil(lambda: not w.finder.searcher.busy, timeout=10000)
     assert panel.status.text() == "Cancelled." and not panel.progress.isVisible()
     assert panel.find_button.isVisible() and w.finder.result is None
+
+
+def test_a_condition_on_events_the_strategy_never_makes_is_answered_at_once(qtbot, loaded):
+    """Issue 22: next fit never probes AVAIL: no walk, and the panel says why."""
+    w = loaded
+    type_condition(qtbot, w, "avail == 3")
+    assert w.finder.result.walked == 0 and len(w.finder.matches) == 0
+    assert "next-fit makes no AvailProbe event: avail holds at no step" in w.finder.panel.status.text()
+    w.resize(1280, 720)
+    qtbot.wait(50)
+    w.grab().save("/tmp/heapscope-find-never.png")

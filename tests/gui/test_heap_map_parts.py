@@ -108,7 +108,7 @@ def test_labels_number_a_long_search_at_both_ends(qtbot):
     assert labels.skip.isVisible() and labels.skip.textItem.toPlainText() == "+40 not numbered"
     assert search_words(marks, 0) == "50 blocks searched: 1–5 and 46–50 numbered, 40 in between not"
     assert search_words(StepMarks(visits=[(0, 8)], numbered=[0]), 2) == \
-        "2 numbers crowded: zoom in (wheel) to read them"
+        "2 numbers left out for room: zoom in (wheel) to read them"
 
 
 def test_pointer_layer_draws_symbols_names_and_a_note(qtbot):

@@ -16,14 +16,25 @@ from heapscope.gui.structure_views.lists_view import (BLOCK_BUDGET, list_marks, 
                                                       ListsView, labelled_lists)
 
 
-@pytest.fixture
-def view(qtbot):
-    v = ListsView()
+def shown_view(qtbot, cls):
+    v = cls()
     v.resize(520, 600)
     qtbot.addWidget(v)
     v.show()
     qtbot.waitExposed(v)
     return v
+
+
+@pytest.fixture
+def view(qtbot):
+    return shown_view(qtbot, ListsView)
+
+
+@pytest.fixture
+def bins_view(qtbot):
+    """dlmalloc's bins: the lists view with the bin map and mmapped chunks (bins_view.py)."""
+    from heapscope.gui.structure_views.bins_view import BinsView
+    return shown_view(qtbot, BinsView)
 
 
 def drawn_blocks(drawn) -> list[int]:
@@ -190,8 +201,10 @@ def dl_step(trace, step):
     return tl.strategy.structure(), explain_step(tl.strategy, tl.last_record), tl.last_record
 
 
-def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_chunks(view, tmp_path):
+def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_chunks(bins_view, tmp_path):
     from heapscope.allocators.dlmalloc import BinmapProbe
+    view = bins_view
+    assert view_for("bins") is type(view)
     trace, mmap_step, last = dl_trace(tmp_path)
     structure, explained, record = dl_step(trace, last)
     view.show_step(structure, explained, record)
@@ -222,7 +235,8 @@ def test_dlmalloc_bins_come_with_the_bin_map_the_last_remainder_top_and_mmapped_
     assert view.drawn()["binmap"]["probed"] == []
 
 
-def test_dlmalloc_with_nothing_kept_apart_says_so(view):
+def test_dlmalloc_with_nothing_kept_apart_says_so(bins_view):
+    view = bins_view
     s = Timeline(traces.make_workload("vo1989", steps=5, seed=1), "dlmalloc").build()
     s.seek(0)
     structure = s.strategy.structure()
@@ -232,3 +246,23 @@ def test_dlmalloc_with_nothing_kept_apart_says_so(view):
     assert "mapped" not in drawn and drawn["binmap"]["bits"] == structure["binblocks"]
     texts = [i.text() for i in view.canvas.scene().items() if hasattr(i, "text") and callable(i.text)]
     assert any(t.startswith("last remainder: none") for t in texts)
+
+
+def test_the_summary_line_stays_inside_the_view(qtbot, view):
+    """Issue 24: dlmalloc's "summarised: ..." line ran off the right edge
+    ("... and wh").  In a view 300 px wide the words shown fit its width and
+    its two lines (read back with the label's own metrics), cut at a word
+    with "…" when longer, the whole in the tooltip."""
+    from PySide6.QtWidgets import QLabel
+    lists = {f"class {i}": [1000 * i + 16 * j for j in range(i % 7)] for i in range(500)}
+    s = make("lists", {a: 16 for addrs in lists.values() for a in addrs}, lists=lists)
+    view.resize(300, 600)
+    view.show_step(s, [visit(0, lists["class 250"][1])])
+    qtbot.wait(10)
+    info = view.info
+    shown, width = QLabel.text(info), info.contentsRect().width()
+    wrap = Qt.TextWordWrap if info.wordWrap() else 0
+    room = info.fontMetrics().boundingRect(0, 0, width, 1 << 20, wrap, shown)
+    assert room.width() <= width and room.height() <= info.contentsRect().height(), (shown, room, info.size())
+    full = f"summarised: {view.summary}"
+    assert shown == full or (shown.endswith("…") and info.toolTip() == full)

@@ -18,6 +18,15 @@ BIG_STEPS = 4000
 
 
 @pytest.fixture(autouse=True)
+def replayed_on_the_loaders_thread(monkeypatch):
+    """These tests are about the loader's thread replaying a trace: a trace of
+    any length is replayed there (a big one is otherwise built in a worker
+    process while it shows, tests/gui/test_background_build.py)."""
+    from heapscope.gui import background_build
+    monkeypatch.setattr(background_build, "BACKGROUND_FROM_OPS", 10 ** 12)
+
+
+@pytest.fixture(autouse=True)
 def collection_back_on():
     """Whatever a test does, automatic collection is on for the next one."""
     yield

@@ -287,7 +287,11 @@ def test_changing_the_strategy_replays_the_same_trace_and_keeps_the_step(qtbot, 
     assert loaded.timeline.strategy_name == "next-fit" and loaded.timeline.position == 250
 
 
-def test_cancelling_a_long_replay_keeps_the_trace_shown(qtbot, loaded):
+def test_cancelling_a_long_replay_keeps_the_trace_shown(qtbot, loaded, monkeypatch):
+    # replayed on the loader's thread behind its dialog (a trace this long is
+    # otherwise built in the background while it shows: test_background_build.py)
+    from heapscope.gui import background_build
+    monkeypatch.setattr(background_build, "BACKGROUND_FROM_OPS", 10 ** 12)
     before = loaded.timeline
     loaded.seek(10)
     big = traces.make_workload("vo1989", steps=150_000, seed=3)

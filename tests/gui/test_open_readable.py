@@ -21,8 +21,13 @@ def test_the_window_opens_a_readable_trace_by_its_content(qtbot, window, tmp_pat
     window.seek(3)
     said = window.bar.description.text()
     # step 3 is free(a), on the file's line 4 (line 1 is a comment)
-    assert said.startswith("step 3: free(") and "for id 0" in said
+    assert said.startswith("step 3: free(") and "for a (id 0)" in said
     assert "lesson.txt\xa0line\xa04" in said
+    # the hover line names a used block by the name the file gave it (issue 21)
+    window.seek(1)
+    step = window.model.step(0)
+    payload = next(p for p, ident in step.ids.items() if ident == 0)
+    assert "a (trace id 0)" in step.describe_address(payload)
 
 
 def test_a_bad_readable_line_is_a_dialog_naming_it_and_the_trace_stays(qtbot, window, tmp_path):

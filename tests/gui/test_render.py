@@ -226,9 +226,11 @@ def test_a_readable_trace_renders_as_the_rep_it_converts_to(qtbot, tmp_path, cap
     (tmp_path / "b").mkdir()
     heap = tmp_path / "a" / "lesson.txt"
     # four comment lines, as the .rep has four header lines: the caption's
-    # "[lesson.txt line 8]" is the same in both
+    # "[lesson.txt line 8]" is the same in both; the blocks are named by
+    # their .rep ids, so the caption says "id 2" in both (a name of its own,
+    # "c", would travel with the trace: "for c (id 2)")
     heap.write_text("# a\n# small\n# lesson\n\n"
-                    "a = malloc(400)\nb = calloc(10, 30)\nfree(a)\nc = malloc(100)\n")
+                    "0 = malloc(400)\n1 = calloc(10, 30)\nfree(0)\n2 = malloc(100)\n")
     rep = tmp_path / "b" / "lesson.txt"
     assert main(["convert", str(heap), "-o", str(rep), "--to", "rep"]) == 0
     pictures = []

@@ -287,7 +287,7 @@ def test_a_step_of_a_trace_written_by_hand_names_its_block(qtbot, window):
     w.edits.malloc(100)
     w.animator.finish()
     settle(qtbot)
-    assert w.model.step(0).describe().startswith("step 2: malloc(100) for b ->")
+    assert w.model.step(0).describe().startswith("step 2: malloc(100) for b (id 1) ->")
 
 
 def test_a_long_replay_after_an_edit_shows_progress_and_can_be_cancelled(qtbot, window):
@@ -361,7 +361,8 @@ def test_four_lines_typed_in_the_editor_are_the_saved_file_at_every_step(qtbot, 
     assert list(w.model.trace) == [(ALLOC, 0, 240), (ALLOC, 1, 100), (FREE, 0, 0), (ALLOC, 2, 200)]
     heap, rep = tmp_path / "demo.heap", tmp_path / "demo.rep"
     assert w.edits.save_to(str(heap)) and w.edits.save_to(str(rep))
-    assert "b = malloc(100)" in heap.read_text()  # the readable form, with the names typed
+    # the readable form as typed: the names, the comment, calloc
+    assert heap.read_text().splitlines() == DEMO
     saved = load_trace(str(heap))
     for t in range(5):
         w.seek(t)
@@ -439,3 +440,35 @@ def test_predict_mode_asks_on_a_trace_written_by_hand(qtbot, window):
     assert w.predict.session(0).pending == 1 and w.model.position == 0
     w.set_predict(False)
     w.edits.sandbox = None
+
+
+def test_skipped_lines_survive_a_heap_save_and_a_rep_save_names_them(qtbot, window, tmp_path):
+    """Issue 21: Save dropped the lines the replay skips.  In a .heap they
+    stay (as '#! ' comments) and reopened they are underlined again; a .rep
+    cannot hold them, and a message says which lines it left out."""
+    w = window
+    w.menus["file"].actions()[0].trigger()
+    editor = open_editor(qtbot, w)
+    typed = ["# a demo", "a = malloc(240)", "free(zz)", "b = mallo(30)", "b = malloc(100)"]
+    type_lines(qtbot, editor, typed)
+    qtbot.waitUntil(lambda: w.model.n == 2 and len(editor.problems) == 2, timeout=5000)
+    heap = tmp_path / "demo.heap"
+    assert w.edits.save_to(str(heap))
+    assert heap.read_text().splitlines() == ["# a demo", "a = malloc(240)", "#! free(zz)",
+                                             "#! b = mallo(30)", "b = malloc(100)"]
+    assert "skips kept" in w.statusBar().currentMessage()
+    rep = tmp_path / "demo.rep"
+    assert w.edits.save_to(str(rep))
+    note = w.edits.save_note
+    assert note is not None and note.isVisible()
+    assert "2 lines" in note.text()
+    details = note.detailedText().splitlines()
+    assert details[0].startswith("line 3: free(zz)") and details[1].startswith("line 4: b = mallo(30)")
+    note.close()
+    # reopened, the skipped lines are lines again, underlined
+    w.edits.sandbox = None
+    wait_loaded(qtbot, w, lambda: w.open_trace(str(heap)))
+    settle(qtbot)
+    assert editor.lines()[:5] == typed
+    assert editor.problem_lines() == [2, 3]
+    assert w.model.n == 2

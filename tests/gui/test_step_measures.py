@@ -45,3 +45,43 @@ def test_utilisation_and_waste_over_the_prefix():
     m = StepMeasures(s)
     assert [m.at(t)["utilisation"] for t in (1, 2, 3)] == pytest.approx([10 / 100, 40 / 160, 40 / 160])
     assert [m.at(t)["waste"] for t in (1, 2, 3)] == pytest.approx([90 / 10, 120 / 40, 120 / 40])
+
+
+def test_measures_grown_in_chunks_are_those_computed_at_once():
+    # a timeline built in the background gives its rows a chunk at a time
+    rng = np.random.default_rng(3)
+    n = 1000
+    heap = np.cumsum(rng.integers(0, 64, n))
+    live = heap // 2 - rng.integers(0, 16, n).clip(0)
+    free = rng.integers(0, 500, n)
+    s = series_of(heap=heap, live=live.clip(0), search=rng.integers(0, 40, n),
+                  is_malloc=rng.random(n) < 0.6, failed=rng.random(n) < 0.05, free=free,
+                  largest_free=free // 3, top_free=free // 4, largest_below_top=free // 5)
+    whole = StepMeasures(s)
+    grown = StepMeasures(s, built=0)
+    assert grown.at(1) is None
+    for stop in (1, 7, 300, 301, 999, 1000):
+        grown.grow(stop)
+        assert grown.n == stop
+    for name in ("external", "external_no_top", "max_live", "max_heap", "utilisation", "waste",
+                 "searches_so_far", "search_mean"):
+        assert np.array_equal(getattr(grown, name), getattr(whole, name), equal_nan=True), name
+    assert grown.search_max == whole.search_max == int(s.search.max())
+    assert [grown.at(t) for t in (1, 500, 1000)] == [whole.at(t) for t in (1, 500, 1000)]
+
+
+def test_a_growing_curve_keeps_each_columns_low_and_high_whatever_the_runs():
+    # the plots of a timeline built in the background add a chunk's rows at a
+    # time (gui/plots.py): 100 steps in 10 columns of 10, added in two runs
+    from heapscope.gui.plots import GrowingPeaks
+    x = np.arange(1, 101, dtype=np.float64)
+    y = np.sin(x)
+    curve = GrowingPeaks(100, points=20)
+    curve.add(x[:37], y[:37])
+    xs, ys = curve.points()
+    assert list(xs[0::2]) == [1, 11, 21, 31]              # the columns reached so far
+    curve.add(x[37:], y[37:])
+    xs, ys = curve.points()
+    assert list(xs[0::2]) == [1 + 10 * c for c in range(10)]
+    assert list(ys[0::2]) == [min(y[10 * c:10 * c + 10]) for c in range(10)]
+    assert list(ys[1::2]) == [max(y[10 * c:10 * c + 10]) for c in range(10)]

@@ -252,3 +252,64 @@ def test_wheel_scrolls_ctrl_wheel_zooms_and_either_stops_following(qtbot, view, 
     assert view.box.viewRect().width() != pytest.approx(after.width())
     view.follow_button.setChecked(True)
     assert view.box.viewRect().width() == pytest.approx(before.width())
+
+
+@pytest.fixture(scope="module")
+def gcc_late_steps():
+    """Splay best fit on the bundled gcc-cc1 trace (a real program): the
+    structure and events at three late steps whose searches are deep or
+    wide, replayed once without a Timeline."""
+    from heapscope import traces
+    from heapscope.allocators.replay import Program, apply_op
+    trace = traces.load_trace("gcc-cc1")
+    wanted = (55111, 57473, 60783)
+    s, program = make_strategy("splay-best-fit", record=False), Program()
+    out = {}
+    for i, (kind, ident, size) in enumerate(zip(trace.kind.tolist()[:max(wanted)], trace.ids.tolist(),
+                                                trace.sizes.tolist())):
+        s.record = i + 1 in wanted
+        rec = apply_op(s, program, kind, ident, size)
+        if s.record:
+            out[i + 1] = (s.structure(), explain_step(s, rec), rec)
+    return out
+
+
+@pytest.mark.parametrize("step", [55111, 57473, 60783])
+def test_a_deep_search_is_framed_with_its_root_and_the_node_it_ended_at(qtbot, gcc_late_steps, step):
+    """Issue 24: on gcc-cc1 the root (where every search starts) was drawn
+    off the top or the right edge while the view followed the leaf the step
+    inserted.  At the structure panel's size at 1280 x 720, the root's box
+    and the step's last node are both inside the visible rectangle, clear of
+    the Follow step / Fit all buttons."""
+    from PySide6.QtCore import QRectF
+    view = view_for("tree")()
+    qtbot.addWidget(view)
+    view.set_zoom_factor(0.9)           # the drawings' zoom at 1280 x 720
+    view.resize(532, 445)
+    view.show()
+    qtbot.waitExposed(view)
+    structure, explained, record = gcc_late_steps[step]
+    view.show_step(structure, explained, record)
+    qtbot.wait(10)
+    visible = view.box.viewRect()
+    b = view.buttons
+    buttons = QRectF(view.box.mapSceneToView(view.graphics.mapToScene(b.pos())),
+                     view.box.mapSceneToView(view.graphics.mapToScene(b.pos() + b.rect().bottomRight())))
+    root = view._nodes[structure["root"]]
+    last = [it for it in (list(view._nodes.values()) + [view._wild])
+            if it is not None and it.isVisible() and it.role in ("taken", "inserted")]
+    assert len(last) == 1, step
+    root_rect = view.view_rect_of(root, root.box())
+    last_rect = view.view_rect_of(last[0], last[0].box())
+    _, room_h = view.legible_room()
+    framed = [last[0]]
+    if last_rect.united(root_rect).height() <= room_h:
+        framed.append(root)
+    else:
+        # a path too deep for one legible frame: the line under the view says where the root is
+        assert "Fit all shows the whole path" in view.summary, (step, view.summary)
+    for item in framed:
+        rect = view.view_rect_of(item, item.box())
+        assert visible.contains(rect), (step, item.key, rect, visible)
+        assert not rect.intersects(buttons), (step, item.key, rect, buttons)
+    assert step == 60783 or root in framed       # only that one is too deep (a leaf at depth 5)

@@ -1,0 +1,166 @@
+"""Lessons in the window: File > Lessons, the lesson's keys and its narration
+dock (docs/lessons.md, "Playing a lesson").
+
+:class:`LessonPart` belongs to the :class:`~heapscope.gui.main_window.MainWindow`.
+It makes
+
+* **File > Lessons**: the bundled lessons (``heapscope/lessons/*.md``, by
+  title), then Open Lesson File… (``Ctrl+Shift+O``), then the lesson's moves;
+* the moves, each an action with its key: **Next Stop** (Page Down),
+  **Previous Stop** (Page Up) -- the keys a presentation clicker sends -- and
+  **Back to Stop** (Backspace: the current stop again after wandering off
+  with the free controls, which all stay);
+* the narration panel (:class:`~heapscope.gui.lesson_panel.LessonPanel`) in a
+  dock on the window's right, shown while a lesson plays.
+
+A lesson is loaded and checked (:func:`heapscope.lessons.load_lesson`: every
+claim) before the window changes: a broken one is a message box naming the
+file and line, and the window keeps what it showed.  The stops are played
+by a :class:`~heapscope.gui.lesson_player.LessonPlayer`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu
+
+from heapscope.lessons import LessonError, bundled_lessons, lesson_path, load_lesson
+
+from .lesson_panel import LessonPanel
+from .lesson_player import LessonPlayer
+from .step_animator import MAX_ANIMATED_SPEED
+from .window_menus import action
+
+LESSON_FILTER = "Lessons (*.md);;All files (*)"
+#: the dock's width at text scale 1
+DOCK_WIDTH = 300
+#: pixels left beside the narration for the views' minimum to grow
+ROOM_SLACK = 48
+#: a window narrower than this (at text scale 1) gives compare mode's ranking
+#: column's room to the narration while a lesson plays
+ROOMY_WIDTH = 1500
+#: a lesson opened while the player is faster than steps animate
+#: (gui/step_animator.py) brings it down to this, so that the steps between
+#: two stops play their events
+LESSON_SPEED = 2
+
+
+class LessonPart(QObject):
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.player = LessonPlayer(window)
+        self.act_next = action(window, "&Next Stop", self.player.next, ["PgDown"],
+                               tip="The lesson's next stop, playing the steps on the way")
+        self.act_back = action(window, "&Previous Stop", self.player.back, ["PgUp"],
+                               tip="The lesson's stop before, as it was")
+        self.act_stop = action(window, "&Back to Stop", self.player.back_to_stop, ["Backspace"],
+                               tip="The lesson's current stop again, after looking around")
+        self.act_open = action(window, "&Open Lesson File…", self.ask_open, ["Ctrl+Shift+O"],
+                               tip="Play a lesson written in a file (docs/lessons.md)")
+        for act, text in ((self.act_next, "Next ▶"), (self.act_back, "◀ Back"), (self.act_stop, "↩ Stop")):
+            act.setIconText(text)
+            act.setEnabled(False)
+        self.panel = LessonPanel(self.act_back, self.act_stop, self.act_next)
+        self.dock = QDockWidget("Lesson", window)
+        self.dock.setObjectName("lesson_dock")
+        self.dock.setWidget(self.panel)
+        self.dock.setAllowedAreas(Qt.LeftDockWidgetArea | Qt.RightDockWidgetArea)
+        window.addDockWidget(Qt.RightDockWidgetArea, self.dock)
+        self.dock.hide()
+        self.menu = self._menu()
+        self.player.changed.connect(lambda: self.panel.show_player(self.player))
+        self.player.changed.connect(self._make_room)
+        # presenter mode changes every size: the room is measured again once laid out
+        window.act_presenter.toggled.connect(lambda *_: QTimer.singleShot(0, self._make_room))
+        self.player.active_changed.connect(self._active)
+        self.panel.chosen.connect(self.player.answer_choice)
+        self.panel.grow_asked.connect(self.player.answer_grow)
+        self.panel.reveal_asked.connect(self.player.reveal)
+        # a click on a block answers a click question (and selects it, as always)
+        window.heap_map.block_clicked.connect(lambda addr: self.player.answer_click(0, addr))
+        window.structure_panel.block_clicked.connect(lambda addr: self.player.answer_click(0, addr))
+        window.compare.view.row_clicked.connect(self.player.answer_click)
+
+    def _menu(self):
+        w = self.window
+        menu = QMenu("&Lessons", w.menus["file"])
+        w.menus["file"].insertMenu(w.act_workload, menu)      # after Open Example
+        menu.setToolTipsVisible(True)
+        for path in bundled_lessons():
+            act = menu.addAction(path.stem)
+            act.setToolTip(f"heapscope lesson {path.stem}")
+            act.triggered.connect(lambda checked=False, p=str(path): self.open_file(p))
+        menu.addSeparator()
+        menu.addAction(self.act_open)
+        menu.addSeparator()
+        for act in (self.act_next, self.act_back, self.act_stop):
+            menu.addAction(act)
+        self.act_panel = self.dock.toggleViewAction()      # the panel again, once closed
+        self.act_panel.setText("Lesson &Panel")
+        menu.addAction(self.act_panel)
+        return menu
+
+    # ================================================================ opening
+    def ask_open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open a lesson", "", LESSON_FILTER)
+        if path:
+            self.open_file(path)
+
+    def open_name(self, spec: str) -> bool:
+        """A bundled lesson's name (``roving-pointer``) or a lesson file."""
+        bundled = lesson_path(spec)
+        return self.open_file(str(bundled) if bundled is not None and not os.path.exists(spec) else spec)
+
+    def open_file(self, path: str) -> bool:
+        """Load, check and play the lesson in ``path``; a broken one is a
+        message box with its file and line (the window keeps what it shows)."""
+        w = self.window
+        w.statusBar().showMessage(f"Checking the lesson {os.path.basename(path)}…")
+        w.statusBar().repaint()         # said before the replays (a second or two for a long trace)
+        QGuiApplication.setOverrideCursor(Qt.WaitCursor)
+        try:
+            lesson = load_lesson(path)
+        except LessonError as exc:
+            w.statusBar().showMessage(f"Could not open the lesson {path}", 8000)
+            w.show_error(f"Cannot play {os.path.basename(path)}", "This lesson cannot be played as "
+                         "written (heapscope lesson check says the same).", str(exc))
+            return False
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        self.play(lesson)
+        return True
+
+    def play(self, lesson, stop: int = 0) -> None:
+        """Play ``lesson`` (loaded and checked) from its stop ``stop``."""
+        w = self.window
+        if w.player.speed > MAX_ANIMATED_SPEED:
+            w.player.set_speed(LESSON_SPEED)
+        self.player.start(lesson, stop)
+        w.statusBar().showMessage(f"{lesson.title}: Page Down for the next stop, Page Up for the one "
+                                  f"before, Backspace back to the stop", 10000)
+
+    def _make_room(self) -> None:
+        """On a narrow window, compare mode's ranking column makes way for the
+        narration, and the narration takes no more than the views leave."""
+        w = self.window
+        narrow = w.width() < ROOMY_WIDTH * w.presentation.text_scale
+        w.compare.view.set_side_visible(not (self.player.active and narrow))
+        screen = w.screen()
+        width = screen.availableGeometry().width() if screen is not None else w.width()
+        views = w.centralWidget().minimumSizeHint().width()
+        # the gauges' numbers widen the views' minimum as they change: keep some slack
+        self.panel.set_room(min(width, max(w.width(), views)) - views - ROOM_SLACK)
+
+    def _active(self, on: bool) -> None:
+        self._make_room()
+        for act in (self.act_next, self.act_back, self.act_stop, self.act_panel):
+            act.setEnabled(on)
+        self.dock.setVisible(on)
+        if on:
+            self.dock.raise_()
+            width = round(DOCK_WIDTH * self.window.presentation.text_scale)
+            self.window.resizeDocks([self.dock], [width], Qt.Horizontal)

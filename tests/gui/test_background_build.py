@@ -1,0 +1,153 @@
+"""A big trace shows step 0 at once and is built in the background (issue 25).
+
+The window builds a trace of ``BACKGROUND_FROM_OPS`` operations or more in a
+worker process and takes its timeline in chunks (gui/background_build.py,
+allocators/build_stream.py).  Here on a generated trace of 300 000
+operations (about 150 000 mallocs and their frees): long enough that its
+build takes seconds on this machine, so the tests act while it runs; each
+test waits for what it needs, never for a time.
+"""
+
+import multiprocessing
+import threading
+
+import pytest
+
+from heapscope import traces
+from heapscope.allocators.replay import Timeline
+
+STEPS = 150_000          # the Vo 1989 workload's steps: a malloc and a free each
+
+
+@pytest.fixture(scope="module")
+def big_trace():
+    return traces.make_workload("vo1989", steps=STEPS, seed=5)
+
+
+@pytest.fixture(scope="module")
+def big_trace_path(tmp_path_factory, big_trace):
+    path = tmp_path_factory.mktemp("big") / "big.rep"
+    traces.write_rep(big_trace, path)
+    return str(path)
+
+
+def open_building(qtbot, window, path):
+    """Open ``path`` and wait until step 0 shows (the build goes on)."""
+    with qtbot.waitSignal(window.timeline_changed, timeout=60000):
+        window.open_trace(path)
+    return window.model.timeline()
+
+
+def heap_of(strategy):
+    return [(b[0], b[1], b[2]) for b in strategy.walk()]
+
+
+def test_step_0_shows_and_steps_before_the_timeline_is_built(qtbot, window, big_trace_path, big_trace):
+    timeline = open_building(qtbot, window, big_trace_path)
+    model = window.model
+    assert model.building() and timeline.built < timeline.n == 2 * STEPS
+    assert model.position == 0
+    assert window.bar.n == 2 * STEPS                 # the scrubber spans the whole trace
+    assert window.bar.marks.built is not None        # and shades what is not built
+    assert window.loading.build_bar.isVisible()
+    qtbot.waitUntil(lambda: model.ready >= 3, timeout=60000)
+    window.step_forward()
+    window.animator.finish()
+    assert model.position == 1
+    first = heap_of(timeline.strategy)
+    window.step_forward()
+    window.animator.finish()
+    window.step_back()
+    assert model.position == 1
+    assert heap_of(timeline.strategy) == first
+    # the gauges read the rows shipped so far: after the first malloc, what is
+    # live is its request
+    assert model.step().measures_row["live"] == int(big_trace.sizes[0])
+    assert model.building()            # all that before the build's end
+    window.loading.background.cancel()
+
+
+def test_a_seek_past_the_built_part_waits_and_lands_on_the_right_step(qtbot, window, big_trace_path,
+                                                                       big_trace):
+    timeline = open_building(qtbot, window, big_trace_path)
+    model = window.model
+    target = timeline.built + 30_001         # past the part built: waits for that much only
+    assert target < timeline.n
+    window.seek(target)
+    assert model.waiting == target and model.position == 0      # not yet: it waits
+    assert "waiting for step" in window.loading.build_bar.label.text()
+    qtbot.waitUntil(lambda: model.position == target, timeout=120000)
+    assert model.waiting is None
+    # the same heap as a timeline built here, in one go, sought there
+    reference = Timeline(big_trace, "next-fit", checkpoints=False)
+    strategy, _ = reference.heap_at(target)
+    assert heap_of(timeline.strategy) == heap_of(strategy)
+    assert model.building()               # it did not wait for the whole build
+
+
+def test_cancel_mid_build_keeps_the_steps_built_and_the_window_usable(qtbot, window, big_trace_path):
+    timeline = open_building(qtbot, window, big_trace_path)
+    model = window.model
+    qtbot.waitUntil(lambda: model.ready > 4096, timeout=60000)
+    window.seek(2 * STEPS)                    # waiting for the end
+    window.loading.build_bar.cancel_button.click()
+    assert not model.building() and not window.loading.background.active
+    assert not window.loading.build_bar.isVisible() and window.bar.marks.built is None
+    kept = timeline.n
+    assert 4096 < kept < 2 * STEPS
+    assert model.n == kept and window.bar.n == kept
+    assert model.waiting is None and model.position == kept     # the waiting seek went to the end
+    window.seek(kept // 2)
+    assert model.position == kept // 2
+    window.step_forward()
+    window.animator.finish()
+    assert model.position == kept // 2 + 1
+    assert "Stopped building" in window.statusBar().currentMessage()
+
+
+def test_closing_the_window_mid_build_leaves_no_thread_or_process(qtbot, window, big_trace_path):
+    threads_before = set(threading.enumerate())
+    open_building(qtbot, window, big_trace_path)
+    background = window.loading.background
+    assert background.active
+    qtbot.waitUntil(lambda: bool(background.started_pids), timeout=30000)     # its worker runs
+    window.close()
+    assert not background.active
+    assert multiprocessing.active_children() == []
+    left = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    assert left == []
+
+
+def test_another_strategy_mid_build_drops_the_half_built_timeline(qtbot, window, big_trace_path):
+    first = open_building(qtbot, window, big_trace_path)
+    with qtbot.waitSignal(window.timeline_changed, timeout=60000):
+        window.set_strategy("tlsf")
+    assert window.model.timeline().strategy_name == "tlsf"
+    assert window.model.timeline_for("next-fit") is None      # built again if asked for
+    assert first.n < 2 * STEPS                                # it stopped where it was
+    window.loading.background.cancel()
+
+
+def test_compare_rows_appear_as_each_is_built_to_the_step_shown(qtbot, window, big_trace_path):
+    timeline = open_building(qtbot, window, big_trace_path)
+    model = window.model
+    qtbot.waitUntil(lambda: model.ready >= 5000, timeout=60000)
+    window.seek(5000)
+    names = ["next-fit", "first-fit", "tlsf"]
+    window.compare.compare(names)
+    assert window.compare.active and not window.compare.busy      # no dialog, no waiting loader
+    background = window.loading.background
+    assert background.active and len(background.keys()) == 3     # next-fit's, and the two rows'
+    # rows show once two are built to step 5000; all three in the end, at that step
+    qtbot.waitUntil(lambda: len(model.shown) == 3, timeout=120000)
+    assert [key[0] for key in model.shown] == names and model.position == 5000
+    for row, name in enumerate(names):
+        assert model.timeline(row).built >= 5000
+    assert model.timeline(0) is timeline
+    window.loading.build_bar.cancel_button.click()
+    assert not background.active
+    import multiprocessing
+    assert multiprocessing.active_children() == []
+    assert not model.building()
+    window.seek(model.n)
+    assert model.position == model.n == min(model.timeline(r).n for r in range(3))
