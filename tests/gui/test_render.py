@@ -2,6 +2,8 @@
 three side by side, files that decode and show the window; one frame per
 step; the formats by suffix; bad requests as one-line errors (exit 2)."""
 
+import contextlib
+import io
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -29,11 +31,29 @@ def render(*args) -> int:
     return main(["render", *map(str, args), "--size", f"{SIZE[0]}x{SIZE[1]}"])
 
 
+@pytest.fixture(scope="module")
+def step_png(qapp, trace_path, tmp_path_factory):
+    """``png(name)``: ``render -s NAME --step 120`` of the trace, run once a
+    module for each strategy (the two tests below read the same picture; a
+    render is a window's worth of CPU), as (its path, what it printed)."""
+    folder = tmp_path_factory.mktemp("step-png")
+    done = {}
+
+    def png(name):
+        if name not in done:
+            out = folder / f"{name}.png"
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                assert render(trace_path, "-s", name, "--step", 120, "-o", out) == 0
+            done[name] = (out, printed.getvalue())
+        return done[name]
+    return png
+
+
 @pytest.mark.parametrize("name", strategy_names())
-def test_each_strategy_renders_a_png_of_the_window(qtbot, trace_path, tmp_path, capsys, name):
-    out = tmp_path / f"{name}.png"
-    assert render(trace_path, "-s", name, "--step", 120, "-o", out) == 0
-    assert capsys.readouterr().out.strip() == str(out)
+def test_each_strategy_renders_a_png_of_the_window(qtbot, step_png, name):
+    out, printed = step_png(name)
+    assert printed.strip() == str(out)
     image = Image.open(out)
     assert image.size == SIZE
     pixels = np.asarray(image.convert("RGB"))
@@ -184,15 +204,15 @@ def _last_frame(path) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", strategy_names())
-def test_a_one_step_gif_plays_its_events_and_ends_on_the_still_picture(qtbot, trace_path, tmp_path, name):
+def test_a_one_step_gif_plays_its_events_and_ends_on_the_still_picture(qtbot, trace_path, tmp_path, step_png, name):
     """Issue 24, one picture per state: a GIF of one step animates without
     --animate, and its last frame is the PNG of that step, pixel for pixel
     (the PNG given the GIF's own 256 colours: heapscope.gif quantizes each
     frame whole, so equal pictures quantize equally)."""
     from heapscope.gif import _quantized
-    gif, png = tmp_path / "step.gif", tmp_path / "step.png"
+    gif = tmp_path / "step.gif"
     assert render(trace_path, "-s", name, "--steps", "120:120", "-o", gif) == 0
-    assert render(trace_path, "-s", name, "--step", "120", "-o", png) == 0
+    png, _ = step_png(name)              # render -s NAME --step 120 -o step.png
     assert Image.open(gif).n_frames > 1
     still = _quantized(np.asarray(Image.open(png).convert("RGB"))).convert("RGB")
     last = _last_frame(gif)
