@@ -70,6 +70,14 @@ class Reuse(UserStrategy):
 '''
 
 
+@pytest.fixture(autouse=True)
+def forget_loaded_segfit():
+    """examples/segfit.py's SegFit, loaded by some tests here, is registered
+    by name; drop it so a later test in the same worker may load it again."""
+    yield
+    plugins.forget("segfit")
+
+
 def make_trace(n_ids: int = 120, seed: int = 7) -> Trace:
     """Mallocs of a few sizes, frees three ids behind, a realloc every tenth
     id (so that blocks are reused and moved): about 2.2 ops per id."""

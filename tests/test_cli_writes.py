@@ -265,6 +265,9 @@ def test_experiment_output_may_not_overwrite_a_strategy_file(tmp_path, capsys, m
     before = digest(mine)
     monkeypatch.setattr(heapscope.experiments, "run_experiment",
                         lambda *a, **k: pytest.fail("the experiment ran"))
+    # an earlier test in this worker may have loaded examples/segfit.py's SegFit
+    # under the same name (which test runs where is xdist's choice)
+    plugins.forget("segfit")
     try:
         code, _, err = run(capsys, "experiment", *SMALL, "--allocator", f"{mine}:SegFit", "-o", mine)
     finally:
