@@ -153,3 +153,14 @@ def test_counts_and_snapshots_are_plain_records():
     p = PointerTrace()
     p.alloc(0x10, 8)
     assert p.snapshot() == Snapshot(p, 1, {0x10: (0, 8)}, 1)
+
+
+def test_every_unknown_free_is_counted_and_a_trace_is_unnamed_by_default():
+    p = PointerTrace()
+    p.alloc(0x10, 8)
+    for ptr in (0x99, 0x98, 0x99):        # three frees of pointers never allocated
+        assert p.free(ptr) is False
+    assert p.free(0x10) is True
+    t = p.finish()
+    assert p.counts.unknown_frees == 3
+    assert t.name == "" and t.source is None

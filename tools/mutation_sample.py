@@ -18,6 +18,11 @@ package, and a ``sitecustomize`` on PYTHONPATH drops the editable finder
     python tools/mutation_sample.py allocators/explain.py 40 \\
         tests/test_explain.py tests/test_inspect.py
 
+``--skip 20`` leaves out the first 20 of the same seed's order (an earlier
+sample) and takes the next N: a fresh sample of mutants nobody has looked at,
+as long as the module's listing is the one the earlier sample had (the same
+number of mutants in the same order; the script prints the count).
+
 prints one line per mutant (id, killed/survived/timeout, seconds), then the
 score, and writes the results to ``mutation-results/<module>.json`` in the
 worktree (ignored by git); ``mutmut show ID`` in the scratch folder shows a
@@ -69,6 +74,9 @@ def main() -> int:
     ap.add_argument("sample", help="how many mutants (or 'all')")
     ap.add_argument("tests", nargs="+", help="the test files (or node ids) that cover the module")
     ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first SKIP of the shuffled order (an earlier sample's) and "
+                         "take the next ones: a fresh sample of mutants nobody has looked at")
     ap.add_argument("--timeout", type=float, default=150, help="seconds before a mutant counts as killed")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (to `mutmut show`)")
     args = ap.parse_args()
@@ -82,7 +90,10 @@ def main() -> int:
     total = len(ids)
     if args.sample != "all":
         random.Random(args.seed).shuffle(ids)
-        ids = ids[:int(args.sample)]      # in shuffled order: any prefix is a random sample
+        # in shuffled order: any slice is a random sample, disjoint from the slices before it
+        ids = ids[args.skip:args.skip + int(args.sample)]
+    print(f"{args.module}: {total} mutants; seed {args.seed}, positions "
+          f"{args.skip + 1}-{args.skip + len(ids)} of its order", flush=True)
     target = src / args.module
     pristine = target.read_bytes()
     cmd = [sys.executable, "-m", "pytest", "-n", "0", "-x", "-q", "-p", "no:cacheprovider", *args.tests]
@@ -105,7 +116,8 @@ def main() -> int:
         out = ROOT / "mutation-results"
         out.mkdir(exist_ok=True)
         (out / (args.module.replace("/", ".") + ".json")).write_text(json.dumps(
-            {"module": args.module, "mutants": total, "seed": args.seed, "tests": args.tests,
+            {"module": args.module, "mutants": total, "seed": args.seed, "skip": args.skip,
+             "tests": args.tests,
              "results": results}, indent=1))
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
