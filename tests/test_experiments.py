@@ -665,3 +665,30 @@ def test_an_experiment_that_fixes_no_workload_parameter_takes_any_of_them():
     vo = EXPERIMENTS["vo1989"]
     assert not vo.workload_fixed
     assert vo.parse_workload({"steps": "50"})["steps"] == 50
+
+
+def test_a_bad_setting_is_named_whole_with_its_experiment():
+    # Param's rule (allocators/params.py): "OWNER: NAME must be ACCEPTS, got VALUE!r",
+    # the owner being the experiment
+    from heapscope.experiments.base import ExperimentError
+    with pytest.raises(ExperimentError) as e:
+        EXPERIMENTS["vo1989"].parse_settings({"runs": "0"})
+    assert str(e.value) == "experiment vo1989: runs must be an integer in 1..100, got '0'"
+
+
+def test_prepare_reads_the_workload_overrides_given():
+    vo = EXPERIMENTS["vo1989"]
+    run = vo.prepare(["first-fit"], {"runs": "3"}, {"steps": "50"})
+    assert run.settings["runs"] == 3 and run.workload["steps"] == 50 and run.workload["seed"] == 1
+
+
+def test_combine_two_runs_worked_by_hand():
+    from heapscope.experiments.base import combine
+    a = {"waste": 10, "heap": 100.0, "first_failure": None}
+    b = {"waste": 20, "heap": 300.0, "first_failure": 7}
+    row = combine([a, b])
+    # means (10+20)/2 and (100+300)/2; the earliest failure; the sample standard
+    # deviation of 10 and 20: sqrt((5**2 + 5**2) / (2 - 1)) = sqrt(50)
+    assert row == {"waste": 15, "heap": 200.0, "first_failure": 7, "waste_sd": pytest.approx(50 ** 0.5)}
+    assert combine([a]) == a and combine([a, {"error": "boom"}]) == {"error": "boom"}
+    assert combine([{"error": "first"}, a, {"error": "second"}]) == {"error": "first"}
