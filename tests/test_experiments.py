@@ -646,6 +646,7 @@ def test_the_result_carries_the_findings_and_the_chart_read_off_it():
     assert (result.experiment, result.setup, result.tables) == ("abstract", ["one run"], tables)
     assert result.findings == ["'' found"] and result.chart == ("chart of", "t")
     assert result.params == {"settings": {"runs": 1}, "workload": {"steps": 5}}
+    assert result.source == ""           # an experiment naming no source shows none, not "None"
 
 
 def test_a_size_list_shows_its_default_in_sizes():
@@ -692,3 +693,43 @@ def test_combine_two_runs_worked_by_hand():
     assert row == {"waste": 15, "heap": 200.0, "first_failure": 7, "waste_sd": pytest.approx(50 ** 0.5)}
     assert combine([a]) == a and combine([a, {"error": "boom"}]) == {"error": "boom"}
     assert combine([{"error": "first"}, a, {"error": "second"}]) == {"error": "first"}
+
+
+def test_a_seed_allocator_with_no_figures_gives_empty_rows_of_figures():
+    from heapscope.experiments.base import Entry, seed_figures
+    quiet = SeedAllocator("K&R", "the book's malloc", ("first-fit",))
+    assert seed_figures(Entry("first-fit", quiet), "heap") == {}
+    noisy = SeedAllocator("K&R", "the book's malloc", ("first-fit",), {"heap": {"seed_1": 2.5}})
+    assert seed_figures(Entry("first-fit", noisy), "heap") == {"seed_1": 2.5}
+    assert seed_figures(Entry("first-fit", noisy), "time") == {}
+    assert seed_figures(Entry("first-fit", None), "heap") == {}
+
+
+def test_mean_sd_worked_by_hand():
+    import math
+    from heapscope.experiments.base import mean_sd
+    mean, sd = mean_sd([])
+    assert math.isnan(mean) and sd is None
+    assert mean_sd([None, 3]) == (3.0, None)          # one value: no deviation
+    mean, sd = mean_sd([1, None, 3])
+    # mean 2; sample deviation sqrt(((1-2)**2 + (3-2)**2) / (2 - 1)) = sqrt(2)
+    assert mean == 2 and sd == pytest.approx(2 ** 0.5)
+
+
+def test_base_rows_of_an_entry_ours_and_one_not_available():
+    from heapscope.experiments.base import Entry, base_row
+    assert base_row(Entry("tlsf", None)) == {"strategy": "tlsf", "seed_name": "", "role": "ours"}
+    assert base_row(Entry("tlsf", None, available=False)) == {
+        "strategy": "tlsf", "seed_name": "", "role": "ours", "available": False, "note": ""}
+    sa = SeedAllocator("K&R", "the book's malloc", ("first-fit",))
+    assert base_row(Entry("first-fit", sa, available=False, note="gone")) == {
+        "strategy": "first-fit", "seed_name": "K&R", "role": "seed", "available": False, "note": "gone"}
+
+
+def test_an_unknown_workload_parameter_is_named_whole_with_the_ones_it_takes():
+    from heapscope.experiments.base import ExperimentError
+    from heapscope.traces.workloads import declared_workload
+    takes = ", ".join(declared_workload("vo1989"))       # the workload's own declaration
+    with pytest.raises(ExperimentError) as e:
+        EXPERIMENTS["vo1989"].parse_workload({"stepz": "5"})
+    assert str(e.value) == f"workload 'vo1989' has no parameter 'stepz' (it takes: {takes})"
