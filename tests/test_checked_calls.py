@@ -670,3 +670,49 @@ def test_a_realloc_null_the_heap_cannot_grow_for_is_a_refused_request(load, monk
         assert checked.results == [0, None, 0]
         # R: the request's size rounded up to the alignment (grading's rule, by hand: 24)
         assert (checked.failed, checked.failed_bytes) == (1, 24)
+
+
+#: a malloc, a malloc, a realloc in place, two frees: each bug below is at step 2 or 3
+SHORT = Trace.from_ops([(ALLOC, 0, 16), (ALLOC, 1, 16), (REALLOC, 1, 8), (FREE, 0, 0), (FREE, 1, 0)])
+
+
+def test_a_payload_that_is_not_an_int_is_named_both_ways(load, monkeypatch):
+    # 16.0 == 16 and hashes as 16: the books' key, but no address the program can hold
+    klass = load('''
+        class Floats(Reuse):
+            name = "NAME"
+
+            def _malloc(self, size):
+                payload = super()._malloc(size)
+                return float(payload) if self.calls == 2 else payload
+        ''', "Floats")
+    error = same_error(*both_paths(klass, SHORT, monkeypatch))
+    assert (error.step, error.method) == (2, "_malloc")
+    assert "16.0" in error.message
+
+
+def test_a_realloc_that_moves_the_break_by_hand_is_named_both_ways(load, monkeypatch):
+    klass = load('''
+        class RoundTheDoor(Reuse):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                self.arena.brk += 64                       # not through _take_core
+                return super()._realloc(payload, size)
+        ''', "RoundTheDoor")
+    error = same_error(*both_paths(klass, SHORT, monkeypatch))
+    assert (error.step, error.method) == (3, "_realloc")
+    assert "without self._take_core" in error.message
+
+
+def test_an_exception_in_realloc_is_the_users_realloc_both_ways(load, monkeypatch):
+    klass = load('''
+        class RaisesInRealloc(Reuse):
+            name = "NAME"
+
+            def _realloc(self, payload, size):
+                raise ValueError("not today")
+        ''', "RaisesInRealloc")
+    error = same_error(*both_paths(klass, SHORT, monkeypatch))
+    assert (error.step, error.method, error.operation) == (3, "_realloc", "realloc(0x10, 8)")
+    assert error.message == "your _realloc raised ValueError: not today"
