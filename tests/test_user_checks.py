@@ -844,3 +844,70 @@ def test_a_strategy_unpicklable_from_a_later_step_is_named_at_the_checkpoint(loa
     timeline = Timeline(read_rep(trace_path), klass.name, checkpoint_every=2).build()
     assert timeline.fault is not None and "self.key holds function" in timeline.fault.message
     assert timeline.fault.step == 4
+
+
+def test_a_class_keeps_the_title_it_sets_else_takes_its_docstrings_first_line(load):
+    titled, _ = load('''
+        class Titled(Bump):
+            """The docstring's line"""
+            name = "NAME"
+            title = "My own title"
+        ''', "Titled", "titled")
+    assert titled.title == "My own title"
+    documented, _ = load('''
+        class Documented(Bump):
+            """First line of the docstring
+
+            and more."""
+            name = "NAME"
+        ''', "Documented", "documented")
+    assert documented.title == "First line of the docstring"
+
+
+def test_a_booking_in_an_int_subclass_is_read_as_ints(load, trace_path):
+    klass, _ = load('''
+        class Address(int):
+            """an address type of the user's own: still an int"""
+
+
+        class Typed(Bump):
+            name = "NAME"
+
+            def book(self, payload, addr, need, size):
+                return super().book(Address(payload), Address(addr), need, size)
+        ''', "Typed", "typed")
+    t = graded(klass, trace_path, check_every=1)
+    assert t.valid, t.error
+
+
+def test_check_steps_checks_the_walk_after_every_public_operation(load):
+    klass, _ = load('''
+        class AllFreeWalk(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                for addr, size, payload in self.blocks:
+                    yield addr, size, FREE, None
+        ''', "AllFreeWalk", "allfreewalk")
+    quiet = klass()
+    assert quiet.check_steps is False
+    quiet.malloc(24)                      # no walk: nothing said yet
+    strict = klass(check_steps=True)
+    assert strict.check_steps is True
+    with pytest.raises(UserStrategyError) as e:
+        strict.malloc(24)
+    assert e.value.method == "_blocks" and "is in no used block of your walk" in e.value.message
+
+
+def test_a_malformed_structure_points_at_the_users_def(load):
+    klass, path = load('''
+        class Shapeless(Bump):
+            name = "NAME"
+
+            def structure(self):
+                return 42
+        ''', "Shapeless", "shapeless")
+    with pytest.raises(UserStrategyError) as e:
+        klass().structure()
+    assert e.value.method == "structure" and "your structure() returned 42" in e.value.message
+    assert e.value.location.endswith(f"shapeless.py:{def_line(path, 'structure', 'Shapeless')}")
