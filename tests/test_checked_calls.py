@@ -676,43 +676,27 @@ def test_a_realloc_null_the_heap_cannot_grow_for_is_a_refused_request(load, monk
 SHORT = Trace.from_ops([(ALLOC, 0, 16), (ALLOC, 1, 16), (REALLOC, 1, 8), (FREE, 0, 0), (FREE, 1, 0)])
 
 
-def test_a_payload_that_is_not_an_int_is_named_both_ways(load, monkeypatch):
+@pytest.mark.parametrize("bug, step, method, says", [
     # 16.0 == 16 and hashes as 16: the books' key, but no address the program can hold
-    klass = load('''
-        class Floats(Reuse):
-            name = "NAME"
-
+    ("""
             def _malloc(self, size):
                 payload = super()._malloc(size)
                 return float(payload) if self.calls == 2 else payload
-        ''', "Floats")
-    error = same_error(*both_paths(klass, SHORT, monkeypatch))
-    assert (error.step, error.method) == (2, "_malloc")
-    assert "16.0" in error.message
-
-
-def test_a_realloc_that_moves_the_break_by_hand_is_named_both_ways(load, monkeypatch):
-    klass = load('''
-        class RoundTheDoor(Reuse):
-            name = "NAME"
-
+     """, 2, "_malloc", "16.0"),
+    ("""
             def _realloc(self, payload, size):
                 self.arena.brk += 64                       # not through _take_core
                 return super()._realloc(payload, size)
-        ''', "RoundTheDoor")
-    error = same_error(*both_paths(klass, SHORT, monkeypatch))
-    assert (error.step, error.method) == (3, "_realloc")
-    assert "without self._take_core" in error.message
-
-
-def test_an_exception_in_realloc_is_the_users_realloc_both_ways(load, monkeypatch):
-    klass = load('''
-        class RaisesInRealloc(Reuse):
-            name = "NAME"
-
+     """, 3, "_realloc", "without self._take_core"),
+    ("""
             def _realloc(self, payload, size):
                 raise ValueError("not today")
-        ''', "RaisesInRealloc")
+     """, 3, "_realloc", "your _realloc raised ValueError: not today"),
+], ids=["float-payload", "realloc-round-the-door", "realloc-raises"])
+def test_a_mistake_on_a_short_trace_is_named_the_same_both_ways(load, monkeypatch, bug, step, method, says):
+    klass = load("class Broken(Reuse):\n    name = 'NAME'\n" + textwrap.indent(textwrap.dedent(bug), "    "),
+                 "Broken")
     error = same_error(*both_paths(klass, SHORT, monkeypatch))
-    assert (error.step, error.method, error.operation) == (3, "_realloc", "realloc(0x10, 8)")
-    assert error.message == "your _realloc raised ValueError: not today"
+    assert (error.step, error.method) == (step, method), str(error)
+    assert says in error.message, error.message
+    assert error.operation == ("malloc(16)" if step == 2 else "realloc(0x10, 8)")
