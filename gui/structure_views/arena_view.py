@@ -49,6 +49,7 @@ from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
                      count_text, hex_addr, label, pen, size_text, swatch_css, text_font)
 from .card_view import CardView
+from .step_reader import StepReader
 from .summarise import fold, spread
 
 #: a search longer than twice this keeps the numbers of its first and last this many blocks
@@ -80,49 +81,54 @@ ROLE_ORDER = ("placed", "absorbed", "freed", "rest", "new", "examined")
 STATE_WORD = {"busy": "busy", "free": "idle", "top": "top"}
 
 
-class ArenaStep:
+class ArenaStep(StepReader):
     """What one step did to the arena, from its explained events."""
 
     def __init__(self, explained) -> None:
-        self.visits: list[int] = []
         self.busy_visits = 0
-        self.numbers: dict[int, list[int]] = {}
         self.roles: dict[int, set[str]] = {}
         self.notes: dict[int, str] = {}
         self.ghosts: dict[int, tuple[int, int]] = {}       # absorbed addr -> (size, into)
         self.pointer_before = None
         self.pointer_moved = False
         self.grow_failed = None
-        for item in explained:
-            e = getattr(item, "event", item)
-            if isinstance(e, ev.Visit):
-                self.visits.append(e.addr)
-                self.busy_visits += e.busy
-                self.numbers.setdefault(e.addr, []).append(len(self.visits))
-            elif isinstance(e, ev.Coalesce):
-                self.ghosts[e.high_addr] = (e.high_size, e.low_addr)
-                self._mark(e.high_addr, "absorbed", f"absorbed into {hex_addr(e.low_addr)}")
-                self._mark(e.low_addr, "examined", f"absorbed the idle block after it: {size_text(e.size)}")
-            elif isinstance(e, ev.Split):
-                # a block absorbed earlier in the step may stand again as the rest
-                self._revive(e.rest_addr)
-                self._revive(e.taken_addr)
-                self._mark(e.rest_addr, "rest", f"the rest: {size_text(e.rest_size)}, idle")
-            elif isinstance(e, ev.Placed):
-                self._revive(e.addr)
-                self._mark(e.addr, "placed", f"placed {e.request} B: busy")
-            elif isinstance(e, ev.Released):
-                self._mark(e.addr, "freed", "freed: idle, not joined")
-            elif isinstance(e, ev.ArenaExtended):
-                self._mark(e.addr, "new", f"new from sbrk: {size_text(e.size)}")
-                if e.old_top is not None:
-                    self._mark(e.old_top, "new", "the old top word, idle now")
-            elif isinstance(e, ev.PointerMove) and e.name == "allocp":
-                if not self.pointer_moved:
-                    self.pointer_before = e.old
-                self.pointer_moved = True
-            elif isinstance(e, ev.GrowFailed):
-                self.grow_failed = e.increment
+        super().__init__(explained)
+
+    def on_Visit(self, e: ev.Visit) -> None:
+        self.visit(e.addr)
+        self.busy_visits += e.busy
+
+    def on_Coalesce(self, e: ev.Coalesce) -> None:
+        self.ghosts[e.high_addr] = (e.high_size, e.low_addr)
+        self._mark(e.high_addr, "absorbed", f"absorbed into {hex_addr(e.low_addr)}")
+        self._mark(e.low_addr, "examined", f"absorbed the idle block after it: {size_text(e.size)}")
+
+    def on_Split(self, e: ev.Split) -> None:
+        # a block absorbed earlier in the step may stand again as the rest
+        self._revive(e.rest_addr)
+        self._revive(e.taken_addr)
+        self._mark(e.rest_addr, "rest", f"the rest: {size_text(e.rest_size)}, idle")
+
+    def on_Placed(self, e: ev.Placed) -> None:
+        self._revive(e.addr)
+        self._mark(e.addr, "placed", f"placed {e.request} B: busy")
+
+    def on_Released(self, e: ev.Released) -> None:
+        self._mark(e.addr, "freed", "freed: idle, not joined")
+
+    def on_ArenaExtended(self, e: ev.ArenaExtended) -> None:
+        self._mark(e.addr, "new", f"new from sbrk: {size_text(e.size)}")
+        if e.old_top is not None:
+            self._mark(e.old_top, "new", "the old top word, idle now")
+
+    def on_PointerMove(self, e: ev.PointerMove) -> None:
+        if e.name == "allocp":
+            if not self.pointer_moved:
+                self.pointer_before = e.old
+            self.pointer_moved = True
+
+    def on_GrowFailed(self, e: ev.GrowFailed) -> None:
+        self.grow_failed = e.increment
 
     def _revive(self, addr: int) -> None:
         if self.ghosts.pop(addr, None) is not None:
@@ -176,11 +182,7 @@ class ArenaRingView(CardView):
         s = self._structure
         self._clear_transient()
         if s is None:
-            self._keep_cards(set())
-            self.step = None
-            self.summary = ""
-            self._say(self.info, "nothing loaded")
-            self.canvas.finish()
+            self._draw_nothing()
             return
         ring = [(int(a), int(size), state) for a, size, state in s["ring"]]
         state_of = {a: (size, state) for a, size, state in ring}

@@ -48,6 +48,7 @@ from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Card, Fold, Note, count_text, hex_addr,
                      mono_font, pen, size_text, swatch_css, text_font)
 from .card_view import CardView, int_keys
+from .step_reader import StepReader
 
 #: blocks drawn at the head of each list before the rest is folded
 SHOWN_PER_BUCKET = 5
@@ -67,24 +68,28 @@ _BUCKET = re.compile(r"nextf\[(\d+)\]")
 _FREE = re.compile(r"([\d\u202f]+) free")
 
 
-class BucketStep:
+class BucketStep(StepReader):
     """What one step did to the buckets, from its events."""
 
     def __init__(self, explained) -> None:
         self.taken: dict[int, int] = {}        # bucket -> block taken off its head
         self.pushed: dict[int, int] = {}       # bucket -> block pushed on its head
         self.refills: dict[int, object] = {}   # bucket -> BucketRefill
-        self.notes: list[str] = []
-        for item in explained:
-            e = getattr(item, "event", item)
-            if isinstance(e, ev.ListRemove) and e.where:
-                self.taken[int(e.where[0])] = e.addr
-            elif isinstance(e, ev.ListInsert) and e.where:
-                self.pushed[int(e.where[0])] = e.addr
-            elif isinstance(e, ev.BucketRefill):
-                self.refills[e.bucket] = e
-            elif isinstance(e, ev.Note):
-                self.notes.append(e.text)
+        super().__init__(explained)
+
+    def on_ListRemove(self, e: ev.ListRemove) -> None:
+        if e.where:
+            self.taken[int(e.where[0])] = e.addr
+
+    def on_ListInsert(self, e: ev.ListInsert) -> None:
+        if e.where:
+            self.pushed[int(e.where[0])] = e.addr
+
+    def on_BucketRefill(self, e: ev.BucketRefill) -> None:
+        self.refills[e.bucket] = e
+
+    def on_Note(self, e: ev.Note) -> None:
+        self.said.append(e.text)
 
     def touched(self) -> set[int]:
         return set(self.taken) | set(self.pushed) | set(self.refills)
@@ -117,11 +122,7 @@ class BucketsView(CardView):
         s = self._structure
         self._clear_transient()
         if s is None:
-            self._keep_cards(set())
-            self.step = None
-            self.summary = ""
-            self._say(self.info, "nothing loaded")
-            self.canvas.finish()
+            self._draw_nothing()
             return
         buckets = {int(k): v for k, v in s["buckets"].items()}
         block_sizes = int_keys(s["block_sizes"])
@@ -172,7 +173,7 @@ class BucketsView(CardView):
         words = [f"{count_text(total_free)} free block{'s' if total_free != 1 else ''} in "
                  f"{count_text(sum(1 for v in buckets.values() if v))} bucket"
                  f"{'s' if sum(1 for v in buckets.values() if v) != 1 else ''}, {size_text(free_bytes)}"]
-        words += step.notes
+        words += step.said
         self.summary = ""
         if folded_total:
             self.summary = (f"Summarised: each list shows its first {SHOWN_PER_BUCKET} blocks from the head; "

@@ -204,6 +204,15 @@ class CardView(StructureView):
     def _render(self, scroll: bool) -> None:
         raise NotImplementedError
 
+    def _draw_nothing(self) -> None:
+        """Nothing loaded: no cards, no step read, the line under the canvas
+        says so."""
+        self._keep_cards(set())
+        self.step = None
+        self.summary = ""
+        self._say(self.info, "nothing loaded")
+        self.canvas.finish()
+
     def _clear_transient(self) -> None:
         scene = self.canvas.scene()
         for item in self._transient:
