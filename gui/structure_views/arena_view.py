@@ -46,8 +46,9 @@ from PySide6.QtCore import QPointF, QRectF
 from heapscope.allocators import events as ev
 from .. import palette
 from . import register_view
-from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Fold, Note, Pointer,
                      count_text, hex_addr, label, pen, size_text, swatch_css, text_font)
+from .card_column import CardColumn
 from .card_view import CardView
 from .step_reader import StepReader
 from .summarise import fold, spread
@@ -358,62 +359,9 @@ class ArenaRingView(CardView):
 
     # ------------------------------------------------------------ readback
     def drawn(self) -> dict:
-        root = self.canvas.root
-        cards = [c for c in root.childItems() if isinstance(c, Card)]
-        rows = []
-        for item in root.childItems():
-            if isinstance(item, Card):
-                if item.role == "allocs":
-                    rows.append((item.scenePos().y(), "allocs"))
-                elif item.role == "absorbed":
-                    rows.append((item.scenePos().y(), ("ghost", int(item.left, 16))))
-                else:
-                    rows.append((item.scenePos().y(), ("node", int(item.left, 16))))
-            elif isinstance(item, Fold):
-                rows.append((item.scenePos().y(), ("fold", item.count_shown())))
-        rows.sort(key=lambda r: r[0])
-        sequence = [r[1] for r in rows]
-
-        def card_at(point: QPointF):
-            for c in cards:
-                if c.mapToScene(c.rect()).boundingRect().adjusted(-2, -2, 2, 2).contains(point):
-                    return "allocs" if c.role == "allocs" else int(c.left, 16)
-            return None
-
-        def row_owner(item):
-            cy = item.sceneBoundingRect().center().y()
-            for c in cards:
-                r = c.mapToScene(c.rect()).boundingRect()
-                if r.top() <= cy <= r.bottom():
-                    return "allocs" if c.role == "allocs" else int(c.left, 16)
-            return None
-
-        pointer = before = None
-        numbers = []
-        for item in root.childItems():
-            if isinstance(item, Pointer):
-                target = card_at(item.tip + QPointF(4, 0))
-                if item.faint:
-                    before = target
-                else:
-                    pointer = target
-            elif isinstance(item, Badge):
-                owner = row_owner(item)
-                numbers.extend((int(n), owner) for n in item.text.split(", "))
-        numbers.sort()
-        states = {}
-        roles = {}
-        for c in cards:
-            if c.role == "allocs":
-                continue
-            a = int(c.left, 16)
-            states[a] = c.right.split()[-1]
-            if c.role:
-                roles[a] = c.role
-        notes = {item.addr: item.text() for item in root.childItems()
-                 if isinstance(item, Note) and item.addr is not None}
-        selected = [c for c in cards if c.selected]
-        return {"sequence": sequence, "states": states, "pointer": pointer, "pointer_before": before,
-                "numbers": numbers, "roles": roles, "notes": notes,
-                "selected": (int(selected[0].left, 16) if selected[0].role != "allocs" else "allocs")
-                if selected else None}
+        column = CardColumn(self.canvas.root, "allocs", ("absorbed",))
+        pointer, before = column.pointers()
+        states = {int(c.left, 16): c.right.split()[-1] for c in column.cards if c.role != "allocs"}
+        return {"sequence": column.sequence(), "states": states, "pointer": pointer, "pointer_before": before,
+                "numbers": column.numbers(), "roles": column.roles(), "notes": column.notes(),
+                "selected": column.selected()}

@@ -60,8 +60,9 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .. import palette
 from . import register_view
+from .card_column import CardColumn
 from .card_view import CardView, int_keys
-from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Fold, Note, Pointer,
                      count_text, hex_addr, label, ordinal, pen, size_text, swatch_css, text_font)
 from .ring_step import RingStep, read_step
 from .summarise import fold, spread
@@ -363,65 +364,15 @@ class _RingView(CardView):
 
     # ------------------------------------------------------------ readback
     def drawn(self) -> dict:
-        root = self.canvas.root
-        cards = [c for c in root.childItems() if isinstance(c, Card)]
-        rows = []
-        for item in root.childItems():
-            if isinstance(item, Card):
-                if item.role == "base":
-                    rows.append((item.scenePos().y(), "base"))
-                elif item.role in ("unlinked", "absorbed"):
-                    rows.append((item.scenePos().y(), ("ghost", int(item.left, 16))))
-                else:
-                    rows.append((item.scenePos().y(), ("node", int(item.left, 16))))
-            elif isinstance(item, Fold):
-                rows.append((item.scenePos().y(), ("fold", item.count_shown())))
-        rows.sort(key=lambda r: r[0])
-        sequence = [r[1] for r in rows]
-
-        def card_at(point: QPointF):
-            for c in cards:
-                if c.mapToScene(c.rect()).boundingRect().adjusted(-2, -2, 2, 2).contains(point):
-                    return c
-            return None
-
-        def name(card):
-            if card is None:
-                return None
-            return "base" if card.role == "base" else int(card.left, 16)
-
-        def row_card(item):
-            cy = item.sceneBoundingRect().center().y()
-            for c in cards:
-                r = c.mapToScene(c.rect()).boundingRect()
-                if r.top() <= cy <= r.bottom():
-                    return c
-            return None
-
-        pointer = before = None
-        numbers = []
+        column = CardColumn(self.canvas.root, "base", ("unlinked", "absorbed"))
+        sequence = column.sequence()
+        pointer, before = column.pointers()
         loop = None
-        for item in root.childItems():
-            if isinstance(item, Pointer):
-                target = name(card_at(item.tip + QPointF(4, 0)))
-                if item.faint:
-                    before = target
-                else:
-                    pointer = target
-            elif isinstance(item, Badge):
-                owner = name(row_card(item))
-                numbers.extend((int(n), owner) for n in item.text.split(", "))
-            elif isinstance(item, Arrow) and len(item.points) == 6:
-                start = card_at(item.points[0] + QPointF(0, -4))
-                end = card_at(item.tip + QPointF(0, 4))
-                loop = (name(end), name(start))
-        numbers.sort()
-        roles = {int(c.left, 16): c.role for c in cards if c.role and c.role != "base"}
-        notes = {}
-        for item in root.childItems():
-            if isinstance(item, Note) and item.addr is not None:
-                notes[item.addr] = item.text()
-        selected = [name(c) for c in cards if c.selected]
+        for item in column.items:
+            if isinstance(item, Arrow) and len(item.points) == 6:
+                start = column.card_at(item.points[0] + QPointF(0, -4))
+                end = column.card_at(item.tip + QPointF(0, 4))
+                loop = (column.name(end), column.name(start))
         return {
             "sequence": sequence,
             "nodes": [e[1] for e in sequence if isinstance(e, tuple) and e[0] == "node"],
@@ -429,11 +380,11 @@ class _RingView(CardView):
             "folds": [e[1] for e in sequence if isinstance(e, tuple) and e[0] == "fold"],
             "pointer": pointer,
             "pointer_before": before,
-            "numbers": numbers,
-            "roles": roles,
-            "notes": notes,
+            "numbers": column.numbers(),
+            "roles": column.roles(),
+            "notes": column.notes(),
             "loop": loop,
-            "selected": selected[0] if selected else None,
+            "selected": column.selected(),
         }
 
 

@@ -1,0 +1,101 @@
+"""Reading back a column of cards: the rings (next fit, first fit, Kruse's
+rotating list) and the V7 arena draw one card a row, top down, with a
+search pointer arrow at the left, visit badges at the right and notes
+beside them.  Their :meth:`drawn` methods read the drawing back from the
+graphics items the same way, here once.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF
+
+from .canvas import Badge, Card, Fold, Note, Pointer
+
+
+class CardColumn:
+    """The cards, folds, pointers, badges and notes on a canvas ``root``
+    item, read as a column.  ``sentinel``: the role of the card that stands
+    for the list's static head (``"base"``, ``"allocs"``), named by that
+    word rather than an address; ``ghost_roles``: the roles of the cards
+    drawn where a block was before the step."""
+
+    def __init__(self, root, sentinel: str, ghost_roles: tuple[str, ...]) -> None:
+        self.items = root.childItems()
+        self.cards = [c for c in self.items if isinstance(c, Card)]
+        self.sentinel = sentinel
+        self.ghost_roles = ghost_roles
+
+    def name(self, card: Card | None):
+        """The sentinel's word, a card's block address, or None."""
+        if card is None:
+            return None
+        return self.sentinel if card.role == self.sentinel else int(card.left, 16)
+
+    def sequence(self) -> list:
+        """The rows top to bottom: the sentinel's word, ``("node", addr)``,
+        ``("ghost", addr)`` or ``("fold", count)``."""
+        rows = []
+        for item in self.items:
+            if isinstance(item, Card):
+                if item.role == self.sentinel:
+                    rows.append((item.scenePos().y(), self.sentinel))
+                elif item.role in self.ghost_roles:
+                    rows.append((item.scenePos().y(), ("ghost", int(item.left, 16))))
+                else:
+                    rows.append((item.scenePos().y(), ("node", int(item.left, 16))))
+            elif isinstance(item, Fold):
+                rows.append((item.scenePos().y(), ("fold", item.count_shown())))
+        rows.sort(key=lambda r: r[0])
+        return [r[1] for r in rows]
+
+    def card_at(self, point: QPointF) -> Card | None:
+        """The card drawn at ``point`` (scene coordinates), give or take 2 px."""
+        for c in self.cards:
+            if c.mapToScene(c.rect()).boundingRect().adjusted(-2, -2, 2, 2).contains(point):
+                return c
+        return None
+
+    def row_card(self, item) -> Card | None:
+        """The card on the row of ``item``'s centre."""
+        cy = item.sceneBoundingRect().center().y()
+        for c in self.cards:
+            r = c.mapToScene(c.rect()).boundingRect()
+            if r.top() <= cy <= r.bottom():
+                return c
+        return None
+
+    def pointers(self) -> tuple:
+        """The names under the pointer arrow and under the faint one (where
+        it was before the step)."""
+        pointer = before = None
+        for item in self.items:
+            if isinstance(item, Pointer):
+                target = self.name(self.card_at(item.tip + QPointF(4, 0)))
+                if item.faint:
+                    before = target
+                else:
+                    pointer = target
+        return pointer, before
+
+    def numbers(self) -> list[tuple[int, object]]:
+        """``(number, name)`` of every visit badge, in number order."""
+        numbers = []
+        for item in self.items:
+            if isinstance(item, Badge):
+                owner = self.name(self.row_card(item))
+                numbers.extend((int(n), owner) for n in item.text.split(", "))
+        numbers.sort()
+        return numbers
+
+    def roles(self) -> dict[int, str]:
+        """``{addr: role}`` of the cards drawn with one (not the sentinel)."""
+        return {int(c.left, 16): c.role for c in self.cards if c.role and c.role != self.sentinel}
+
+    def notes(self) -> dict[int, str]:
+        """``{addr: text}`` of the notes beside the cards."""
+        return {item.addr: item.text() for item in self.items if isinstance(item, Note) and item.addr is not None}
+
+    def selected(self):
+        """The name of the card outlined as selected, or None."""
+        selected = [self.name(c) for c in self.cards if c.selected]
+        return selected[0] if selected else None
