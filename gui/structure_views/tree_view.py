@@ -89,45 +89,21 @@ class TreeView(SceneStructureView):
         self._edges = self.edges.items      # child addr -> EdgeItem
         self._notes: list = []              # ladders, texts: rebuilt every step
         self._markers = MarkerPool(self.note_layer, self.edge_layer)
-        self._structure: dict | None = None
-        self._explained: list = []
-        self._upto: int | None = None
         self._owner: dict | None = None     # block addr -> node addr, built on demand
         self._extra_focus: set[int] = set()
         self._said = ""                 # the summary of what was drawn
         self._framed_key = None         # the item the camera keeps when the step does not fit
-        self._after: dict | None = None     # the structure after the whole step
-        self._collect: list | None = None   # notes leaving while a transition is made
         self.layout: TreeLayout | None = None
         self.marks = StepMarks()
         self.set_summary("")
 
     # ------------------------------------------------------------ contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self.finish_transition()
-        self._structure = self._after = structure
-        self._explained = list(explained or [])
-        self._upto = None
-        self._owner = None
-        self._extra_focus = set()
-        self._rebuild(follow=True)
+        self._extra_focus = set()       # a node drawn out for a selection was the last step's
+        super().show_step(structure, explained, record)
 
-    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
-        self.finish_transition()
-        structure = self.structure_for(index, self._after)
-        if index == self._upto and structure is self._structure:
-            return
-        moving = duration_ms > 0 and self._structure is not None and structure is not None
-        before = self._snapshot() if moving else None
-        self._upto = index
-        if structure is not self._structure:
-            self._structure = structure
-            self._owner = None
-        if not moving:
-            self._rebuild(follow=True)
-            return
-        leaving = self.redraw_collecting_leavers(lambda: self._rebuild(follow=True))
-        self.play_transition(self._morph_from(before, leaving), duration_ms)
+    def _new_structure(self) -> None:
+        self._owner = None
 
     # ------------------------------------------------------------ moving
     def _items(self) -> dict:
