@@ -48,25 +48,16 @@ from .. import palette
 from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Fold, Note, Pointer,
                      count_text, hex_addr, label, pen, size_text, swatch_css, text_font)
-from .card_column import CardColumn
-from .card_view import CardView
+from .card_column import (CARD_H, LINK_X, POINTER_LEN, ROW, TOP, X_CARD, X_POINTER, CardColumn,
+                          CardColumnView)
 from .step_reader import StepReader
 from .summarise import fold, spread
 
 #: a search longer than twice this keeps the numbers of its first and last this many blocks
 VISIT_ENDS = 8
 
-X_LOOP = 8
-X_POINTER = 16
-POINTER_LEN = 74
-X_CARD = X_POINTER + POINTER_LEN + 4
 CARD_W = 190
-CARD_H = 36
 X_BADGE = X_CARD + CARD_W + 8
-NOTE_MIN_W = 120
-ROW = 50
-TOP = 40
-LINK_X = X_CARD + 26
 
 BUSY_FILL = "#C8C8C8"
 #: role -> (outline colour, width, dashed, note colour)
@@ -151,7 +142,7 @@ class ArenaStep(StepReader):
 
 
 @register_view("arena-ring")
-class ArenaRingView(CardView):
+class ArenaRingView(CardColumnView):
     """V7's ring of all blocks from the static ``allocs``, with ``allocp``."""
 
     kinds = ("arena-ring",)
@@ -329,33 +320,12 @@ class ArenaRingView(CardView):
             tip.append(note)
         card.setToolTip("\n".join(tip))
 
-    def _note_width(self, x: float) -> float:
-        return max(NOTE_MIN_W, self._visible_width() - x - 22)
-
-    def _draw_loop(self, y_first: float, y_last: float) -> None:
-        bottom = y_last + CARD_H
-        pts = [QPointF(LINK_X, bottom + 1), QPointF(LINK_X, bottom + 12), QPointF(X_LOOP, bottom + 12),
-               QPointF(X_LOOP, y_first - 14), QPointF(LINK_X, y_first - 14), QPointF(LINK_X, y_first - 1)]
-        loop = self._add(Arrow(pts, "#444444", 1.8, head=7))
-        loop.setZValue(-1)
-
     def _scroll_to(self, pointer, step: ArenaStep) -> None:
         self.canvas.reveal(lambda: self._step_rect(pointer, step), 10, 10)
 
     def _step_rect(self, pointer, step: ArenaStep) -> QRectF:
         """What :meth:`_scroll_to` brings into view, for the canvas's height now."""
-        focus = step.changed() + [pointer] + step.visits[:2]
-        rect = None
-        height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
-        for key in focus:
-            card = self._cards.get(key)
-            if card is None:
-                continue
-            r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
-            grown = r if rect is None else rect.united(r)
-            if rect is None or grown.height() <= height:
-                rect = grown
-        return rect if rect is not None else QRectF(0, 0, 10, 10)
+        return self._cards_rect(step.changed() + [pointer] + step.visits[:2])
 
     # ------------------------------------------------------------ readback
     def drawn(self) -> dict:

@@ -1,15 +1,62 @@
-"""Reading back a column of cards: the rings (next fit, first fit, Kruse's
-rotating list) and the V7 arena draw one card a row, top down, with a
-search pointer arrow at the left, visit badges at the right and notes
-beside them.  Their :meth:`drawn` methods read the drawing back from the
-graphics items the same way, here once.
+"""A column of cards: the rings (next fit, first fit, Kruse's rotating
+list) and the V7 arena draw one card a row, top down, with the search
+pointer's arrow at the left, visit badges at the right and notes beside
+them, and the ring's closing link up the left edge.  What they draw alike
+is here once: the column's geometry, :class:`CardColumnView` (the closing
+link, the notes' width, the rectangle a step's cards fit in) and
+:class:`CardColumn` (reading the drawing back for :meth:`drawn`).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QRectF
 
-from .canvas import Badge, Card, Fold, Note, Pointer
+from .canvas import Arrow, Badge, Card, Fold, Note, Pointer
+from .card_view import CardView
+
+# The column's layout, in pixels at zoom 1 (each view has its own card width).
+X_LOOP = 8
+X_POINTER = 16
+POINTER_LEN = 74
+X_CARD = X_POINTER + POINTER_LEN + 4
+CARD_H = 36
+#: notes beside a card wrap to the view's width, but never narrower than this
+NOTE_MIN_W = 120
+ROW = 50
+TOP = 40
+LINK_X = X_CARD + 26
+
+
+class CardColumnView(CardView):
+    """Base of the views drawn as a column of cards."""
+
+    def _note_width(self, x: float) -> float:
+        """Wrap notes at the right edge of the view, so nothing needs a sideways scroll."""
+        return max(NOTE_MIN_W, self._visible_width() - x - 22)
+
+    def _draw_loop(self, y_first: float, y_last: float) -> None:
+        """The ring's closing link: from under the last row, up the left
+        edge, into the top of the first row."""
+        bottom = y_last + CARD_H
+        pts = [QPointF(LINK_X, bottom + 1), QPointF(LINK_X, bottom + 12), QPointF(X_LOOP, bottom + 12),
+               QPointF(X_LOOP, y_first - 14), QPointF(LINK_X, y_first - 14), QPointF(LINK_X, y_first - 1)]
+        loop = self._add(Arrow(pts, "#444444", 1.8, head=7))
+        loop.setZValue(-1)
+
+    def _cards_rect(self, focus: list) -> QRectF:
+        """The cards of ``focus`` (keys, most wanted first), as many as fit
+        the canvas's height now, with a margin: what a step brings into view."""
+        rect = None
+        height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
+        for key in focus:
+            card = self._cards.get(key)
+            if card is None:
+                continue
+            r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
+            grown = r if rect is None else rect.united(r)
+            if rect is None or grown.height() <= height:
+                rect = grown
+        return QRectF(0, 0, 10, 10) if rect is None else rect
 
 
 class CardColumn:

@@ -60,8 +60,9 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .. import palette
 from . import register_view
-from .card_column import CardColumn
-from .card_view import CardView, int_keys
+from .card_column import (CARD_H, LINK_X, POINTER_LEN, ROW, TOP, X_CARD, X_POINTER, CardColumn,
+                          CardColumnView)
+from .card_view import int_keys
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Fold, Note, Pointer,
                      count_text, hex_addr, label, ordinal, pen, size_text, swatch_css, text_font)
 from .ring_step import RingStep, read_step
@@ -70,19 +71,9 @@ from .summarise import fold, spread
 #: a search longer than twice this keeps the numbers of its first and last this many nodes
 VISIT_ENDS = 10
 
-# Layout, in pixels at zoom 1.
-X_LOOP = 8
-X_POINTER = 16
-POINTER_LEN = 74
-X_CARD = X_POINTER + POINTER_LEN + 4
+# Layout, in pixels at zoom 1 (the column's own in card_column.py).
 CARD_W = 170
-CARD_H = 36
 X_BADGE = X_CARD + CARD_W + 8
-#: notes beside a card wrap to the view's width, but never narrower than this
-NOTE_MIN_W = 120
-ROW = 50
-TOP = 40
-LINK_X = X_CARD + 26
 
 #: role -> (card outline colour, width, dashed, note colour)
 ROLE_STYLE = {
@@ -95,7 +86,7 @@ ROLE_STYLE = {
     "absorbed": (MUTED, 2.5, True, MUTED),
 }
 
-class _RingView(CardView):
+class _RingView(CardColumnView):
     """The shared drawing of both rings; subclasses say which ring."""
 
     #: PointerMove name of the search pointer
@@ -268,19 +259,6 @@ class _RingView(CardView):
             tip.insert(0, "no longer on the free list after this step")
         card.setToolTip("\n".join(tip))
 
-    def _note_width(self, x: float) -> float:
-        """Wrap notes at the right edge of the view, so nothing needs a sideways scroll."""
-        return max(NOTE_MIN_W, self._visible_width() - x - 22)
-
-    def _draw_loop(self, y_first: float, y_last: float) -> None:
-        """The ring's closing link: from under the last row, up the left
-        edge, into the top of the first row."""
-        bottom = y_last + CARD_H
-        pts = [QPointF(LINK_X, bottom + 1), QPointF(LINK_X, bottom + 12), QPointF(X_LOOP, bottom + 12),
-               QPointF(X_LOOP, y_first - 14), QPointF(LINK_X, y_first - 14), QPointF(LINK_X, y_first - 1)]
-        loop = self._add(Arrow(pts, "#444444", 1.8, head=7))
-        loop.setZValue(-1)
-
     def _draw_pointers(self, pointer, step: RingStep, rows, y_of) -> None:
         row_of = {}
         for r, row in enumerate(rows):
@@ -312,18 +290,7 @@ class _RingView(CardView):
         focus = step.changed() + [pointer]
         if step.pointer_moved:
             focus.append("base" if step.pointer_before is None and self.has_base else step.pointer_before)
-        focus += step.visits[:3]
-        rect = None
-        height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
-        for key in focus:
-            card = self._cards.get(key)
-            if card is None:
-                continue
-            r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
-            grown = r if rect is None else rect.united(r)
-            if rect is None or grown.height() <= height:
-                rect = grown
-        return QRectF(0, 0, 10, 10) if rect is None else rect
+        return self._cards_rect(focus + step.visits[:3])
 
     # ------------------------------------------------------------- words
     def _set_title(self, s) -> None:
