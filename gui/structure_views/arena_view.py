@@ -170,12 +170,7 @@ class ArenaRingView(CardColumnView):
         super().set_selection(addr)
 
     # -------------------------------------------------------------- draw
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            self._draw_nothing()
-            return
+    def _draw(self, s: dict, scroll: bool) -> None:
         ring = [(int(a), int(size), state) for a, size, state in s["ring"]]
         state_of = {a: (size, state) for a, size, state in ring}
         step = self.step = ArenaStep(self._events())

@@ -118,12 +118,7 @@ class BucketsView(CardView):
         self.step: BucketStep | None = None
 
     # -------------------------------------------------------------- draw
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            self._draw_nothing()
-            return
+    def _draw(self, s: dict, scroll: bool) -> None:
         buckets = {int(k): v for k, v in s["buckets"].items()}
         block_sizes = int_keys(s["block_sizes"])
         step = self.step = BucketStep(self._events())

@@ -213,12 +213,7 @@ class _PagesView(CardView):
         return None
 
     # -------------------------------------------------------------- draw
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            self._draw_nothing()
-            return
+    def _draw(self, s: dict, scroll: bool) -> None:
         unit = self._unit(s)
         sizes = int_keys(s["sizes"])
         step = self.step = PagesStep(self._events(), unit)

@@ -118,19 +118,11 @@ class _RingView(CardColumnView):
         ghosts (``step.ghosts``) put back where they were."""
         raise NotImplementedError
 
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            for card in self._cards.values():
-                self.canvas.scene().removeItem(card)
-            self._cards.clear()
-            self.step = None
-            self.summary = ""
-            self._set_title(None)
-            self._say(self.info, "nothing loaded")
-            self.canvas.finish()
-            return
+    def _draw_nothing(self) -> None:
+        self._set_title(None)
+        super()._draw_nothing()
+
+    def _draw(self, s: dict, scroll: bool) -> None:
         self._set_title(s)
         sizes = int_keys(s["sizes"])
         ring = list(s["free_list"])
