@@ -41,15 +41,14 @@ from __future__ import annotations
 
 from bisect import insort
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QRectF
 
 from heapscope.allocators import events as ev
 from .. import palette
 from . import register_view
-from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Fold, Note, Pointer,
-                     count_text, hex_addr, label, pen, size_text, swatch_css, text_font)
-from .card_column import (CARD_H, LINK_X, POINTER_LEN, ROW, TOP, X_CARD, X_POINTER, CardColumn,
-                          CardColumnView)
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Badge, Note, count_text, hex_addr, label, pen,
+                     size_text, swatch_css, text_font)
+from .card_column import CARD_H, ROW, TOP, X_CARD, CardColumn, CardColumnView
 from .step_reader import StepReader
 from .summarise import fold, spread
 
@@ -199,49 +198,23 @@ class ArenaRingView(CardColumnView):
             keep.append((index[self._selection], 2))
         runs = fold(len(order), keep)
 
-        rows: list[tuple] = [("allocs", None)]
-        folded = folded_runs = folded_visited = 0
-        for kind, lo, hi in runs:
-            if kind == "show":
-                rows.extend(("node", order[i]) for i in range(lo, hi))
-            else:
-                visited = sum(1 for a in order[lo:hi] if a in step.numbers)
-                rows.append(("fold", hi - lo, visited))
-                folded += hi - lo
-                folded_runs += 1
-                folded_visited += visited
+        rows, folded, folded_runs, folded_visited = self._folded_rows(order, runs, lambda a: ("node", a),
+                                                                      step.numbers)
+        rows.insert(0, ("allocs", None))
         self._keep_cards({r[1] for r in rows if r[0] == "node"} | {"allocs"})
 
-        y_of = []
-        row_of = {}
-        for r, row in enumerate(rows):
-            y = TOP + r * ROW
-            y_of.append(y)
+        def draw_card(row, y):
             if row[0] == "allocs":
                 self._draw_allocs(y)
-                row_of["allocs"] = r
-            elif row[0] == "node":
-                self._draw_node(row[1], state_of.get(row[1]), y, step, shown_numbers.get(row[1], []))
-                row_of[row[1]] = r
             else:
-                f = self._add(Fold(row[1], row[2], CARD_W + 40, CARD_H))
-                f.setPos(X_CARD - 20, y)
-            if r:
-                dashed = row[0] == "fold" or rows[r - 1][0] == "fold"
-                self._add(Arrow([QPointF(LINK_X, y - ROW + CARD_H + 1), QPointF(LINK_X, y - 1)],
-                                "#444444", 1.8, dash=dashed, head=7))
+                self._draw_node(row[1], state_of.get(row[1]), y, step, shown_numbers.get(row[1], []))
+
+        y_of = self._lay_rows(rows, draw_card)
         self._draw_loop(y_of[0], y_of[-1])
         where = "allocs" if pointer is None else pointer
-        if where in row_of:
-            p = self._add(Pointer("allocp", palette.SEARCHED, POINTER_LEN - 2))
-            p.setPos(X_POINTER, y_of[row_of[where]] + CARD_H / 2)
-            p.setZValue(5)
-        if step.pointer_moved:
-            before = "allocs" if step.pointer_before is None else step.pointer_before
-            if before != where and before in row_of:
-                p = self._add(Pointer("before", MUTED, POINTER_LEN - 2, faint=True))
-                p.setPos(X_POINTER, y_of[row_of[before]] + CARD_H / 2)
-                p.setZValue(4)
+        before = ("allocs" if step.pointer_before is None else step.pointer_before) if step.pointer_moved else None
+        y_at = {(row[1] if row[0] == "node" else "allocs"): y for row, y in zip(rows, y_of) if row[0] != "fold"}
+        self._draw_pointers("allocp", where, before, y_at)
         for key, card in self._cards.items():
             card.set_selected(key == self._selection)
         if len(ring) == 0:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF
 
-from .canvas import Arrow, Badge, Card, Fold, Note, Pointer
+from .. import palette
+from .canvas import MUTED, Arrow, Badge, Card, Fold, Note, Pointer
 from .card_view import CardView
 
 # The column's layout, in pixels at zoom 1 (each view has its own card width).
@@ -28,7 +29,63 @@ LINK_X = X_CARD + 26
 
 
 class CardColumnView(CardView):
-    """Base of the views drawn as a column of cards."""
+    """Base of the views drawn as a column of cards: rows top down, each a
+    card (a block, or the sentinel that closes the ring) or a fold of
+    cards not drawn, linked to the row above."""
+
+    #: a fold's left edge and width (a little wider than the cards)
+    fold_x, fold_w = X_CARD - 20, 230
+
+    def _folded_rows(self, order: list, runs: list, node_row, examined) -> tuple[list, int, int, int]:
+        """The rows for ``order`` (addresses) under ``runs`` (summarise.fold):
+        ``node_row(addr)`` for each address shown, ``("fold", count,
+        examined)`` for each run folded, where ``examined`` counts the
+        addresses in ``examined``.  Returns the rows and the folded
+        addresses, runs and examined ones among them."""
+        rows = []
+        folded = folded_runs = folded_examined = 0
+        for kind, lo, hi in runs:
+            if kind == "show":
+                rows.extend(node_row(order[i]) for i in range(lo, hi))
+            else:
+                seen = sum(1 for a in order[lo:hi] if a in examined)
+                rows.append(("fold", hi - lo, seen))
+                folded += hi - lo
+                folded_runs += 1
+                folded_examined += seen
+        return rows, folded, folded_runs, folded_examined
+
+    def _lay_rows(self, rows: list, draw_card) -> list[float]:
+        """Each row at its place, top down (``draw_card(row, y)`` draws a
+        card's; a fold is drawn here), linked to the row above (dashed next
+        to a fold).  Returns each row's y."""
+        y_of = []
+        for r, row in enumerate(rows):
+            y = TOP + r * ROW
+            y_of.append(y)
+            if row[0] == "fold":
+                f = self._add(Fold(row[1], row[2], self.fold_w, CARD_H))
+                f.setPos(self.fold_x, y)
+            else:
+                draw_card(row, y)
+            if r:
+                dashed = row[0] == "fold" or rows[r - 1][0] == "fold"
+                self._add(Arrow([QPointF(LINK_X, y - ROW + CARD_H + 1), QPointF(LINK_X, y - 1)],
+                                "#444444", 1.8, dash=dashed, head=7))
+        return y_of
+
+    def _draw_pointers(self, name: str, where, before, y_at: dict) -> None:
+        """The search pointer's arrow at the row of ``where``, and a faint
+        one at ``before`` (where it was before the step; None: it did not
+        move); ``y_at``: each drawn row's name -> y."""
+        if where is not None and where in y_at:
+            p = self._add(Pointer(name, palette.SEARCHED, POINTER_LEN - 2))
+            p.setPos(X_POINTER, y_at[where] + CARD_H / 2)
+            p.setZValue(5)
+        if before is not None and before != where and before in y_at:
+            p = self._add(Pointer("before", MUTED, POINTER_LEN - 2, faint=True))
+            p.setPos(X_POINTER, y_at[before] + CARD_H / 2)
+            p.setZValue(4)
 
     def _note_width(self, x: float) -> float:
         """Wrap notes at the right edge of the view, so nothing needs a sideways scroll."""

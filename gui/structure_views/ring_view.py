@@ -60,10 +60,9 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .. import palette
 from . import register_view
-from .card_column import (CARD_H, LINK_X, POINTER_LEN, ROW, TOP, X_CARD, X_POINTER, CardColumn,
-                          CardColumnView)
+from .card_column import CARD_H, TOP, X_CARD, CardColumn, CardColumnView
 from .card_view import int_keys
-from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Fold, Note, Pointer,
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Note,
                      count_text, hex_addr, label, ordinal, pen, size_text, swatch_css, text_font)
 from .ring_step import RingStep, read_step
 from .summarise import fold, spread
@@ -95,6 +94,7 @@ class _RingView(CardColumnView):
     lifo = False
     #: a 'base' sentinel heads the drawing
     has_base = False
+    fold_x = X_CARD - 30
 
     def __init__(self, parent=None) -> None:
         super().__init__([
@@ -151,40 +151,23 @@ class _RingView(CardColumnView):
         runs = fold(len(order), keep)
 
         # Rows: ('base',) then nodes, ghosts and folds in order.
-        rows: list[tuple] = [("base", None, None)] if self.has_base else []
-        folded_nodes = folded_runs = folded_examined = 0
-        for kind, lo, hi in runs:
-            if kind == "show":
-                rows.extend(("node", order[i], ghosts.get(order[i])) for i in range(lo, hi))
-            else:
-                first = step.first
-                examined = sum(1 for a in order[lo:hi] if a in first)
-                rows.append(("fold", hi - lo, examined))
-                folded_nodes += hi - lo
-                folded_runs += 1
-                folded_examined += examined
+        rows, folded_nodes, folded_runs, folded_examined = self._folded_rows(
+            order, runs, lambda a: ("node", a, ghosts.get(a)), step.first)
+        if self.has_base:
+            rows.insert(0, ("base", None, None))
 
         wanted = {r[1] for r in rows if r[0] == "node"}
         if self.has_base:
             wanted.add("base")
         self._keep_cards(wanted)
 
-        y_of: list[float] = []
-        for r, row in enumerate(rows):
-            y = TOP + r * ROW
-            y_of.append(y)
-            kind = row[0]
-            if kind == "base":
+        def draw_card(row, y):
+            if row[0] == "base":
                 self._draw_base(y, pointer)
-            elif kind == "node":
-                self._draw_node(row[1], row[2], y, sizes, step)
             else:
-                f = self._add(Fold(row[1], row[2], CARD_W + 60, CARD_H))
-                f.setPos(X_CARD - 30, y)
-            if r:
-                dashed = kind == "fold" or rows[r - 1][0] == "fold"
-                self._add(Arrow([QPointF(LINK_X, y - ROW + CARD_H + 1), QPointF(LINK_X, y - 1)],
-                                "#444444", 1.8, dash=dashed, head=7))
+                self._draw_node(row[1], row[2], y, sizes, step)
+
+        y_of = self._lay_rows(rows, draw_card)
         if rows:
             self._draw_loop(y_of[0], y_of[-1])
         else:
@@ -192,7 +175,11 @@ class _RingView(CardColumnView):
                                     MUTED))
             empty.setPos(X_CARD, TOP)
 
-        self._draw_pointers(pointer, step, rows, y_of)
+        before = None
+        if step.pointer_moved:
+            before = "base" if step.pointer_before is None and self.has_base else step.pointer_before
+        y_at = {(row[1] if row[0] == "node" else "base"): y for row, y in zip(rows, y_of) if row[0] != "fold"}
+        self._draw_pointers(self.pointer_name, pointer, before, y_at)
         for key, card in self._cards.items():
             card.set_selected(key == self._selection)
         self.canvas.finish()
@@ -250,26 +237,6 @@ class _RingView(CardColumnView):
         if ghost is not None:
             tip.insert(0, "no longer on the free list after this step")
         card.setToolTip("\n".join(tip))
-
-    def _draw_pointers(self, pointer, step: RingStep, rows, y_of) -> None:
-        row_of = {}
-        for r, row in enumerate(rows):
-            if row[0] == "base":
-                row_of["base"] = r
-            elif row[0] == "node":
-                row_of[row[1]] = r
-        name = self.pointer_name
-        if pointer is not None and pointer in row_of:
-            p = self._add(Pointer(name, palette.SEARCHED, POINTER_LEN - 2))
-            p.setPos(X_POINTER, y_of[row_of[pointer]] + CARD_H / 2)
-            p.setZValue(5)
-        if step.pointer_moved:
-            before = step.pointer_before
-            before = "base" if before is None and self.has_base else before
-            if before is not None and before != pointer and before in row_of:
-                p = self._add(Pointer("before", MUTED, POINTER_LEN - 2, faint=True))
-                p.setPos(X_POINTER, y_of[row_of[before]] + CARD_H / 2)
-                p.setZValue(4)
 
     def _scroll_to_step(self, pointer, step: RingStep) -> None:
         """Bring what the step did into view, as much as fits, in this order:
