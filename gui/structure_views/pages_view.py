@@ -214,15 +214,21 @@ class _PagesView(CardView):
 
     # -------------------------------------------------------------- draw
     def _draw(self, s: dict, scroll: bool) -> None:
+        """The table, the free list of runs and the chunk-size rows, top down."""
         unit = self._unit(s)
         sizes = int_keys(s["sizes"])
         step = self.step = PagesStep(self._events(), unit)
         wanted: set = set()
         self._wanted = wanted
         summary = []
-        y = TOP
+        y = self._draw_table(s, unit, step, TOP, wanted, summary)
+        y = self._draw_runs(s, sizes, step, y + SECTION_GAP, wanted, summary)
+        self._draw_classes(y, step, wanted, summary)
+        self._finish(sizes, step, summary, scroll)
 
-        # the table
+    def _draw_table(self, s: dict, unit: int, step: PagesStep, y: float, wanted: set, summary: list) -> float:
+        """One tile per page or block from ``y`` down, wrapped to the view's
+        width, the untouched runs of them folded; returns the y below."""
         tiles = self._tiles(s)
         y = self._heading(f"the {self.unit_word} table: {count_text(len(tiles))} {self.unit_word}s", y)
         per_row = max(4, int((self._visible_width() - LEFT - 24) // (TILE_W + TILE_GAP)))
@@ -260,9 +266,11 @@ class _PagesView(CardView):
         if folded_tiles:
             summary.append(f"{count_text(folded_tiles)} {self.unit_word}{'s' if folded_tiles != 1 else ''} "
                            "of the table folded")
+        return y
 
-        # the free list of runs
-        y += SECTION_GAP
+    def _draw_runs(self, s: dict, sizes: dict, step: PagesStep, y: float, wanted: set, summary: list) -> float:
+        """The free list of runs from ``y`` down, a card each, with the search
+        pointer's arrow; returns the y below."""
         run_addrs = self._runs(s)
         y = self._heading(f"{self.run_title}: {count_text(len(run_addrs))} "
                           f"run{'s' if len(run_addrs) != 1 else ''}, "
@@ -299,9 +307,7 @@ class _PagesView(CardView):
             if self.pointer_name:
                 p = self._add(Pointer(self.pointer_name, palette.SEARCHED, POINTER_W))
                 p.setPos(x0 - POINTER_W - 6, y + 10)
-        y += CARD_H + CARD_GAP
-        self._draw_classes(y, step, wanted, summary)
-        self._finish(sizes, step, summary, scroll)
+        return y + CARD_H + CARD_GAP
 
     def _draw_run(self, a: int, x: float, y: float, sizes: dict, step: PagesStep, pointer) -> None:
         card = self._card(("run", a), a, CARD_W, CARD_H)
