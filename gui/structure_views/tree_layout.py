@@ -85,26 +85,40 @@ def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int
     ``focus`` addresses wherever they are; ``ghosts`` ``(addr, key)`` get a
     column at their key's in-order place, above the root."""
     out = TreeLayout()
-    n = len(nodes)
     index = {nd["addr"]: i for i, nd in enumerate(nodes)}
     depth, parent = tree_depths(nodes, root, index)
-    out.max_depth = max(depth) if n else -1
-    counts = Counter(depth)
-    total = 0
-    cap = 0
-    for d in range(0, out.max_depth + 1):
-        total += counts[d]
-        if (total > budget or d > max_levels) and d > 0:
-            break
-        cap = d
-    out.cap = cap
+    out.max_depth = max(depth) if nodes else -1
+    out.cap = cap = full_levels(depth, out.max_depth, budget, max_levels)
     drawn = [d <= cap for d in depth]
     deep = sorted({depth[index[a]] for a in focus if a in index and depth[index[a]] > cap})
     for a in focus:
         i = index.get(a)
         if i is not None:
             drawn[i] = True
-    # rows: depth -> y; levels below the cap only where a drawn node is
+    _lay_rows(out, cap, deep)
+    _lay_columns(out, nodes, depth, parent, drawn, ghosts)
+    _lay_edges(out, nodes, parent, drawn)
+    return out
+
+
+def full_levels(depth: list[int], max_depth: int, budget: int, max_levels: int) -> int:
+    """The deepest level down to which every level is drawn: the levels
+    keep at most ``budget`` nodes and ``max_levels`` (the root always)."""
+    counts = Counter(depth)
+    total = 0
+    cap = 0
+    for d in range(0, max_depth + 1):
+        total += counts[d]
+        if (total > budget or d > max_levels) and d > 0:
+            break
+        cap = d
+    return cap
+
+
+def _lay_rows(out: TreeLayout, cap: int, deep: list[int]) -> None:
+    """``out.rows`` (depth -> y): a row per full level, and below the cap
+    only the ``deep`` levels where a drawn node is, a band (``out.bands``)
+    written where levels between them are skipped."""
     for d in range(cap + 1):
         out.rows[d] = d * ROW_H
     y = (cap + 1) * ROW_H
@@ -120,8 +134,16 @@ def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int
             y += ROW_H
         out.rows[d] = y
         prev = d
-    marker_y = (cap + 1) * ROW_H
-    # x: one column per drawn node or ghost, a narrow gap per run of others
+
+
+def _lay_columns(out: TreeLayout, nodes: list[dict], depth: list[int], parent: list[int], drawn: list[bool],
+                 ghosts: list[tuple[int, int]]) -> None:
+    """x in in-order: one column per drawn node (``out.pos``, ``out.depth``)
+    or ghost (``out.ghosts``, above the root at its key's place), a narrow
+    gap per run of nodes not drawn (``out.markers``, under the cap, linked
+    to the run's parent when that is drawn just above it)."""
+    n = len(nodes)
+    marker_y = (out.cap + 1) * ROW_H
     ghost_list = sorted(ghosts, key=lambda g: g[1])
     keys = [nd["key"] for nd in nodes] if ghost_list else []
     ghost_at = [bisect_left(keys, g[1]) for g in ghost_list]
@@ -165,8 +187,12 @@ def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int
                 run[2] = max(run[2], d)
     close_run()
     out.width = cursor
-    # edges to the nearest drawn ancestor
-    for i in range(n):
+
+
+def _lay_edges(out: TreeLayout, nodes: list[dict], parent: list[int], drawn: list[bool]) -> None:
+    """``out.edges``: each drawn node to its nearest drawn ancestor, with
+    the levels skipped between them."""
+    for i in range(len(nodes)):
         if not drawn[i] or parent[i] < 0:
             continue
         p, skipped = parent[i], 0
@@ -174,4 +200,3 @@ def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int
             p, skipped = parent[p], skipped + 1
         if p >= 0:
             out.edges.append((nodes[i]["addr"], nodes[p]["addr"], skipped))
-    return out
