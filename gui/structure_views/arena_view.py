@@ -177,26 +177,8 @@ class ArenaRingView(CardColumnView):
         for g in step.ghosts:
             if g not in state_of:
                 insort(order, g)
-        index = {a: i for i, a in enumerate(order)}
         pointer = s.get("rover")
-        keep = [(0, 1), (len(order) - 1, 1)]
-        if pointer in index:
-            keep.append((index[pointer], 2))
-        if step.pointer_moved and step.pointer_before in index:
-            keep.append((index[step.pointer_before], 1))
-        numbered = set(spread(list(range(len(step.visits))), VISIT_ENDS))
-        shown_numbers = {}
-        for v in sorted(numbered):
-            a = step.visits[v]
-            shown_numbers.setdefault(a, []).append(v + 1)
-            if a in index:
-                keep.append((index[a], 0))
-        for a in step.changed():
-            if a in index:
-                keep.append((index[a], 1))
-        if self._selection in index:
-            keep.append((index[self._selection], 2))
-        runs = fold(len(order), keep)
+        runs, shown_numbers = self._fold_plan(order, step, pointer)
 
         rows, folded, folded_runs, folded_visited = self._folded_rows(order, runs, lambda a: ("node", a),
                                                                       step.numbers)
@@ -242,6 +224,31 @@ class ArenaRingView(CardColumnView):
         self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
         if scroll:
             self._scroll_to(where, step)
+
+    def _fold_plan(self, order: list[int], step: ArenaStep, pointer) -> tuple[list, dict]:
+        """Which blocks of the ring (``order``, addresses) stay drawn when it
+        is long, as summarise.fold's runs: the ends, ``allocp`` and where it
+        was, the first and last :data:`VISIT_ENDS` stood on, the blocks
+        changed, the selection; and the visit numbers kept, per block."""
+        index = {a: i for i, a in enumerate(order)}
+        keep = [(0, 1), (len(order) - 1, 1)]
+        if pointer in index:
+            keep.append((index[pointer], 2))
+        if step.pointer_moved and step.pointer_before in index:
+            keep.append((index[step.pointer_before], 1))
+        numbered = set(spread(list(range(len(step.visits))), VISIT_ENDS))
+        shown_numbers = {}
+        for v in sorted(numbered):
+            a = step.visits[v]
+            shown_numbers.setdefault(a, []).append(v + 1)
+            if a in index:
+                keep.append((index[a], 0))
+        for a in step.changed():
+            if a in index:
+                keep.append((index[a], 1))
+        if self._selection in index:
+            keep.append((index[self._selection], 2))
+        return fold(len(order), keep), shown_numbers
 
     def _draw_allocs(self, y: float) -> None:
         card = self._card("allocs", None, CARD_W, CARD_H)

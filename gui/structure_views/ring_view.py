@@ -130,25 +130,7 @@ class _RingView(CardColumnView):
         order = self._order(s, step)
         ghosts = {g.addr: g for g in step.ghosts}
         pointer = self._pointer(s)
-        index = {addr: i for i, addr in enumerate(order)}
-
-        # What must stay visible when the list is folded.
-        keep = [(0, 1), (len(order) - 1, 0)]
-        if isinstance(pointer, int) and pointer in index:
-            keep.append((index[pointer], 2))
-        if step.pointer_moved and step.pointer_before in index:
-            keep.append((index[step.pointer_before], 1))
-        numbered = spread(list(range(len(step.visits))), VISIT_ENDS)
-        for v in numbered:
-            a = step.visits[v]
-            if a in index:
-                keep.append((index[a], 1))
-        for a in step.changed():
-            if a in index:
-                keep.append((index[a], 1))
-        if self._selection in index:
-            keep.append((index[self._selection], 2))
-        runs = fold(len(order), keep)
+        runs = self._fold_plan(order, step, pointer)
 
         # Rows: ('base',) then nodes, ghosts and folds in order.
         rows, folded_nodes, folded_runs, folded_examined = self._folded_rows(
@@ -189,6 +171,29 @@ class _RingView(CardColumnView):
         self._say(self.info, info + ("\n" + self.summary if self.summary else ""))
         if scroll:
             self._scroll_to_step(pointer, step)
+
+    def _fold_plan(self, order: list[int], step: RingStep, pointer) -> list:
+        """What must stay visible when the list is folded, as summarise.fold's
+        runs over ``order``: the ends, the pointer and where it was, the
+        first and last :data:`VISIT_ENDS` examined, the blocks changed, the
+        selection."""
+        index = {addr: i for i, addr in enumerate(order)}
+        keep = [(0, 1), (len(order) - 1, 0)]
+        if isinstance(pointer, int) and pointer in index:
+            keep.append((index[pointer], 2))
+        if step.pointer_moved and step.pointer_before in index:
+            keep.append((index[step.pointer_before], 1))
+        numbered = spread(list(range(len(step.visits))), VISIT_ENDS)
+        for v in numbered:
+            a = step.visits[v]
+            if a in index:
+                keep.append((index[a], 1))
+        for a in step.changed():
+            if a in index:
+                keep.append((index[a], 1))
+        if self._selection in index:
+            keep.append((index[self._selection], 2))
+        return fold(len(order), keep)
 
     def _draw_base(self, y: float, pointer) -> None:
         card = self._card("base", None, CARD_W, CARD_H)
