@@ -231,11 +231,9 @@ class ArenaRingView(CardColumnView):
         was, the first and last :data:`VISIT_ENDS` stood on, the blocks
         changed, the selection; and the visit numbers kept, per block."""
         index = {a: i for i, a in enumerate(order)}
-        keep = [(0, 1), (len(order) - 1, 1)]
+        keep = [(0, 1), (len(order) - 1, 1)] + self._kept_for_step(index, step)
         if pointer in index:
             keep.append((index[pointer], 2))
-        if step.pointer_moved and step.pointer_before in index:
-            keep.append((index[step.pointer_before], 1))
         numbered = set(spread(list(range(len(step.visits))), VISIT_ENDS))
         shown_numbers = {}
         for v in sorted(numbered):
@@ -243,11 +241,6 @@ class ArenaRingView(CardColumnView):
             shown_numbers.setdefault(a, []).append(v + 1)
             if a in index:
                 keep.append((index[a], 0))
-        for a in step.changed():
-            if a in index:
-                keep.append((index[a], 1))
-        if self._selection in index:
-            keep.append((index[self._selection], 2))
         return fold(len(order), keep), shown_numbers
 
     def _draw_allocs(self, y: float) -> None:

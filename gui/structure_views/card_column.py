@@ -55,6 +55,20 @@ class CardColumnView(CardView):
                 folded_examined += seen
         return rows, folded, folded_runs, folded_examined
 
+    def _kept_for_step(self, index: dict, step) -> list[tuple[int, int]]:
+        """What a long column keeps drawn for the step, as summarise.fold's
+        (index, radius) pairs: where the pointer was before it, the blocks it
+        changed (with a neighbour each side), the selection (two)."""
+        keep = []
+        if step.pointer_moved and step.pointer_before in index:
+            keep.append((index[step.pointer_before], 1))
+        for a in step.changed():
+            if a in index:
+                keep.append((index[a], 1))
+        if self._selection in index:
+            keep.append((index[self._selection], 2))
+        return keep
+
     def _lay_rows(self, rows: list, draw_card) -> list[float]:
         """Each row at its place, top down (``draw_card(row, y)`` draws a
         card's; a fold is drawn here), linked to the row above (dashed next

@@ -178,21 +178,14 @@ class _RingView(CardColumnView):
         first and last :data:`VISIT_ENDS` examined, the blocks changed, the
         selection."""
         index = {addr: i for i, addr in enumerate(order)}
-        keep = [(0, 1), (len(order) - 1, 0)]
+        keep = [(0, 1), (len(order) - 1, 0)] + self._kept_for_step(index, step)
         if isinstance(pointer, int) and pointer in index:
             keep.append((index[pointer], 2))
-        if step.pointer_moved and step.pointer_before in index:
-            keep.append((index[step.pointer_before], 1))
         numbered = spread(list(range(len(step.visits))), VISIT_ENDS)
         for v in numbered:
             a = step.visits[v]
             if a in index:
                 keep.append((index[a], 1))
-        for a in step.changed():
-            if a in index:
-                keep.append((index[a], 1))
-        if self._selection in index:
-            keep.append((index[self._selection], 2))
         return fold(len(order), keep)
 
     def _draw_base(self, y: float, pointer) -> None:
