@@ -244,10 +244,19 @@ def main(argv=None) -> int:
     p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two folders of shots")
     args = p.parse_args(argv)
     if args.compare:
+        missing = [d for d in args.compare if not os.path.isdir(d)]
+        if missing:
+            p.error(f"no folder of shots at {', '.join(missing)}")
         return compare(*args.compare)
     if not args.folder:
         p.error("give a folder to write the shots to, or --compare BEFORE AFTER")
-    shoot(args.folder, args.only.split(",") if args.only else None)
+    only = args.only.split(",") if args.only else None
+    if only:
+        from heapscope.allocators.registry import strategy_names
+        unknown = sorted(set(only) - set(strategy_names()))
+        if unknown:
+            p.error(f"no strategy {', '.join(unknown)} (the built-ins: {', '.join(strategy_names())})")
+    shoot(args.folder, only)
     return 0
 
 
