@@ -41,30 +41,22 @@ from __future__ import annotations
 
 from bisect import insort
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QRectF
 
 from heapscope.allocators import events as ev
 from .. import palette
 from . import register_view
-from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
-                     count_text, hex_addr, label, pen, size_text, swatch_css, text_font)
-from .card_view import CardView
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Badge, Note, count_text, hex_addr, label, pen,
+                     size_text, swatch_css, text_font)
+from .card_column import CARD_H, ROW, TOP, X_CARD, CardColumn, CardColumnView
+from .step_reader import StepReader
 from .summarise import fold, spread
 
 #: a search longer than twice this keeps the numbers of its first and last this many blocks
 VISIT_ENDS = 8
 
-X_LOOP = 8
-X_POINTER = 16
-POINTER_LEN = 74
-X_CARD = X_POINTER + POINTER_LEN + 4
 CARD_W = 190
-CARD_H = 36
 X_BADGE = X_CARD + CARD_W + 8
-NOTE_MIN_W = 120
-ROW = 50
-TOP = 40
-LINK_X = X_CARD + 26
 
 BUSY_FILL = "#C8C8C8"
 #: role -> (outline colour, width, dashed, note colour)
@@ -80,49 +72,54 @@ ROLE_ORDER = ("placed", "absorbed", "freed", "rest", "new", "examined")
 STATE_WORD = {"busy": "busy", "free": "idle", "top": "top"}
 
 
-class ArenaStep:
+class ArenaStep(StepReader):
     """What one step did to the arena, from its explained events."""
 
     def __init__(self, explained) -> None:
-        self.visits: list[int] = []
         self.busy_visits = 0
-        self.numbers: dict[int, list[int]] = {}
         self.roles: dict[int, set[str]] = {}
         self.notes: dict[int, str] = {}
         self.ghosts: dict[int, tuple[int, int]] = {}       # absorbed addr -> (size, into)
         self.pointer_before = None
         self.pointer_moved = False
         self.grow_failed = None
-        for item in explained:
-            e = getattr(item, "event", item)
-            if isinstance(e, ev.Visit):
-                self.visits.append(e.addr)
-                self.busy_visits += e.busy
-                self.numbers.setdefault(e.addr, []).append(len(self.visits))
-            elif isinstance(e, ev.Coalesce):
-                self.ghosts[e.high_addr] = (e.high_size, e.low_addr)
-                self._mark(e.high_addr, "absorbed", f"absorbed into {hex_addr(e.low_addr)}")
-                self._mark(e.low_addr, "examined", f"absorbed the idle block after it: {size_text(e.size)}")
-            elif isinstance(e, ev.Split):
-                # a block absorbed earlier in the step may stand again as the rest
-                self._revive(e.rest_addr)
-                self._revive(e.taken_addr)
-                self._mark(e.rest_addr, "rest", f"the rest: {size_text(e.rest_size)}, idle")
-            elif isinstance(e, ev.Placed):
-                self._revive(e.addr)
-                self._mark(e.addr, "placed", f"placed {e.request} B: busy")
-            elif isinstance(e, ev.Released):
-                self._mark(e.addr, "freed", "freed: idle, not joined")
-            elif isinstance(e, ev.ArenaExtended):
-                self._mark(e.addr, "new", f"new from sbrk: {size_text(e.size)}")
-                if e.old_top is not None:
-                    self._mark(e.old_top, "new", "the old top word, idle now")
-            elif isinstance(e, ev.PointerMove) and e.name == "allocp":
-                if not self.pointer_moved:
-                    self.pointer_before = e.old
-                self.pointer_moved = True
-            elif isinstance(e, ev.GrowFailed):
-                self.grow_failed = e.increment
+        super().__init__(explained)
+
+    def on_Visit(self, e: ev.Visit) -> None:
+        self.visit(e.addr)
+        self.busy_visits += e.busy
+
+    def on_Coalesce(self, e: ev.Coalesce) -> None:
+        self.ghosts[e.high_addr] = (e.high_size, e.low_addr)
+        self._mark(e.high_addr, "absorbed", f"absorbed into {hex_addr(e.low_addr)}")
+        self._mark(e.low_addr, "examined", f"absorbed the idle block after it: {size_text(e.size)}")
+
+    def on_Split(self, e: ev.Split) -> None:
+        # a block absorbed earlier in the step may stand again as the rest
+        self._revive(e.rest_addr)
+        self._revive(e.taken_addr)
+        self._mark(e.rest_addr, "rest", f"the rest: {size_text(e.rest_size)}, idle")
+
+    def on_Placed(self, e: ev.Placed) -> None:
+        self._revive(e.addr)
+        self._mark(e.addr, "placed", f"placed {e.request} B: busy")
+
+    def on_Released(self, e: ev.Released) -> None:
+        self._mark(e.addr, "freed", "freed: idle, not joined")
+
+    def on_ArenaExtended(self, e: ev.ArenaExtended) -> None:
+        self._mark(e.addr, "new", f"new from sbrk: {size_text(e.size)}")
+        if e.old_top is not None:
+            self._mark(e.old_top, "new", "the old top word, idle now")
+
+    def on_PointerMove(self, e: ev.PointerMove) -> None:
+        if e.name == "allocp":
+            if not self.pointer_moved:
+                self.pointer_before = e.old
+            self.pointer_moved = True
+
+    def on_GrowFailed(self, e: ev.GrowFailed) -> None:
+        self.grow_failed = e.increment
 
     def _revive(self, addr: int) -> None:
         if self.ghosts.pop(addr, None) is not None:
@@ -144,7 +141,7 @@ class ArenaStep:
 
 
 @register_view("arena-ring")
-class ArenaRingView(CardView):
+class ArenaRingView(CardColumnView):
     """V7's ring of all blocks from the static ``allocs``, with ``allocp``."""
 
     kinds = ("arena-ring",)
@@ -172,16 +169,7 @@ class ArenaRingView(CardView):
         super().set_selection(addr)
 
     # -------------------------------------------------------------- draw
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            self._keep_cards(set())
-            self.step = None
-            self.summary = ""
-            self._say(self.info, "nothing loaded")
-            self.canvas.finish()
-            return
+    def _draw(self, s: dict, scroll: bool) -> None:
         ring = [(int(a), int(size), state) for a, size, state in s["ring"]]
         state_of = {a: (size, state) for a, size, state in ring}
         step = self.step = ArenaStep(self._events())
@@ -189,70 +177,26 @@ class ArenaRingView(CardView):
         for g in step.ghosts:
             if g not in state_of:
                 insort(order, g)
-        index = {a: i for i, a in enumerate(order)}
         pointer = s.get("rover")
-        keep = [(0, 1), (len(order) - 1, 1)]
-        if pointer in index:
-            keep.append((index[pointer], 2))
-        if step.pointer_moved and step.pointer_before in index:
-            keep.append((index[step.pointer_before], 1))
-        numbered = set(spread(list(range(len(step.visits))), VISIT_ENDS))
-        shown_numbers = {}
-        for v in sorted(numbered):
-            a = step.visits[v]
-            shown_numbers.setdefault(a, []).append(v + 1)
-            if a in index:
-                keep.append((index[a], 0))
-        for a in step.changed():
-            if a in index:
-                keep.append((index[a], 1))
-        if self._selection in index:
-            keep.append((index[self._selection], 2))
-        runs = fold(len(order), keep)
+        runs, shown_numbers = self._fold_plan(order, step, pointer)
 
-        rows: list[tuple] = [("allocs", None)]
-        folded = folded_runs = folded_visited = 0
-        for kind, lo, hi in runs:
-            if kind == "show":
-                rows.extend(("node", order[i]) for i in range(lo, hi))
-            else:
-                visited = sum(1 for a in order[lo:hi] if a in step.numbers)
-                rows.append(("fold", hi - lo, visited))
-                folded += hi - lo
-                folded_runs += 1
-                folded_visited += visited
+        rows, folded, folded_runs, folded_visited = self._folded_rows(order, runs, lambda a: ("node", a),
+                                                                      step.numbers)
+        rows.insert(0, ("allocs", None))
         self._keep_cards({r[1] for r in rows if r[0] == "node"} | {"allocs"})
 
-        y_of = []
-        row_of = {}
-        for r, row in enumerate(rows):
-            y = TOP + r * ROW
-            y_of.append(y)
+        def draw_card(row, y):
             if row[0] == "allocs":
                 self._draw_allocs(y)
-                row_of["allocs"] = r
-            elif row[0] == "node":
-                self._draw_node(row[1], state_of.get(row[1]), y, step, shown_numbers.get(row[1], []))
-                row_of[row[1]] = r
             else:
-                f = self._add(Fold(row[1], row[2], CARD_W + 40, CARD_H))
-                f.setPos(X_CARD - 20, y)
-            if r:
-                dashed = row[0] == "fold" or rows[r - 1][0] == "fold"
-                self._add(Arrow([QPointF(LINK_X, y - ROW + CARD_H + 1), QPointF(LINK_X, y - 1)],
-                                "#444444", 1.8, dash=dashed, head=7))
+                self._draw_node(row[1], state_of.get(row[1]), y, step, shown_numbers.get(row[1], []))
+
+        y_of = self._lay_rows(rows, draw_card)
         self._draw_loop(y_of[0], y_of[-1])
         where = "allocs" if pointer is None else pointer
-        if where in row_of:
-            p = self._add(Pointer("allocp", palette.SEARCHED, POINTER_LEN - 2))
-            p.setPos(X_POINTER, y_of[row_of[where]] + CARD_H / 2)
-            p.setZValue(5)
-        if step.pointer_moved:
-            before = "allocs" if step.pointer_before is None else step.pointer_before
-            if before != where and before in row_of:
-                p = self._add(Pointer("before", MUTED, POINTER_LEN - 2, faint=True))
-                p.setPos(X_POINTER, y_of[row_of[before]] + CARD_H / 2)
-                p.setZValue(4)
+        before = ("allocs" if step.pointer_before is None else step.pointer_before) if step.pointer_moved else None
+        y_at = {(row[1] if row[0] == "node" else "allocs"): y for row, y in zip(rows, y_of) if row[0] != "fold"}
+        self._draw_pointers("allocp", where, before, y_at)
         for key, card in self._cards.items():
             card.set_selected(key == self._selection)
         if len(ring) == 0:
@@ -280,6 +224,24 @@ class ArenaRingView(CardView):
         self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
         if scroll:
             self._scroll_to(where, step)
+
+    def _fold_plan(self, order: list[int], step: ArenaStep, pointer) -> tuple[list, dict]:
+        """Which blocks of the ring (``order``, addresses) stay drawn when it
+        is long, as summarise.fold's runs: the ends, ``allocp`` and where it
+        was, the first and last :data:`VISIT_ENDS` stood on, the blocks
+        changed, the selection; and the visit numbers kept, per block."""
+        index = {a: i for i, a in enumerate(order)}
+        keep = [(0, 1), (len(order) - 1, 1)] + self._kept_for_step(index, step)
+        if pointer in index:
+            keep.append((index[pointer], 2))
+        numbered = set(spread(list(range(len(step.visits))), VISIT_ENDS))
+        shown_numbers = {}
+        for v in sorted(numbered):
+            a = step.visits[v]
+            shown_numbers.setdefault(a, []).append(v + 1)
+            if a in index:
+                keep.append((index[a], 0))
+        return fold(len(order), keep), shown_numbers
 
     def _draw_allocs(self, y: float) -> None:
         card = self._card("allocs", None, CARD_W, CARD_H)
@@ -326,92 +288,18 @@ class ArenaRingView(CardView):
             tip.append(note)
         card.setToolTip("\n".join(tip))
 
-    def _note_width(self, x: float) -> float:
-        return max(NOTE_MIN_W, self._visible_width() - x - 22)
-
-    def _draw_loop(self, y_first: float, y_last: float) -> None:
-        bottom = y_last + CARD_H
-        pts = [QPointF(LINK_X, bottom + 1), QPointF(LINK_X, bottom + 12), QPointF(X_LOOP, bottom + 12),
-               QPointF(X_LOOP, y_first - 14), QPointF(LINK_X, y_first - 14), QPointF(LINK_X, y_first - 1)]
-        loop = self._add(Arrow(pts, "#444444", 1.8, head=7))
-        loop.setZValue(-1)
-
     def _scroll_to(self, pointer, step: ArenaStep) -> None:
         self.canvas.reveal(lambda: self._step_rect(pointer, step), 10, 10)
 
     def _step_rect(self, pointer, step: ArenaStep) -> QRectF:
         """What :meth:`_scroll_to` brings into view, for the canvas's height now."""
-        focus = step.changed() + [pointer] + step.visits[:2]
-        rect = None
-        height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
-        for key in focus:
-            card = self._cards.get(key)
-            if card is None:
-                continue
-            r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
-            grown = r if rect is None else rect.united(r)
-            if rect is None or grown.height() <= height:
-                rect = grown
-        return rect if rect is not None else QRectF(0, 0, 10, 10)
+        return self._cards_rect(step.changed() + [pointer] + step.visits[:2])
 
     # ------------------------------------------------------------ readback
     def drawn(self) -> dict:
-        root = self.canvas.root
-        cards = [c for c in root.childItems() if isinstance(c, Card)]
-        rows = []
-        for item in root.childItems():
-            if isinstance(item, Card):
-                if item.role == "allocs":
-                    rows.append((item.scenePos().y(), "allocs"))
-                elif item.role == "absorbed":
-                    rows.append((item.scenePos().y(), ("ghost", int(item.left, 16))))
-                else:
-                    rows.append((item.scenePos().y(), ("node", int(item.left, 16))))
-            elif isinstance(item, Fold):
-                rows.append((item.scenePos().y(), ("fold", item.count_shown())))
-        rows.sort(key=lambda r: r[0])
-        sequence = [r[1] for r in rows]
-
-        def card_at(point: QPointF):
-            for c in cards:
-                if c.mapToScene(c.rect()).boundingRect().adjusted(-2, -2, 2, 2).contains(point):
-                    return "allocs" if c.role == "allocs" else int(c.left, 16)
-            return None
-
-        def row_owner(item):
-            cy = item.sceneBoundingRect().center().y()
-            for c in cards:
-                r = c.mapToScene(c.rect()).boundingRect()
-                if r.top() <= cy <= r.bottom():
-                    return "allocs" if c.role == "allocs" else int(c.left, 16)
-            return None
-
-        pointer = before = None
-        numbers = []
-        for item in root.childItems():
-            if isinstance(item, Pointer):
-                target = card_at(item.tip + QPointF(4, 0))
-                if item.faint:
-                    before = target
-                else:
-                    pointer = target
-            elif isinstance(item, Badge):
-                owner = row_owner(item)
-                numbers.extend((int(n), owner) for n in item.text.split(", "))
-        numbers.sort()
-        states = {}
-        roles = {}
-        for c in cards:
-            if c.role == "allocs":
-                continue
-            a = int(c.left, 16)
-            states[a] = c.right.split()[-1]
-            if c.role:
-                roles[a] = c.role
-        notes = {item.addr: item.text() for item in root.childItems()
-                 if isinstance(item, Note) and item.addr is not None}
-        selected = [c for c in cards if c.selected]
-        return {"sequence": sequence, "states": states, "pointer": pointer, "pointer_before": before,
-                "numbers": numbers, "roles": roles, "notes": notes,
-                "selected": (int(selected[0].left, 16) if selected[0].role != "allocs" else "allocs")
-                if selected else None}
+        column = CardColumn(self.canvas.root, "allocs", ("absorbed",))
+        pointer, before = column.pointers()
+        states = {int(c.left, 16): c.right.split()[-1] for c in column.cards if c.role != "allocs"}
+        return {"sequence": column.sequence(), "states": states, "pointer": pointer, "pointer_before": before,
+                "numbers": column.numbers(), "roles": column.roles(), "notes": column.notes(),
+                "selected": column.selected()}

@@ -48,6 +48,7 @@ from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Card, Fold, Note, count_text, hex_addr,
                      mono_font, pen, size_text, swatch_css, text_font)
 from .card_view import CardView, int_keys
+from .step_reader import StepReader
 
 #: blocks drawn at the head of each list before the rest is folded
 SHOWN_PER_BUCKET = 5
@@ -67,24 +68,28 @@ _BUCKET = re.compile(r"nextf\[(\d+)\]")
 _FREE = re.compile(r"([\d\u202f]+) free")
 
 
-class BucketStep:
+class BucketStep(StepReader):
     """What one step did to the buckets, from its events."""
 
     def __init__(self, explained) -> None:
         self.taken: dict[int, int] = {}        # bucket -> block taken off its head
         self.pushed: dict[int, int] = {}       # bucket -> block pushed on its head
         self.refills: dict[int, object] = {}   # bucket -> BucketRefill
-        self.notes: list[str] = []
-        for item in explained:
-            e = getattr(item, "event", item)
-            if isinstance(e, ev.ListRemove) and e.where:
-                self.taken[int(e.where[0])] = e.addr
-            elif isinstance(e, ev.ListInsert) and e.where:
-                self.pushed[int(e.where[0])] = e.addr
-            elif isinstance(e, ev.BucketRefill):
-                self.refills[e.bucket] = e
-            elif isinstance(e, ev.Note):
-                self.notes.append(e.text)
+        super().__init__(explained)
+
+    def on_ListRemove(self, e: ev.ListRemove) -> None:
+        if e.where:
+            self.taken[int(e.where[0])] = e.addr
+
+    def on_ListInsert(self, e: ev.ListInsert) -> None:
+        if e.where:
+            self.pushed[int(e.where[0])] = e.addr
+
+    def on_BucketRefill(self, e: ev.BucketRefill) -> None:
+        self.refills[e.bucket] = e
+
+    def on_Note(self, e: ev.Note) -> None:
+        self.said.append(e.text)
 
     def touched(self) -> set[int]:
         return set(self.taken) | set(self.pushed) | set(self.refills)
@@ -92,6 +97,41 @@ class BucketStep:
     def carved(self, bucket: int, addr: int) -> bool:
         r = self.refills.get(bucket)
         return r is not None and r.addr <= addr < r.addr + r.count * r.block_size
+
+
+def list_rows(addrs: list[int], taken: int | None, selected: int | None) -> tuple[list[tuple], int]:
+    """The rows of one bucket's list, head first: the block a malloc took
+    off the head (``("ghost", addr)``, if no longer on it), the first
+    :data:`SHOWN_PER_BUCKET` blocks (``("node", addr)``; the whole list if
+    one more would fold), the rest folded (``("fold", count)``) around the
+    ``selected`` block drawn out, or ``("null", None)`` for an empty list.
+    Returns the rows and how many blocks are folded."""
+    rows: list[tuple] = []
+    if taken is not None and taken not in addrs:
+        rows.append(("ghost", taken))
+    n = len(addrs)
+    if n <= SHOWN_PER_BUCKET + 1:
+        rows += [("node", a) for a in addrs]
+        folded = 0
+    else:
+        rows += [("node", a) for a in addrs[:SHOWN_PER_BUCKET]]
+        rest = n - SHOWN_PER_BUCKET
+        if selected is not None and selected not in addrs[:SHOWN_PER_BUCKET]:
+            i = addrs.index(selected)
+            before = i - SHOWN_PER_BUCKET
+            if before:
+                rows.append(("fold", before))
+            rows.append(("node", selected))
+            after = n - i - 1
+            if after:
+                rows.append(("fold", after))
+            folded = before + after
+        else:
+            rows.append(("fold", rest))
+            folded = rest
+    if not addrs:
+        rows.append(("null", None))
+    return rows, folded
 
 
 @register_view("buckets")
@@ -113,16 +153,7 @@ class BucketsView(CardView):
         self.step: BucketStep | None = None
 
     # -------------------------------------------------------------- draw
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            self._keep_cards(set())
-            self.step = None
-            self.summary = ""
-            self._say(self.info, "nothing loaded")
-            self.canvas.finish()
-            return
+    def _draw(self, s: dict, scroll: bool) -> None:
         buckets = {int(k): v for k, v in s["buckets"].items()}
         block_sizes = int_keys(s["block_sizes"])
         step = self.step = BucketStep(self._events())
@@ -172,7 +203,7 @@ class BucketsView(CardView):
         words = [f"{count_text(total_free)} free block{'s' if total_free != 1 else ''} in "
                  f"{count_text(sum(1 for v in buckets.values() if v))} bucket"
                  f"{'s' if sum(1 for v in buckets.values() if v) != 1 else ''}, {size_text(free_bytes)}"]
-        words += step.notes
+        words += step.said
         self.summary = ""
         if folded_total:
             self.summary = (f"Summarised: each list shows its first {SHOWN_PER_BUCKET} blocks from the head; "
@@ -201,57 +232,12 @@ class BucketsView(CardView):
     def _draw_column(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep,
                      selected: int | None):
         """One bucket's column; returns (blocks folded, card keys drawn, the column's rect)."""
-        header = self._card(("bucket", k), None, COL_W, HEADER_H)
-        lines = [f"nextf[{k}]", size_text(block_size), f"{count_text(len(addrs))} free"]
-        fonts = [mono_font(TEXT_PX), text_font(SMALL_PX), text_font(TEXT_PX, bold=True)]
-        header.set_lines(lines, fonts)
-        refill = step.refills.get(k)
-        touched = k in step.touched()
-        if refill is not None:
-            header.set_style("#E8E8E8", pen(palette.RELEASED, 3.5, dash=True), "#000000", "refill")
-        else:
-            header.set_style("#E8E8E8", pen("#000000" if touched else "#8a8a8a", 2.5 if touched else 1.2),
-                             "#000000", "header")
-        header.setPos(x, TOP)
-        header.setToolTip(f"nextf[{k}]: the free list of {block_size}-byte blocks (a request "
-                          "and its header fit in one); LIFO, head first")
-        wanted = {("bucket", k)}
-        y = TOP + HEADER_H
-        if refill is not None:
-            note = self._add(Note(f"refilled: {count_text(refill.count)} × {size_text(refill.block_size)} "
-                                  f"carved at {hex_addr(refill.addr)}",
-                                  text_font(SMALL_PX - 1, bold=True), palette.RELEASED, COL_W, None))
-            note.setPos(x, y + 4)
-            y += 4 + note.boundingRect().height()
+        y = self._draw_header(x, k, addrs, block_size, step)
         # the head pointer nextf[k]
         self._add(Arrow([QPointF(x + 28, y + 2), QPointF(x + 28, y + HEAD_ARROW - 2)], "#000000", 2.2, head=8))
         y += HEAD_ARROW
-        rows: list[tuple] = []
-        taken = step.taken.get(k)
-        if taken is not None and taken not in addrs:
-            rows.append(("ghost", taken))
-        n = len(addrs)
-        if n <= SHOWN_PER_BUCKET + 1:
-            rows += [("node", a) for a in addrs]
-            folded = 0
-        else:
-            rows += [("node", a) for a in addrs[:SHOWN_PER_BUCKET]]
-            rest = n - SHOWN_PER_BUCKET
-            if selected is not None and selected not in addrs[:SHOWN_PER_BUCKET]:
-                i = addrs.index(selected)
-                before = i - SHOWN_PER_BUCKET
-                if before:
-                    rows.append(("fold", before))
-                rows.append(("node", selected))
-                after = n - i - 1
-                if after:
-                    rows.append(("fold", after))
-                folded = before + after
-            else:
-                rows.append(("fold", rest))
-                folded = rest
-        if not addrs:
-            rows.append(("null", None))
+        rows, folded = list_rows(addrs, step.taken.get(k), selected)
+        wanted = {("bucket", k)}
         top = y
         for r, (kind, a) in enumerate(rows):
             if r:
@@ -269,6 +255,33 @@ class BucketsView(CardView):
                 y = self._draw_block(x, y, k, a, block_size, kind == "ghost", step) + PITCH_GAP
                 wanted.add(a)
         return folded, wanted, QRectF(x - 6, TOP - 6, COL_W + 12, max(y, top) - TOP + 12)
+
+    def _draw_header(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep) -> float:
+        """The column's header (nextf[k], its block size, its free count;
+        outlined when the step touched it) and the refill's line under it;
+        returns the y below them."""
+        header = self._card(("bucket", k), None, COL_W, HEADER_H)
+        lines = [f"nextf[{k}]", size_text(block_size), f"{count_text(len(addrs))} free"]
+        fonts = [mono_font(TEXT_PX), text_font(SMALL_PX), text_font(TEXT_PX, bold=True)]
+        header.set_lines(lines, fonts)
+        refill = step.refills.get(k)
+        touched = k in step.touched()
+        if refill is not None:
+            header.set_style("#E8E8E8", pen(palette.RELEASED, 3.5, dash=True), "#000000", "refill")
+        else:
+            header.set_style("#E8E8E8", pen("#000000" if touched else "#8a8a8a", 2.5 if touched else 1.2),
+                             "#000000", "header")
+        header.setPos(x, TOP)
+        header.setToolTip(f"nextf[{k}]: the free list of {block_size}-byte blocks (a request "
+                          "and its header fit in one); LIFO, head first")
+        y = TOP + HEADER_H
+        if refill is not None:
+            note = self._add(Note(f"refilled: {count_text(refill.count)} × {size_text(refill.block_size)} "
+                                  f"carved at {hex_addr(refill.addr)}",
+                                  text_font(SMALL_PX - 1, bold=True), palette.RELEASED, COL_W, None))
+            note.setPos(x, y + 4)
+            y += 4 + note.boundingRect().height()
+        return y
 
     def _draw_block(self, x: float, y: float, k: int, addr: int, block_size: int, ghost: bool,
                     step: BucketStep) -> float:

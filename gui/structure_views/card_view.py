@@ -4,7 +4,7 @@ with what was summarised.
 
 :class:`CardView` keeps the contract of :class:`~.base.StructureView`: it
 stores the shown structure and the step's explained events, redraws through
-the subclass's :meth:`CardView._render`, keeps one :class:`~.canvas.Card` per
+the subclass's :meth:`CardView._draw`, keeps one :class:`~.canvas.Card` per
 block address across steps (so a later animation can move the same item from
 one state to the next), and turns canvas clicks and hovers into
 ``block_clicked`` / ``block_hovered``.
@@ -47,7 +47,7 @@ CANVAS_MIN_HEIGHT, COMPACT_CANVAS_MIN_HEIGHT = 80, 80
 
 
 class CardView(StructureView):
-    """Base of the card-drawn views; subclasses implement :meth:`_render`
+    """Base of the card-drawn views; subclasses implement :meth:`_draw`
     and :meth:`drawn`."""
 
     def __init__(self, legend: list[tuple[str, str]], parent=None) -> None:
@@ -202,7 +202,28 @@ class CardView(StructureView):
         return self._explained[:self._event_index + 1]
 
     def _render(self, scroll: bool) -> None:
+        """Draw the structure shown (after the step, or after the micro-step's
+        event), with ``scroll`` bringing what the step did into view."""
+        self._clear_transient()
+        if self._structure is None:
+            self._draw_nothing()
+            return
+        self._draw(self._structure, scroll)
+
+    def _draw(self, s: dict, scroll: bool) -> None:
+        """Draw the structure ``s`` and the marks of the events up to the
+        current one (:meth:`_events`); the last drawing's per-drawing items
+        are off the canvas already."""
         raise NotImplementedError
+
+    def _draw_nothing(self) -> None:
+        """Nothing loaded: no cards, no step read, the line under the canvas
+        says so."""
+        self._keep_cards(set())
+        self.step = None
+        self.summary = ""
+        self._say(self.info, "nothing loaded")
+        self.canvas.finish()
 
     def _clear_transient(self) -> None:
         scene = self.canvas.scene()

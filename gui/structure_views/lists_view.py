@@ -131,6 +131,37 @@ def keep_indices(n: int, cap: int, wanted: set[int]) -> list[int]:
     return sorted(keep)
 
 
+def lists_shown(rows: list, marks: dict, wanted: set[int]) -> tuple[list[int], int]:
+    """Which of the ``rows`` (labelled_lists) to draw, and how many blocks at
+    most to draw of each: every list while there are at most
+    :data:`MAX_LISTS`, else the first and last ones and those the step
+    marked or holding a ``wanted`` block; the block budget shared among the
+    non-empty lists drawn."""
+    interesting = {i for i, (key, _, addrs) in enumerate(rows)
+                   if key in marks or wanted.intersection(addrs)}
+    if len(rows) <= MAX_LISTS:
+        shown_rows = list(range(len(rows)))
+    else:
+        keep = set(range(MAX_LISTS * 2 // 3)) | set(range(len(rows) - MAX_LISTS // 6, len(rows)))
+        shown_rows = sorted(keep | interesting)
+    filled = sum(1 for r in shown_rows if rows[r][2])
+    return shown_rows, max(PER_LIST_MIN, min(PER_LIST_MAX, BLOCK_BUDGET // max(1, filled)))
+
+
+def summary_of(total_blocks: int, drawn_blocks: int, cut_lists: int, folded_lists: int, lists: int) -> str:
+    """What the lists view summarised, in words ("" when it drew everything)."""
+    notes = []
+    if drawn_blocks < total_blocks:
+        notes.append(f"{drawn_blocks:,} of {total_blocks:,} blocks drawn")
+    if cut_lists:
+        notes.append(f"{cut_lists:,} list{'s' if cut_lists > 1 else ''} cut to "
+                     f"{'their' if cut_lists > 1 else 'its'} first and last blocks and what "
+                     "the step touched")
+    if folded_lists:
+        notes.append(f"{folded_lists:,} of {lists:,} lists folded")
+    return "; ".join(notes)
+
+
 class _Fonts:
     """The view's fonts and their metrics, scaled from the widget's font so
     that they grow with it (presenter mode)."""
@@ -471,6 +502,14 @@ class ListsView(StructureView):
             scene.setSceneRect(QRectF(0, 0, width, 40))
             self._place_ring()
             return
+        self._draw_lists(s, old_boxes, width)
+
+    def _draw_lists(self, s: dict, old_boxes: dict, width: float) -> None:
+        """The structure's lists top down, a heading each and its blocks
+        (the lists and blocks the step did not touch folded when there are
+        many), between what a subclass draws above and below them; then what
+        the step did brought into view."""
+        scene = self.canvas.scene()
         sizes = s.get("sizes", {})
         visits, changed = lit_blocks(self.explained, self.current_event)
         marks = list_marks(self.explained, self.current_event)
@@ -484,16 +523,7 @@ class ListsView(StructureView):
         if self.selected is not None:
             wanted_addrs.add(self.selected)
 
-        # which lists to draw
-        interesting = {i for i, (key, _, addrs) in enumerate(rows)
-                       if key in marks or wanted_addrs.intersection(addrs)}
-        if len(rows) <= MAX_LISTS:
-            shown_rows = list(range(len(rows)))
-        else:
-            keep = set(range(MAX_LISTS * 2 // 3)) | set(range(len(rows) - MAX_LISTS // 6, len(rows)))
-            shown_rows = sorted(keep | interesting)
-        filled = sum(1 for r in shown_rows if rows[r][2])
-        cap = max(PER_LIST_MIN, min(PER_LIST_MAX, BLOCK_BUDGET // max(1, filled)))
+        shown_rows, cap = lists_shown(rows, marks, wanted_addrs)
 
         sentinel = _kind_of(s).list_sentinel      # K&R's and Kruse's base
         y = self._above_lists(s, 6.0, width)
@@ -536,42 +566,37 @@ class ListsView(StructureView):
             y += 10
         self._drop(old_boxes)
         y = self._below_lists(s, y, width)
-        total_blocks = sum(len(a) for _, _, a in rows)
-        notes = []
-        if drawn_blocks < total_blocks:
-            notes.append(f"{drawn_blocks:,} of {total_blocks:,} blocks drawn")
-        if cut_lists:
-            notes.append(f"{cut_lists:,} list{'s' if cut_lists > 1 else ''} cut to "
-                         f"{'their' if cut_lists > 1 else 'its'} first and last blocks and what "
-                         "the step touched")
-        if folded_lists:
-            notes.append(f"{folded_lists:,} of {len(rows):,} lists folded")
-        self.summary = "; ".join(notes)
+        self.summary = summary_of(sum(len(a) for _, _, a in rows), drawn_blocks, cut_lists, folded_lists,
+                                  len(rows))
         scene.setSceneRect(QRectF(0, 0, width, y + 6))
         # the view's own rectangle too: its scroll range follows at once, so
         # the scroll to the step below is not cut to the last drawing's range
         self.canvas.setSceneRect(QRectF(0, 0, width, y + 6))
         self._place_ring()
         if self.selected not in self._boxes:
-            # follow the action: the first block the step lit, else the list
-            # it touched (a block taken leaves it: dlmalloc's bin taken
-            # from), else the search pointers
-            lit = sorted((a for a in visits if a in self._boxes), key=visits.get)
-            lit += [a for a in changed if a in self._boxes]
-            pointed = [a for a in flags_at if a in self._boxes]
-            bar = self.canvas.verticalScrollBar()
-            # the bar counts the view's pixels: scene units times the zoom
-            zoom = self.canvas.transform().m22()
-            if lit or first_marked is None and pointed:
-                # near the top, with a line above for context: what follows is
-                # the rest of the step (the search path runs on down)
-                box = self._boxes[(lit or pointed)[0]]
-                bar.setValue(max(0, int((box.y() - self.fonts.box_h - 28) * zoom)))
-            elif first_marked is not None:
-                # only a list was touched (its block was taken): show its heading
-                bar.setValue(max(0, int((first_marked.y() - 8) * zoom)))
-            else:
-                bar.setValue(0)       # the step lit nothing here: the top, whatever came before
+            self._follow_step(visits, changed, flags_at, first_marked)
+
+    def _follow_step(self, visits: dict, changed: dict, flags_at: dict, first_marked) -> None:
+        """Scroll to what the step did (the selection is not drawn)."""
+        # follow the action: the first block the step lit, else the list
+        # it touched (a block taken leaves it: dlmalloc's bin taken
+        # from), else the search pointers
+        lit = sorted((a for a in visits if a in self._boxes), key=visits.get)
+        lit += [a for a in changed if a in self._boxes]
+        pointed = [a for a in flags_at if a in self._boxes]
+        bar = self.canvas.verticalScrollBar()
+        # the bar counts the view's pixels: scene units times the zoom
+        zoom = self.canvas.transform().m22()
+        if lit or first_marked is None and pointed:
+            # near the top, with a line above for context: what follows is
+            # the rest of the step (the search path runs on down)
+            box = self._boxes[(lit or pointed)[0]]
+            bar.setValue(max(0, int((box.y() - self.fonts.box_h - 28) * zoom)))
+        elif first_marked is not None:
+            # only a list was touched (its block was taken): show its heading
+            bar.setValue(max(0, int((first_marked.y() - 8) * zoom)))
+        else:
+            bar.setValue(0)       # the step lit nothing here: the top, whatever came before
 
     def _above_lists(self, s: dict, y: float, width: float) -> float:
         """A subclass's part above the lists, from ``y`` down; the y below it."""

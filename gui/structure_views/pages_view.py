@@ -57,6 +57,7 @@ from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Badge, Card, Fold, Pointer,
                      count_text, hex_addr, label, mono_font, pen, size_text, swatch_css, text_font)
 from .card_view import CardView, int_keys
+from .step_reader import StepReader
 from .summarise import fold
 
 #: units drawn as tiles before the table is folded
@@ -81,67 +82,97 @@ ROLE_COLOUR = {"examined": palette.SEARCHED, "taken": palette.PLACED, "placed": 
 _FREE = re.compile(r"([\d\u202f]+) free")
 
 
-class PagesStep:
+class PagesStep(StepReader):
     """What one step did, from its events: runs examined (numbered), runs
     and units touched, and the chunk places taken from or given to."""
 
     def __init__(self, explained, unit: int) -> None:
-        self.visits: list[int] = []
+        self.unit = unit
         self.run_roles: dict[int, str] = {}
         self.unit_roles: dict[int, str] = {}      # page/block address -> role
         self.class_roles: dict[int, str] = {}     # page/block address on a size row -> role
-        self.notes: list[str] = []
-        base = lambda a: a - a % unit  # noqa: E731
-        for item in explained:
-            e = getattr(item, "event", item)
-            if isinstance(e, ev.Visit):
-                if e.size >= unit or e.place:
-                    self.visits.append(e.addr)
-            elif isinstance(e, ev.Split) and e.size >= unit:
-                self.run_roles[e.rest_addr] = "taken"
-                self.unit_roles[base(e.taken_addr)] = "placed"
-            elif isinstance(e, ev.ListRemove) and not e.where:
-                self.run_roles.setdefault(e.addr, "taken")
-            elif isinstance(e, ev.ListInsert) and not e.where:
-                self.run_roles[e.addr] = "new"
-            elif isinstance(e, ev.Coalesce):
-                low = e.low_addr
-                self.run_roles[low] = "joined"
-            elif isinstance(e, ev.TopExtended):
-                self.run_roles[e.addr] = "joined"
-                self.notes.append(f"the last run grew by {size_text(e.added)} at the break")
-            elif isinstance(e, ev.Shrink):
-                self.notes.append(f"{size_text(e.decrement)} given back to the system")
-            elif isinstance(e, (ev.ChunkTaken, ev.ChunkFreed)):
-                self.class_roles[e.page] = "taken" if isinstance(e, ev.ChunkTaken) else "freed"
-                self.unit_roles[e.page] = "placed" if isinstance(e, ev.ChunkTaken) else "freed"
-            elif isinstance(e, ev.ChunkPageMade):
-                self.class_roles[e.page] = "new"
-                self.unit_roles[e.page] = "new"
-            elif isinstance(e, ev.ChunkPageDissolved):
-                self.unit_roles[e.page] = "emptied"
-                self.notes.append(f"page {hex_addr(e.page)}'s chunks are all free: a plain page again")
-            elif isinstance(e, ev.ListRemove) or isinstance(e, ev.ListInsert) or isinstance(e, ev.FragLinked):
-                b = base(e.addr)
-                role = "taken" if isinstance(e, ev.ListRemove) else "freed"
-                self.class_roles[b] = role
-                self.unit_roles[b] = "placed" if role == "taken" else "freed"
-            elif isinstance(e, ev.BlockFragmented):
-                self.class_roles[e.block] = "new"
-                self.unit_roles[e.block] = "new"
-            elif isinstance(e, ev.FragBlockEmptied):
-                self.unit_roles[e.block] = "emptied"
-                self.notes.append(f"block {hex_addr(e.block)}'s fragments are all free: the block is freed")
-            elif isinstance(e, ev.TableMoved):
-                self.unit_roles[e.new_addr] = "new"
-                self.notes.append(f"the table moved to {hex_addr(e.new_addr)}")
-            elif isinstance(e, ev.Placed):
-                self.unit_roles.setdefault(base(e.addr), "placed")
-            elif isinstance(e, ev.Released):
-                self.unit_roles.setdefault(base(e.addr), "freed")
+        super().__init__(explained)
 
-    def numbers(self, addr: int) -> list[int]:
-        return [i + 1 for i, a in enumerate(self.visits) if a == addr]
+    def _base(self, addr: int) -> int:
+        """The page or block holding ``addr``."""
+        return addr - addr % self.unit
+
+    def _chunk_place(self, place: int, role: str) -> None:
+        """A chunk taken from (``"taken"``) or given back to (``"freed"``) the
+        page or block at ``place``, on its size row and in the table."""
+        self.class_roles[place] = role
+        self.unit_roles[place] = "placed" if role == "taken" else "freed"
+
+    def _made(self, place: int) -> None:
+        """The page or block at ``place`` cut into chunks or fragments."""
+        self.class_roles[place] = "new"
+        self.unit_roles[place] = "new"
+
+    def on_Visit(self, e: ev.Visit) -> None:
+        if e.size >= self.unit or e.place:
+            self.visit(e.addr)
+
+    def on_Split(self, e: ev.Split) -> None:
+        if e.size >= self.unit:
+            self.run_roles[e.rest_addr] = "taken"
+            self.unit_roles[self._base(e.taken_addr)] = "placed"
+
+    # A ListRemove or ListInsert without a list name is on the free list of
+    # runs; with one, on a size row (GNU malloc's fragments).
+    def on_ListRemove(self, e: ev.ListRemove) -> None:
+        if not e.where:
+            self.run_roles.setdefault(e.addr, "taken")
+        else:
+            self._chunk_place(self._base(e.addr), "taken")
+
+    def on_ListInsert(self, e: ev.ListInsert) -> None:
+        if not e.where:
+            self.run_roles[e.addr] = "new"
+        else:
+            self._chunk_place(self._base(e.addr), "freed")
+
+    def on_FragLinked(self, e: ev.FragLinked) -> None:
+        self._chunk_place(self._base(e.addr), "freed")
+
+    def on_Coalesce(self, e: ev.Coalesce) -> None:
+        self.run_roles[e.low_addr] = "joined"
+
+    def on_TopExtended(self, e: ev.TopExtended) -> None:
+        self.run_roles[e.addr] = "joined"
+        self.said.append(f"the last run grew by {size_text(e.added)} at the break")
+
+    def on_Shrink(self, e: ev.Shrink) -> None:
+        self.said.append(f"{size_text(e.decrement)} given back to the system")
+
+    def on_ChunkTaken(self, e: ev.ChunkTaken) -> None:
+        self._chunk_place(e.page, "taken")
+
+    def on_ChunkFreed(self, e: ev.ChunkFreed) -> None:
+        self._chunk_place(e.page, "freed")
+
+    def on_ChunkPageMade(self, e: ev.ChunkPageMade) -> None:
+        self._made(e.page)
+
+    def on_ChunkPageDissolved(self, e: ev.ChunkPageDissolved) -> None:
+        self.unit_roles[e.page] = "emptied"
+        self.said.append(f"page {hex_addr(e.page)}'s chunks are all free: a plain page again")
+
+    def on_BlockFragmented(self, e: ev.BlockFragmented) -> None:
+        self._made(e.block)
+
+    def on_FragBlockEmptied(self, e: ev.FragBlockEmptied) -> None:
+        self.unit_roles[e.block] = "emptied"
+        self.said.append(f"block {hex_addr(e.block)}'s fragments are all free: the block is freed")
+
+    def on_TableMoved(self, e: ev.TableMoved) -> None:
+        self.unit_roles[e.new_addr] = "new"
+        self.said.append(f"the table moved to {hex_addr(e.new_addr)}")
+
+    def on_Placed(self, e: ev.Placed) -> None:
+        self.unit_roles.setdefault(self._base(e.addr), "placed")
+
+    def on_Released(self, e: ev.Released) -> None:
+        self.unit_roles.setdefault(self._base(e.addr), "freed")
 
 
 class _PagesView(CardView):
@@ -182,25 +213,22 @@ class _PagesView(CardView):
         return None
 
     # -------------------------------------------------------------- draw
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            self._keep_cards(set())
-            self.step = None
-            self.summary = ""
-            self._say(self.info, "nothing loaded")
-            self.canvas.finish()
-            return
+    def _draw(self, s: dict, scroll: bool) -> None:
+        """The table, the free list of runs and the chunk-size rows, top down."""
         unit = self._unit(s)
         sizes = int_keys(s["sizes"])
         step = self.step = PagesStep(self._events(), unit)
         wanted: set = set()
         self._wanted = wanted
         summary = []
-        y = TOP
+        y = self._draw_table(s, unit, step, TOP, wanted, summary)
+        y = self._draw_runs(s, sizes, step, y + SECTION_GAP, wanted, summary)
+        self._draw_classes(y, step, wanted, summary)
+        self._finish(sizes, step, summary, scroll)
 
-        # the table
+    def _draw_table(self, s: dict, unit: int, step: PagesStep, y: float, wanted: set, summary: list) -> float:
+        """One tile per page or block from ``y`` down, wrapped to the view's
+        width, the untouched runs of them folded; returns the y below."""
         tiles = self._tiles(s)
         y = self._heading(f"the {self.unit_word} table: {count_text(len(tiles))} {self.unit_word}s", y)
         per_row = max(4, int((self._visible_width() - LEFT - 24) // (TILE_W + TILE_GAP)))
@@ -238,9 +266,11 @@ class _PagesView(CardView):
         if folded_tiles:
             summary.append(f"{count_text(folded_tiles)} {self.unit_word}{'s' if folded_tiles != 1 else ''} "
                            "of the table folded")
+        return y
 
-        # the free list of runs
-        y += SECTION_GAP
+    def _draw_runs(self, s: dict, sizes: dict, step: PagesStep, y: float, wanted: set, summary: list) -> float:
+        """The free list of runs from ``y`` down, a card each, with the search
+        pointer's arrow; returns the y below."""
         run_addrs = self._runs(s)
         y = self._heading(f"{self.run_title}: {count_text(len(run_addrs))} "
                           f"run{'s' if len(run_addrs) != 1 else ''}, "
@@ -277,18 +307,16 @@ class _PagesView(CardView):
             if self.pointer_name:
                 p = self._add(Pointer(self.pointer_name, palette.SEARCHED, POINTER_W))
                 p.setPos(x0 - POINTER_W - 6, y + 10)
-        y += CARD_H + CARD_GAP
-        self._draw_classes(y, step, wanted, summary)
-        self._finish(sizes, step, summary, scroll)
+        return y + CARD_H + CARD_GAP
 
     def _draw_run(self, a: int, x: float, y: float, sizes: dict, step: PagesStep, pointer) -> None:
         card = self._card(("run", a), a, CARD_W, CARD_H)
         card.set_lines([hex_addr(a), size_text(sizes.get(a, 0))], [mono_font(SMALL_PX), text_font(SMALL_PX)])
         self._style(card, palette.YELLOW, step.run_roles.get(a) or
-                    ("examined" if step.numbers(a) else ""))
+                    ("examined" if step.numbers.get(a, []) else ""))
         card.setPos(x, y)
         card.setToolTip(f"free run {hex_addr(a)}: {sizes.get(a, 0)} bytes")
-        numbers = step.numbers(a)
+        numbers = step.numbers.get(a, [])
         if numbers:
             badge = self._add(Badge(", ".join(str(n) for n in numbers), a))
             badge.setPos(x + CARD_W - badge.w / 2, y - badge.h / 2)
@@ -339,7 +367,7 @@ class _PagesView(CardView):
         words = [f"{size_text(free_total)} free"]
         if step.visits:
             words.append(f"{count_text(len(step.visits))} examined")
-        words += step.notes
+        words += step.said
         self.summary = ("Summarised: " + "; ".join(summary) + ".") if summary else ""
         self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
         if scroll:

@@ -60,8 +60,9 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .. import palette
 from . import register_view
-from .card_view import CardView, int_keys
-from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Card, Fold, Note, Pointer,
+from .card_column import CARD_H, TOP, X_CARD, CardColumn, CardColumnView
+from .card_view import int_keys
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Note,
                      count_text, hex_addr, label, ordinal, pen, size_text, swatch_css, text_font)
 from .ring_step import RingStep, read_step
 from .summarise import fold, spread
@@ -69,19 +70,9 @@ from .summarise import fold, spread
 #: a search longer than twice this keeps the numbers of its first and last this many nodes
 VISIT_ENDS = 10
 
-# Layout, in pixels at zoom 1.
-X_LOOP = 8
-X_POINTER = 16
-POINTER_LEN = 74
-X_CARD = X_POINTER + POINTER_LEN + 4
+# Layout, in pixels at zoom 1 (the column's own in card_column.py).
 CARD_W = 170
-CARD_H = 36
 X_BADGE = X_CARD + CARD_W + 8
-#: notes beside a card wrap to the view's width, but never narrower than this
-NOTE_MIN_W = 120
-ROW = 50
-TOP = 40
-LINK_X = X_CARD + 26
 
 #: role -> (card outline colour, width, dashed, note colour)
 ROLE_STYLE = {
@@ -94,7 +85,7 @@ ROLE_STYLE = {
     "absorbed": (MUTED, 2.5, True, MUTED),
 }
 
-class _RingView(CardView):
+class _RingView(CardColumnView):
     """The shared drawing of both rings; subclasses say which ring."""
 
     #: PointerMove name of the search pointer
@@ -103,6 +94,7 @@ class _RingView(CardView):
     lifo = False
     #: a 'base' sentinel heads the drawing
     has_base = False
+    fold_x = X_CARD - 30
 
     def __init__(self, parent=None) -> None:
         super().__init__([
@@ -126,19 +118,11 @@ class _RingView(CardView):
         ghosts (``step.ghosts``) put back where they were."""
         raise NotImplementedError
 
-    def _render(self, scroll: bool) -> None:
-        s = self._structure
-        self._clear_transient()
-        if s is None:
-            for card in self._cards.values():
-                self.canvas.scene().removeItem(card)
-            self._cards.clear()
-            self.step = None
-            self.summary = ""
-            self._set_title(None)
-            self._say(self.info, "nothing loaded")
-            self.canvas.finish()
-            return
+    def _draw_nothing(self) -> None:
+        self._set_title(None)
+        super()._draw_nothing()
+
+    def _draw(self, s: dict, scroll: bool) -> None:
         self._set_title(s)
         sizes = int_keys(s["sizes"])
         ring = list(s["free_list"])
@@ -146,61 +130,26 @@ class _RingView(CardView):
         order = self._order(s, step)
         ghosts = {g.addr: g for g in step.ghosts}
         pointer = self._pointer(s)
-        index = {addr: i for i, addr in enumerate(order)}
-
-        # What must stay visible when the list is folded.
-        keep = [(0, 1), (len(order) - 1, 0)]
-        if isinstance(pointer, int) and pointer in index:
-            keep.append((index[pointer], 2))
-        if step.pointer_moved and step.pointer_before in index:
-            keep.append((index[step.pointer_before], 1))
-        numbered = spread(list(range(len(step.visits))), VISIT_ENDS)
-        for v in numbered:
-            a = step.visits[v]
-            if a in index:
-                keep.append((index[a], 1))
-        for a in step.changed():
-            if a in index:
-                keep.append((index[a], 1))
-        if self._selection in index:
-            keep.append((index[self._selection], 2))
-        runs = fold(len(order), keep)
+        runs = self._fold_plan(order, step, pointer)
 
         # Rows: ('base',) then nodes, ghosts and folds in order.
-        rows: list[tuple] = [("base", None, None)] if self.has_base else []
-        folded_nodes = folded_runs = folded_examined = 0
-        for kind, lo, hi in runs:
-            if kind == "show":
-                rows.extend(("node", order[i], ghosts.get(order[i])) for i in range(lo, hi))
-            else:
-                first = step.first
-                examined = sum(1 for a in order[lo:hi] if a in first)
-                rows.append(("fold", hi - lo, examined))
-                folded_nodes += hi - lo
-                folded_runs += 1
-                folded_examined += examined
+        rows, folded_nodes, folded_runs, folded_examined = self._folded_rows(
+            order, runs, lambda a: ("node", a, ghosts.get(a)), step.first)
+        if self.has_base:
+            rows.insert(0, ("base", None, None))
 
         wanted = {r[1] for r in rows if r[0] == "node"}
         if self.has_base:
             wanted.add("base")
         self._keep_cards(wanted)
 
-        y_of: list[float] = []
-        for r, row in enumerate(rows):
-            y = TOP + r * ROW
-            y_of.append(y)
-            kind = row[0]
-            if kind == "base":
+        def draw_card(row, y):
+            if row[0] == "base":
                 self._draw_base(y, pointer)
-            elif kind == "node":
-                self._draw_node(row[1], row[2], y, sizes, step)
             else:
-                f = self._add(Fold(row[1], row[2], CARD_W + 60, CARD_H))
-                f.setPos(X_CARD - 30, y)
-            if r:
-                dashed = kind == "fold" or rows[r - 1][0] == "fold"
-                self._add(Arrow([QPointF(LINK_X, y - ROW + CARD_H + 1), QPointF(LINK_X, y - 1)],
-                                "#444444", 1.8, dash=dashed, head=7))
+                self._draw_node(row[1], row[2], y, sizes, step)
+
+        y_of = self._lay_rows(rows, draw_card)
         if rows:
             self._draw_loop(y_of[0], y_of[-1])
         else:
@@ -208,7 +157,11 @@ class _RingView(CardView):
                                     MUTED))
             empty.setPos(X_CARD, TOP)
 
-        self._draw_pointers(pointer, step, rows, y_of)
+        before = None
+        if step.pointer_moved:
+            before = "base" if step.pointer_before is None and self.has_base else step.pointer_before
+        y_at = {(row[1] if row[0] == "node" else "base"): y for row, y in zip(rows, y_of) if row[0] != "fold"}
+        self._draw_pointers(self.pointer_name, pointer, before, y_at)
         for key, card in self._cards.items():
             card.set_selected(key == self._selection)
         self.canvas.finish()
@@ -218,6 +171,22 @@ class _RingView(CardView):
         self._say(self.info, info + ("\n" + self.summary if self.summary else ""))
         if scroll:
             self._scroll_to_step(pointer, step)
+
+    def _fold_plan(self, order: list[int], step: RingStep, pointer) -> list:
+        """What must stay visible when the list is folded, as summarise.fold's
+        runs over ``order``: the ends, the pointer and where it was, the
+        first and last :data:`VISIT_ENDS` examined, the blocks changed, the
+        selection."""
+        index = {addr: i for i, addr in enumerate(order)}
+        keep = [(0, 1), (len(order) - 1, 0)] + self._kept_for_step(index, step)
+        if isinstance(pointer, int) and pointer in index:
+            keep.append((index[pointer], 2))
+        numbered = spread(list(range(len(step.visits))), VISIT_ENDS)
+        for v in numbered:
+            a = step.visits[v]
+            if a in index:
+                keep.append((index[a], 1))
+        return fold(len(order), keep)
 
     def _draw_base(self, y: float, pointer) -> None:
         card = self._card("base", None, CARD_W, CARD_H)
@@ -267,39 +236,6 @@ class _RingView(CardView):
             tip.insert(0, "no longer on the free list after this step")
         card.setToolTip("\n".join(tip))
 
-    def _note_width(self, x: float) -> float:
-        """Wrap notes at the right edge of the view, so nothing needs a sideways scroll."""
-        return max(NOTE_MIN_W, self._visible_width() - x - 22)
-
-    def _draw_loop(self, y_first: float, y_last: float) -> None:
-        """The ring's closing link: from under the last row, up the left
-        edge, into the top of the first row."""
-        bottom = y_last + CARD_H
-        pts = [QPointF(LINK_X, bottom + 1), QPointF(LINK_X, bottom + 12), QPointF(X_LOOP, bottom + 12),
-               QPointF(X_LOOP, y_first - 14), QPointF(LINK_X, y_first - 14), QPointF(LINK_X, y_first - 1)]
-        loop = self._add(Arrow(pts, "#444444", 1.8, head=7))
-        loop.setZValue(-1)
-
-    def _draw_pointers(self, pointer, step: RingStep, rows, y_of) -> None:
-        row_of = {}
-        for r, row in enumerate(rows):
-            if row[0] == "base":
-                row_of["base"] = r
-            elif row[0] == "node":
-                row_of[row[1]] = r
-        name = self.pointer_name
-        if pointer is not None and pointer in row_of:
-            p = self._add(Pointer(name, palette.SEARCHED, POINTER_LEN - 2))
-            p.setPos(X_POINTER, y_of[row_of[pointer]] + CARD_H / 2)
-            p.setZValue(5)
-        if step.pointer_moved:
-            before = step.pointer_before
-            before = "base" if before is None and self.has_base else before
-            if before is not None and before != pointer and before in row_of:
-                p = self._add(Pointer("before", MUTED, POINTER_LEN - 2, faint=True))
-                p.setPos(X_POINTER, y_of[row_of[before]] + CARD_H / 2)
-                p.setZValue(4)
-
     def _scroll_to_step(self, pointer, step: RingStep) -> None:
         """Bring what the step did into view, as much as fits, in this order:
         the blocks it changed, the pointer, where the pointer was (the
@@ -311,18 +247,7 @@ class _RingView(CardView):
         focus = step.changed() + [pointer]
         if step.pointer_moved:
             focus.append("base" if step.pointer_before is None and self.has_base else step.pointer_before)
-        focus += step.visits[:3]
-        rect = None
-        height = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6)
-        for key in focus:
-            card = self._cards.get(key)
-            if card is None:
-                continue
-            r = card.sceneBoundingRect().adjusted(0, -20, 0, 20)
-            grown = r if rect is None else rect.united(r)
-            if rect is None or grown.height() <= height:
-                rect = grown
-        return QRectF(0, 0, 10, 10) if rect is None else rect
+        return self._cards_rect(focus + step.visits[:3])
 
     # ------------------------------------------------------------- words
     def _set_title(self, s) -> None:
@@ -363,65 +288,15 @@ class _RingView(CardView):
 
     # ------------------------------------------------------------ readback
     def drawn(self) -> dict:
-        root = self.canvas.root
-        cards = [c for c in root.childItems() if isinstance(c, Card)]
-        rows = []
-        for item in root.childItems():
-            if isinstance(item, Card):
-                if item.role == "base":
-                    rows.append((item.scenePos().y(), "base"))
-                elif item.role in ("unlinked", "absorbed"):
-                    rows.append((item.scenePos().y(), ("ghost", int(item.left, 16))))
-                else:
-                    rows.append((item.scenePos().y(), ("node", int(item.left, 16))))
-            elif isinstance(item, Fold):
-                rows.append((item.scenePos().y(), ("fold", item.count_shown())))
-        rows.sort(key=lambda r: r[0])
-        sequence = [r[1] for r in rows]
-
-        def card_at(point: QPointF):
-            for c in cards:
-                if c.mapToScene(c.rect()).boundingRect().adjusted(-2, -2, 2, 2).contains(point):
-                    return c
-            return None
-
-        def name(card):
-            if card is None:
-                return None
-            return "base" if card.role == "base" else int(card.left, 16)
-
-        def row_card(item):
-            cy = item.sceneBoundingRect().center().y()
-            for c in cards:
-                r = c.mapToScene(c.rect()).boundingRect()
-                if r.top() <= cy <= r.bottom():
-                    return c
-            return None
-
-        pointer = before = None
-        numbers = []
+        column = CardColumn(self.canvas.root, "base", ("unlinked", "absorbed"))
+        sequence = column.sequence()
+        pointer, before = column.pointers()
         loop = None
-        for item in root.childItems():
-            if isinstance(item, Pointer):
-                target = name(card_at(item.tip + QPointF(4, 0)))
-                if item.faint:
-                    before = target
-                else:
-                    pointer = target
-            elif isinstance(item, Badge):
-                owner = name(row_card(item))
-                numbers.extend((int(n), owner) for n in item.text.split(", "))
-            elif isinstance(item, Arrow) and len(item.points) == 6:
-                start = card_at(item.points[0] + QPointF(0, -4))
-                end = card_at(item.tip + QPointF(0, 4))
-                loop = (name(end), name(start))
-        numbers.sort()
-        roles = {int(c.left, 16): c.role for c in cards if c.role and c.role != "base"}
-        notes = {}
-        for item in root.childItems():
-            if isinstance(item, Note) and item.addr is not None:
-                notes[item.addr] = item.text()
-        selected = [name(c) for c in cards if c.selected]
+        for item in column.items:
+            if isinstance(item, Arrow) and len(item.points) == 6:
+                start = column.card_at(item.points[0] + QPointF(0, -4))
+                end = column.card_at(item.tip + QPointF(0, 4))
+                loop = (column.name(end), column.name(start))
         return {
             "sequence": sequence,
             "nodes": [e[1] for e in sequence if isinstance(e, tuple) and e[0] == "node"],
@@ -429,11 +304,11 @@ class _RingView(CardView):
             "folds": [e[1] for e in sequence if isinstance(e, tuple) and e[0] == "fold"],
             "pointer": pointer,
             "pointer_before": before,
-            "numbers": numbers,
-            "roles": roles,
-            "notes": notes,
+            "numbers": column.numbers(),
+            "roles": column.roles(),
+            "notes": column.notes(),
             "loop": loop,
-            "selected": selected[0] if selected else None,
+            "selected": column.selected(),
         }
 
 

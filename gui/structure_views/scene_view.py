@@ -317,6 +317,60 @@ class SceneStructureView(StructureView):
         self._hovered = -1
         self._focus: tuple | None = None
         self.selected: int | None = None
+        self._structure: dict | None = None     # the structure drawn
+        self._after: dict | None = None         # the structure after the whole step
+        self._explained: list = []              # the step's explained events
+        self._upto: int | None = None           # drawn up to this event (None: the whole step)
+        self._collect: list | None = None       # notes leaving while a transition is made
+
+    # ------------------------------------------------------- steps
+    # A subclass draws in _rebuild(follow) the structure _structure with the
+    # step's events up to _upto lit, and moves from one drawing to the next
+    # in _morph_from; showing a step and its micro-steps is the same for all.
+    def show_step(self, structure: dict | None, explained: list, record=None) -> None:
+        self.finish_transition()
+        self._structure = self._after = structure
+        self._explained = list(explained or [])
+        self._upto = None
+        self._new_structure()
+        self._rebuild(follow=True)
+
+    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
+        self.finish_transition()
+        structure = self.structure_for(index, self._after)
+        if index == self._upto and structure is self._structure:
+            return
+        moving = duration_ms > 0 and self._structure is not None and structure is not None
+        before = self._snapshot() if moving else None
+        self._upto = index
+        if structure is not self._structure:
+            self._structure = structure
+            self._new_structure()
+        if not moving:
+            self._rebuild(follow=True)
+            return
+        leaving = self.redraw_collecting_leavers(lambda: self._rebuild(follow=True))
+        self.play_transition(self._morph_from(before, leaving), duration_ms)
+
+    def _rebuild(self, follow: bool) -> None:
+        """Draw :attr:`_structure` and the events up to :attr:`_upto`; with
+        ``follow``, frame what they touched."""
+        raise NotImplementedError
+
+    def _new_structure(self) -> None:
+        """Forget what was worked out from the structure drawn before (a
+        subclass's lookups by address)."""
+
+    def _snapshot(self):
+        """What :meth:`_morph_from` moves from, taken before a redraw: here
+        the camera (``{"camera": rect}``)."""
+        return {"camera": QRectF(self.box.viewRect())}
+
+    def _morph_from(self, before, leaving: list):
+        """The :class:`~.transition.Morph` from the drawing ``before`` (a
+        :meth:`_snapshot`; its items not drawn any more are ``leaving``) to
+        the one just drawn."""
+        raise NotImplementedError
 
     def export_item(self):
         """What to hand pyqtgraph's exporters (``ImageExporter(view.export_item())``):

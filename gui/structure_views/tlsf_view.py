@@ -436,9 +436,6 @@ class TlsfView(SceneStructureView):
         self._cells: dict[tuple[int, int], CellItem] = {}
         self._bits: dict[int, FlBitItem] = {}
         self._notes: list = []
-        self._structure: dict | None = None
-        self._explained: list = []
-        self._upto: int | None = None
         self._cell_of: dict[int, tuple[int, int]] | None = None
         self._lines_room = 0.0              # design pixels left for the step's lines
         self._lines_left_out = 0            # lines that did not fit
@@ -453,8 +450,6 @@ class TlsfView(SceneStructureView):
         self.range_x = self.matrix_x = 0.0
         self._laid_for = (0, 0)
         self.listed_cell: tuple[int, int] | None = None
-        self._after: dict | None = None     # the structure after the whole step
-        self._collect: list | None = None   # notes leaving while a transition is made
         self.step = TlsfStep()
         self.cell_list = QListWidget()
         self.cell_list.setMaximumHeight(130)
@@ -468,30 +463,14 @@ class TlsfView(SceneStructureView):
 
     # ------------------------------------------------------------ contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self.finish_transition()
-        self._structure = self._after = structure
-        self._explained = list(explained or [])
-        self._upto = None
-        self._cell_of = None
-        self._rebuild(follow=True)
+        super().show_step(structure, explained, record)
         if self.listed_cell is not None:
             self.list_cell(self.listed_cell, select_first=False)
 
-    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
-        self.finish_transition()
-        structure = self.structure_for(index, self._after)
-        if index == self._upto and structure is self._structure:
-            return
-        moving = duration_ms > 0 and self._structure is not None and structure is not None
-        camera = QRectF(self.box.viewRect())
-        self._upto = index
-        if structure is not self._structure:
-            self._structure = structure
-            self._cell_of = None
-        if not moving:
-            self._rebuild(follow=True)
-            return
-        leaving = self.redraw_collecting_leavers(lambda: self._rebuild(follow=True))
+    def _new_structure(self) -> None:
+        self._cell_of = None
+
+    def _morph_from(self, before: dict, leaving: list) -> Morph:
         m = Morph()
         # a new probe walks its bits one by one; the rest cross-fades
         old_scans = {signature(n) for n in leaving if isinstance(n, ScanItem)}
@@ -500,8 +479,8 @@ class TlsfView(SceneStructureView):
             scan.set_progress(0.0)
             m.call(scan.set_progress)
         cross_fade(m, leaving, [n for n in self._notes if n not in walking])
-        self.follow_camera(m, camera)
-        self.play_transition(m, duration_ms)
+        self.follow_camera(m, before["camera"])
+        return m
 
     def _box_resized(self, *_) -> None:
         # what is folded and which lines fit depend on the view's size

@@ -33,514 +33,31 @@ glide from their places to their new ones -- under a rotation only up or
 down their own column -- the edges follow them frame by frame, nodes that
 come or go fade, the splay's climb and the step's words cross-fade, and the
 camera glides to what the event touched.
+
+The code, by what it does: :mod:`.tree_step` reads a step's events into
+marks (pure Python), :mod:`.tree_layout` lays the tree out (pure geometry),
+:mod:`.tree_items` are the graphics items and :mod:`.tree_sets` the sets of
+them kept between steps; :meth:`TreeView._rebuild` draws a step as a few
+named steps over these.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections import Counter
-from dataclasses import dataclass, field
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPolygonF
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsSimpleTextItem
-
-from heapscope.allocators import events as ev
 from . import register_view
 from .transition import Morph, cross_fade
-from .scene_view import (FAINT, FREE_FILL, INK, INSERTED, SELECTED, TAKEN, VISITED, WILD_FILL,
-                         Glyph, MIN_DESIGN_PX, SceneStructureView, fitted_font, font, pen, short_bytes, size_of, swatch)
-
-#: width of one in-order rank (a column), in design pixels
-SLOT = 60.0
-#: width of a run of undrawn nodes between two drawn ones
-GAP = 36.0
-#: height of one depth level
-ROW_H = 100.0
-NODE_W = 80.0
-NODE_H = 48.0
-# A node's box overhangs its column by (NODE_W - SLOT) / 2 on each side, so
-# under a node the strip |x| < SLOT - NODE_W / 2 (20 px) is its own: the size
-# list hangs in its left half, a splay's climb is drawn in its right half.
-#: the squares of a size list hanging under a node (centre x, size, gap)
-SQUARE_X, SQUARE_W, SQUARE_H, SQUARE_GAP = -10.0, 16.0, 14.0, 4.0
-#: the centre line of a splay's climb
-LADDER_X = 10.0
-#: members of a size list drawn as squares (the node itself not counted)
-LIST_SHOWN = 5
-#: full levels are drawn while the tree keeps at most this many nodes
-NODE_BUDGET = 160
-#: and at most this many levels below the root
-MAX_LEVELS = 24
-#: a search longer than twice this numbers its first and last visits only
-NUMBERED_AT_EACH_END = 15
-#: splay steps: single rotations each costs (Sleator & Tarjan)
-ROTATIONS = {"zig": 1, "zig-zig": 2, "zig-zag": 2}
-
-
-# --------------------------------------------------------------- the items
-
-def tree_bytes(n: int) -> str:
-    """A node's key in at most 8 characters, exact below 100 000 bytes: a best
-    fit search compares the request with these, and neighbours differ by a
-    few bytes (``24008 B`` and ``24016 B`` must not both read ``23 KiB``)."""
-    return f"{n} B" if n < 100_000 else short_bytes(n)
-
-
-class NodeItem(Glyph):
-    """A tree node: its size, its list of equal-size blocks hanging below,
-    and what the step did to it.  Also draws the wilderness and the ghost of
-    a node the step took out of the tree."""
-
-    def __init__(self, key, kind: str = "node") -> None:
-        super().__init__(key)
-        self.kind = kind                  # "node", "wild" or "ghost"
-        self.addr = key if kind != "ghost" else key[1]
-        self.size = 0
-        self.blocks: list[int] = []       # the node, then the members drawn as squares
-        self.count = 0                    # blocks of this size (node included)
-        self.depth = 0                    # the node's real depth in the tree
-        self.visit: tuple = ()            # its numbers on the search path (the wilderness
-                                          # is examined twice when the heap grows)
-        self.role = ""                    # "", "taken", "inserted", "replaced", "removed"
-        self.inserted_member: int | None = None
-        self.selected_addr: int | None = None
-        self.note = ""                    # a second line under the size, if any
-        self.setZValue(10)
-        self._relayout()
-
-    # geometry
-    def width(self) -> float:
-        if self.kind != "wild":
-            return NODE_W
-        # as wide as its words at the smallest legible size ("wilderness:
-        # gave 904 B" was squeezed to 6 px on a projector)
-        words = "wilderness" + (f": {self.note}" if self.note else "")
-        return max(150.0, QFontMetricsF(font(MIN_DESIGN_PX, True)).horizontalAdvance(words) + 14)
-
-    def box(self) -> QRectF:
-        w = self.width()
-        return QRectF(-w / 2, -NODE_H / 2, w, NODE_H)
-
-    def squares(self) -> list[QRectF]:
-        out = []
-        y = NODE_H / 2 + 6
-        for _ in self.blocks[1:]:
-            out.append(QRectF(SQUARE_X - SQUARE_W / 2, y, SQUARE_W, SQUARE_H))
-            y += SQUARE_H + SQUARE_GAP
-        return out
-
-    def _relayout(self) -> None:
-        w = self.width()
-        bottom = NODE_H / 2 + 6 + (len(self.blocks) - 1) * (SQUARE_H + SQUARE_GAP) + 22
-        self.set_rect(QRectF(-w / 2 - 18, -NODE_H / 2 - 18, w + 26, bottom + NODE_H / 2 + 18))
-
-    def set_content(self, size: int, blocks: list[int], count: int, depth: int) -> None:
-        self.size, self.blocks, self.count, self.depth = size, blocks, count, depth
-        self._relayout()
-
-    def size_text(self) -> str:
-        return short_bytes(self.size) if self.kind == "wild" else tree_bytes(self.size)
-
-    # hit testing
-    def block_at(self, local: QPointF) -> int | None:
-        if self.box().contains(local):
-            return self.addr
-        for addr, r in zip(self.blocks[1:], self.squares()):
-            if r.adjusted(-3, -2, 3, 2).contains(local):
-                return addr
-        return None
-
-    def describe_at(self, local: QPointF) -> str:
-        addr = self.block_at(local)
-        if addr is None:
-            return ""
-        if self.kind == "wild":
-            return f"wilderness {addr:#x}: {short_bytes(self.size)}, the top block, kept out of the tree"
-        if self.kind == "ghost":
-            return f"{addr:#x} ({short_bytes(self.size)}) was taken out of the tree this step"
-        where = "the tree node" if addr == self.addr else "a member of the size list"
-        return (f"{addr:#x}: {self.size} B free, {where} of size {short_bytes(self.size)} "
-                f"(depth {self.depth}, {self.count} block{'s' if self.count != 1 else ''} of this size)")
-
-    # painting
-    def paint(self, painter, option, widget=None) -> None:
-        painter.setRenderHint(painter.RenderHint.Antialiasing)
-        box = self.box()
-        sel_node = self.selected_addr is not None and self.selected_addr == self.addr
-        if sel_node:
-            painter.setPen(pen(SELECTED, 7))
-            painter.setBrush(Qt.NoBrush)
-            painter.drawRoundedRect(box.adjusted(-6, -6, 6, 6), 12, 12)
-        fill = {"wild": WILD_FILL, "ghost": "#FFFFFF"}.get(self.kind, FREE_FILL)
-        edge = pen(INK, 1.5)
-        if self.role == "taken":
-            edge = pen(TAKEN, 4, Qt.DashLine if self.kind == "ghost" else Qt.SolidLine)
-        elif self.role in ("inserted", "replaced"):
-            edge = pen(INSERTED, 3.5, Qt.DashLine)
-        elif self.kind == "ghost":
-            edge = pen(INK, 2.5, Qt.DashLine)
-        elif self.visit:
-            edge = pen(VISITED, 4.5)
-        painter.setPen(edge)
-        painter.setBrush(QBrush(QColor(fill)))
-        painter.drawRoundedRect(box, 8, 8)
-        painter.setPen(pen(INK))
-        second = self.note or (f"\u00d7{self.count}" if self.count > 1 else "")
-        if self.kind == "wild":
-            second = "wilderness" + (f": {self.note}" if self.note else "")
-        if second:
-            painter.setFont(fitted_font(self.size_text(), box.width() - 6, 18, True))
-            painter.drawText(box.adjusted(0, 2, 0, -NODE_H / 2 + 4), Qt.AlignHCenter | Qt.AlignVCenter,
-                             self.size_text())
-            painter.setFont(fitted_font(second, box.width() - 6, MIN_DESIGN_PX, self.kind != "node"))
-            painter.drawText(box.adjusted(0, NODE_H / 2 - 3, 0, -1), Qt.AlignHCenter | Qt.AlignVCenter, second)
-        else:
-            painter.setFont(fitted_font(self.size_text(), box.width() - 6, 18, True))
-            painter.drawText(box, Qt.AlignCenter, self.size_text())
-        for addr, r in zip(self.blocks[1:], self.squares()):
-            painter.setBrush(QBrush(QColor(FREE_FILL)))
-            if addr == self.selected_addr:
-                painter.setPen(pen(SELECTED, 4))
-            elif addr == self.inserted_member:
-                painter.setPen(pen(INSERTED, 3, Qt.DashLine))
-            else:
-                painter.setPen(pen(INK, 1.2))
-            painter.drawRect(r)
-        hidden = self.count - len(self.blocks)
-        if hidden > 0:
-            painter.setPen(pen(INK))
-            painter.setFont(font(15, True))
-            y = NODE_H / 2 + 6 + (len(self.blocks) - 1) * (SQUARE_H + SQUARE_GAP)
-            painter.drawText(QRectF(SQUARE_X - 10, y - 2, 20, 20), Qt.AlignHCenter | Qt.AlignTop, "\u22ee")
-        if self.visit:
-            text = ",".join(map(str, self.visit))
-            r = 14 if len(text) < 3 else 7 + 4 * len(text)
-            centre = QPointF(box.left() - 4, box.top() - 2)
-            painter.setPen(pen("#FFFFFF", 2))
-            painter.setBrush(QBrush(QColor(VISITED)))
-            painter.drawEllipse(centre, r, r)
-            painter.setPen(pen(INK))
-            painter.setFont(font(16 if len(text) < 3 else 13, True))
-            painter.drawText(QRectF(centre.x() - r, centre.y() - r, 2 * r, 2 * r), Qt.AlignCenter, text)
-
-
-class MarkerItem(Glyph):
-    """A subtree (or a run of nodes) not drawn: a grey triangle and its count."""
-
-    def __init__(self, key, count: int, depths: tuple[int, int]) -> None:
-        super().__init__(key)
-        self.count = count
-        self.depths = depths
-        self.setZValue(5)
-        self.set_rect(QRectF(-GAP / 2, -NODE_H / 2, GAP, NODE_H + 22))
-
-    def describe_at(self, local: QPointF) -> str:
-        lo, hi = self.depths
-        levels = f"depth {lo}" if lo == hi else f"depths {lo}\u2013{hi}"
-        return f"{self.count} node{'s' if self.count != 1 else ''} not drawn here ({levels})"
-
-    def paint(self, painter, option, widget=None) -> None:
-        painter.setRenderHint(painter.RenderHint.Antialiasing)
-        tri = QPolygonF([QPointF(0, -NODE_H / 2), QPointF(GAP / 2 - 2, NODE_H / 2 - 14),
-                         QPointF(-GAP / 2 + 2, NODE_H / 2 - 14)])
-        painter.setPen(pen(FAINT, 1.5))
-        painter.setBrush(QBrush(QColor("#E4E4E4")))
-        painter.drawPolygon(tri)
-        painter.setPen(pen(INK))
-        painter.setFont(font(15, True))
-        painter.drawText(QRectF(-GAP, NODE_H / 2 - 14, 2 * GAP, 22), Qt.AlignHCenter | Qt.AlignTop,
-                         str(self.count))
-
-
-class LadderItem(Glyph):
-    """One splay: the node's climb up its own column (in-order ranks do not
-    change under rotation), each splay step written along the climb at the
-    depth where it happened, reading upwards."""
-
-    def __init__(self, key, steps: list[tuple[str, float, float, str]], to_ghost: float | None) -> None:
-        super().__init__(key)
-        self.steps = steps              # (kind, y from, y to, words, depth from, depth to), first first
-        self.to_ghost = to_ghost        # y of the ghost above the root, if the node was taken
-        self.setZValue(20)
-        top = min([s[2] for s in steps] + ([to_ghost + NODE_H / 2] if to_ghost is not None else []))
-        bottom = max(s[1] for s in steps)
-        self.set_rect(QRectF(LADDER_X - 14, top - 4, 28, bottom - top + 18))
-
-    def labels(self) -> list[tuple[str, QRectF]]:
-        """Each step's label, as the rectangle it covers (upright coordinates)."""
-        out = []
-        for kind, y0, y1, *_ in self.steps:
-            tip = y1 + NODE_H / 2 + 16
-            length = min(86.0, abs(y0 - tip) - 12)
-            mid = (y0 + tip) / 2
-            out.append((kind, QRectF(LADDER_X - 11, mid - length / 2, 22, length)))
-        return out
-
-    def describe_at(self, local: QPointF) -> str:
-        for kind, y0, y1, words, *_ in self.steps:
-            if abs(local.x() - LADDER_X) < 14 and min(y0, y1) <= local.y() <= max(y0, y1) + 12:
-                return words
-        return ""
-
-    def paint(self, painter, option, widget=None) -> None:
-        painter.setRenderHint(painter.RenderHint.Antialiasing)
-        x = LADDER_X
-        colour = QColor(VISITED)
-        start = self.steps[0][1]
-        painter.setPen(pen(VISITED, 3))
-        painter.setBrush(QBrush(QColor("#FFFFFF")))
-        painter.drawEllipse(QPointF(x, start + 4), 7, 7)
-        for kind, y0, y1, *_ in self.steps:
-            tip = y1 + NODE_H / 2 + 2       # at the bottom of the box the node reached
-            p = pen(VISITED, 5)
-            p.setCapStyle(Qt.FlatCap)
-            painter.setPen(p)
-            painter.drawLine(QPointF(x, y0 - 3), QPointF(x, tip + 12))
-            painter.setPen(Qt.NoPen)
-            painter.setBrush(QBrush(colour))
-            painter.drawPolygon(QPolygonF([QPointF(x, tip), QPointF(x - 9, tip + 16), QPointF(x + 9, tip + 16)]))
-        if self.to_ghost is not None:
-            top = min(s[2] for s in self.steps)
-            painter.setPen(pen(TAKEN, 3, Qt.DashLine))
-            painter.drawLine(QPointF(x, top + NODE_H / 2), QPointF(x, self.to_ghost + NODE_H / 2 + 2))
-        for kind, r in self.labels():
-            painter.save()
-            painter.translate(r.center())
-            painter.rotate(-90)
-            upright = QRectF(-r.height() / 2, -r.width() / 2, r.height(), r.width())
-            painter.setPen(pen(VISITED, 1.5))
-            painter.setBrush(QBrush(QColor("#FFFFFF")))
-            painter.drawRoundedRect(upright, 5, 5)
-            painter.setPen(pen(INK))
-            painter.setFont(fitted_font(kind, upright.width() - 4, 16, True))
-            painter.drawText(upright, Qt.AlignCenter, kind)
-            painter.restore()
-
-
-class EdgeItem(QGraphicsPathItem):
-    """The link from a node to its parent (dashed when levels between them are
-    not drawn)."""
-
-    def __init__(self, child) -> None:
-        super().__init__()
-        self.child = child
-        self.parent_key = None
-        self.setZValue(1)
-
-    def set_ends(self, parent_key, a: QPointF, b: QPointF, elided: bool) -> None:
-        self.parent_key = parent_key
-        self.elided = elided
-        path = QPainterPath(a)
-        path.lineTo(b)
-        self.setPath(path)
-        self.setPen(pen(FAINT if elided else "#555555", 2.5, Qt.DashLine if elided else Qt.SolidLine))
-
-
-# --------------------------------------------------------------- the layout
-
-@dataclass
-class TreeLayout:
-    """Where each drawn thing goes (design pixels), computed from the data."""
-    pos: dict = field(default_factory=dict)            # node addr -> (x, y)
-    ghosts: list = field(default_factory=list)         # (addr, key, x, y)
-    markers: list = field(default_factory=list)        # (x, y, count, (dmin, dmax), parent addr|None)
-    edges: list = field(default_factory=list)          # (child addr, parent addr, skipped levels)
-    bands: list = field(default_factory=list)          # (y, levels skipped)
-    rows: dict = field(default_factory=dict)           # depth -> y
-    depth: dict = field(default_factory=dict)          # drawn node addr -> depth
-    cap: int = 0
-    max_depth: int = -1
-    hidden: int = 0
-    width: float = 0.0
-
-
-def tree_depths(nodes: list[dict], root, index: dict | None = None) -> tuple[list[int], list[int]]:
-    """Depth and parent index of every node (iterative: a degenerate splay
-    tree is deeper than Python's recursion limit).  ``root`` may be a list of
-    subtree tops (mid-removal, before the join): they are at depth 1, under
-    the place of the root that was taken out."""
-    n = len(nodes)
-    if index is None:
-        index = {nd["addr"]: i for i, nd in enumerate(nodes)}
-    depth = [0] * n
-    parent = [-1] * n
-    tops = [r for r in (root if isinstance(root, list) else [root]) if r is not None and r in index]
-    if not tops:
-        return depth, parent
-    if isinstance(root, list):
-        for r in tops:
-            depth[index[r]] = 1
-    stack = [index[r] for r in tops]
-    while stack:
-        i = stack.pop()
-        d = depth[i] + 1
-        nd = nodes[i]
-        for child in (nd["left"], nd["right"]):
-            if child is not None:
-                j = index[child]
-                depth[j] = d
-                parent[j] = i
-                stack.append(j)
-    return depth, parent
-
-
-def layout_tree(nodes: list[dict], root, focus: set[int], ghosts: list[tuple[int, int]],
-                budget: int = NODE_BUDGET, max_levels: int = MAX_LEVELS) -> TreeLayout:
-    """x = in-order rank (runs of undrawn nodes narrowed to a gap), y = depth;
-    full levels down to the deepest that keeps ``budget`` nodes, plus the
-    ``focus`` addresses wherever they are; ``ghosts`` ``(addr, key)`` get a
-    column at their key's in-order place, above the root."""
-    out = TreeLayout()
-    n = len(nodes)
-    index = {nd["addr"]: i for i, nd in enumerate(nodes)}
-    depth, parent = tree_depths(nodes, root, index)
-    out.max_depth = max(depth) if n else -1
-    counts = Counter(depth)
-    total = 0
-    cap = 0
-    for d in range(0, out.max_depth + 1):
-        total += counts[d]
-        if (total > budget or d > max_levels) and d > 0:
-            break
-        cap = d
-    out.cap = cap
-    drawn = [d <= cap for d in depth]
-    deep = sorted({depth[index[a]] for a in focus if a in index and depth[index[a]] > cap})
-    for a in focus:
-        i = index.get(a)
-        if i is not None:
-            drawn[i] = True
-    # rows: depth -> y; levels below the cap only where a drawn node is
-    for d in range(cap + 1):
-        out.rows[d] = d * ROW_H
-    y = (cap + 1) * ROW_H
-    prev = cap + 1
-    for d in deep:
-        if d == cap + 1:
-            out.rows[d] = y
-            continue
-        if d > prev + 1:
-            out.bands.append((y + 0.75 * ROW_H, d - prev - 1))
-            y += 1.5 * ROW_H
-        else:
-            y += ROW_H
-        out.rows[d] = y
-        prev = d
-    marker_y = (cap + 1) * ROW_H
-    # x: one column per drawn node or ghost, a narrow gap per run of others
-    ghost_list = sorted(ghosts, key=lambda g: g[1])
-    keys = [nd["key"] for nd in nodes] if ghost_list else []
-    ghost_at = [bisect_left(keys, g[1]) for g in ghost_list]
-    cursor = 0.0
-    run: list | None = None         # [count, dmin, dmax, shallowest index]
-
-    def close_run():
-        nonlocal cursor, run
-        if run is not None:
-            count, dmin, dmax, shallow = run
-            p = parent[shallow]
-            out.markers.append((cursor + GAP / 2, marker_y, count, (dmin, dmax),
-                                nodes[p]["addr"] if p >= 0 and drawn[p] and dmin == depth[p] + 1 else None))
-            out.hidden += count
-            cursor += GAP
-            run = None
-
-    g = 0
-    for i in range(n + 1):
-        while g < len(ghost_list) and ghost_at[g] == i:
-            close_run()
-            out.ghosts.append((ghost_list[g][0], ghost_list[g][1], cursor + SLOT / 2, -ROW_H))
-            cursor += SLOT
-            g += 1
-        if i == n:
-            break
-        if drawn[i]:
-            close_run()
-            addr = nodes[i]["addr"]
-            out.pos[addr] = (cursor + SLOT / 2, out.rows[depth[i]])
-            out.depth[addr] = depth[i]
-            cursor += SLOT
-        else:
-            d = depth[i]
-            if run is None:
-                run = [1, d, d, i]
-            else:
-                run[0] += 1
-                if d < run[1]:
-                    run[1], run[3] = d, i
-                run[2] = max(run[2], d)
-    close_run()
-    out.width = cursor
-    # edges to the nearest drawn ancestor
-    for i in range(n):
-        if not drawn[i] or parent[i] < 0:
-            continue
-        p, skipped = parent[i], 0
-        while p >= 0 and not drawn[p]:
-            p, skipped = parent[p], skipped + 1
-        if p >= 0:
-            out.edges.append((nodes[i]["addr"], nodes[p]["addr"], skipped))
-    return out
-
-
-# --------------------------------------------------------------- the view
-
-@dataclass
-class StepMarks:
-    """What the shown step did to the tree, read from its events."""
-    visits: list = field(default_factory=list)         # addrs in search order
-    numbered: dict = field(default_factory=dict)       # addr -> its numbers, in order
-    skipped_visits: int = 0
-    splays: list = field(default_factory=list)         # (addr, key, [(kind, event index, words)])
-    removed: list = field(default_factory=list)        # (addr, size, replaced_by)
-    inserted: list = field(default_factory=list)       # (addr, size, parent, side)
-    taken: int | None = None                           # Placed.addr
-    released: int | None = None
-    wild_was: set = field(default_factory=set)          # addresses the wilderness had this step
-    joined: set = field(default_factory=set)           # removed nodes whose subtrees were joined
-    split: tuple | None = None                         # (taken bytes, rest bytes) of a Split
-
-
-def read_events(explained: list) -> StepMarks:
-    marks = StepMarks()
-    run = None
-    for e in explained:
-        event = e.event
-        if isinstance(event, ev.Rotation):
-            if run is None or run[0] != event.addr:
-                run = (event.addr, event.key, [])
-                marks.splays.append(run)
-            run[2].append((event.kind, e.index, e.text))
-            continue
-        run = None
-        if isinstance(event, ev.Visit):
-            marks.visits.append(event.addr)
-        elif isinstance(event, ev.TreeRemove):
-            marks.removed.append((event.addr, event.size, event.replaced_by))
-        elif isinstance(event, getattr(ev, "TreeJoin", ())) and marks.removed:
-            # the removal just before it was of a tree node (not a list member)
-            marks.joined.add(marks.removed[-1][0])
-        elif isinstance(event, ev.TreeInsert):
-            marks.inserted.append((event.addr, event.size, event.parent, event.side))
-        elif isinstance(event, ev.Placed):
-            marks.taken = event.addr
-        elif isinstance(event, ev.Released):
-            marks.released = event.addr
-        elif isinstance(event, ev.PointerMove) and event.name == "wilderness":
-            marks.wild_was |= {a for a in (event.old, event.new) if a is not None}
-        elif isinstance(event, ev.Split):
-            marks.split = (event.taken_size, event.rest_size)
-    v = marks.visits
-    if len(v) <= 2 * NUMBERED_AT_EACH_END + 2:
-        for i, a in enumerate(v):
-            marks.numbered.setdefault(a, []).append(i + 1)
-    else:
-        k = NUMBERED_AT_EACH_END
-        for i, a in list(enumerate(v))[:k] + list(enumerate(v))[-k:]:
-            marks.numbered.setdefault(a, []).append(i + 1)
-        marks.skipped_visits = len(v) - 2 * k
-    return marks
+from .scene_view import (FAINT, INSERTED, SELECTED, TAKEN, VISITED, WILD_FILL,
+                         MIN_DESIGN_PX, SceneStructureView, font, short_bytes, size_of, swatch)
+from .tree_items import LadderItem, levels_text
+from .tree_layout import NODE_BUDGET, NODE_W, ROW_H, TreeLayout, layout_tree
+from .tree_sets import LIST_SHOWN, MarkerPool, TreeEdges, TreeNodes
+from .tree_step import NUMBERED_AT_EACH_END, ROTATIONS, StepMarks, climb_of, drawn_root, read_events
+# the view's tests read these as the view's own
+from .tree_items import tree_bytes  # noqa: F401,E402
+from .tree_layout import SLOT  # noqa: F401,E402
 
 
 @register_view("tree")
@@ -566,56 +83,33 @@ class TreeView(SceneStructureView):
         self.edge_layer = self.new_layer(1)
         self.node_layer = self.new_layer(10)
         self.note_layer = self.new_layer(20)
-        self._nodes: dict = {}              # addr or ("ghost", addr) -> NodeItem
-        self._edges: dict = {}              # child addr -> EdgeItem
+        self.nodes = TreeNodes(self.node_layer)
+        self._nodes = self.nodes.items      # addr or ("ghost", addr) -> NodeItem
+        self.edges = TreeEdges(self.edge_layer)
+        self._edges = self.edges.items      # child addr -> EdgeItem
         self._notes: list = []              # ladders, texts: rebuilt every step
-        self._markers: list = []            # (MarkerItem, EdgeItem) pool, reused every step
-        self._wild: NodeItem | None = None
-        self._structure: dict | None = None
-        self._explained: list = []
-        self._upto: int | None = None
+        self._markers = MarkerPool(self.note_layer, self.edge_layer)
         self._owner: dict | None = None     # block addr -> node addr, built on demand
         self._extra_focus: set[int] = set()
         self._said = ""                 # the summary of what was drawn
         self._framed_key = None         # the item the camera keeps when the step does not fit
-        self._after: dict | None = None     # the structure after the whole step
-        self._collect: list | None = None   # notes leaving while a transition is made
         self.layout: TreeLayout | None = None
         self.marks = StepMarks()
         self.set_summary("")
 
     # ------------------------------------------------------------ contract
     def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self.finish_transition()
-        self._structure = self._after = structure
-        self._explained = list(explained or [])
-        self._upto = None
-        self._owner = None
-        self._extra_focus = set()
-        self._rebuild(follow=True)
+        self._extra_focus = set()       # a node drawn out for a selection was the last step's
+        super().show_step(structure, explained, record)
 
-    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
-        self.finish_transition()
-        structure = self.structure_for(index, self._after)
-        if index == self._upto and structure is self._structure:
-            return
-        moving = duration_ms > 0 and self._structure is not None and structure is not None
-        before = self._snapshot() if moving else None
-        self._upto = index
-        if structure is not self._structure:
-            self._structure = structure
-            self._owner = None
-        if not moving:
-            self._rebuild(follow=True)
-            return
-        leaving = self.redraw_collecting_leavers(lambda: self._rebuild(follow=True))
-        self.play_transition(self._morph_from(before, leaving), duration_ms)
+    def _new_structure(self) -> None:
+        self._owner = None
 
     # ------------------------------------------------------------ moving
     def _items(self) -> dict:
         items = dict(self._nodes)
-        if self._wild is not None:
-            items["wild"] = self._wild
+        if self.nodes.wild is not None:
+            items["wild"] = self.nodes.wild
         return items
 
     def _snapshot(self) -> dict:
@@ -656,15 +150,7 @@ class TreeView(SceneStructureView):
         return m
 
     def _edges_follow(self, t: float) -> None:
-        """Each drawn edge from its parent's box to its child's, where they are now."""
-        nodes = self._nodes
-        for child, e in self._edges.items():
-            if not e.isVisible() or e.parent_key not in nodes or child not in nodes:
-                continue
-            c, p = nodes[child].pos(), nodes[e.parent_key].pos()
-            corner = -(NODE_W / 2 - 12) if c.x() < p.x() else (NODE_W / 2 - 12)
-            e.set_ends(e.parent_key, QPointF(p.x() + corner, p.y() + NODE_H / 2),
-                       QPointF(c.x(), c.y() - NODE_H / 2), getattr(e, "elided", False))
+        self.edges.follow(self._nodes)
 
     def mark_selection(self, addr: int | None) -> QRectF | None:
         self.finish_transition()
@@ -680,20 +166,8 @@ class TreeView(SceneStructureView):
                 self._extra_focus = {owner}
                 self.selected = addr
                 self._rebuild(follow=False)
-        found = None
-        for key, item in self._nodes.items():
-            mine = addr is not None and item.isVisible() and (addr == item.addr and item.kind != "ghost"
-                                                              or addr in item.blocks[1:])
-            item.selected_addr = addr if mine else None
-            item.update()
-            if mine:
-                found = self.view_rect_of(item, item.box())
-        if self._wild is not None:
-            mine = addr is not None and self._wild.isVisible() and addr == self._wild.addr
-            self._wild.selected_addr = addr if mine else None
-            self._wild.update()
-            if mine:
-                found = self.view_rect_of(self._wild, self._wild.box())
+        item = self.nodes.select(addr)
+        found = self.view_rect_of(item, item.box()) if item is not None else None
         if found is not None and owner is not None and owner != addr:
             item = self._nodes[owner]
             found = self.view_rect_of(item, item.boundingRect())
@@ -703,17 +177,17 @@ class TreeView(SceneStructureView):
         nodes = sorted((it for it in self._nodes.values() if it.isVisible() and it.kind == "node"),
                        key=lambda it: it.pos().x())
         ghosts = [it for it in self._nodes.values() if it.isVisible() and it.kind == "ghost"]
-        visits = [(n, it.addr) for it in list(self._nodes.values()) + [self._wild]
-                  if it is not None and it.isVisible() for n in it.visit]
+        shown = [it for it in self.nodes.everything() if it.isVisible()]
+        visits = [(n, it.addr) for it in shown for n in it.visit]
         rotations = []
         for note in self._notes:
             if isinstance(note, LadderItem):
                 for kind, y0, y1, _, d0, d1 in note.steps:
                     rotations.append((kind, note.key[0], d0, d1, note.key[1]))
         rotations.sort(key=lambda r: r[4])
-        selected = None
-        for it in list(self._nodes.values()) + [self._wild]:
-            if it is not None and it.isVisible() and it.selected_addr is not None:
+        selected, wild = None, self.nodes.wild
+        for it in shown:
+            if it.selected_addr is not None:
                 selected = it.selected_addr
         return {
             "nodes": [it.addr for it in nodes],
@@ -729,13 +203,12 @@ class TreeView(SceneStructureView):
             "rotations": [r[:4] for r in rotations],
             "ghosts": [it.addr for it in ghosts],
             "ghost_x": {it.addr: it.pos().x() for it in ghosts},
-            "taken": [it.addr for it in list(self._nodes.values()) + [self._wild]
-                      if it is not None and it.isVisible() and it.role == "taken"],
+            "taken": [it.addr for it in shown if it.role == "taken"],
             "inserted": [it.addr for it in self._nodes.values() if it.isVisible() and it.role == "inserted"]
                         + [it.inserted_member for it in self._nodes.values()
                            if it.isVisible() and it.inserted_member is not None],
-            "wilderness": self._wild.addr if self._wild is not None and self._wild.isVisible() else None,
-            "hidden": sum(m.count for m, _ in self._markers if m.isVisible()),
+            "wilderness": wild.addr if wild is not None and wild.isVisible() else None,
+            "hidden": self._markers.hidden_nodes(),
             "elided": sorted(n.levels for n in self._notes if hasattr(n, "levels")),
             "selected": selected,
         }
@@ -751,223 +224,106 @@ class TreeView(SceneStructureView):
         return self._owner.get(addr)
 
     def _rebuild(self, follow: bool) -> None:
+        """Draw the structure shown (after the whole step, or after event
+        ``_upto``) and light what the step did to it, then frame it."""
+        self._drop_notes()
         s = self._structure
+        if s is None:
+            self._draw_nothing()
+            return
         explained = self._explained if self._upto is None else self._explained[:self._upto + 1]
+        marks = self.marks = read_events(explained)
+        # The drawing is the state after the whole step, so the nodes the step
+        # took out get their ghosts even while micro-steps show its beginning.
+        whole = marks if self._upto is None else read_events(self._explained)
+        lay = self.layout = self._lay_out(s, marks, whole.taken_out_of(s))
+        self.nodes.place(s, lay, marks, self.selected,
+                         self._owner_of(self.selected) if self.selected is not None else None)
+        self._place_wilderness(s, lay, marks)
+        for levels, x, y in self.edges.draw(lay):
+            note = self._note(levels_text(levels), 16, True, x, y)
+            note.levels = levels            # drawn() reads it back
+        self._markers.draw(lay.markers, lay.pos)
+        self._write_levels(lay, bool(s.get("nodes")))
+        self._draw_splays(lay, marks, drawn_root(s))
+        self._write_caption(s, lay, marks)
+        if self.selected is not None:
+            self.mark_selection(self.selected) if not self._extra_focus else self.nodes.select(self.selected)
+        if follow:
+            self._follow(lay, marks)
+
+    def _drop_notes(self) -> None:
+        """Take the last drawing's notes (texts, splay climbs) off the scene,
+        or hand them to the transition being made, which fades them out."""
         for note in self._notes:
             if self._collect is not None:
-                self._collect.append(note)      # it fades out during the transition
+                self._collect.append(note)
                 continue
             note.setParentItem(None)
             if note.scene() is not None:
                 note.scene().removeItem(note)
         self._notes = []
-        if s is None:
-            for item in self._nodes.values():
-                item.hide()
-            for e in self._edges.values():
-                e.hide()
-            for m, line in self._markers:
-                m.hide()
-                line.hide()
-            if self._wild is not None:
-                self._wild.hide()
-            self.caption.setText(f"<b>{self.title}</b>: nothing loaded")
-            self.set_summary("")
-            self.layout = None
-            return
-        nodes = s.get("nodes", [])
-        marks = read_events(explained)
-        self.marks = marks
-        # The drawing is the state after the whole step, so the nodes the step
-        # took out get their ghosts even while micro-steps show its beginning.
-        whole = marks if self._upto is None else read_events(self._explained)
-        removed = whole.removed
-        keys_present = {nd["key"] for nd in nodes} if removed else set()
-        addrs_present = {nd["addr"] for nd in nodes} if removed else set()
-        wild = s.get("wilderness")
-        ghosts = []
-        for addr, size, replaced_by in whole.removed:
-            # A removal with a successor was a tree node; one without is a node
-            # only if no node of its size is left (else it was a list member).
-            if addr in addrs_present or addr == wild:
-                continue
-            if replaced_by is not None or addr in whole.joined or size not in keys_present:
-                ghosts.append((addr, size))
-        ghosts = list(dict((g[0], g) for g in ghosts).values())
-        focus = set(marks.numbered) | {a for a, _, _ in marks.splays} | {i[0] for i in marks.inserted}
-        focus |= {i[2] for i in marks.inserted if i[2] is not None}
-        focus |= {r[2] for r in marks.removed if r[2] is not None}
-        focus |= self._extra_focus
-        if s.get("root") is not None:
-            focus.add(s["root"])
-        # mid-removal (a micro-step between TreeRemove and TreeJoin) the
-        # tree is two subtrees, drawn where they hung under the root
-        root = s.get("root")
-        if root is None and s.get("subtrees"):
-            root = [t for t in s["subtrees"] if t is not None]
-        lay = self._fitting_layout(nodes, root, focus, ghosts)
-        self.layout = lay
+
+    def _draw_nothing(self) -> None:
+        """Nothing loaded: every item hidden, the caption says so."""
+        self.nodes.hide()
+        self.edges.hide()
+        self._markers.hide()
+        self.caption.setText(f"<b>{self.title}</b>: nothing loaded")
+        self.set_summary("")
+        self.layout = None
+
+    def _lay_out(self, s: dict, marks: StepMarks, ghosts: list) -> TreeLayout:
+        """The tree laid out for the step (:meth:`_fitting_layout`), with rows
+        for the depths a splay started from when it started deeper than the
+        tree is now."""
+        lay = self._fitting_layout(s.get("nodes", []), drawn_root(s), marks.focus_in(s) | self._extra_focus,
+                                   ghosts)
         if not lay.hidden and not lay.bands:
-            # a splay may have started deeper than the tree is now: give its
-            # depths rows below the last one
-            climb = max((sum(ROTATIONS.get(k, 1) for k, _, _ in run[2]) for run in marks.splays), default=0)
+            climb = max((climb_of(run[2]) for run in marks.splays), default=0)
             for d in range(lay.max_depth + 1, climb + 1):
                 lay.rows.setdefault(d, d * ROW_H)
+        return lay
 
-        # nodes
-        seen = set()
-        by_addr = {nd["addr"]: nd for nd in nodes}
-        owner_sel = self._owner_of(self.selected) if self.selected is not None else None
-        for addr, (x, y) in lay.pos.items():
-            nd = by_addr[addr]
-            item = self._nodes.get(addr)
-            if item is None:
-                item = NodeItem(addr)
-                item.setParentItem(self.node_layer)
-                self._nodes[addr] = item
-            blocks = nd["blocks"]
-            shown = blocks[:LIST_SHOWN + 1]
-            if owner_sel == addr and self.selected not in shown:
-                shown = blocks[:LIST_SHOWN] + [self.selected]
-            item.set_content(nd["key"], shown, len(blocks), lay.depth[addr])
-            item.visit = tuple(marks.numbered.get(addr, ()))
-            item.role, item.inserted_member = "", None
-            item.note = f"depth {lay.depth[addr]}" if lay.depth[addr] > lay.cap else ""
-            item.setPos(x, y)
+    def _place_wilderness(self, s: dict, lay: TreeLayout, marks: StepMarks) -> None:
+        """The wilderness, apart: in the row above the tree, left of it."""
+        item = self.nodes.mark_wilderness(s, marks)
+        if item is not None:
+            item.setPos(self._wild_x(lay, s.get("root")), -ROW_H)
             item.show()
-            seen.add(addr)
-        for addr, key, x, y in lay.ghosts:
-            gk = ("ghost", addr)
-            item = self._nodes.get(gk)
-            if item is None:
-                item = NodeItem(gk, "ghost")
-                item.setParentItem(self.node_layer)
-                self._nodes[gk] = item
-            item.set_content(key, [addr], 1, -1)
-            item.visit = tuple(marks.numbered.get(addr, ()))
-            gone = any(r[0] == addr for r in marks.removed)
-            item.role = "taken" if addr == marks.taken else "removed" if gone else ""
-            item.note = item.role or "leaves later"
-            item.inserted_member = None
-            item.setPos(x, y)
-            item.show()
-            seen.add(gk)
-        for key, item in self._nodes.items():
-            if key not in seen:
-                item.hide()
-        for addr, size, parent, side in marks.inserted:
-            if side == "list" and parent in self._nodes and self._nodes[parent].isVisible():
-                self._nodes[parent].inserted_member = addr
-                self._nodes[parent].note = f"\u00d7{self._nodes[parent].count} (+1)"
-            elif addr in self._nodes and self._nodes[addr].isVisible():
-                self._nodes[addr].role, self._nodes[addr].note = "inserted", "new"
-        for addr, size, replaced_by in marks.removed:
-            if replaced_by is not None and replaced_by in self._nodes and self._nodes[replaced_by].isVisible():
-                self._nodes[replaced_by].role, self._nodes[replaced_by].note = "replaced", "moved up"
 
-        # the wilderness, apart: above the tree's left end
-        if wild is not None:
-            if self._wild is None:
-                self._wild = NodeItem(wild, "wild")
-                self._wild.setParentItem(self.node_layer)
-            self._wild.key = self._wild.addr = wild
-            self._wild.set_content(size_of(s, wild), [wild], 1, -1)
-            # the wilderness keeps its item when its address moves (a split
-            # cut the request off its front): it is one thing to a student
-            was = marks.wild_was | {wild}
-            self._wild.visit = tuple(sorted(n for a, ns in marks.numbered.items() if a in was for n in ns))
-            self._wild.role = "taken" if marks.taken in was else ""
-            self._wild.note = (f"gave {short_bytes(marks.split[0])}" if self._wild.role and marks.split
-                               else "")
-            self._wild._relayout()          # as wide as its words
-            self._wild.setPos(self._wild_x(lay, s.get("root")), -ROW_H)
-            self._wild.show()
-        elif self._wild is not None:
-            self._wild.hide()
-
-        # edges
-        seen_edges = set()
-        for child, parent_addr, skipped in lay.edges:
-            e = self._edges.get(child)
-            if e is None:
-                e = EdgeItem(child)
-                e.setParentItem(self.edge_layer)
-                self._edges[child] = e
-            cx, cy = lay.pos[child]
-            px, py = lay.pos[parent_addr]
-            corner = -(NODE_W / 2 - 12) if cx < px else (NODE_W / 2 - 12)
-            e.set_ends(parent_addr, QPointF(px + corner, py + NODE_H / 2),
-                       QPointF(cx, cy - NODE_H / 2), skipped > 0)
-            e.show()
-            seen_edges.add(child)
-            if skipped:
-                t = QGraphicsSimpleTextItem(f"\u2026 {skipped} level{'s' if skipped != 1 else ''} \u2026")
-                t.levels = skipped
-                t.setFont(font(16, True))
-                t.setBrush(QBrush(QColor(FAINT)))
-                t.setPos(px + 0.65 * (cx - px) + 14, py + 0.65 * (cy - py) - 10)
-                t.setParentItem(self.note_layer)
-                self._notes.append(t)
-        for child, e in self._edges.items():
-            if child not in seen_edges:
-                e.hide()
-
-        # summarised subtrees, skipped levels, depth labels
-        # markers and their links are pooled: a big tree has a hundred of them on every step
-        for i, (x, y, count, depths, parent_addr) in enumerate(lay.markers):
-            if i < len(self._markers):
-                m, line = self._markers[i]
-            else:
-                m, line = MarkerItem(("marker", i), 0, (0, 0)), EdgeItem(("marker", i))
-                m.setParentItem(self.note_layer)
-                line.setParentItem(self.edge_layer)
-                self._markers.append((m, line))
-            m.count, m.depths = count, depths
-            m.setPos(x, y)
-            m.show()
-            m.update()
-            if parent_addr is not None:
-                px, py = lay.pos[parent_addr]
-                line.set_ends(parent_addr, QPointF(px + (-(NODE_W / 2 - 12) if x < px else NODE_W / 2 - 12),
-                                                   py + NODE_H / 2), QPointF(x, y - NODE_H / 2), True)
-                line.show()
-            else:
-                line.hide()
-        for m, line in self._markers[len(lay.markers):]:
-            m.hide()
-            line.hide()
+    def _write_levels(self, lay: TreeLayout, has_nodes: bool) -> None:
+        """The bands of levels skipped above the step's deep nodes, the depth
+        of each row at the left (or that the tree is empty)."""
         for y, levels in lay.bands:
-            t = QGraphicsSimpleTextItem(f"\u2026 {levels} level{'s' if levels != 1 else ''} \u2026")
-            t.setFont(font(18, True))
-            t.setBrush(QBrush(QColor(FAINT)))
-            t.setPos(-150, y - 12)
-            t.setParentItem(self.note_layer)
-            self._notes.append(t)
-        if not nodes:
-            t = QGraphicsSimpleTextItem("the tree is empty")
-            t.setFont(font(18))
-            t.setBrush(QBrush(QColor(FAINT)))
-            t.setPos(-20, -12)
-            t.setParentItem(self.note_layer)
-            self._notes.append(t)
-        for d, y in (lay.rows.items() if nodes else ()):
-            t = QGraphicsSimpleTextItem(f"depth {d}")
-            t.setFont(font(MIN_DESIGN_PX))
-            t.setBrush(QBrush(QColor(FAINT)))
-            t.setPos(-150, y - 10)
-            t.setParentItem(self.note_layer)
-            self._notes.append(t)
+            self._note(levels_text(levels), 18, True, -150, y - 12)
+        if not has_nodes:
+            self._note("the tree is empty", 18, False, -20, -12)
+            return
+        for d, y in lay.rows.items():
+            self._note(f"depth {d}", MIN_DESIGN_PX, False, -150, y - 10)
 
-        # splay steps: each at the depth where it happened, in the column of the node that rose
+    def _note(self, text: str, px: int, bold: bool, x: float, y: float) -> QGraphicsSimpleTextItem:
+        """A faint text of this step's drawing at (x, y)."""
+        t = QGraphicsSimpleTextItem(text)
+        t.setFont(font(px, bold))
+        t.setBrush(QBrush(QColor(FAINT)))
+        t.setPos(x, y)
+        t.setParentItem(self.note_layer)
+        self._notes.append(t)
+        return t
+
+    def _draw_splays(self, lay: TreeLayout, marks: StepMarks, root) -> None:
+        """Each splay's climb, in the column of the node that rose, each splay
+        step written at the depth where it happened."""
         ghost_pos = {a: (x, y) for a, _, x, y in lay.ghosts}
-        for n_run, (addr, key, steps) in enumerate(marks.splays):
+        for addr, key, steps in marks.splays:
             col = lay.pos.get(addr) or ghost_pos.get(addr)
             if col is None:
                 continue
-            climb = sum(ROTATIONS.get(k, 1) for k, _, _ in steps)
             # a join's splay ends at the top of the right subtree, which
             # hangs at depth 1 until the join makes it the root
-            d = climb + (1 if isinstance(root, list) and addr in root else 0)
+            d = climb_of(steps) + (1 if isinstance(root, list) and addr in root else 0)
             drawn_steps = []
             for kind, index, words in steps:
                 d_to = d - ROTATIONS.get(kind, 1)
@@ -979,19 +335,13 @@ class TreeView(SceneStructureView):
             ladder.setPos(col[0], 0)
             self._notes.append(ladder)
 
-        self._write_caption(s, lay, marks)
-        if self.selected is not None:
-            self.mark_selection(self.selected) if not self._extra_focus else self._mark_only(self.selected)
-        if follow:
-            self._follow(lay, marks)
-
     def _wild_x(self, lay: TreeLayout, root) -> float:
         """Where the wilderness's box is centred, in the row above the root:
         its right edge where a 150-pixel box had it, left of the tree (a
         wider box grows leftwards), but near enough the root for both to fit
         the view at a legible zoom, when no ghost is in the way (on gcc-cc1
         a malloc cut from the wilderness with the root 760 pixels right of it)."""
-        half = self._wild.width() / 2
+        half = self.nodes.wild.width() / 2
         x = -45.0 - half
         if root in lay.pos:
             room, _ = self.legible_room()
@@ -1016,14 +366,6 @@ class TreeView(SceneStructureView):
                 break
         return lay
 
-    def _mark_only(self, addr: int) -> None:
-        for item in list(self._nodes.values()) + [self._wild]:
-            if item is None:
-                continue
-            mine = item.isVisible() and (addr == item.addr and item.kind != "ghost" or addr in item.blocks[1:])
-            item.selected_addr = addr if mine else None
-            item.update()
-
     def _row_y(self, d: int) -> float:
         rows = self.layout.rows
         if d in rows:
@@ -1035,8 +377,9 @@ class TreeView(SceneStructureView):
         anchor = None
         step_items = [it for it in self._nodes.values() if it.isVisible() and
                       (it.visit or it.role or it.inserted_member is not None)]
-        if self._wild is not None and self._wild.isVisible() and (self._wild.visit or self._wild.role):
-            step_items.append(self._wild)
+        wild = self.nodes.wild
+        if wild is not None and wild.isVisible() and (wild.visit or wild.role):
+            step_items.append(wild)
         # a node's path from the root, so a leaf inserted by a free is seen where it hangs
         up = {child: parent for child, parent, _ in lay.edges}
         path = []
@@ -1060,8 +403,8 @@ class TreeView(SceneStructureView):
         if rect.isNull():
             if key_item is not None:
                 rect = self.view_rect_of(key_item, key_item.boundingRect())
-            elif self._wild is not None and self._wild.isVisible():
-                rect = self.view_rect_of(self._wild, self._wild.boundingRect())
+            elif wild is not None and wild.isVisible():
+                rect = self.view_rect_of(wild, wild.boundingRect())
             else:
                 return
         if key_item is not None:

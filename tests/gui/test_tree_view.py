@@ -296,8 +296,7 @@ def test_a_deep_search_is_framed_with_its_root_and_the_node_it_ended_at(qtbot, g
     buttons = QRectF(view.box.mapSceneToView(view.graphics.mapToScene(b.pos())),
                      view.box.mapSceneToView(view.graphics.mapToScene(b.pos() + b.rect().bottomRight())))
     root = view._nodes[structure["root"]]
-    last = [it for it in (list(view._nodes.values()) + [view._wild])
-            if it is not None and it.isVisible() and it.role in ("taken", "inserted")]
+    last = [it for it in view.nodes.everything() if it.isVisible() and it.role in ("taken", "inserted")]
     assert len(last) == 1, step
     root_rect = view.view_rect_of(root, root.box())
     last_rect = view.view_rect_of(last[0], last[0].box())
