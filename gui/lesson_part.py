@@ -169,10 +169,14 @@ class LessonPart(QObject):
         path = request.source
         w.statusBar().showMessage(f"Could not open the lesson {path}", 8000)
         if isinstance(exc, LessonError):
-            w.show_error(f"Cannot play {os.path.basename(path)}", "This lesson cannot be played as "
-                         "written (heapscope lesson check says the same).", str(exc))
+            box = w.show_error(f"Cannot play {os.path.basename(path)}", "This lesson cannot be played "
+                               "as written (heapscope lesson check says the same).", str(exc))
         else:
-            w.show_error(f"Cannot play {os.path.basename(path)}", f"Loading the lesson failed: {exc}")
+            box = w.show_error(f"Cannot play {os.path.basename(path)}", f"Loading the lesson failed: {exc}")
+        # the keys go to the window again once the box closes, as after the
+        # loader's progress dialog (offscreen, and window managers that do
+        # not hand focus back, leave no window active)
+        box.finished.connect(lambda _=0: w.activateWindow() if w.isVisible() else None)
 
     def _load_cancelled(self, request) -> None:
         self.window.statusBar().showMessage(f"Cancelled: {request.label} was not opened", 8000)

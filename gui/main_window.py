@@ -504,11 +504,6 @@ class MainWindow(QMainWindow):
     def _message_closed(self, box) -> None:
         if self.message_box is box:
             self.message_box = None
-            if self.isVisible():
-                # as the loader does when its progress dialog hides: without
-                # it no window is active once a window-modal box closes
-                # (offscreen, and window managers that do not hand focus back)
-                self.activateWindow()
 
     def ask_workload(self) -> None:
         dialog = WorkloadDialog(traces.WORKLOADS, self)

@@ -1,0 +1,77 @@
+"""Compare mode's jumps on a big trace, a row at a time (issue 25): the event
+loop runs between the rows' restores, and every row moves at once."""
+
+import pytest
+
+from heapscope.allocators.replay import Timeline
+from heapscope.gui import show_model
+
+from .test_compare_mode import THREE, compare
+
+
+@pytest.fixture
+def staged(qtbot, loaded, monkeypatch):
+    """The small trace in compare mode, its jumps made as a big trace's are."""
+    monkeypatch.setattr(show_model, "STAGED_FROM_OPS", 0)
+    compare(qtbot, loaded, THREE)
+    return loaded
+
+
+def heap_of(timeline) -> list:
+    return list(timeline.strategy.walk_tuples())
+
+
+def fresh(w, name: str, t: int):
+    """The heap at ``t`` of a timeline of the same trace, built and seeked
+    here: what every row must show."""
+    tl = Timeline(w.trace, name, w.params_for(name)).build()
+    tl.seek(t)
+    return tl
+
+
+def test_a_jump_moves_every_row_once_all_are_ready(qtbot, staged):
+    w = staged
+    model = w.model
+    before = model.position
+    assert abs(before - 400) > show_model.STEPWISE_MAX
+    shown = []
+    model.step_changed.connect(shown.append)
+    w.seek(400)
+    # nothing moved yet: the rows' heaps are made in turns of the event loop
+    assert model.position == before and model.staging == 400 and shown == []
+    assert all(model.timeline(r).position == before for r in range(3))
+    qtbot.waitUntil(lambda: model.staging is None, timeout=10000)
+    assert model.position == 400 and shown == [400]       # once, every row together
+    for r, name in enumerate(THREE):
+        tl = model.timeline(r)
+        expected = fresh(w, name, 400)
+        assert tl.position == 400 and heap_of(tl) == heap_of(expected)
+        # the step's events, as a seek gives them, and the walked heap the map draws
+        assert tl.last_record.events == expected.last_record.events
+        step = model.step(r)
+        assert list(zip(step.blocks.addr.tolist(), step.blocks.size.tolist())) == \
+            [(a, s) for a, s, *_ in heap_of(expected)]
+
+
+def test_a_second_jump_before_the_first_is_made_wins(qtbot, staged):
+    w = staged
+    model = w.model
+    w.seek(100)
+    w.seek(450)
+    qtbot.waitUntil(lambda: model.staging is None, timeout=10000)
+    assert model.position == 450
+    for r, name in enumerate(THREE):
+        assert heap_of(model.timeline(r)) == heap_of(fresh(w, name, 450))
+    # and stepping on from there edits the rows as usual
+    w.step_forward()
+    assert model.position == 451 and model.staging is None
+    for r, name in enumerate(THREE):
+        assert heap_of(model.timeline(r)) == heap_of(fresh(w, name, 451))
+
+
+def test_a_short_move_is_made_at_once(qtbot, staged):
+    w = staged
+    w.seek(200)
+    qtbot.waitUntil(lambda: w.model.staging is None, timeout=10000)
+    w.seek(210)
+    assert w.model.position == 210 and w.model.staging is None
