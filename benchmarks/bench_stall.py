@@ -22,7 +22,8 @@ the timeline is built, the two figures apart), ``seeks`` (20 jumps),
 ``steps`` (30 steps forward, 10 back), ``play`` (2 s), ``export`` (the heap
 map as PNG, the measures as CSV), ``find`` (``search > 10``), ``compare``
 (compare mode with seven strategies, until every row is ready), then
-``c-seeks``, ``c-steps`` and ``c-play`` in compare mode.
+``c-seeks``, ``c-steps`` and ``c-play`` in compare mode, and ``lesson``
+(File > Lessons > vo1989-table, until its first stop shows).
 
 Not a timed test: the figures depend on the machine and its load, and go to
 docs/benchmarks.md with the date and the load.
@@ -56,7 +57,10 @@ STALL_SECONDS = 0.1
 #: the watchdog samples the GUI thread this often during a stall (s)
 SAMPLE_SECONDS = 0.02
 COMPARED = ["next-fit", "first-fit", "rotating-list", "splay-best-fit", "buddy", "tlsf", "bsd-buckets"]
-PHASES = ["load", "seeks", "steps", "play", "export", "find", "compare", "c-seeks", "c-steps", "c-play"]
+PHASES = ["load", "seeks", "steps", "play", "export", "find", "compare", "c-seeks", "c-steps", "c-play",
+          "lesson"]
+#: the lesson the last phase opens (File > Lessons): the longest of the bundled ones to load
+LESSON = "vo1989-table"
 SOURCE = str(Path(__file__).resolve().parent.parent)
 
 
@@ -256,6 +260,11 @@ def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> d
         elif phase == "find":
             window.finder.find("search > 10")
             wait_until(app, lambda: not window.finder.searcher.busy, 600)
+        elif phase == "lesson":
+            from heapscope.lessons import lesson_path
+            window.lessons.open_file(str(lesson_path(LESSON)))
+            figures["lesson shown after"] = wait_until(app, lambda: window.lessons.player.active
+                                                       and not getattr(window.lessons, "loading", False), 600)
         elif phase == "compare":
             window.compare.compare(COMPARED)
             figures["compare rows ready after"] = wait_until(app, lambda: rows_ready(window), 3600)
