@@ -224,8 +224,14 @@ def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> d
     rnd = random.Random(1)
 
     def seeks():
+        # each jump made before the next (compare mode makes a big trace's
+        # jump a row at a time: model.staging), then 40 ms as a person's keys
         n = window.model.n
-        run_actions(app, [lambda t=rnd.randrange(n + 1): window.seek(t) for _ in range(20)], 40)
+        for _ in range(20):
+            window.seek(rnd.randrange(n + 1))
+            wait_until(app, lambda: getattr(window.model, "staging", None) is None, 600)
+            t0 = time.perf_counter()
+            wait_until(app, lambda: time.perf_counter() - t0 > 0.04, 5)
 
     def steps():
         window.seek(window.model.n // 3)

@@ -75,3 +75,21 @@ def test_a_short_move_is_made_at_once(qtbot, staged):
     qtbot.waitUntil(lambda: w.model.staging is None, timeout=10000)
     w.seek(210)
     assert w.model.position == 210 and w.model.staging is None
+
+
+def test_a_long_timelines_ranking_is_summed_up_a_row_a_turn(qtbot, loaded, monkeypatch):
+    from heapscope.allocators.metrics import summarize
+    from heapscope.gui import compare_view
+    monkeypatch.setattr(compare_view, "SUMMARY_LATER_FROM", 0)
+    w = loaded
+    table = w.compare.view.table
+    compare(qtbot, w, THREE)
+    qtbot.waitUntil(lambda: len(table.summaries) == 3, timeout=10000)
+    w.seek(333)
+    qtbot.waitUntil(lambda: w.model.staging is None, timeout=10000)
+    qtbot.wait(10)
+    for r, name in enumerate(THREE):
+        expected = summarize(w.model.timeline(r).series.prefix(333))
+        assert table.rows[name]["max_heap"] == expected["max_heap"]
+        assert table.rows[name]["search_mean"] == expected["search_mean"]
+    assert sorted(table.order) == sorted(THREE)
