@@ -488,7 +488,7 @@ class ShowModel(QObject):
     def _clamp(self, position: int) -> int:
         return min(max(int(position), 0), self.n)
 
-    def seek(self, position: int, event: int | None = None) -> None:
+    def seek(self, position: int, event: int | None = None, at_once: bool = False) -> None:
         """Show the heap after ``position`` operations (clamped to 0..n), up to
         its event ``event`` (None: the whole step; -1 its last event; clamped
         to the step's events, None when it has none).
@@ -496,12 +496,16 @@ class ShowModel(QObject):
         A new position emits :attr:`step_changed` with :attr:`event_index`
         already set, so a view draws the right event at once; when that is not
         None, :attr:`event_changed` follows with it, for the views that only
-        follow events (drawing the same event twice must cost nothing)."""
+        follow events (drawing the same event twice must cost nothing).
+
+        In compare mode on a big trace a jump is made a row at a time
+        (:meth:`_stage`); ``at_once``: in one go, as on a small trace (an
+        export reads the step it asked for at once)."""
         if not self._shown:
             return
         position = self._clamp(position)
         if self._staged is not None:
-            if self._staged[0] == position:
+            if self._staged[0] == position and not at_once:
                 self._staged = (position, event, self._staged[2])
                 return
             self.cancel_staged()
@@ -513,7 +517,7 @@ class ShowModel(QObject):
         if position == self.position:
             self.set_event(event)
             return
-        if self._stage(position, event):
+        if not at_once and self._stage(position, event):
             return
         self._move(position, event)
 

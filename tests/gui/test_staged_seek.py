@@ -93,3 +93,13 @@ def test_a_long_timelines_ranking_is_summed_up_a_row_a_turn(qtbot, loaded, monke
         assert table.rows[name]["max_heap"] == expected["max_heap"]
         assert table.rows[name]["search_mean"] == expected["search_mean"]
     assert sorted(table.order) == sorted(THREE)
+
+
+def test_a_jump_asked_at_once_is_made_at_once(qtbot, staged):
+    """An export (a frame of a video) reads the step it asked for at once."""
+    w = staged
+    w.model.seek(380)
+    w.model.seek(420, at_once=True)
+    assert w.model.position == 420 and w.model.staging is None
+    for r, name in enumerate(THREE):
+        assert heap_of(w.model.timeline(r)) == heap_of(fresh(w, name, 420))
