@@ -267,6 +267,7 @@ def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> d
             window.finder.find("search > 10")
             wait_until(app, lambda: not window.finder.searcher.busy, 600)
         elif phase == "lesson":
+            figures["steps"] = window.model.n       # the trace's, before the lesson's shows
             from heapscope.lessons import lesson_path
             window.lessons.open_file(str(lesson_path(LESSON)))
             figures["lesson shown after"] = wait_until(app, lambda: window.lessons.player.active
@@ -328,7 +329,8 @@ def main(argv=None) -> int:
         probe.start()
         figures = measure(app, window, probe, path, phases, out_dir)
         probe.stop()
-        print(f"\n## {os.path.basename(path)} ({window.model.n:,} steps)")
+        steps = figures.pop("steps", window.model.n)
+        print(f"\n## {os.path.basename(path)} ({steps:,} steps)")
         for name, value in figures.items():
             if not name.endswith(" took"):
                 print(f"  {name}: {value:.2f} s")
