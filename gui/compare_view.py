@@ -796,8 +796,15 @@ class RankingTable(Subscriber, QWidget):
                     self._later.append((tl, key))
                     continue
                 summary = self._summary_of(tl, key)
-            self._kept[tl.strategy_name] = (tl, summary)
-            self.summaries[tl.strategy_name] = summary
+            self._keep(tl, summary)
+        self._ranked_again()
+
+    def _keep(self, tl, summary: RunningSummary) -> None:
+        self._kept[tl.strategy_name] = (tl, summary)
+        self.summaries[tl.strategy_name] = summary
+
+    def _ranked_again(self) -> None:
+        """The table with the summaries made so far; the next one later."""
         self.table.setRowCount(len(self.summaries))
         self.redraw()
         if self._later:
@@ -811,13 +818,8 @@ class RankingTable(Subscriber, QWidget):
             return
         tl, key = self._later.pop(0)
         if key in self.model.shown and self.model.timelines().get(key) is tl:
-            summary = self._summary_of(tl, key)
-            self._kept[tl.strategy_name] = (tl, summary)
-            self.summaries[tl.strategy_name] = summary
-            self.table.setRowCount(len(self.summaries))
-            self.redraw()
-        if self._later:
-            QTimer.singleShot(0, self, self._summarize_next)
+            self._keep(tl, self._summary_of(tl, key))
+        self._ranked_again()
 
     def _summary_of(self, tl, key) -> RunningSummary:
         """The running summary of ``tl`` over the steps it has (a timeline
@@ -831,9 +833,7 @@ class RankingTable(Subscriber, QWidget):
         for r, key in enumerate(self.model.shown):
             tl = self.model.timeline(r)
             if self.summaries.get(tl.strategy_name) is not None and self.summaries[tl.strategy_name].n < t:
-                summary = self._summary_of(tl, key)
-                self._kept[tl.strategy_name] = (tl, summary)
-                self.summaries[tl.strategy_name] = summary
+                self._keep(tl, self._summary_of(tl, key))
 
     def _model_step(self, position: int | None = None) -> None:
         # while playing, at most every PLAY_INTERVAL_MS (a table of 7 x 8
