@@ -990,6 +990,13 @@ class Timeline:
         strategy.record = True
         return strategy, program
 
+    def adopt(self, t: int, strategy: Strategy, program: Program) -> None:
+        """Stand at position ``t`` on ``strategy`` and ``program``, a heap of
+        its own there (:meth:`heap_at`, made while this timeline showed
+        another step: the window's compare mode, a row at a time)."""
+        self.strategy, self.program, self.position = strategy, program, t
+        self.last_record = None
+
     def _restore(self, t: int) -> tuple[Strategy, Program, int]:
         """A heap of its own at the last position at or before ``t`` that a
         checkpoint or the step-back cache holds (a fresh heap without one),

@@ -6,7 +6,7 @@ Issue 25: the event loop is never blocked more than 100 ms while a trace
 loads, compare mode is entered, the user seeks, steps, plays, exports or
 finds.  A :class:`StallProbe` ticks a QTimer every 10 ms in the real window
 and records the longest gap between two ticks in each phase; a watchdog
-thread samples the GUI thread's stack (``sys._current_frames``) every 20 ms
+thread samples the GUI thread's stack (with faulthandler) every 20 ms
 while a gap is longer than 100 ms, so each phase's worst gap comes with
 where the GUI thread was (the heapscope frame seen most often, and the
 innermost frame).  Every action is driven from inside the event loop
@@ -22,7 +22,8 @@ the timeline is built, the two figures apart), ``seeks`` (20 jumps),
 ``steps`` (30 steps forward, 10 back), ``play`` (2 s), ``export`` (the heap
 map as PNG, the measures as CSV), ``find`` (``search > 10``), ``compare``
 (compare mode with seven strategies, until every row is ready), then
-``c-seeks``, ``c-steps`` and ``c-play`` in compare mode.
+``c-seeks``, ``c-steps`` and ``c-play`` in compare mode, and ``lesson``
+(File > Lessons > vo1989-table, until its first stop shows).
 
 Not a timed test: the figures depend on the machine and its load, and go to
 docs/benchmarks.md with the date and the load.
@@ -32,13 +33,14 @@ from __future__ import annotations
 
 import argparse
 import collections
+import faulthandler
 import os
 import random
+import re
 import sys
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -55,12 +57,11 @@ STALL_SECONDS = 0.1
 #: the watchdog samples the GUI thread this often during a stall (s)
 SAMPLE_SECONDS = 0.02
 COMPARED = ["next-fit", "first-fit", "rotating-list", "splay-best-fit", "buddy", "tlsf", "bsd-buckets"]
-PHASES = ["load", "seeks", "steps", "play", "export", "find", "compare", "c-seeks", "c-steps", "c-play"]
+PHASES = ["load", "seeks", "steps", "play", "export", "find", "compare", "c-seeks", "c-steps", "c-play",
+          "lesson"]
+#: the lesson the last phase opens (File > Lessons): the longest of the bundled ones to load
+LESSON = "vo1989-table"
 SOURCE = str(Path(__file__).resolve().parent.parent)
-
-
-def frame_text(frame) -> str:
-    return f"{os.path.relpath(frame.f_code.co_filename, SOURCE)}:{frame.f_lineno} {frame.f_code.co_name}"
 
 
 class StallProbe(QObject):
@@ -124,22 +125,52 @@ class StallProbe(QObject):
         return f"{ours.most_common(1)[0][0]} (innermost: {inner.most_common(1)[0][0]})"
 
     def _watch(self) -> None:
-        while self._running:
-            time.sleep(SAMPLE_SECONDS)
-            with self._lock:
-                stalled = time.perf_counter() - self._last > STALL_SECONDS
-            if not stalled:
+        # The GUI thread's stack is read with faulthandler, which writes it
+        # out from C and makes no frame object.  sys._current_frames() gave
+        # this thread references to the GUI thread's frames: a frame whose
+        # function returned meanwhile was then freed here, with its locals,
+        # and a Qt object among them destroyed on this thread left its timer
+        # registered with the GUI thread (a segmentation fault in
+        # QTimerInfoList::activateTimers, three runs in three entering
+        # compare mode on the 1 000 000-op trace).
+        main = f"0x{self._main:016x}"
+        with tempfile.TemporaryFile() as dump:
+            fd = dump.fileno()
+            while self._running:
+                time.sleep(SAMPLE_SECONDS)
+                with self._lock:
+                    stalled = time.perf_counter() - self._last > STALL_SECONDS
+                if not stalled:
+                    continue
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.ftruncate(fd, 0)
+                faulthandler.dump_traceback(dump, all_threads=True)
+                os.lseek(fd, 0, os.SEEK_SET)
+                text = self._sample_text(os.read(fd, 1 << 20).decode("utf-8", "replace"), main)
+                if text:
+                    with self._lock:
+                        self._samples.append(text)
+
+    @staticmethod
+    def _sample_text(dump: str, main: str) -> str:
+        """The GUI thread's three innermost heapscope frames (``a < b``: a,
+        called from b) and its innermost frame, from a faulthandler dump."""
+        frames, inside = [], False
+        for line in dump.splitlines():
+            if line.startswith(("Thread ", "Current thread ")):
+                inside = main in line
                 continue
-            frame = sys._current_frames().get(self._main)
-            if frame is None:
-                continue
-            stack = traceback.extract_stack(frame)
-            ours = [f for f in stack if f.filename.startswith(SOURCE) and "benchmarks" not in f.filename]
-            pick = ours[-1] if ours else stack[-1]
-            text = (f"{os.path.relpath(pick.filename, SOURCE)}:{pick.lineno} {pick.name} | "
-                    f"{os.path.basename(stack[-1].filename)}:{stack[-1].lineno} {stack[-1].name}")
-            with self._lock:
-                self._samples.append(text)
+            m = re.match(r'\s+File "(.*)", line (\d+) in (.*)', line)
+            if inside and m:
+                frames.append((m.group(1), m.group(2), m.group(3)))     # innermost first
+        if not frames:
+            return ""
+        ours = [f for f in frames if f[0].startswith(SOURCE) and
+                not any(part in f[0] for part in ("benchmarks", ".venv", "site-packages"))]
+        picks = ours[:3] or frames[:1]
+        path = " < ".join(f"{os.path.relpath(f, SOURCE)}:{n} {name}" for f, n, name in picks)
+        f, n, name = frames[0]
+        return f"{path} | {os.path.basename(f)}:{n} {name}"
 
 
 def wait_until(app, done, timeout: float) -> float:
@@ -193,8 +224,14 @@ def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> d
     rnd = random.Random(1)
 
     def seeks():
+        # each jump made before the next (compare mode makes a big trace's
+        # jump a row at a time: model.staging), then 40 ms as a person's keys
         n = window.model.n
-        run_actions(app, [lambda t=rnd.randrange(n + 1): window.seek(t) for _ in range(20)], 40)
+        for _ in range(20):
+            window.seek(rnd.randrange(n + 1))
+            wait_until(app, lambda: getattr(window.model, "staging", None) is None, 600)
+            t0 = time.perf_counter()
+            wait_until(app, lambda: time.perf_counter() - t0 > 0.04, 5)
 
     def steps():
         window.seek(window.model.n // 3)
@@ -229,6 +266,12 @@ def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> d
         elif phase == "find":
             window.finder.find("search > 10")
             wait_until(app, lambda: not window.finder.searcher.busy, 600)
+        elif phase == "lesson":
+            figures["steps"] = window.model.n       # the trace's, before the lesson's shows
+            from heapscope.lessons import lesson_path
+            window.lessons.open_file(str(lesson_path(LESSON)))
+            figures["lesson shown after"] = wait_until(app, lambda: window.lessons.player.active
+                                                       and not getattr(window.lessons, "loading", False), 600)
         elif phase == "compare":
             window.compare.compare(COMPARED)
             figures["compare rows ready after"] = wait_until(app, lambda: rows_ready(window), 3600)
@@ -286,7 +329,8 @@ def main(argv=None) -> int:
         probe.start()
         figures = measure(app, window, probe, path, phases, out_dir)
         probe.stop()
-        print(f"\n## {os.path.basename(path)} ({window.model.n:,} steps)")
+        steps = figures.pop("steps", window.model.n)
+        print(f"\n## {os.path.basename(path)} ({steps:,} steps)")
         for name, value in figures.items():
             if not name.endswith(" took"):
                 print(f"  {name}: {value:.2f} s")

@@ -69,6 +69,8 @@ OPEN_ROW_WEIGHT = 3
 #: the height a row needs for a usable structure view (caption, a drawing of
 #: 150 px, the status lines): rows shorter than this open theirs one at a time
 STRUCTURE_ROW_PX = 330
+#: a timeline of this many steps or more has its ranking summed up in a turn of its own
+SUMMARY_LATER_FROM = 50_000
 #: the width of a row's name and gauges (px)
 HEADER_WIDTH = 250
 #: a map row is at least this tall on screen (px)
@@ -723,6 +725,8 @@ class RankingTable(Subscriber, QWidget):
         super().__init__(parent)
         self.rank_by = MEASURES[0].key
         self.summaries: dict[str, RunningSummary] = {}
+        #: (timeline, key) of the rows whose summaries are still to make (_summarize_next)
+        self._later: list = []
         self.rows: dict[str, dict] = {}
         self.order: list[str] = []
         #: the widest each column has been for these rows and this font
@@ -782,15 +786,40 @@ class RankingTable(Subscriber, QWidget):
         model = self.model
         kept = {id(tl): s for tl, s in getattr(self, "_kept", {}).values()}
         self._kept, self.summaries = {}, {}
+        self._later = []
         for r, key in enumerate(model.shown):
             tl = model.timeline(r)
             summary = kept.get(id(tl))
             if summary is None or summary.n != (tl.built if model.building(key) else tl.n):
+                if tl.built >= SUMMARY_LATER_FROM:
+                    # a long series: summed up in a turn of its own (_summarize_next)
+                    self._later.append((tl, key))
+                    continue
                 summary = self._summary_of(tl, key)
-            self._kept[tl.strategy_name] = (tl, summary)
-            self.summaries[tl.strategy_name] = summary
+            self._keep(tl, summary)
+        self._ranked_again()
+
+    def _keep(self, tl, summary: RunningSummary) -> None:
+        self._kept[tl.strategy_name] = (tl, summary)
+        self.summaries[tl.strategy_name] = summary
+
+    def _ranked_again(self) -> None:
+        """The table with the summaries made so far; the next one later."""
         self.table.setRowCount(len(self.summaries))
         self.redraw()
+        if self._later:
+            QTimer.singleShot(0, self, self._summarize_next)
+
+    def _summarize_next(self) -> None:
+        """One row's running summary, the table ranked again with it: seven
+        rows of a million steps took 7-8 s in one go under load (issue 25's
+        stall probe), and the rows wait for none of it."""
+        if self.model is None or not self._later:
+            return
+        tl, key = self._later.pop(0)
+        if key in self.model.shown and self.model.timelines().get(key) is tl:
+            self._keep(tl, self._summary_of(tl, key))
+        self._ranked_again()
 
     def _summary_of(self, tl, key) -> RunningSummary:
         """The running summary of ``tl`` over the steps it has (a timeline
@@ -804,9 +833,7 @@ class RankingTable(Subscriber, QWidget):
         for r, key in enumerate(self.model.shown):
             tl = self.model.timeline(r)
             if self.summaries.get(tl.strategy_name) is not None and self.summaries[tl.strategy_name].n < t:
-                summary = self._summary_of(tl, key)
-                self._kept[tl.strategy_name] = (tl, summary)
-                self.summaries[tl.strategy_name] = summary
+                self._keep(tl, self._summary_of(tl, key))
 
     def _model_step(self, position: int | None = None) -> None:
         # while playing, at most every PLAY_INTERVAL_MS (a table of 7 x 8

@@ -294,12 +294,12 @@ def frames_of_step(window, position: int, fps: float, animate: bool = False,
     from .step_animator import move_ms, plan
     model = window.model
     if not animate or position == 0:
-        model.seek(position)
+        model.seek(position, at_once=True)
         settle()
         yield
         return
-    model.seek(position - 1)
-    model.seek(position, 0)
+    model.seek(position - 1, at_once=True)
+    model.seek(position, 0, at_once=True)
     step = model.step()
     script = plan(step.record.events, speed) if step is not None and step.event_count else []
     # Both the structure view's glides and the heap map's fades and sliding

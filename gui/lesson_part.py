@@ -14,23 +14,28 @@ It makes
   dock on the window's right, shown while a lesson plays.
 
 A lesson is loaded and checked (:func:`heapscope.lessons.load_lesson`: every
-claim) before the window changes: a broken one is a message box naming the
-file and line, and the window keeps what it showed.  The stops are played
-by a :class:`~heapscope.gui.lesson_player.LessonPlayer`.
+claim) before the window changes, on a loader thread of its own
+(:class:`~heapscope.gui.loader.Loader`), so that the window goes on drawing
+while its strategies are replayed (2 s for vo1989-table's three; issue 25),
+with the steps replayed in a progress dialog and its Cancel; a broken one
+is a message box naming the file and line, and the window keeps what it
+showed.  The stops are played by a
+:class:`~heapscope.gui.lesson_player.LessonPlayer`.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu
 
 from heapscope.lessons import LessonError, bundled_lessons, lesson_path, load_lesson
 
 from .lesson_panel import LessonPanel
 from .lesson_player import LessonPlayer
+from .loader import Loader, LoadRequest
 from .step_animator import MAX_ANIMATED_SPEED
 from .window_menus import action
 
@@ -48,11 +53,33 @@ ROOMY_WIDTH = 1500
 LESSON_SPEED = 2
 
 
+@dataclass(frozen=True)
+class LoadLesson:
+    """A loader request's ``make_trace`` that loads, replays and checks the
+    lesson in ``path`` on the loader's thread: the steps replayed are its
+    progress, and Cancel stops the replays (:class:`~heapscope.gui.loader.ReplayJob`
+    passes both, as ``replays`` says)."""
+    path: str
+    replays = True
+
+    def __call__(self, progress=None, cancel=None):
+        lesson = load_lesson(self.path, progress=progress, cancel=cancel)
+        stats = getattr(lesson.trace, "stats", None)
+        if callable(stats):
+            stats()             # made here, not in the heap map's first paint
+        return lesson
+
+
 class LessonPart(QObject):
     def __init__(self, window) -> None:
         super().__init__(window)
         self.window = window
         self.player = LessonPlayer(window)
+        #: loads a lesson off the GUI thread (the window's own loader reads traces)
+        self.loader = Loader(window)
+        self.loader.succeeded.connect(self._loaded)
+        self.loader.failed.connect(self._load_failed)
+        self.loader.cancelled.connect(self._load_cancelled)
         self.act_next = action(window, "&Next Stop", self.player.next, ["PgDown"],
                                tip="The lesson's next stop, playing the steps on the way")
         self.act_back = action(window, "&Previous Stop", self.player.back, ["PgUp"],
@@ -110,29 +137,49 @@ class LessonPart(QObject):
         if path:
             self.open_file(path)
 
-    def open_name(self, spec: str) -> bool:
+    def open_name(self, spec: str) -> None:
         """A bundled lesson's name (``roving-pointer``) or a lesson file."""
         bundled = lesson_path(spec)
-        return self.open_file(str(bundled) if bundled is not None and not os.path.exists(spec) else spec)
+        self.open_file(str(bundled) if bundled is not None and not os.path.exists(spec) else spec)
 
-    def open_file(self, path: str) -> bool:
-        """Load, check and play the lesson in ``path``; a broken one is a
-        message box with its file and line (the window keeps what it shows)."""
+    def open_file(self, path: str) -> None:
+        """Load, check and play the lesson in ``path``, loaded on the
+        lesson loader's thread; a broken one is a message box with its file
+        and line (the window keeps what it shows).  Returns at once."""
+        name = os.path.basename(path)
+        self.window.statusBar().showMessage(f"Checking the lesson {name}…")
+        self.loader.start(LoadRequest(f"the lesson {name}", LoadLesson(path), None, {}, source=path,
+                                      time_limit=None))
+
+    @property
+    def loading(self) -> bool:
+        """A lesson is being loaded."""
+        return self.loader.busy
+
+    def stop_loading(self) -> None:
+        """Cancel a lesson being loaded and wait for its thread (closing the window)."""
+        self.loader.cancel()
+        self.loader.wait()
+
+    def _loaded(self, result) -> None:
+        self.play(result.trace)
+
+    def _load_failed(self, exc, request) -> None:
         w = self.window
-        w.statusBar().showMessage(f"Checking the lesson {os.path.basename(path)}…")
-        w.statusBar().repaint()         # said before the replays (a second or two for a long trace)
-        QGuiApplication.setOverrideCursor(Qt.WaitCursor)
-        try:
-            lesson = load_lesson(path)
-        except LessonError as exc:
-            w.statusBar().showMessage(f"Could not open the lesson {path}", 8000)
-            w.show_error(f"Cannot play {os.path.basename(path)}", "This lesson cannot be played as "
-                         "written (heapscope lesson check says the same).", str(exc))
-            return False
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        self.play(lesson)
-        return True
+        path = request.source
+        w.statusBar().showMessage(f"Could not open the lesson {path}", 8000)
+        if isinstance(exc, LessonError):
+            box = w.show_error(f"Cannot play {os.path.basename(path)}", "This lesson cannot be played "
+                               "as written (heapscope lesson check says the same).", str(exc))
+        else:
+            box = w.show_error(f"Cannot play {os.path.basename(path)}", f"Loading the lesson failed: {exc}")
+        # the keys go to the window again once the box closes, as after the
+        # loader's progress dialog (offscreen, and window managers that do
+        # not hand focus back, leave no window active)
+        box.finished.connect(lambda _=0: w.activateWindow() if w.isVisible() else None)
+
+    def _load_cancelled(self, request) -> None:
+        self.window.statusBar().showMessage(f"Cancelled: {request.label} was not opened", 8000)
 
     def play(self, lesson, stop: int = 0) -> None:
         """Play ``lesson`` (loaded and checked) from its stop ``stop``."""

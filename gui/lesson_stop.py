@@ -64,7 +64,7 @@ def set_stop(window, state, ids: dict[str, int], panels=None) -> None:
     """Set ``window`` to stop ``state``: its step and event, the panels
     ``panels`` (None: leave them), its selected block (``ids``: trace name
     -> id)."""
-    window.model.seek(state.step, None if state.event is None else state.event - 1)
+    window.model.seek(state.step, None if state.event is None else state.event - 1, at_once=True)
     if panels is not None:
         set_panels(window, panels)
     select_block(window, ids.get(state.select) if state.select is not None else None)

@@ -92,10 +92,11 @@ class ReadTrace:
 
 @dataclass
 class LoadRequest:
-    """What to load: ``make_trace()`` runs in the worker; ``source`` is the file
-    (for the recent list) or None; ``keep_position`` the step to show after.
-    ``strategy`` None: the trace only (compare mode builds its strategies
-    next, all at once: gui/compare_mode.py)."""
+    """What to load: ``make_trace()`` runs in the worker (one with a true
+    ``replays`` attribute is called with ``progress`` and ``cancel``);
+    ``source`` is the file (for the recent list) or None; ``keep_position``
+    the step to show after.  ``strategy`` None: the trace only (compare mode
+    builds its strategies next, all at once: gui/compare_mode.py)."""
     label: str
     make_trace: Callable
     strategy: str
@@ -150,6 +151,10 @@ class ReplayJob(QObject):
         try:
             if isinstance(req.make_trace, ReadTrace):
                 trace = req.make_trace(progress=self._report_read, cancel=self._cancel.is_set)
+            elif getattr(req.make_trace, "replays", False):
+                # it replays to make what it gives (a lesson: gui/lesson_part.py):
+                # the steps replayed are its progress, and Cancel stops it
+                trace = req.make_trace(progress=self._report, cancel=self._cancel.is_set)
             else:
                 trace = req.make_trace()
             if self._cancel.is_set():
@@ -305,8 +310,8 @@ class Loader(QObject):
         dialog = self.dialog
         if self._current(request) and dialog is not None:
             dialog.setMaximum(total)
-            dialog.setLabelText(f"Replaying {request.label} through "
-                                f"{request.strategy}: step {done:,} of {total:,}")
+            through = f" through {request.strategy}" if request.strategy is not None else ""
+            dialog.setLabelText(f"Replaying {request.label}{through}: step {done:,} of {total:,}")
             # last: a modal dialog's setValue processes events, which may end the job
             self._set_value(dialog, done)
 

@@ -569,6 +569,7 @@ class MainWindow(QMainWindow):
         self.animator.finish()
         self.player.pause()
         self.loading.stop()
+        self.lessons.stop_loading()
         self.compare.loader.cancel()
         self.finder.stop()
         self.user_watch.stop()

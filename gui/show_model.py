@@ -39,22 +39,27 @@ from __future__ import annotations
 import os
 from functools import cached_property
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from heapscope.allocators import structure as structure_protocol
 from heapscope.allocators.explain import explain_fault, explain_step
-from heapscope.allocators.replay import BACK_CACHE_BYTES
+from heapscope.allocators.replay import BACK_CACHE_BYTES, apply_op
+from heapscope.allocators.state_copy import copy_state
 from heapscope.allocators.step_states import StepStates
 from heapscope.allocators.user import StopUserCode, UserStrategyError
 
 from . import heap_cells
 from .block_facts import block_start, describe_address
 from heapscope.allocators.heap_edits import TrackedHeap
-from heapscope.allocators.heap_tracker import HeapTracker, seek_tracked
+from heapscope.allocators.heap_tracker import STEPWISE_MAX, HeapTracker, seek_tracked
 from .step_measures import StepMeasures
 
 #: a timeline's key: (strategy name, its parameters as sorted pairs)
 TimelineKey = tuple
+
+
+#: compare mode on a trace this long makes a jump a row at a time (ShowModel.seek)
+STAGED_FROM_OPS = 50_000
 
 
 def timeline_key(strategy: str, params: dict | None = None) -> TimelineKey:
@@ -263,6 +268,12 @@ class ShowModel(QObject):
         self._building: set[TimelineKey] = set()
         #: the position a seek past the built part waits for, or None
         self.waiting: int | None = None
+        #: a jump made a row at a time: (position, event, {key: (heap, tracker)})
+        self._staged: tuple | None = None
+        self._stage_timer = QTimer(self)
+        self._stage_timer.setSingleShot(True)
+        self._stage_timer.setInterval(0)
+        self._stage_timer.timeout.connect(self._stage_next)
 
     @property
     def names(self) -> dict | None:
@@ -278,6 +289,7 @@ class ShowModel(QObject):
             trace.names = dict(names)       # the names travel on the trace (Trace.names)
         self.trace, self.source = trace, source
         self.label = label or (os.path.basename(source) if source else getattr(trace, "name", "") or "trace")
+        self.cancel_staged()
         self._timelines.clear()
         self._measures.clear()
         self._trackers.clear()
@@ -303,6 +315,7 @@ class ShowModel(QObject):
         if names and getattr(trace, "names", None) is None:
             trace.names = dict(names)
         self.trace = trace
+        self.cancel_staged()
         self._timelines.clear()
         self._measures.clear()
         self._trackers.clear()
@@ -410,6 +423,7 @@ class ShowModel(QObject):
         for k in keys:
             if k not in self._timelines:
                 raise KeyError(f"no timeline kept for {k!r}")
+        self.cancel_staged()
         self._shown = keys
         self._set_waiting(None)
         self._share_back_caches()
@@ -474,7 +488,7 @@ class ShowModel(QObject):
     def _clamp(self, position: int) -> int:
         return min(max(int(position), 0), self.n)
 
-    def seek(self, position: int, event: int | None = None) -> None:
+    def seek(self, position: int, event: int | None = None, at_once: bool = False) -> None:
         """Show the heap after ``position`` operations (clamped to 0..n), up to
         its event ``event`` (None: the whole step; -1 its last event; clamped
         to the step's events, None when it has none).
@@ -482,10 +496,19 @@ class ShowModel(QObject):
         A new position emits :attr:`step_changed` with :attr:`event_index`
         already set, so a view draws the right event at once; when that is not
         None, :attr:`event_changed` follows with it, for the views that only
-        follow events (drawing the same event twice must cost nothing)."""
+        follow events (drawing the same event twice must cost nothing).
+
+        In compare mode on a big trace a jump is made a row at a time
+        (:meth:`_stage`); ``at_once``: in one go, as on a small trace (an
+        export reads the step it asked for at once)."""
         if not self._shown:
             return
         position = self._clamp(position)
+        if self._staged is not None:
+            if self._staged[0] == position and not at_once:
+                self._staged = (position, event, self._staged[2])
+                return
+            self.cancel_staged()
         if position > self.ready:
             # not built that far yet: made when it is (grown), the view stays
             self._set_waiting(position)
@@ -494,20 +517,80 @@ class ShowModel(QObject):
         if position == self.position:
             self.set_event(event)
             return
+        if not at_once and self._stage(position, event):
+            return
+        self._move(position, event)
+
+    def _move(self, position: int, event, staged: dict | None = None) -> None:
         self.position = position
-        self._seek_shown()
+        self._seek_shown(staged or {})
         self.event_index = self._event_in_step(event)
         self.step_changed.emit(position)
         if self.event_index is not None:
             self.event_changed.emit(self.event_index)
 
-    def _seek_shown(self) -> None:
+    # ------------------------------------------------- a jump, row by row
+    @property
+    def staging(self) -> int | None:
+        """The position a jump made a row at a time is going to, or None."""
+        return self._staged[0] if self._staged is not None else None
+
+    def _stage(self, position: int, event) -> bool:
+        """Compare mode on a big trace: a jump restores each row's heap (a
+        checkpoint unpickled, the steps from it replayed, the heap walked)
+        in an event-loop turn of its own, apart from the heap the row shows,
+        and moves every row at once when all are ready.  Made in one go, the
+        seven rows' seeks held the event loop 1-2 s (issue 25's stall probe)."""
+        if (len(self._shown) < 2 or self.playing or self.trace is None
+                or len(self.trace) < STAGED_FROM_OPS or abs(position - self.position) <= STEPWISE_MAX
+                or position == 0):
+            return False
+        self._staged = (position, event, {})
+        self._stage_timer.start()
+        return True
+
+    def cancel_staged(self) -> None:
+        """The jump under way is not made (another was asked, or other rows shown)."""
+        self._staged = None
+        self._stage_timer.stop()
+
+    def _stage_next(self) -> None:
+        """One row's heap at the jump's position, made apart; the jump once all are."""
+        if self._staged is None:
+            return
+        position, event, ready = self._staged
+        key = next((k for k in self._shown if k not in ready), None)
+        if key is None:
+            self._staged = None
+            self._move(position, event, ready)
+            return
+        timeline = self._timelines[key]
+        try:
+            before = timeline.heap_at(position - 1)
+            twin, program, _ = copy_state(*before)      # the one the row replays on
+            # the heap after the step, walked on the original
+            apply_op(before[0], before[1], *timeline.op(position))
+            tracker = HeapTracker()
+            tracker.rebuild(before[0], position, before[0].structure()["pointers"])
+            ready[key] = ((twin, program), tracker)
+        except Exception:           # noqa: BLE001 -- a strategy of your own: the move says it
+            ready[key] = None
+        self._stage_timer.start()
+
+    def _seek_shown(self, staged: dict | None = None) -> None:
+        """Every shown row to :attr:`position`; ``staged``: {key: (heap,
+        tracker)} made apart for it (the heap before the step, the tracker at it)."""
         self._steps = {}
         for key in self._shown:
             tl = self._timelines[key]
-            tracker = self._trackers.setdefault(key, HeapTracker())
+            made = (staged or {}).get(key)
             try:
-                seek_tracked(tl, tracker, self.position)
+                if made is not None:
+                    tl.adopt(self.position - 1, *made[0])
+                    self._trackers[key] = made[1]
+                    tl.seek(self.position)          # the shown step, with its events
+                else:
+                    seek_tracked(tl, self._trackers.setdefault(key, HeapTracker()), self.position)
             except UserStrategyError as exc:
                 # the window drops that heap (a queued slot); this seek and
                 # whatever drew it end here, quietly (the user-code watch)

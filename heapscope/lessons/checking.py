@@ -16,7 +16,7 @@ from pathlib import Path
 from heapscope.allocators.explain import describe_event
 from heapscope.allocators.params import ParamError, parse_param
 from heapscope.allocators.registry import STRATEGIES, make_strategy
-from heapscope.allocators.replay import Timeline
+from heapscope.allocators.replay import ReplayCancelled, Timeline
 from heapscope.traces import TraceError, load_trace
 from heapscope.traces.readable import EXTENSION, parse_readable, read_lines
 from heapscope.traces.trace import ALLOC, FREE
@@ -274,18 +274,23 @@ def _only(stop: Stop, word: str, path: str):
     return found[0] if found else None
 
 
-def load_lesson_text(source: str, path: str = "<lesson>") -> Lesson:
+def load_lesson_text(source: str, path: str = "<lesson>", progress=None, cancel=None) -> Lesson:
     """Read, replay and check a lesson given as text; LessonError at the first
-    mistake, with its line."""
+    mistake, with its line.  ``progress(done, total)``: the steps replayed so
+    far over every strategy; ``cancel()`` turning true stops the replays with
+    :class:`~heapscope.allocators.replay.ReplayCancelled` (the window loads a
+    lesson on a thread, with a progress dialog and Cancel)."""
     text = read_lesson_text(source, path)
     trace, names = _load_trace(text)
     strategies, params = _strategies(text)
     ids = {name: ident for ident, name in names.items()}
-    timelines = {name: Timeline(trace, name, params[name]).build() for name in strategies}
+    timelines = _built(trace, strategies, params, progress, cancel)
     n = len(trace)
     states: list[StopState] = []
     step = 0
     for stop in text.stops:
+        if cancel is not None and cancel():
+            raise ReplayCancelled(0)
         d = _only(stop, "step", path)
         if d is not None:
             step = _int(d, 0, n, path, f"the trace has {n} operations")
@@ -319,6 +324,20 @@ def load_lesson_text(source: str, path: str = "<lesson>") -> Lesson:
             state.claims.append(_checked_claim(d, strategies, facts, ids, path))
         states.append(state)
     return Lesson(text, trace, strategies, params, names, timelines, states)
+
+
+def _built(trace, strategies: list[str], params: dict, progress=None, cancel=None) -> dict:
+    """{strategy: its timeline of ``trace``, built}, one after the other,
+    reporting the steps replayed over all of them."""
+    n, total = len(trace), len(trace) * len(strategies)
+    timelines = {}
+    for i, name in enumerate(strategies):
+        done = i * n
+        report = None if progress is None else (lambda d, _t, done=done: progress(done + d, total))
+        timelines[name] = Timeline(trace, name, params[name]).build(progress=report, cancel=cancel)
+    if progress is not None:
+        progress(total, total)
+    return timelines
 
 
 def _question(stop: Stop, path: str, malloc_step: bool) -> Question | None:
@@ -369,8 +388,9 @@ def _checked_claim(d, strategies: list[str], facts: dict[str, StepFacts], ids: d
     return claim
 
 
-def load_lesson(path: str | os.PathLike) -> Lesson:
-    """Read, replay and check the lesson in file ``path``."""
+def load_lesson(path: str | os.PathLike, progress=None, cancel=None) -> Lesson:
+    """Read, replay and check the lesson in file ``path`` (``progress`` and
+    ``cancel`` as :func:`load_lesson_text` takes them)."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as f:
@@ -379,4 +399,4 @@ def load_lesson(path: str | os.PathLike) -> Lesson:
         raise LessonError(f"cannot read the lesson: {exc.strerror or exc}", path) from None
     except UnicodeDecodeError:
         raise LessonError("a lesson is UTF-8 text", path) from None
-    return load_lesson_text(source, path)
+    return load_lesson_text(source, path, progress, cancel)

@@ -72,8 +72,15 @@ def asked_at(lesson, index: int) -> tuple:
     return before
 
 
+def opened(qtbot, w, lesson_file) -> None:
+    """Open the lesson file as File > Lessons does, and wait for its loader thread."""
+    w.lessons.open_file(str(lesson_file))
+    qtbot.waitUntil(lambda: not w.lessons.loading, timeout=60000)
+
+
 def start(qtbot, w, lesson_file) -> None:
-    assert w.lessons.open_file(str(lesson_file))
+    opened(qtbot, w, lesson_file)
+    assert w.lessons.player.active
     assert w.player.speed == 2        # a lesson brings the player to a speed whose steps play
     w.player.set_speed(1000)          # the steps between stops jump: a fast test
     arrive(qtbot, w)
@@ -381,10 +388,11 @@ def test_a_broken_lesson_is_a_dialog_with_its_file_and_line(qtbot, loaded, tmp_p
     path = written(tmp_path, text, "broken.md")
     line = text.splitlines().index("select: e") + 1
     before = (w.trace, w.model.position)
-    assert not w.lessons.open_file(str(path))
+    opened(qtbot, w, path)
     box = w.message_box
     assert box is not None and re.search(rf"broken\.md:{line}: select: .*'e'", box.informativeText())
     box.close()
+    settle(qtbot)
     assert (w.trace, w.model.position) == before and not w.lessons.player.active
     assert not w.lessons.dock.isVisible() and not w.lessons.act_next.isEnabled()
     qtbot.keyClick(w, Qt.Key_Right)         # the window goes on working
@@ -400,6 +408,7 @@ def test_file_lessons_lists_the_bundled_lessons_and_plays_one(qtbot, window):
     assert [p.stem for p in LESSONS] == names[:len(LESSONS)]
     assert "Open Lesson File…" in [a.text().replace("&", "") for a in menu.actions()]
     next(a for a in menu.actions() if a.text() == LESSONS[0].stem).trigger()
+    qtbot.waitUntil(lambda: not w.lessons.loading, timeout=60000)
     arrive(qtbot, w)
     lesson = load_lesson(LESSONS[0])
     assert w.lessons.player.active and shown_state(w).strategies == tuple(lesson.strategies)
