@@ -716,6 +716,20 @@ def test_mean_sd_worked_by_hand():
     assert mean == 2 and sd == pytest.approx(2 ** 0.5)
 
 
+def test_ratio_worked_by_hand():
+    from heapscope.experiments.base import ratio
+    assert ratio(3, 2) == 1.5 and ratio(0, 4) == 0.0
+    # nothing to divide by, or a figure missing on either side: no ratio
+    assert ratio(3, 0) is None and ratio(None, 2) is None and ratio(3, None) is None
+
+
+def test_strategy_columns_head_each_table_with_our_name_and_the_seeds():
+    from heapscope.experiments.base import strategy_columns
+    from heapscope.experiments.model import OURS, SEED
+    assert [(c.key, c.title, c.source) for c in strategy_columns()] == [
+        ("strategy", "strategy", OURS), ("seed_name", "seed's name", SEED)]
+
+
 def test_base_rows_of_an_entry_ours_and_one_not_available():
     from heapscope.experiments.base import Entry, base_row
     assert base_row(Entry("tlsf", None)) == {"strategy": "tlsf", "seed_name": "", "role": "ours"}
