@@ -351,7 +351,10 @@ def test_realloc_that_copies_after_freeing(load, trace_path):
                 return new
         ''', "LateCopy", "latecopy")
     t = graded(klass, trace_path)
-    assert_caught(t, 7, "_realloc", "copy before you free the old block at 0x0")
+    # step 7's realloc(0x0, 200): the new block is fresh memory at the break,
+    # 0xc0 (24 + 40 + 8 + 104 + 16 bytes handed out before)
+    assert_caught(t, 7, "_realloc", "your _realloc copied into 0xc0 from a block that no longer held "
+                                    "the program's bytes (copy before you free the old block at 0x0)")
 
 
 def test_the_default_realloc_keeps_the_bytes_and_a_footer_needs_payload_capacity(load, trace_path):
@@ -911,3 +914,111 @@ def test_a_malformed_structure_points_at_the_users_def(load):
         klass().structure()
     assert e.value.method == "structure" and "your structure() returned 42" in e.value.message
     assert e.value.location.endswith(f"shapeless.py:{def_line(path, 'structure', 'Shapeless')}")
+
+
+def test_a_walk_that_moves_the_break_is_named_as_the_walks(load, trace_path):
+    # after step 1 (a 0 24) the break is 0x18; the walk moves it 64 bytes on
+    klass, _ = load('''
+        class WalkGrows(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                self.arena.brk += 64
+                yield from super()._blocks()
+        ''', "WalkGrows", "walkgrows")
+    t = graded(klass, trace_path, check_every=1)
+    assert_caught(t, 1, "_blocks", "the break moved from 0x18 to 0x58 without self._take_core: grow "
+                                   "the heap only with self._take_core(n)")
+
+
+def test_a_strategy_setting_the_heap_limit_is_told_the_limit_is_the_graders(load, trace_path):
+    klass, _ = load('''
+        class OwnLimit(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                self.arena.limit = 4096
+                return super()._malloc(size)
+        ''', "OwnLimit", "ownlimit")
+    t = graded(klass, trace_path)              # graded with no heap limit: None
+    assert_caught(t, 1, "_malloc", "self.arena.limit changed from None to 4096: the heap limit is "
+                                   "the grader's (--heap-limit), not the strategy's: grow the heap only")
+
+
+def test_a_walk_giving_a_used_block_another_size_is_named_whole(load, trace_path):
+    # after step 1 the one block is 0x0 of 24 bytes; the walk says 32 (the break
+    # is 0x18, so the walk runs past it too: the size is what is named first)
+    klass, _ = load('''
+        class WrongSize(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                for addr, size, state, payload in super()._blocks():
+                    yield addr, size + 8 * (addr == 0), state, payload
+        ''', "WrongSize", "wrongsize")
+    t = graded(klass, trace_path, check_every=1)
+    assert_caught(t, 1, "_blocks", "your _blocks reports a used block at 0x0 of 32 bytes, but payload "
+                                   "0x0 was booked as a block at 0x0 of 24 bytes")
+
+
+def test_a_strategy_without_a_walk_is_told_to_write_one():
+    # a plugin file without _blocks is refused when loaded (tests/test_plugins.py);
+    # a class made in Python and used directly hears it at its first walk
+    from heapscope import UserStrategy, align_up
+
+    class NoWalk(UserStrategy):
+        def _malloc(self, size):
+            need = align_up(max(size, 1), self.align)
+            addr = self._take_core(need)
+            self._note_alloc(addr, addr, need, size, 0)
+            return addr
+
+        def _free(self, payload):
+            self._note_free(payload)
+
+    s = NoWalk()
+    assert s.malloc(16) == 0
+    with pytest.raises(UserStrategyError) as caught:
+        s.walk()
+    assert caught.value.method == "_blocks"
+    assert caught.value.message == ("NoWalk has no _blocks: write def _blocks(self) yielding "
+                                    "(addr, size, state, payload) for every block")
+
+
+def test_a_realloc_of_null_counts_the_time_in_the_users_code(load):
+    # the public realloc(NULL, n) is a malloc: the 2 ms the user's _malloc sleeps count
+    klass, _ = load('''
+        import time
+
+        class Slow(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                time.sleep(0.002)
+                return super()._malloc(size)
+        ''', "Slow", "slow")
+    s = klass()
+    s.own_seconds = 0.0
+    assert s.realloc(None, 16) == 0
+    assert s.own_seconds >= 0.002
+
+
+def test_the_walk_the_window_keeps_gives_each_used_block_its_request_and_header(load):
+    # the states the window seeks to (allocators/replay.py) keep walk_tuples():
+    # (addr, size, state, payload, request, header); a block of 8 header bytes
+    # and 24 of payload room for malloc(20): block 0x0 of 32, payload 0x8
+    from heapscope import FREE, USED
+    klass, _ = load('''
+        class Headed(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                need = align_up(max(size, 1), self.align) + 8
+                addr = self._take_core(need)
+                return self.book(addr + 8, addr, need, size)
+        ''', "Headed", "headed")
+    s = klass()
+    assert s.malloc(20) == 8
+    assert s.walk_tuples() == [(0, 32, USED, 8, 20, 8)]
+    s.free(8)
+    assert s.walk_tuples() == [(0, 32, FREE, None, 0, 0)]
