@@ -740,6 +740,31 @@ def test_base_rows_of_an_entry_ours_and_one_not_available():
         "strategy": "first-fit", "seed_name": "K&R", "role": "seed", "available": False, "note": "gone"}
 
 
+def test_an_unknown_setting_is_named_whole_with_the_ones_it_takes():
+    from heapscope.allocators.params import INT, Param
+    from heapscope.experiments.base import ExperimentError
+
+    class Two(Experiment):
+        name = "two"
+        settings = (Param("runs", INT, 10, "how many runs"), Param("steps", INT, 50, "steps a run"))
+
+    class NoSettings(Experiment):
+        name = "bare"
+
+    with pytest.raises(ExperimentError) as e:
+        Two().parse_settings({"colour": "red"})
+    assert str(e.value) == "experiment two has no setting 'colour' (it takes: runs, steps)"
+    with pytest.raises(ExperimentError) as e:
+        NoSettings().parse_settings({"runs": "3"})
+    assert str(e.value) == "experiment bare has no setting 'runs' (it takes: none)"
+
+
+def test_traces_given_fill_the_corpus_setting_named_whole_with_their_files():
+    # --traces FOLDER: the folder's files, already listed, replace the experiment's own
+    run = EXPERIMENTS["coppa2010"].prepare(corpus=["one.rep", "two.rep"])
+    assert run.settings["traces"] == ["one.rep", "two.rep"]
+
+
 def test_an_unknown_workload_parameter_is_named_whole_with_the_ones_it_takes():
     from heapscope.experiments.base import ExperimentError
     from heapscope.traces.workloads import declared_workload

@@ -985,6 +985,23 @@ def test_a_strategy_without_a_walk_is_told_to_write_one():
                                     "(addr, size, state, payload) for every block")
 
 
+def test_a_strategy_without_a_malloc_is_told_to_write_one():
+    from heapscope import UserStrategy
+
+    class NoMalloc(UserStrategy):
+        def _free(self, payload):
+            self._note_free(payload)
+
+        def _blocks(self):
+            return iter(())
+
+    with pytest.raises(UserStrategyError) as caught:
+        NoMalloc().malloc(16)
+    assert (caught.value.method, caught.value.step) == ("_malloc", 1)
+    assert caught.value.message == ("NoMalloc has no _malloc: write def _malloc(self, size) "
+                                    "returning the payload address or None")
+
+
 def test_a_realloc_of_null_counts_the_time_in_the_users_code(load):
     # the public realloc(NULL, n) is a malloc: the 2 ms the user's _malloc sleeps count
     klass, _ = load('''
@@ -1022,3 +1039,33 @@ def test_the_walk_the_window_keeps_gives_each_used_block_its_request_and_header(
     assert s.walk_tuples() == [(0, 32, USED, 8, 20, 8)]
     s.free(8)
     assert s.walk_tuples() == [(0, 32, FREE, None, 0, 0)]
+
+
+def test_a_walk_past_the_break_is_named_whole(load, trace_path):
+    # after step 1 the heap is 0x0-0x18; the walk adds a free block of 16 bytes after it
+    klass, _ = load('''
+        class PastTheEnd(Bump):
+            name = "NAME"
+
+            def _blocks(self):
+                yield from super()._blocks()
+                yield self.arena.brk, 16, FREE, None
+        ''', "PastTheEnd", "pasttheend")
+    t = graded(klass, trace_path, check_every=1)
+    e = assert_caught(t, 1, "_blocks", "your _blocks runs to 0x28, past the end of the heap 0x18")
+    assert e.message == "your _blocks runs to 0x28, past the end of the heap 0x18 after malloc(24)"
+
+
+def test_a_helper_misused_in_free_is_named_as_frees(load, trace_path):
+    # step 4 is the trace's first free (f 1): the mistake is _free's, not _malloc's
+    klass, _ = load('''
+        class FreeTakesCore(Bump):
+            name = "NAME"
+
+            def _free(self, payload):
+                self._take_core(-8)
+                super()._free(payload)
+        ''', "FreeTakesCore", "freetakescore")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 4, "_free", "self._take_core(-8) was called: it takes a number of bytes, an int >= 0")
+    assert e.operation == "free(0x18)"
