@@ -765,6 +765,16 @@ def test_traces_given_fill_the_corpus_setting_named_whole_with_their_files():
     assert run.settings["traces"] == ["one.rep", "two.rep"]
 
 
+def test_a_list_setting_that_may_be_none_accepts_whole_numbers_in_its_range_only():
+    # dowdeswell1999's counts: None (the seed's) by default, else 1..2**20 each
+    from heapscope.experiments.base import ExperimentError
+    experiment = EXPERIMENTS["dowdeswell1999"]
+    assert experiment.parse_settings({})["counts"] is None
+    assert experiment.parse_settings({"counts": "10,20"})["counts"] == [10, 20]
+    with pytest.raises(ExperimentError, match="counts must be whole numbers in 1..1048576"):
+        experiment.parse_settings({"counts": "0"})
+
+
 def test_an_unknown_workload_parameter_is_named_whole_with_the_ones_it_takes():
     from heapscope.experiments.base import ExperimentError
     from heapscope.traces.workloads import declared_workload
