@@ -775,6 +775,15 @@ def test_a_list_setting_that_may_be_none_accepts_whole_numbers_in_its_range_only
         experiment.parse_settings({"counts": "0"})
 
 
+def test_a_lineup_naming_an_unknown_strategy_lists_the_known_ones_whole():
+    from heapscope.experiments.base import ExperimentError
+    known = ", ".join(strategy_names())                 # the registry's own list
+    assert "first-fit, " in known or ", first-fit" in known
+    with pytest.raises(ExperimentError) as e:
+        EXPERIMENTS["vo1989"].lineup(["tlsf", "no-such"])
+    assert str(e.value) == f"unknown strategy 'no-such'; known: {known}"
+
+
 def test_an_unknown_workload_parameter_is_named_whole_with_the_ones_it_takes():
     from heapscope.experiments.base import ExperimentError
     from heapscope.traces.workloads import declared_workload
