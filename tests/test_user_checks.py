@@ -1069,3 +1069,38 @@ def test_a_helper_misused_in_free_is_named_as_frees(load, trace_path):
     t = graded(klass, trace_path)
     e = assert_caught(t, 4, "_free", "self._take_core(-8) was called: it takes a number of bytes, an int >= 0")
     assert e.operation == "free(0x18)"
+
+
+def test_the_free_blocks_of_a_pool_include_the_part_not_carved_yet():
+    # a 256-byte pool: 24 + 8 bytes carved, the first block freed; the user's
+    # free_blocks names that block only, the pool's uncarved 32..256 is added
+    from heapscope import FREE, USED, UserStrategy, align_up
+
+    class Pooled(UserStrategy):
+        def __init__(self, **common):
+            super().__init__(**common)
+            self.blocks = {}
+
+        def _malloc(self, size):
+            need = align_up(max(size, 1), self.align)
+            addr = self._take_core(need)
+            self._note_alloc(addr, addr, need, size, 0)
+            self.blocks[addr] = [need, addr]
+            return addr
+
+        def _free(self, payload):
+            self._note_free(payload)
+            self.blocks[payload][1] = None
+
+        def _blocks(self):
+            for addr in sorted(self.blocks):
+                need, payload = self.blocks[addr]
+                yield addr, need, (FREE if payload is None else USED), payload
+
+        def free_blocks(self):
+            return [(a, n) for a, (n, p) in sorted(self.blocks.items()) if p is None]
+
+    s = Pooled(pool_size=256)
+    assert (s.malloc(24), s.malloc(8)) == (0, 24)
+    s.free(0)
+    assert s.free_blocks() == [(0, 24), (32, 256 - 32)]
