@@ -916,49 +916,40 @@ def test_a_malformed_structure_points_at_the_users_def(load):
     assert e.value.location.endswith(f"shapeless.py:{def_line(path, 'structure', 'Shapeless')}")
 
 
-def test_a_walk_that_moves_the_break_is_named_as_the_walks(load, trace_path):
-    # after step 1 (a 0 24) the break is 0x18; the walk moves it 64 bytes on
-    klass, _ = load('''
-        class WalkGrows(Bump):
-            name = "NAME"
-
+#: after step 1 (a 0 24) the heap is the one block 0x0 of 24 bytes, the break 0x18
+@pytest.mark.parametrize("bug, method, says", [
+    ("""
             def _blocks(self):
-                self.arena.brk += 64
+                self.arena.brk += 64                       # the walk moves the break
                 yield from super()._blocks()
-        ''', "WalkGrows", "walkgrows")
-    t = graded(klass, trace_path, check_every=1)
-    assert_caught(t, 1, "_blocks", "the break moved from 0x18 to 0x58 without self._take_core: grow "
-                                   "the heap only with self._take_core(n)")
-
-
-def test_a_strategy_setting_the_heap_limit_is_told_the_limit_is_the_graders(load, trace_path):
-    klass, _ = load('''
-        class OwnLimit(Bump):
-            name = "NAME"
-
+     """, "_blocks", "the break moved from 0x18 to 0x58 without self._take_core: grow the heap only "
+                     "with self._take_core(n), which keeps to the heap limit and the pool"),
+    ("""
             def _malloc(self, size):
-                self.arena.limit = 4096
+                self.arena.limit = 4096                    # graded with no heap limit: None
                 return super()._malloc(size)
-        ''', "OwnLimit", "ownlimit")
-    t = graded(klass, trace_path)              # graded with no heap limit: None
-    assert_caught(t, 1, "_malloc", "self.arena.limit changed from None to 4096: the heap limit is "
-                                   "the grader's (--heap-limit), not the strategy's: grow the heap only")
-
-
-def test_a_walk_giving_a_used_block_another_size_is_named_whole(load, trace_path):
-    # after step 1 the one block is 0x0 of 24 bytes; the walk says 32 (the break
-    # is 0x18, so the walk runs past it too: the size is what is named first)
-    klass, _ = load('''
-        class WrongSize(Bump):
-            name = "NAME"
-
+     """, "_malloc", "self.arena.limit changed from None to 4096: the heap limit is the grader's "
+                     "(--heap-limit), not the strategy's: grow the heap only with self._take_core(n), "
+                     "which keeps to the heap limit and the pool"),
+    # the walk says 32 bytes (so it runs past the break too: the size is named first)
+    ("""
             def _blocks(self):
                 for addr, size, state, payload in super()._blocks():
                     yield addr, size + 8 * (addr == 0), state, payload
-        ''', "WrongSize", "wrongsize")
+     """, "_blocks", "your _blocks reports a used block at 0x0 of 32 bytes, but payload 0x0 was booked "
+                     "as a block at 0x0 of 24 bytes after malloc(24)"),
+    ("""
+            def _blocks(self):
+                yield from super()._blocks()
+                yield self.arena.brk, 16, FREE, None       # 16 bytes after the break
+     """, "_blocks", "your _blocks runs to 0x28, past the end of the heap 0x18 after malloc(24)"),
+], ids=["walk-moves-the-break", "own-heap-limit", "walk-gives-another-size", "walk-past-the-break"])
+def test_a_mistake_at_the_first_step_is_named_whole(load, trace_path, bug, method, says):
+    klass, _ = load("class Broken(Bump):\n    name = 'NAME'\n" + textwrap.indent(textwrap.dedent(bug), "    "),
+                    "Broken", "broken")
     t = graded(klass, trace_path, check_every=1)
-    assert_caught(t, 1, "_blocks", "your _blocks reports a used block at 0x0 of 32 bytes, but payload "
-                                   "0x0 was booked as a block at 0x0 of 24 bytes")
+    e = assert_caught(t, 1, method, says)
+    assert e.message == says
 
 
 def test_a_strategy_without_a_walk_is_told_to_write_one():
@@ -1039,21 +1030,6 @@ def test_the_walk_the_window_keeps_gives_each_used_block_its_request_and_header(
     assert s.walk_tuples() == [(0, 32, USED, 8, 20, 8)]
     s.free(8)
     assert s.walk_tuples() == [(0, 32, FREE, None, 0, 0)]
-
-
-def test_a_walk_past_the_break_is_named_whole(load, trace_path):
-    # after step 1 the heap is 0x0-0x18; the walk adds a free block of 16 bytes after it
-    klass, _ = load('''
-        class PastTheEnd(Bump):
-            name = "NAME"
-
-            def _blocks(self):
-                yield from super()._blocks()
-                yield self.arena.brk, 16, FREE, None
-        ''', "PastTheEnd", "pasttheend")
-    t = graded(klass, trace_path, check_every=1)
-    e = assert_caught(t, 1, "_blocks", "your _blocks runs to 0x28, past the end of the heap 0x18")
-    assert e.message == "your _blocks runs to 0x28, past the end of the heap 0x18 after malloc(24)"
 
 
 def test_a_helper_misused_in_free_is_named_as_frees(load, trace_path):
