@@ -692,11 +692,79 @@ SHORT = Trace.from_ops([(ALLOC, 0, 16), (ALLOC, 1, 16), (REALLOC, 1, 8), (FREE, 
             def _realloc(self, payload, size):
                 raise ValueError("not today")
      """, 3, "_realloc", "your _realloc raised ValueError: not today"),
-], ids=["float-payload", "realloc-round-the-door", "realloc-raises"])
+    ("""
+            def _free(self, payload):
+                self.arena.brk += 64                       # not through _take_core
+                return super()._free(payload)
+     """, 4, "_free", "without self._take_core"),
+], ids=["float-payload", "realloc-round-the-door", "realloc-raises", "free-round-the-door"])
 def test_a_mistake_on_a_short_trace_is_named_the_same_both_ways(load, monkeypatch, bug, step, method, says):
     klass = load("class Broken(Reuse):\n    name = 'NAME'\n" + textwrap.indent(textwrap.dedent(bug), "    "),
                  "Broken")
     error = same_error(*both_paths(klass, SHORT, monkeypatch))
     assert (error.step, error.method) == (step, method), str(error)
     assert says in error.message, error.message
-    assert error.operation == ("malloc(16)" if step == 2 else "realloc(0x10, 8)")
+    # SHORT's operations: block 0 at 0x0, block 1 at 0x10 (16 bytes each, bumped)
+    assert error.operation == {2: "malloc(16)", 3: "realloc(0x10, 8)", 4: "free(0x0)"}[step]
+
+
+def mallocs_counted(klass, monkeypatch):
+    """The ``counted`` of the first instance of ``klass`` that check_trace
+    makes, through the fused calls and through the public methods."""
+    out = []
+    for fused in (True, False):
+        made = []
+        with monkeypatch.context() as m:
+            if not fused:
+                m.setattr(checked_calls, "fused", lambda strategy: False)
+            checked = check_trace(lambda: made.append(klass()) or made[-1], SHORT)
+        assert checked.error is None, checked.error
+        out.append(made[0].counted)
+    return out
+
+
+#: SHORT's calls of _malloc: its two mallocs (the realloc to 8 stays in its 16-byte block)
+SHORT_MALLOCS = sum(verb == "malloc" for _, verb, _ in calls_of(SHORT))
+
+
+def test_a_malloc_set_on_the_instance_is_the_one_called(load, monkeypatch):
+    klass = load('''
+        class Own(Reuse):
+            name = "NAME"
+            counted = 0
+
+            def __init__(self, **common):
+                super().__init__(**common)
+                self._malloc = self.counting_malloc        # the instance's own, over the class's
+
+            def counting_malloc(self, size):
+                self.counted += 1
+                return self.alloc(size)
+        ''', "Own")
+    assert SHORT_MALLOCS == 2
+    assert mallocs_counted(klass, monkeypatch) == [SHORT_MALLOCS, SHORT_MALLOCS]
+
+
+def test_a_malloc_decorated_after_the_class_keeps_its_decorator(load, monkeypatch):
+    # set on the class after it was made: no heapscope wrapper, but a
+    # __wrapped__ (functools.wraps) that is not the method to call
+    klass = load('''
+        import functools
+
+        def counting(func):
+            @functools.wraps(func)
+            def counted_malloc(self, size):
+                self.counted += 1
+                return func(self, size)
+            return counted_malloc
+
+        def plain_malloc(self, size):
+            return self.alloc(size)
+
+        class Later(Reuse):
+            name = "NAME"
+            counted = 0
+
+        Later._malloc = counting(plain_malloc)
+        ''', "Later")
+    assert mallocs_counted(klass, monkeypatch) == [SHORT_MALLOCS, SHORT_MALLOCS]

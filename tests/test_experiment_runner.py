@@ -66,6 +66,24 @@ def test_a_resident_page_adds_the_pages_written_without_and_with_the_program(cou
     assert row["resident"] == 16 and row["resident_touched"] == 4 * 16
 
 
+def test_a_region_mapped_apart_stays_resident_when_the_heap_shrinks_below_it():
+    # dlmalloc maps the 200000-byte request apart (mmap_threshold 150000; the
+    # region at MMAP_BASE, 2**46, far above the break); the free of block 1
+    # trims the heap (trim_threshold 4096) from 0xa000 to 0x1000; block 2's
+    # 140000 bytes come after the shrink.  Touched, in 64 KiB pages, worked
+    # from the addresses:
+    #   block 0: bytes 0x10..200016 of the region, its pages 0-3     4 pages
+    #   block 1: bytes 0x10..40016 of the heap, page 0               1 (peak 5)
+    #   the trim keeps heap page 0 and the region's 4                5
+    #   block 2: bytes 0x10..140016 of the heap, pages 0-2           4 + 3 = 7
+    # (the region's pages dropped at the trim would give a peak of 5).  The
+    # allocator alone writes headers: the region's page 0, heap page 0, and
+    # the header of the rest of top after block 2 (near 0x222c0, page 2): 3
+    trace = parse_rep("0\n3\n4\n1\na 0 200000\na 1 40000\nf 1\na 2 140000\n")
+    strategy = make_strategy("dlmalloc", word=8, trim_threshold=4096, mmap_threshold=150000)
+    assert runner.resident_pages(trace, strategy, 65536) == (3 * 65536, 7 * 65536)
+
+
 def test_jobs_sharing_a_key_are_refused():
     job = Job.of(("same",), ("vo1989", {"steps": 10}), "tlsf")
     with pytest.raises(ValueError, match="two jobs share a key"):

@@ -716,6 +716,20 @@ def test_mean_sd_worked_by_hand():
     assert mean == 2 and sd == pytest.approx(2 ** 0.5)
 
 
+def test_ratio_worked_by_hand():
+    from heapscope.experiments.base import ratio
+    assert ratio(3, 2) == 1.5 and ratio(0, 4) == 0.0
+    # nothing to divide by, or a figure missing on either side: no ratio
+    assert ratio(3, 0) is None and ratio(None, 2) is None and ratio(3, None) is None
+
+
+def test_strategy_columns_head_each_table_with_our_name_and_the_seeds():
+    from heapscope.experiments.base import strategy_columns
+    from heapscope.experiments.model import OURS, SEED
+    assert [(c.key, c.title, c.source) for c in strategy_columns()] == [
+        ("strategy", "strategy", OURS), ("seed_name", "seed's name", SEED)]
+
+
 def test_base_rows_of_an_entry_ours_and_one_not_available():
     from heapscope.experiments.base import Entry, base_row
     assert base_row(Entry("tlsf", None)) == {"strategy": "tlsf", "seed_name": "", "role": "ours"}
@@ -724,6 +738,50 @@ def test_base_rows_of_an_entry_ours_and_one_not_available():
     sa = SeedAllocator("K&R", "the book's malloc", ("first-fit",))
     assert base_row(Entry("first-fit", sa, available=False, note="gone")) == {
         "strategy": "first-fit", "seed_name": "K&R", "role": "seed", "available": False, "note": "gone"}
+
+
+def test_an_unknown_setting_is_named_whole_with_the_ones_it_takes():
+    from heapscope.allocators.params import INT, Param
+    from heapscope.experiments.base import ExperimentError
+
+    class Two(Experiment):
+        name = "two"
+        settings = (Param("runs", INT, 10, "how many runs"), Param("steps", INT, 50, "steps a run"))
+
+    class NoSettings(Experiment):
+        name = "bare"
+
+    with pytest.raises(ExperimentError) as e:
+        Two().parse_settings({"colour": "red"})
+    assert str(e.value) == "experiment two has no setting 'colour' (it takes: runs, steps)"
+    with pytest.raises(ExperimentError) as e:
+        NoSettings().parse_settings({"runs": "3"})
+    assert str(e.value) == "experiment bare has no setting 'runs' (it takes: none)"
+
+
+def test_traces_given_fill_the_corpus_setting_named_whole_with_their_files():
+    # --traces FOLDER: the folder's files, already listed, replace the experiment's own
+    run = EXPERIMENTS["coppa2010"].prepare(corpus=["one.rep", "two.rep"])
+    assert run.settings["traces"] == ["one.rep", "two.rep"]
+
+
+def test_a_list_setting_that_may_be_none_accepts_whole_numbers_in_its_range_only():
+    # dowdeswell1999's counts: None (the seed's) by default, else 1..2**20 each
+    from heapscope.experiments.base import ExperimentError
+    experiment = EXPERIMENTS["dowdeswell1999"]
+    assert experiment.parse_settings({})["counts"] is None
+    assert experiment.parse_settings({"counts": "10,20"})["counts"] == [10, 20]
+    with pytest.raises(ExperimentError, match="counts must be whole numbers in 1..1048576"):
+        experiment.parse_settings({"counts": "0"})
+
+
+def test_a_lineup_naming_an_unknown_strategy_lists_the_known_ones_whole():
+    from heapscope.experiments.base import ExperimentError
+    known = ", ".join(strategy_names())                 # the registry's own list
+    assert "first-fit, " in known or ", first-fit" in known
+    with pytest.raises(ExperimentError) as e:
+        EXPERIMENTS["vo1989"].lineup(["tlsf", "no-such"])
+    assert str(e.value) == f"unknown strategy 'no-such'; known: {known}"
 
 
 def test_an_unknown_workload_parameter_is_named_whole_with_the_ones_it_takes():

@@ -351,7 +351,10 @@ def test_realloc_that_copies_after_freeing(load, trace_path):
                 return new
         ''', "LateCopy", "latecopy")
     t = graded(klass, trace_path)
-    assert_caught(t, 7, "_realloc", "copy before you free the old block at 0x0")
+    # step 7's realloc(0x0, 200): the new block is fresh memory at the break,
+    # 0xc0 (24 + 40 + 8 + 104 + 16 bytes handed out before)
+    assert_caught(t, 7, "_realloc", "your _realloc copied into 0xc0 from a block that no longer held "
+                                    "the program's bytes (copy before you free the old block at 0x0)")
 
 
 def test_the_default_realloc_keeps_the_bytes_and_a_footer_needs_payload_capacity(load, trace_path):
@@ -911,3 +914,169 @@ def test_a_malformed_structure_points_at_the_users_def(load):
         klass().structure()
     assert e.value.method == "structure" and "your structure() returned 42" in e.value.message
     assert e.value.location.endswith(f"shapeless.py:{def_line(path, 'structure', 'Shapeless')}")
+
+
+#: after step 1 (a 0 24) the heap is the one block 0x0 of 24 bytes, the break 0x18
+@pytest.mark.parametrize("bug, method, says", [
+    ("""
+            def _blocks(self):
+                self.arena.brk += 64                       # the walk moves the break
+                yield from super()._blocks()
+     """, "_blocks", "the break moved from 0x18 to 0x58 without self._take_core: grow the heap only "
+                     "with self._take_core(n), which keeps to the heap limit and the pool"),
+    ("""
+            def _malloc(self, size):
+                self.arena.limit = 4096                    # graded with no heap limit: None
+                return super()._malloc(size)
+     """, "_malloc", "self.arena.limit changed from None to 4096: the heap limit is the grader's "
+                     "(--heap-limit), not the strategy's: grow the heap only with self._take_core(n), "
+                     "which keeps to the heap limit and the pool"),
+    # the walk says 32 bytes (so it runs past the break too: the size is named first)
+    ("""
+            def _blocks(self):
+                for addr, size, state, payload in super()._blocks():
+                    yield addr, size + 8 * (addr == 0), state, payload
+     """, "_blocks", "your _blocks reports a used block at 0x0 of 32 bytes, but payload 0x0 was booked "
+                     "as a block at 0x0 of 24 bytes after malloc(24)"),
+    ("""
+            def _blocks(self):
+                yield from super()._blocks()
+                yield self.arena.brk, 16, FREE, None       # 16 bytes after the break
+     """, "_blocks", "your _blocks runs to 0x28, past the end of the heap 0x18 after malloc(24)"),
+], ids=["walk-moves-the-break", "own-heap-limit", "walk-gives-another-size", "walk-past-the-break"])
+def test_a_mistake_at_the_first_step_is_named_whole(load, trace_path, bug, method, says):
+    klass, _ = load("class Broken(Bump):\n    name = 'NAME'\n" + textwrap.indent(textwrap.dedent(bug), "    "),
+                    "Broken", "broken")
+    t = graded(klass, trace_path, check_every=1)
+    e = assert_caught(t, 1, method, says)
+    assert e.message == says
+
+
+def test_a_strategy_without_a_walk_is_told_to_write_one():
+    # a plugin file without _blocks is refused when loaded (tests/test_plugins.py);
+    # a class made in Python and used directly hears it at its first walk
+    from heapscope import UserStrategy, align_up
+
+    class NoWalk(UserStrategy):
+        def _malloc(self, size):
+            need = align_up(max(size, 1), self.align)
+            addr = self._take_core(need)
+            self._note_alloc(addr, addr, need, size, 0)
+            return addr
+
+        def _free(self, payload):
+            self._note_free(payload)
+
+    s = NoWalk()
+    assert s.malloc(16) == 0
+    with pytest.raises(UserStrategyError) as caught:
+        s.walk()
+    assert caught.value.method == "_blocks"
+    assert caught.value.message == ("NoWalk has no _blocks: write def _blocks(self) yielding "
+                                    "(addr, size, state, payload) for every block")
+
+
+def test_a_strategy_without_a_malloc_is_told_to_write_one():
+    from heapscope import UserStrategy
+
+    class NoMalloc(UserStrategy):
+        def _free(self, payload):
+            self._note_free(payload)
+
+        def _blocks(self):
+            return iter(())
+
+    with pytest.raises(UserStrategyError) as caught:
+        NoMalloc().malloc(16)
+    assert (caught.value.method, caught.value.step) == ("_malloc", 1)
+    assert caught.value.message == ("NoMalloc has no _malloc: write def _malloc(self, size) "
+                                    "returning the payload address or None")
+
+
+def test_a_realloc_of_null_counts_the_time_in_the_users_code(load):
+    # the public realloc(NULL, n) is a malloc: the 2 ms the user's _malloc sleeps count
+    klass, _ = load('''
+        import time
+
+        class Slow(Bump):
+            name = "NAME"
+
+            def _malloc(self, size):
+                time.sleep(0.002)
+                return super()._malloc(size)
+        ''', "Slow", "slow")
+    s = klass()
+    s.own_seconds = 0.0
+    assert s.realloc(None, 16) == 0
+    assert s.own_seconds >= 0.002
+
+
+def test_the_walk_the_window_keeps_gives_each_used_block_its_request_and_header(load):
+    # the states the window seeks to (allocators/replay.py) keep walk_tuples():
+    # (addr, size, state, payload, request, header); a block of 8 header bytes
+    # and 24 of payload room for malloc(20): block 0x0 of 32, payload 0x8
+    from heapscope import FREE, USED
+    klass, _ = load('''
+        class Headed(Bump):
+            name = "NAME"
+
+            def alloc(self, size):
+                need = align_up(max(size, 1), self.align) + 8
+                addr = self._take_core(need)
+                return self.book(addr + 8, addr, need, size)
+        ''', "Headed", "headed")
+    s = klass()
+    assert s.malloc(20) == 8
+    assert s.walk_tuples() == [(0, 32, USED, 8, 20, 8)]
+    s.free(8)
+    assert s.walk_tuples() == [(0, 32, FREE, None, 0, 0)]
+
+
+def test_a_helper_misused_in_free_is_named_as_frees(load, trace_path):
+    # step 4 is the trace's first free (f 1): the mistake is _free's, not _malloc's
+    klass, _ = load('''
+        class FreeTakesCore(Bump):
+            name = "NAME"
+
+            def _free(self, payload):
+                self._take_core(-8)
+                super()._free(payload)
+        ''', "FreeTakesCore", "freetakescore")
+    t = graded(klass, trace_path)
+    e = assert_caught(t, 4, "_free", "self._take_core(-8) was called: it takes a number of bytes, an int >= 0")
+    assert e.operation == "free(0x18)"
+
+
+def test_the_free_blocks_of_a_pool_include_the_part_not_carved_yet():
+    # a 256-byte pool: 24 + 8 bytes carved, the first block freed; the user's
+    # free_blocks names that block only, the pool's uncarved 32..256 is added
+    from heapscope import FREE, USED, UserStrategy, align_up
+
+    class Pooled(UserStrategy):
+        def __init__(self, **common):
+            super().__init__(**common)
+            self.blocks = {}
+
+        def _malloc(self, size):
+            need = align_up(max(size, 1), self.align)
+            addr = self._take_core(need)
+            self._note_alloc(addr, addr, need, size, 0)
+            self.blocks[addr] = [need, addr]
+            return addr
+
+        def _free(self, payload):
+            self._note_free(payload)
+            self.blocks[payload][1] = None
+
+        def _blocks(self):
+            for addr in sorted(self.blocks):
+                need, payload = self.blocks[addr]
+                yield addr, need, (FREE if payload is None else USED), payload
+
+        def free_blocks(self):
+            return [(a, n) for a, (n, p) in sorted(self.blocks.items()) if p is None]
+
+    s = Pooled(pool_size=256)
+    assert (s.malloc(24), s.malloc(8)) == (0, 24)
+    s.free(0)
+    assert s.free_blocks() == [(0, 24), (32, 256 - 32)]
