@@ -203,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only.split(","):
         result = run(commands[name], child if name.startswith("window") else None)
         print(report(name, result), flush=True)
+        if name == "compare":
+            # the workers start longest first (allocators/replay_costs.py): their processes above
+            from heapscope.allocators.registry import strategy_names
+            from heapscope.allocators.replay_costs import longest_first
+            print(f"  the workers' strategies, in the order they started: "
+                  f"{', '.join(longest_first(strategy_names()))}")
         if name != "check":
             print(result["stdout"], flush=True)
         if result["returncode"]:
