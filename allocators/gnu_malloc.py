@@ -448,8 +448,9 @@ class GNUMalloc(Strategy):
         self.internal.discard(block)
         i = self._walk(block)
         nxt = fnext[i]
-        self._event(InsertionPoint(self.ADDRESS(block), blocks * B, self._cluster_addr(i),
-                                   self._cluster_addr(nxt)))
+        if self.rec.events is not None:
+            self._event(InsertionPoint(self.ADDRESS(block), blocks * B, self._cluster_addr(i),
+                                       self._cluster_addr(nxt)))
         if i and block == i + fsize[i]:
             # Coalesce this block with its predecessor.
             self.rec.merges += 1

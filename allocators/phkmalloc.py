@@ -223,13 +223,14 @@ class PhkMalloc(Strategy):
         return self.pginfo_head + 4 * ((chunks + MALLOC_BITS - 1) // MALLOC_BITS)
 
     def _walk_event(self, addr: int, size: int, stop: bool):
-        """A free's walk along the free-page list: search in a free, work elsewhere."""
+        """A free's walk along the free-page list: search in a free, work
+        elsewhere; the event (None when events are off, as in bulk replay)."""
         rec = self.rec
         if rec.kind == FREE:
             rec.visits += 1
-            return Visit(addr, size, stop, True)
+            return None if rec.events is None else Visit(addr, size, stop, True)
         rec.walked += 1
-        return WalkStep(addr, size, stop)
+        return None if rec.events is None else WalkStep(addr, size, stop)
 
     # ------------------------------------------------------------- malloc
     def _malloc(self, size: int) -> int | None:
