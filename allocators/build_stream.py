@@ -19,7 +19,8 @@ truncated to what was built (:func:`stop_at_built`), as a cancelled
 In the worker, :class:`ChunkSender` is the build's progress callback: at
 most every :data:`SEND_EVERY` seconds it sends the rows and checkpoints not
 sent yet (the build writes the rows before it reports a step, and takes a
-checkpoint before it replays past it).
+checkpoint before it replays past it), and drops the checkpoints it has
+sent from the worker's timeline.
 """
 
 from __future__ import annotations
@@ -87,7 +88,12 @@ class ChunkSender:
         rows = {name: getattr(tl.series, name)[start:done].copy() for name in series_columns(tl.series)}
         # the steps' list grows after the heaps' (Timeline._keep_checkpoint)
         k = len(tl.checkpoint_steps)
-        steps, blobs = tl.checkpoint_steps[self.checkpoints_sent:k], tl.checkpoints[self.checkpoints_sent:k]
+        sent = self.checkpoints_sent
+        steps, blobs = tl.checkpoint_steps[sent:k], tl.checkpoints[sent:k]
+        # The window keeps them: the worker forgets the heaps it ships (the
+        # build never reads one back), or at ten million operations it held
+        # gigabytes of them beside the window's copy.
+        tl.checkpoints[sent:k] = [None] * (k - sent)
         self.checkpoints_sent = k
         return Chunk(start, done, total, rows, steps, blobs)
 

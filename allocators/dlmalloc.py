@@ -102,6 +102,7 @@ A step's events say every change to ``structure()``:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterator, NamedTuple
 
 from . import structure
@@ -1012,6 +1013,14 @@ class Dlmalloc(DlmallocWords, Strategy):
         (:func:`heapscope.allocators.dlmalloc_measures.fragmentation_probe`)."""
         from .dlmalloc_measures import fragmentation_probe     # it imports this module
         return fragmentation_probe(self)
+
+    def measure_row(self, rec, probe=None) -> tuple:
+        """The default row, its probe looked up once, not at every step (a
+        subclass with a probe of its own gets the default row through it)."""
+        if probe is None and type(self).fragmentation_probe is Dlmalloc.fragmentation_probe:
+            from .dlmalloc_measures import fragmentation_probe
+            probe = partial(fragmentation_probe, self)
+        return super().measure_row(rec, probe)
     def _policy_signature(self) -> tuple:
         bins = tuple((i, tuple(self.bin(i))) for i in range(2, NAV) if self._fd[~i] != ~i)
         return (self.binblocks, bins, self.last_remainder, self.top,

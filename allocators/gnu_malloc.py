@@ -196,7 +196,7 @@ class GNUMalloc(Strategy):
 
     def _set_heapindex(self, b: int) -> None:
         if b != self.heapindex:
-            self._event(PointerMove("_heapindex", self._cluster_addr(self.heapindex), self._cluster_addr(b)))
+            self._emit(PointerMove, "_heapindex", self._cluster_addr(self.heapindex), self._cluster_addr(b))
         self.heapindex = b
 
     def _blockify(self, size: int) -> int:
@@ -259,7 +259,7 @@ class GNUMalloc(Strategy):
         log = self.frag_log.get(b)
         block = (1 << log) if log is not None else self.busy_size[b] * self.B
         self._note_alloc(result, result, block, size, 0)
-        self._event(Placed(result, block, result, size))
+        self._emit(Placed, result, block, result, size)
         return result
 
     def _gmalloc(self, size: int, internal: bool = False) -> int | None:
@@ -317,7 +317,7 @@ class GNUMalloc(Strategy):
         self.nfree[block] = count - 1
         self.first[block] = count - 1
         self.classes.add_chunk(frag, count - 1)
-        self._event(BlockFragmented(result, log, count))
+        self._emit(BlockFragmented, result, log, count)
         return result
 
     def _blocks_for(self, blocks: int, internal: bool = False) -> int | None:
@@ -372,12 +372,12 @@ class GNUMalloc(Strategy):
             fprev[fnext[block]] = rest
             self.classes.runs.add(self.ADDRESS(rest), (have - blocks) * B)
             rec.splits += 1
-            self._event(Split(result, have * B, result, blocks * B, self.ADDRESS(rest), (have - blocks) * B))
+            self._emit(Split, result, have * B, result, blocks * B, self.ADDRESS(rest), (have - blocks) * B)
             new_index = rest
         else:
             fprev[fnext[block]] = fprev[block]
             fnext[fprev[block]] = fnext[block]
-            self._event(ListRemove(result, have * B, CLUSTERS))
+            self._emit(ListRemove, result, have * B, CLUSTERS)
             new_index = fnext[block]
         del fsize[block], fnext[block], fprev[block]
         self._set_heapindex(new_index)
@@ -389,7 +389,7 @@ class GNUMalloc(Strategy):
     # --------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
-        self._event(Released(lb.block_addr, lb.block_size))
+        self._emit(Released, lb.block_addr, lb.block_size)
         self._free_internal(payload)
 
     def _free_internal(self, ptr: int) -> None:
@@ -448,12 +448,13 @@ class GNUMalloc(Strategy):
         self.internal.discard(block)
         i = self._walk(block)
         nxt = fnext[i]
-        self._event(InsertionPoint(self.ADDRESS(block), blocks * B, self._cluster_addr(i),
-                                   self._cluster_addr(nxt)))
+        if self.rec.events is not None:
+            self._event(InsertionPoint(self.ADDRESS(block), blocks * B, self._cluster_addr(i),
+                                       self._cluster_addr(nxt)))
         if i and block == i + fsize[i]:
             # Coalesce this block with its predecessor.
             self.rec.merges += 1
-            self._event(Coalesce(self.ADDRESS(i), fsize[i] * B, self.ADDRESS(block), blocks * B))
+            self._emit(Coalesce, self.ADDRESS(i), fsize[i] * B, self.ADDRESS(block), blocks * B)
             runs.remove(self.ADDRESS(i), fsize[i] * B)
             fsize[i] += blocks
             block = i
@@ -463,14 +464,14 @@ class GNUMalloc(Strategy):
             fprev[block] = i
             fnext[i] = block
             fprev[nxt] = block
-            self._event(ListInsert(self.ADDRESS(block), blocks * B, CLUSTERS))
+            self._emit(ListInsert, self.ADDRESS(block), blocks * B, CLUSTERS)
         nxt = fnext[block]
         if nxt and block + fsize[block] == nxt:
             # ... and with its successor.
             runs.remove(self.ADDRESS(nxt), fsize[nxt] * B)
-            self._event(ListRemove(self.ADDRESS(nxt), fsize[nxt] * B, CLUSTERS))
+            self._emit(ListRemove, self.ADDRESS(nxt), fsize[nxt] * B, CLUSTERS)
             self.rec.merges += 1
-            self._event(Coalesce(self.ADDRESS(block), fsize[block] * B, self.ADDRESS(nxt), fsize[nxt] * B))
+            self._emit(Coalesce, self.ADDRESS(block), fsize[block] * B, self.ADDRESS(nxt), fsize[nxt] * B)
             fsize[block] += fsize[nxt]
             fnext[block] = fnext[nxt]
             fprev[fnext[nxt]] = block
@@ -484,7 +485,7 @@ class GNUMalloc(Strategy):
             fnext[prev] = fnext[block]
             fprev[fnext[block]] = prev
             del fsize[block], fnext[block], fprev[block]
-            self._event(ListRemove(self.ADDRESS(block), blocks * B, CLUSTERS))
+            self._emit(ListRemove, self.ADDRESS(block), blocks * B, CLUSTERS)
             give_back(self, blocks * B)
             block = prev
         else:
@@ -501,7 +502,7 @@ class GNUMalloc(Strategy):
         first = self.ADDRESS(block) + (self.first[block] << log)
         if nfree == count - 1:
             # All fragments of this block are free: off the list, free the block.
-            self._event(FragBlockEmptied(self.ADDRESS(block), log, count))
+            self._emit(FragBlockEmptied, self.ADDRESS(block), log, count)
             prev_of_group = prv[first]
             f = first
             for _ in range(count - 1):
@@ -525,7 +526,7 @@ class GNUMalloc(Strategy):
                 prv[after] = ptr
             self.nfree[block] = nfree + 1
             self.classes.add_chunk(frag)
-            self._event(FragLinked(ptr, frag, log, first))
+            self._emit(FragLinked, ptr, frag, log, first)
         else:
             head = self._head(log)
             old = nxt.get(head)
@@ -537,7 +538,7 @@ class GNUMalloc(Strategy):
             self.nfree[block] = 1
             self.first[block] = (ptr - self.ADDRESS(block)) >> log
             self.classes.add_chunk(frag)
-            self._event(ListInsert(ptr, frag, (log,)))
+            self._emit(ListInsert, ptr, frag, (log,))
 
     # ------------------------------------------------------------ realloc
     def _realloc(self, payload: int, size: int) -> int | None:
@@ -566,7 +567,7 @@ class GNUMalloc(Strategy):
             self.busy_size[tail] = have - blocks
             self.internal.add(tail)
             self.rec.splits += 1
-            self._event(Split(payload, have * B, payload, blocks * B, self.ADDRESS(tail), (have - blocks) * B))
+            self._emit(Split, payload, have * B, payload, blocks * B, self.ADDRESS(tail), (have - blocks) * B)
             self._note_free(payload)
             self._note_alloc(payload, payload, blocks * B, size, 0)
             self._free_blocks(tail)
@@ -576,17 +577,17 @@ class GNUMalloc(Strategy):
             return payload
         # Won't fit: free first (not giving memory back), then malloc.
         self._note_free(payload)
-        self._event(Released(payload, have * B))
+        self._emit(Released, payload, have * B)
         self._free_blocks(block, may_return=False)
         result = self._gmalloc(size)
         if result is None:
             self._unfree(block, have)
             self._note_alloc(payload, payload, have * B, lb.request, 0)
-            self._event(Note("realloc failed: the block was taken back where it was (\"unfree\")"))
+            self._emit(Note, "realloc failed: the block was taken back where it was (\"unfree\")")
             return None
         nb = self.busy_size[self.BLOCK(result)]
         self._note_alloc(result, result, nb * B, size, 0)
-        self._event(Placed(result, nb * B, result, size))
+        self._emit(Placed, result, nb * B, result, size)
         return result
 
     def _unfree(self, block: int, blocks: int) -> None:

@@ -61,6 +61,7 @@ from . import isolation, registry
 from .build_stream import ChunkSender
 from .shipped_trace import ShippedTrace
 from .replay import Timeline
+from .replay_costs import longest_first
 
 #: above this many operations, at most one worker per core runs at a time
 #: (a timeline's build holds its measures, 62 bytes an op, and the trace's
@@ -353,9 +354,21 @@ class ParallelBuild:
             raise RuntimeError("this build has already started")
         self._started = True
         with self._lock:
-            self._pending.extend(self.specs)
+            self._pending.extend(self._start_order())
             self._launch()
         return self
+
+    def _start_order(self) -> list[BuildSpec]:
+        """The builds in the order workers take them: for a table (``keep
+        ="summary"``, which waits for them all) with fewer workers than
+        builds, the longest first (allocators/replay_costs.py), so that the
+        short ones end the run; else as given (the window shows each build
+        as it comes, the user's first; jobs, ``BuildSpec.job``, have no
+        known cost)."""
+        if (self.keep != "summary" or self.workers >= len(self.specs)
+                or any(s.job is not None for s in self.specs)):
+            return list(self.specs)
+        return longest_first(self.specs, lambda spec: spec.name)
 
     def _launch(self) -> None:
         while self._pending and len(self._running) < self.workers and not self.cancelled:

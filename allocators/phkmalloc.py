@@ -223,13 +223,14 @@ class PhkMalloc(Strategy):
         return self.pginfo_head + 4 * ((chunks + MALLOC_BITS - 1) // MALLOC_BITS)
 
     def _walk_event(self, addr: int, size: int, stop: bool):
-        """A free's walk along the free-page list: search in a free, work elsewhere."""
+        """A free's walk along the free-page list: search in a free, work
+        elsewhere; the event (None when events are off, as in bulk replay)."""
         rec = self.rec
         if rec.kind == FREE:
             rec.visits += 1
-            return Visit(addr, size, stop, True)
+            return None if rec.events is None else Visit(addr, size, stop, True)
         rec.walked += 1
-        return WalkStep(addr, size, stop)
+        return None if rec.events is None else WalkStep(addr, size, stop)
 
     # ------------------------------------------------------------- malloc
     def _malloc(self, size: int) -> int | None:
@@ -240,14 +241,14 @@ class PhkMalloc(Strategy):
             return None
         block = self._block_size(addr)
         self._note_alloc(addr, addr, block, size, 0)
-        self._event(Placed(addr, block, addr, size))
+        self._emit(Placed, addr, block, addr, size)
         return addr
 
     def _malloc_init(self) -> bool:
         """malloc_init: "We can sbrk(2) further back when we keep this on a low
         address": the spare pgfree px is malloc'd first."""
         self.started = True
-        self._event(Note("malloc_init: px = imalloc(sizeof *px), a spare free-list record kept low"))
+        self._emit(Note, "malloc_init: px = imalloc(sizeof *px), a spare free-list record kept low")
         self.px = self._imalloc(self.pgfree_size, "pgfree")
         return True
 
@@ -294,13 +295,13 @@ class PhkMalloc(Strategy):
             self.classes.runs.remove(pf.page, pf_size)
             if pf_size == size:
                 del runs[i]
-                self._event(ListRemove(p, size, FREE_PAGES))
+                self._emit(ListRemove, p, size, FREE_PAGES)
                 delay_free = pf
             else:
                 pf.page += size
                 self.classes.runs.add(pf.page, pf_size - size)
                 rec.splits += 1
-                self._event(Split(p, pf_size, p, size, pf.page, pf_size - size))
+                self._emit(Split, p, pf_size, p, size, pf.page, pf_size - size)
             break
         npages = size >> self.pageshift
         if p is None:
@@ -341,7 +342,7 @@ class PhkMalloc(Strategy):
         self.page_dir[self._index(pp)] = bp
         self.buckets[shift].insert(0, bp)
         self.classes.add_chunk(size, total)
-        self._event(ChunkPageMade(pp, shift, size, total, info, stolen))
+        self._emit(ChunkPageMade, pp, shift, size, total, info, stolen)
         return True
 
     def _malloc_bytes(self, size: int) -> int | None:
@@ -368,13 +369,13 @@ class PhkMalloc(Strategy):
             events.append(ChunkTaken(bp.page, j, k, addr, chunk, k // MALLOC_BITS + 1))
         if not bp.free:
             del bucket[0]
-            self._event(ChunkPageUnlinked(bp.page, j))
+            self._emit(ChunkPageUnlinked, bp.page, j)
         return addr
 
     # --------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
-        self._event(Released(lb.block_addr, lb.block_size))
+        self._emit(Released, lb.block_addr, lb.block_size)
         self._ifree(payload)
 
     def _ifree(self, ptr: int) -> None:
@@ -392,7 +393,7 @@ class PhkMalloc(Strategy):
         info.free += 1
         self.meta.pop(ptr, None)
         self.classes.add_chunk(info.size)
-        self._event(ChunkFreed(info.page, shift, i, ptr, info.size))
+        self._emit(ChunkFreed, info.page, shift, i, ptr, info.size)
         bucket = self.buckets[shift]
         if info.free == 1:
             # "Insert in address order": the walk compares the next page, so it
@@ -401,15 +402,15 @@ class PhkMalloc(Strategy):
             while at + 1 < len(bucket) and bucket[at + 1].page < info.page:
                 at += 1
             bucket.insert(at, info)
-            self._event(ChunkPageLinked(info.page, shift, bucket[at - 1].page if at else None))
+            self._emit(ChunkPageLinked, info.page, shift, bucket[at - 1].page if at else None)
             return
         if info.free != info.total:
             return
         bucket.remove(info)
-        self._event(ChunkPageUnlinked(info.page, shift))
+        self._emit(ChunkPageUnlinked, info.page, shift)
         self.classes.remove_chunk(info.size, info.total)
         self.page_dir[self._index(info.page)] = MALLOC_FIRST
-        self._event(ChunkPageDissolved(info.page, shift, self.pagesize))
+        self._emit(ChunkPageDissolved, info.page, shift, self.pagesize)
         if info.info != info.page:
             self._ifree(info.info)      # "Order is important !"
         self._ifree(info.page)
@@ -447,8 +448,8 @@ class PhkMalloc(Strategy):
         if not runs:
             runs.append(Run(ptr, tail, holder))
             index_runs.add(ptr, l)
-            self._event(InsertionPoint(ptr, l, None, None))
-            self._event(ListInsert(ptr, l, FREE_PAGES))
+            self._emit(InsertionPoint, ptr, l, None, None)
+            self._emit(ListInsert, ptr, l, FREE_PAGES)
             at = 0
         else:
             at = 0
@@ -467,22 +468,22 @@ class PhkMalloc(Strategy):
                 # Insert before entry
                 runs.insert(at, Run(ptr, tail, holder))
                 index_runs.add(ptr, l)
-                self._event(InsertionPoint(ptr, l, runs[at - 1].page if at else None, pf.page))
-                self._event(ListInsert(ptr, l, FREE_PAGES))
+                self._emit(InsertionPoint, ptr, l, runs[at - 1].page if at else None, pf.page)
+                self._emit(ListInsert, ptr, l, FREE_PAGES)
             elif pf.end == ptr:
                 # Append to the previous entry
                 nxt = runs[at + 1] if at + 1 < len(runs) else None
-                self._event(InsertionPoint(ptr, l, pf.page, nxt.page if nxt else None))
+                self._emit(InsertionPoint, ptr, l, pf.page, nxt.page if nxt else None)
                 index_runs.remove(pf.page, pf.end - pf.page)
                 self.rec.merges += 1
-                self._event(Coalesce(pf.page, pf.end - pf.page, ptr, l))
+                self._emit(Coalesce, pf.page, pf.end - pf.page, ptr, l)
                 pf.end += l
                 if nxt is not None and pf.end == nxt.page:
                     # And collapse the next too.
                     index_runs.remove(nxt.page, nxt.end - nxt.page)
-                    self._event(ListRemove(nxt.page, nxt.end - nxt.page, FREE_PAGES))
+                    self._emit(ListRemove, nxt.page, nxt.end - nxt.page, FREE_PAGES)
                     self.rec.merges += 1
-                    self._event(Coalesce(pf.page, pf.end - pf.page, nxt.page, nxt.end - nxt.page))
+                    self._emit(Coalesce, pf.page, pf.end - pf.page, nxt.page, nxt.end - nxt.page)
                     pf.end = nxt.end
                     del runs[at + 1]
                     pt = nxt
@@ -490,10 +491,10 @@ class PhkMalloc(Strategy):
                 self.px = holder
             elif pf.page == tail:
                 # Prepend to entry
-                self._event(InsertionPoint(ptr, l, runs[at - 1].page if at else None, pf.page))
+                self._emit(InsertionPoint, ptr, l, runs[at - 1].page if at else None, pf.page)
                 index_runs.remove(pf.page, pf.end - pf.page)
                 self.rec.merges += 1
-                self._event(Coalesce(ptr, l, pf.page, pf.end - pf.page))
+                self._emit(Coalesce, ptr, l, pf.page, pf.end - pf.page)
                 pf.page = ptr
                 index_runs.add(pf.page, pf.end - pf.page)
                 self.px = holder
@@ -502,8 +503,8 @@ class PhkMalloc(Strategy):
                 runs.append(Run(ptr, tail, holder))
                 index_runs.add(ptr, l)
                 at += 1
-                self._event(InsertionPoint(ptr, l, pf.page, None))
-                self._event(ListInsert(ptr, l, FREE_PAGES))
+                self._emit(InsertionPoint, ptr, l, pf.page, None)
+                self._emit(ListInsert, ptr, l, FREE_PAGES)
             else:
                 raise AssertionError("phkmalloc: freelist is destroyed")
         pf = runs[at]

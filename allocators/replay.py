@@ -668,6 +668,10 @@ class Timeline:
         buf = bytearray(min(n, PROGRESS_EVERY) * _row_size(fields))
         block = t               # the step of buf's first row
         wall0, cpu0 = time.perf_counter(), time.process_time()
+        # Checkpoints are spaced by the CPU time of this thread (the replay's
+        # and the pickles'): on a loaded machine the wall time of each step
+        # grew several-fold and they came as many times closer (at 1M ops
+        # and load 20, the window's build took ten times compare's time).
         spent = 0.0             # replay seconds, checkpoints left out
         pickled = [0.0, 0]      # seconds and bytes of the checkpoints so far
         done = [0]              # operations applied by the last _measure_ops
@@ -675,7 +679,7 @@ class Timeline:
         last = n - 1            # replayed apart, with its events
         while t < last:
             if t == next_checkpoint:
-                c0 = time.perf_counter()
+                c0 = time.thread_time()
                 try:
                     blob = self._keep_checkpoint(t, strategy, program)
                 except UserStrategyError as exc:     # a user strategy that cannot be pickled
@@ -687,7 +691,7 @@ class Timeline:
                 # a heap whose attributes are inline again (_go_on_after).
                 strategy, program = _go_on_after(blob, strategy, program)
                 size = len(blob)
-                pickled[0] += time.perf_counter() - c0
+                pickled[0] += time.thread_time() - c0
                 pickled[1] += size
                 # What this one cost, at the mean speed of all so far: a
                 # pause of the machine (a collection, another process) while
@@ -703,7 +707,7 @@ class Timeline:
                     self._finish_build(t, wall0, cpu0, strategy, program, None)
                     raise ReplayCancelled(t)
             stop = min(last, next_checkpoint, (t // PROGRESS_EVERY + 1) * PROGRESS_EVERY)
-            s0 = time.perf_counter()
+            s0 = time.thread_time()
             try:
                 _measure_ops(strategy, program, counted, kinds[t:stop], ids[t:stop], sizes[t:stop],
                              buf, t - block, done, self._largest)
@@ -712,7 +716,7 @@ class Timeline:
                 writer.write(block, buf, t - block)
                 self._stop_at_fault(t, wall0, cpu0, exc)
                 return self
-            spent += time.perf_counter() - s0
+            spent += time.thread_time() - s0
             t = stop
         writer.write(block, buf, t - block)
         record = None

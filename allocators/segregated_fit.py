@@ -207,7 +207,7 @@ class SegregatedFirstFit(Strategy):
         self._free_bytes += size
         self._free_index.add(b, size)
         if self.rec.events is not None:
-            self._event(ListInsert(b, size, (k,)))
+            self._emit(ListInsert, b, size, (k,))
 
     def _remove(self, b: int, size: int) -> None:
         nxt, prv = self._next, self._prev
@@ -218,7 +218,7 @@ class SegregatedFirstFit(Strategy):
         self._free_bytes -= size
         self._free_index.remove(b, size)
         if self.rec.events is not None:
-            self._event(ListRemove(b, size, (self.size_class(size),)))
+            self._emit(ListRemove, b, size, (self.size_class(size),))
 
     def _set(self, b: int, word: int) -> None:
         """Write header and footer of the block at ``b``."""
@@ -312,14 +312,14 @@ class SegregatedFirstFit(Strategy):
             self._set(b, size | ALLOC_BIT)
         payload = b + self.word
         self._note_alloc(payload, b, size, request, 2 * self.word)
-        self._event(Placed(b, size, payload, request))
+        self._emit(Placed, b, size, payload, request)
         return payload
 
     # --------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
         b, size = lb.block_addr, lb.block_size
-        self._event(Released(b, size))
+        self._emit(Released, b, size)
         self._set(b, size)
         self._coalesce(b, size)
 

@@ -360,6 +360,14 @@ class Strategy(StrategyWords, StrategyMeasures, StrategyState, BulkReplay):
         if events is not None:
             events.append(event)
 
+    def _emit(self, kind, *fields, **named) -> None:
+        """Record the event ``kind(*fields, **named)`` if this operation's
+        events are kept, making it only then: :meth:`_event` with the event
+        made for it, without the microsecond a bulk replay would spend on one
+        it throws away (the fields are still worked out: keep them cheap)."""
+        if self.rec.events is not None:
+            self._event(kind(*fields, **named))
+
     def _note_alloc(self, payload: int, block_addr: int, block_size: int,
                     request: int, header: int) -> None:
         # tuple.__new__ skips the namedtuple's Python-level __new__: half the cost per malloc.

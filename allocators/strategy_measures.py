@@ -74,7 +74,7 @@ class StrategyMeasures:
         largest = max(top, largest_below)
         return total, largest, top, largest_below
 
-    def measure_row(self, rec: OpRecord) -> tuple[tuple[str, ...], Callable]:
+    def measure_row(self, rec: OpRecord, probe: Callable | None = None) -> tuple[tuple[str, ...], Callable]:
         """``(fields, row)``: what the timeline's build packs after every step
         (``heapscope.allocators.replay``), ``row(buf, offset, live_bytes, payload)``
         packing one row of ``fields`` (names of ``metrics.ROW_FIELDS``, in
@@ -89,8 +89,10 @@ class StrategyMeasures:
         gives it), and only the counters it ever adds to (the build checks
         after each block of steps that the others did not move).  Its values
         must be exactly this default's (tests compare every column with
-        :func:`~heapscope.allocators.replay.record_row`)."""
-        probe = self.fragmentation_probe
+        :func:`~heapscope.allocators.replay.record_row`).  ``probe``: the
+        probe the row calls instead of :meth:`fragmentation_probe`, the same
+        function looked up once (dlmalloc's method imports it at each call)."""
+        probe = probe or self.fragmentation_probe
         pack = _FULL_ROW.pack_into
         if self.arena.fixed:
             def row(buf, off, live_bytes, payload):

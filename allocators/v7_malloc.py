@@ -137,7 +137,7 @@ class V7Malloc(Strategy):
 
     def _move_allocp(self, new: int) -> None:
         old = self.allocp
-        if new != old:
+        if new != old and self.rec.events is not None:
             self._event(PointerMove("allocp", self._pointer(old), self._pointer(new)))
         self.allocp = new
 
@@ -212,12 +212,12 @@ class V7Malloc(Strategy):
             link[split_at] = q
             index.add(split_at, q - split_at)
             self.rec.splits += 1
-            self._event(Split(p, q - p, p, nw * W, split_at, q - split_at))
+            self._emit(Split, p, q - p, p, nw * W, split_at, q - split_at)
         link[p] = split_at | BUSY
         self._move_allocp(split_at)
         payload = p + W
         self._note_alloc(payload, p, nw * W, nbytes, W)
-        self._event(Placed(p, nw * W, payload, nbytes))
+        self._emit(Placed, p, nw * W, payload, nbytes)
         return payload
 
     def _extend(self, nw: int) -> bool:
@@ -240,14 +240,14 @@ class V7Malloc(Strategy):
         link[top] = self.allocs0 | BUSY
         self.alloct = top
         self.free_index.add(q, top - q)
-        self._event(ArenaExtended(old_top if contiguous else None, q, top - q, top, W))
+        self._emit(ArenaExtended, old_top if contiguous else None, q, top - q, top, W)
         return True
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
         p = lb.block_addr
-        self._event(Released(p, lb.block_size))
+        self._emit(Released, p, lb.block_size)
         self.link[p] &= ~BUSY
         self.free_index.add(p, lb.block_size)
         self._move_allocp(p)
@@ -276,16 +276,16 @@ class V7Malloc(Strategy):
             link[r] = p
             index.add(r, p - r)
             self.rec.splits += 1
-            self._event(Split(r, end - r, p, end - p, r, p - r))
+            self._emit(Split, r, end - r, p, end - p, r, p - r)
         if p + size < end:
             link[p + size] = end
             index.add(p + size, end - p - size)
             self.rec.splits += 1
-            self._event(Split(p, end - p, p, size, p + size, end - p - size))
+            self._emit(Split, p, end - p, p, size, p + size, end - p - size)
         link[p] = (p + size) | BUSY
         self._note_alloc(p + W, p, size, request, W)
-        self._event(Placed(p, size, p + W, request))
-        self._event(Note("realloc failed: the old block is kept (V7 had already freed it)"))
+        self._emit(Placed, p, size, p + W, request)
+        self._emit(Note, "realloc failed: the old block is kept (V7 had already freed it)")
 
     def _block_holding(self, a: int) -> int:
         p = self.arena.base

@@ -38,6 +38,7 @@ from heapscope.allocators.registry import STRATEGIES
 
 from .background_densifier import BackgroundDensifier
 from .compare_dialog import CompareDialog
+from .compare_memory import ask_before_building
 from .compare_rows import RowsAsBuilt
 from .compare_view import MAX_ROWS, MIN_ROWS, CompareView
 from .predict_bar import PredictBar
@@ -84,6 +85,8 @@ class CompareMode(QObject):
         self.rows = RowsAsBuilt(self)
         window.model.trace_changed.connect(self.densifier.cancel)
         self.dialog: CompareDialog | None = None
+        #: the dialog saying what the rows would need, while it is open
+        self.memory_dialog = None
         # predict mode (gui/predict_mode.py) asks every row: a click in a row
         # answers for that row, an open question quiets the rows
         self.view.row_clicked.connect(window.predict_click)
@@ -132,11 +135,17 @@ class CompareMode(QObject):
             self.ask_names()
         self._sync_action()
 
-    def compare(self, names) -> None:
+    def compare(self, names, memory_asked: bool = False) -> None:
         """Show ``names`` side by side at the current step, building (all at
-        once) those not built yet for this trace and these parameters."""
+        once) those not built yet for this trace and these parameters.  If
+        the rows would need more memory than compare mode may take, a dialog
+        says so first and offers fewer (gui/compare_memory.py); its answer
+        comes back here with ``memory_asked``."""
         names = check_names(names)
         w = self.window
+        if not memory_asked and not w.loader.busy and ask_before_building(
+                self, names, lambda picked: self.compare(picked, memory_asked=True)):
+            return
         self.names = names
         if w.loader.busy:
             # a trace is being read: read it for compare mode instead

@@ -84,3 +84,27 @@ def test_a_worker_not_forked_reads_its_trace_from_a_file_removed_after_the_build
     assert not os.path.exists(shipped.path)
     here = Timeline(trace, "tlsf", checkpoints=False).build().summary()
     assert results["tlsf"]["waste"] == here["waste"]
+
+
+def test_the_sender_ships_every_checkpoint_and_keeps_none_of_them(trace):
+    """The worker's timeline forgets each checkpoint once it is shipped (the
+    window keeps it); the chunks carry exactly a plain build's checkpoints."""
+    from heapscope.allocators.build_stream import ChunkSender
+    plain = Timeline(trace, "first-fit").build()
+    worker = Timeline(trace, "first-fit")
+    sent = []
+    sender = ChunkSender(worker, sent.append, every=0.0)
+    worker.build(progress=sender)
+    sent.append(("chunk", sender.end().chunk))
+    shipped = [(t, blob) for _, chunk in sent for t, blob in zip(chunk.checkpoint_steps, chunk.checkpoints)]
+    # checkpoints are spaced by what they cost: the worker's own steps, each
+    # the heap a plain build seeks to there
+    assert len(shipped) > 1 and [t for t, _ in shipped] == worker.checkpoint_steps
+    for t, blob in shipped:
+        assert pickle_heap(blob) == heap_of(plain.seek(t)), t
+    assert worker.checkpoints == [None] * len(shipped)
+
+
+def pickle_heap(blob):
+    from heapscope.allocators.replay import unpickled_heap
+    return heap_of(unpickled_heap(blob)[0])
