@@ -328,3 +328,28 @@ def test_the_buddy_view_at_late_steps_of_a_real_trace_shows_the_step_whole(qtbot
             tree_x = view.view_point_of(view.tree_layer, QPointF(bv.TREE_X, 0)).x()
             if tree_x > frame.right() - 40:
                 assert "split tree" in view.summary and "right of the frame" in view.summary, view.summary
+
+
+@pytest.mark.parametrize("kind", ["address-ring", "ring"])
+def test_a_narrow_card_views_legend_wraps_its_words_whole(qtbot, kind):
+    """Issue 24: in a compare row's structure view at 1280 x 720 (about 260
+    px wide) the ring views' legend was a grid three entries wide, clipped
+    at the view's edge: "examin", "freed, j", "selecte".  Every entry's
+    words are now shown whole inside the view, on as many lines as they need."""
+    from PySide6.QtCore import QPoint, QRect
+    from heapscope.gui.structure_views import view_for
+    view = view_for(kind)()
+    qtbot.addWidget(view)
+    view.resize(260, 420)
+    view.show()
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    inside = view.rect()
+    words = [w for w in view.legend.findChildren(QLabel) if w.text()
+             and not w.text().isdigit()]
+    assert len(words) >= 4
+    for label in words:
+        assert label.isVisible()
+        assert label.width() >= label.sizeHint().width(), (label.text(), label.width(), label.sizeHint().width())
+        rect = QRect(label.mapTo(view, QPoint(0, 0)), label.size())
+        assert inside.contains(rect), (label.text(), rect, inside)
