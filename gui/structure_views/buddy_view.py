@@ -806,7 +806,7 @@ class BuddyView(SceneStructureView):
             row.count = len(members)
             chips = members[:shown]
             row.taken = taken_from.get(k)
-            if row.taken is not None and row.taken not in members:
+            if row.taken is not None and row.taken not in members and shown:
                 chips = [row.taken] + members[:shown - 1]
             else:
                 row.taken = None
@@ -1087,7 +1087,10 @@ class BuddyView(SceneStructureView):
             said.append(f"{n_runs} run{'s' if n_runs != 1 else ''} of whole chunks in one state "
                         f"drawn as one tile each")
         long_lists = [k for k, v in avail.items() if len(v) > self.chips_shown]
-        if long_lists:
+        if not self.chips_shown:
+            said.append("AVAIL lists show their lengths only (no room for a block's address: a wider "
+                        "panel or Fit all)")
+        elif long_lists:
             first = "block" if self.chips_shown == 1 else f"{self.chips_shown} blocks"
             said.append(f"AVAIL lists show their first {first} and how many more")
         if self._summary_extra:
@@ -1132,12 +1135,13 @@ class BuddyView(SceneStructureView):
     def chips_that_fit(self) -> int:
         """How many chips an AVAIL row shows: as many as fit, with its "+N",
         in the width the view shows at the lowest zoom the camera takes (the
-        camera starts at the table's left edge), 1 to :data:`CHIPS_SHOWN`.
+        camera starts at the table's left edge), 0 to :data:`CHIPS_SHOWN`
+        (0: the lengths only, and the summary says so).
         In presenter mode at 1280 x 720 the third and second ran off the
         right edge (issue 24)."""
         right = self.legible_room()[0] - 40.0 + FOCUS_MARGIN - 8
         n = int((right - CHIPS_X - MORE_W) // (CHIP_W + CHIP_GAP))
-        return min(max(n, 1), CHIPS_SHOWN)
+        return min(max(n, 0), CHIPS_SHOWN)
 
 
 def wrapped(text: str, f, width: float) -> list[str]:
