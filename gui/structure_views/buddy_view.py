@@ -40,6 +40,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
 from heapscope.allocators import events as ev
+from ..predict_bar import wrap_lines
 from . import register_view
 from .transition import Morph, cross_fade, lerp_rect
 from .scene_view import (EMPTY_FILL, FAINT, FOCUS_MARGIN, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE,
@@ -984,7 +985,7 @@ class BuddyView(SceneStructureView):
         y = bottom + 16
         for i, text in enumerate(self._notes_text):
             f = font(17, i == len(self._notes_text) - 1 and bool(step.released))
-            lines = wrapped(text, f, width)
+            lines = wrap_lines(text, QFontMetricsF(f), width, 1 << 10).split("\n")
             t = QGraphicsSimpleTextItem("\n".join(lines))
             t.setFont(f)
             t.setPos(0, y)
@@ -1142,23 +1143,6 @@ class BuddyView(SceneStructureView):
         right = self.legible_room()[0] - 40.0 + FOCUS_MARGIN - 8
         n = int((right - CHIPS_X - MORE_W) // (CHIP_W + CHIP_GAP))
         return min(max(n, 0), CHIPS_SHOWN)
-
-
-def wrapped(text: str, f, width: float) -> list[str]:
-    """``text`` cut at spaces into lines no wider than ``width`` in font ``f``
-    (a word longer than the width keeps a line of its own)."""
-    metrics = QFontMetricsF(f)
-    lines: list[str] = []
-    line = ""
-    for word in text.split(" "):
-        trial = f"{line} {word}" if line else word
-        if line and metrics.horizontalAdvance(trial) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = trial
-    lines.append(line)
-    return lines
 
 
 def _stretch(item, start: QRectF, end: QRectF):
