@@ -216,9 +216,6 @@ class MainWindow(QMainWindow):
     def apply_presentation(self, pres: Presentation) -> None:
         """Show the window as ``pres`` says (gui/window_layout.py)."""
         self.window_layout.apply_presentation(pres)
-        lessons = getattr(self, "lessons", None)     # None while the window is being built
-        if lessons is not None:
-            lessons.presentation_changed()
 
     def set_presenter(self, on: bool) -> None:
         """Presenter mode on or off (F5), remembered in the settings."""

@@ -792,7 +792,7 @@ class BuddyView(SceneStructureView):
         band_y = {k: (top - k) * BAND_H for k in range(min_order, top + 1)}
 
         # the AVAIL rows
-        shown = self.chips_shown = self.chips_that_fit()
+        shown = self.chips_shown = chips_that_fit(self.legible_room()[0])
         taken_from = {k: a for a, k in step.removed}
         inserted_in: dict[int, set] = {}
         for a, k in step.inserted:
@@ -1066,83 +1066,101 @@ class BuddyView(SceneStructureView):
         return sum(1 for g in groups if g.run > 1)
 
     def _write_caption(self, s, avail, chunks, step: BuddyStep, n_runs: int) -> None:
-        n_free = sum(len(v) for v in avail.values())
-        parts = [f"<b>{self.title}</b> (Knuth 2.5, algorithms R and S): {len(chunks)} "
-                 f"chunk{'s' if len(chunks) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
-        if s.get("outside"):
-            parts.append(f"{short_bytes(size_of(s, s['outside'][0]['addr']))} of the pool not carved yet")
-        what = []
-        if step.probes:
-            what.append(f"R1 probed {len(step.probes)} list{'s' if len(step.probes) != 1 else ''}")
-        if step.splits:
-            what.append(f"{len(step.splits)} split{'s' if len(step.splits) != 1 else ''}")
-        if step.merges:
-            what.append(f"{len(step.merges)} merge{'s' if len(step.merges) != 1 else ''}")
-        key = " &nbsp; ".join([swatch(FREE_FILL, "free"), swatch(USED_FILL, "used"), swatch(SPLIT_FILL, "split"),
-                               swatch(VISITED, "probed (in order)", True), swatch(TAKEN, "taken off a list", True),
-                               swatch(INSERTED, "pushed / freed", True), swatch(SELECTED, "selected", True)])
-        line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
-        self.caption.setText(" \u00b7 ".join(parts) + "<br>" + line2 + key)
-        said = []
-        if n_runs:
-            said.append(f"{n_runs} run{'s' if n_runs != 1 else ''} of whole chunks in one state "
-                        f"drawn as one tile each")
-        long_lists = [k for k, v in avail.items() if len(v) > self.chips_shown]
-        if not self.chips_shown:
-            said.append("AVAIL lists show their lengths only (no room for a block's address: a wider "
-                        "panel or Fit all)")
-        elif long_lists:
-            first = "block" if self.chips_shown == 1 else f"{self.chips_shown} blocks"
-            said.append(f"AVAIL lists show their first {first} and how many more")
-        if self._summary_extra:
-            said.append(self._summary_extra)
-        self._said = said
+        self.caption.setText(caption_html(self.title, s, avail, chunks, step))
+        self._said = summary_parts(avail, n_runs, self.chips_shown, self._summary_extra)
         self.framed()
 
     def framed(self) -> None:
         """The summary, with what the camera's frame leaves out of what the
-        step did: AVAIL rows it names above or below the frame, the split
-        tree right of it."""
-        said = []
-        view = self.box.viewRect()
-        top = view.top() + self.strip_height() * view.height() / max(self.box.height(), 1.0)
-        out = []
-        for k in sorted(step_orders(self.step), reverse=True):
-            row = self._rows.get(k)
-            if row is None or not row.isVisible():
-                continue
-            r = self.view_rect_of(row, QRectF(0, 0, CHIPS_X, BAND_H))
-            if r.top() < top - 1:
-                out.append((k, "above"))
-            elif r.bottom() > view.bottom() + 1:
-                out.append((k, "below"))
-        for where in ("above", "below"):
-            ks = [k for k, w in out if w == where]
-            if ks:
-                names = ", ".join(f"AVAIL[{k}]" for k in ks)
-                said.append(f"the step's {names} {'is' if len(ks) == 1 else 'are'} {where} the frame "
-                            f"(scroll{' up' if where == 'above' else ''})")
-        tree_x = self.view_point_of(self.tree_layer, QPointF(TREE_X, 0)).x()
-        if self.focus_chunk is not None and tree_x > view.right() - 40:
-            said.append(f"the split tree of chunk {self.focus_chunk:#x} is right of the frame "
-                        f"(Shift+wheel, or Fit all)")
-        notes = [n for n in self._notes if isinstance(n, QGraphicsSimpleTextItem) and "\u2295" in n.text()]
-        if notes and self.view_rect_of(notes[0]).top() > view.bottom() - 10:
-            said.append("the step's arithmetic is under the table (scroll)")
-        # what the frame leaves out first: the status line may cut the rest
-        said += self._said
+        step did first (the status line may cut the rest)."""
+        said = left_out(self) + self._said
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")
 
-    def chips_that_fit(self) -> int:
-        """How many chips an AVAIL row shows: as many as fit, with its "+N",
-        in the width the view shows at the lowest zoom the camera takes (the
-        camera starts at the table's left edge), 0 to :data:`CHIPS_SHOWN`
-        (0: the lengths only, and the summary says so).
-        In presenter mode at 1280 x 720 the third and second ran off the
-        right edge (issue 24)."""
-        right = self.legible_room()[0] - 40.0 + FOCUS_MARGIN - 8
-        n = int((right - CHIPS_X - MORE_W) // (CHIP_W + CHIP_GAP))
-        return min(max(n, 0), CHIPS_SHOWN)
+
+
+# ------------------------------------------------------------------ words
+
+def chips_that_fit(room: float) -> int:
+    """How many chips an AVAIL row shows: as many as fit, with its "+N", in
+    ``room``, the width a view shows at the lowest zoom the camera takes
+    (:meth:`SceneStructureView.legible_room`; the camera starts 40 units left
+    of the table), 0 to :data:`CHIPS_SHOWN` (0: the lengths only, and the
+    summary says so).  In presenter mode at 1280 x 720 the third and second
+    ran off the right edge (issue 24)."""
+    right = room - 40.0 + FOCUS_MARGIN - 8
+    n = int((right - CHIPS_X - MORE_W) // (CHIP_W + CHIP_GAP))
+    return min(max(n, 0), CHIPS_SHOWN)
+
+
+def caption_html(title: str, s: dict, avail: dict, chunks: list, step: BuddyStep) -> str:
+    """The caption: what the structure holds, what the step did, the key."""
+    n_free = sum(len(v) for v in avail.values())
+    parts = [f"<b>{title}</b> (Knuth 2.5, algorithms R and S): {len(chunks)} "
+             f"chunk{'s' if len(chunks) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
+    if s.get("outside"):
+        parts.append(f"{short_bytes(size_of(s, s['outside'][0]['addr']))} of the pool not carved yet")
+    what = []
+    if step.probes:
+        what.append(f"R1 probed {len(step.probes)} list{'s' if len(step.probes) != 1 else ''}")
+    if step.splits:
+        what.append(f"{len(step.splits)} split{'s' if len(step.splits) != 1 else ''}")
+    if step.merges:
+        what.append(f"{len(step.merges)} merge{'s' if len(step.merges) != 1 else ''}")
+    key = " &nbsp; ".join([swatch(FREE_FILL, "free"), swatch(USED_FILL, "used"), swatch(SPLIT_FILL, "split"),
+                           swatch(VISITED, "probed (in order)", True), swatch(TAKEN, "taken off a list", True),
+                           swatch(INSERTED, "pushed / freed", True), swatch(SELECTED, "selected", True)])
+    line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
+    return " \u00b7 ".join(parts) + "<br>" + line2 + key
+
+
+def summary_parts(avail: dict, n_runs: int, chips_shown: int, extra: str) -> list[str]:
+    """What the drawing summarised, whatever the frame shows."""
+    said = []
+    if n_runs:
+        said.append(f"{n_runs} run{'s' if n_runs != 1 else ''} of whole chunks in one state "
+                    f"drawn as one tile each")
+    if not chips_shown:
+        said.append("AVAIL lists show their lengths only (no room for a block's address: a wider "
+                    "panel or Fit all)")
+    elif any(len(v) > chips_shown for v in avail.values()):
+        first = "block" if chips_shown == 1 else f"{chips_shown} blocks"
+        said.append(f"AVAIL lists show their first {first} and how many more")
+    if extra:
+        said.append(extra)
+    return said
+
+
+def left_out(view: BuddyView) -> list[str]:
+    """What ``view``'s frame leaves out of what the step did: AVAIL rows it
+    names above or below the frame, the split tree right of it, the
+    arithmetic under the table."""
+    said = []
+    frame = view.box.viewRect()
+    top = frame.top() + view.strip_height() * frame.height() / max(view.box.height(), 1.0)
+    out = []
+    for k in sorted(step_orders(view.step), reverse=True):
+        row = view._rows.get(k)
+        if row is None or not row.isVisible():
+            continue
+        r = view.view_rect_of(row, QRectF(0, 0, CHIPS_X, BAND_H))
+        if r.top() < top - 1:
+            out.append((k, "above"))
+        elif r.bottom() > frame.bottom() + 1:
+            out.append((k, "below"))
+    for where in ("above", "below"):
+        ks = [k for k, w in out if w == where]
+        if ks:
+            names = ", ".join(f"AVAIL[{k}]" for k in ks)
+            said.append(f"the step's {names} {'is' if len(ks) == 1 else 'are'} {where} the frame "
+                        f"(scroll{' up' if where == 'above' else ''})")
+    tree_x = view.view_point_of(view.tree_layer, QPointF(TREE_X, 0)).x()
+    if view.focus_chunk is not None and tree_x > frame.right() - 40:
+        said.append(f"the split tree of chunk {view.focus_chunk:#x} is right of the frame "
+                    f"(Shift+wheel, or Fit all)")
+    notes = [n for n in view._notes if isinstance(n, QGraphicsSimpleTextItem) and "\u2295" in n.text()]
+    if notes and view.view_rect_of(notes[0]).top() > frame.bottom() - 10:
+        said.append("the step's arithmetic is under the table (scroll)")
+    return said
 
 
 def _stretch(item, start: QRectF, end: QRectF):
