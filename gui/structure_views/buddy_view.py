@@ -1071,8 +1071,10 @@ class BuddyView(SceneStructureView):
         self.framed()
 
     def framed(self) -> None:
-        """The summary, with what the camera's frame leaves out of what the
-        step did first (the status line may cut the rest)."""
+        """The summary, what the frame leaves out first; a size that fits
+        another number of chips draws the rows again (as a lone view would)."""
+        if self._structure is not None and chips_that_fit(self.legible_room()[0]) != self.chips_shown:
+            return self._rebuild(follow=self.following)
         said = left_out(self) + self._said
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")
 

@@ -430,8 +430,11 @@ class SceneStructureView(StructureView):
                 max(vh - self.strip_height(), 40.0) / k - 2 * FOCUS_MARGIN)
 
     def strip_height(self) -> float:
-        """How much of the drawing's top the buttons' strip covers, in screen pixels."""
-        return float(self.buttons.sizeHint().height())
+        """How much of the drawing's top the buttons' strip covers, in screen
+        pixels (its height as made: the same view gives the same drawing
+        whatever font changes came later, as a compare row's and a lone
+        view's must)."""
+        return float(self.buttons.height())
 
     def _view_size(self) -> tuple[float, float]:
         size = self.box.size()
@@ -492,7 +495,7 @@ class SceneStructureView(StructureView):
 
     def eventFilter(self, obj, event) -> bool:
         if obj is self.graphics and event.type() == QEvent.Resize:
-            self.buttons.setGeometry(0, 0, self.graphics.width(), self.buttons.sizeHint().height())
+            self.buttons.setGeometry(0, 0, self.graphics.width(), self.buttons.height())
         return super().eventFilter(obj, event)
 
     def showEvent(self, event) -> None:
