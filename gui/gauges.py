@@ -69,6 +69,9 @@ class Gauge(QFrame):
 
     #: the big number's size relative to the body text, full and compact
     VALUE_SCALE, COMPACT_VALUE_SCALE = 2.3, 1.9
+    #: ... and in a narrow strip (a lesson's narration beside it): still
+    #: 20 pt in presenter mode, far above the smallest text a view draws
+    NARROW_VALUE_SCALE = 1.3
 
     def __init__(self, title: str, colour: str, tooltip: str = "", short_title: str = "",
                  parent=None) -> None:
@@ -80,6 +83,7 @@ class Gauge(QFrame):
         self.long_title, self.short_title = title, short_title or title
         self.tip = tooltip
         self.compact = False
+        self.narrow = False
         self.title = QLabel(title)
         f = self.title.font()
         f.setBold(True)
@@ -159,17 +163,27 @@ class Gauge(QFrame):
         self._tooltip()
         self.apply_presentation(self.presentation)
 
+    def set_narrow(self, narrow: bool) -> None:
+        """A compact gauge narrower still: its title may wrap at a word and
+        its number is smaller (:data:`NARROW_VALUE_SCALE`)."""
+        if narrow != self.narrow:
+            self.narrow = narrow
+            self.title.setWordWrap(narrow)
+            self.apply_presentation(self.presentation)
+
     def apply_presentation(self, pres: Presentation) -> None:
         """Number sizes, bar height and colours for ``pres``."""
         self.presentation = pres
         theme = pres.theme
         colour = theme.contrast if self.colour == palette.BLACK else self.colour
+        narrow = self.compact and self.narrow
         big = QFont(self.value_label.font())
-        big.setPointSizeF(pres.pt(self.COMPACT_VALUE_SCALE if self.compact else self.VALUE_SCALE))
+        big.setPointSizeF(pres.pt(self.NARROW_VALUE_SCALE if narrow else
+                                  self.COMPACT_VALUE_SCALE if self.compact else self.VALUE_SCALE))
         self.value_label.setFont(big)
         self.value_label.setStyleSheet(f"color: {colour};")
         mid = QFont(self.second_label.font())
-        mid.setPointSizeF(pres.pt(1.1 if self.compact else 1.35))
+        mid.setPointSizeF(pres.pt(1.0 if narrow else 1.1 if self.compact else 1.35))
         self.second_label.setFont(mid)
         self.second_label.setStyleSheet(f"color: {theme.ink};")
         self.detail.setStyleSheet(f"color: {pres.muted};")
@@ -214,6 +228,7 @@ class GaugePanel(Subscriber, QWidget):
             box.addWidget(g)
         box.addStretch(1)
         self.arrangement = self.COLUMN
+        self.narrow = False
         self.search_scale = 1
 
     def set_arrangement(self, arrangement: str) -> None:
@@ -228,6 +243,15 @@ class GaugePanel(Subscriber, QWidget):
             g.set_compact(strip)
             self.box.setStretchFactor(g, 1 if strip else 0)
         self.box.setStretch(len(self.all), 0 if strip else 1)    # the trailing stretch
+
+    def set_narrow(self, narrow: bool) -> None:
+        """The strip's gauges narrower (their titles wrap, their numbers
+        smaller): six compact gauges held a 1280 x 720 window in presenter
+        mode to 1061 px, and a lesson's narration beside them to 205.  The
+        column's gauges do not change."""
+        self.narrow = narrow
+        for g in self.all:
+            g.set_narrow(narrow)
 
     def apply_presentation(self, pres) -> None:
         for g in self.all:

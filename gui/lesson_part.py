@@ -28,12 +28,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu
 
 from heapscope.lessons import LessonError, bundled_lessons, lesson_path, load_lesson
 
-from .lesson_panel import LessonPanel
+from .lesson_panel import WIDTH_CHARS, LessonPanel
 from .lesson_player import LessonPlayer
 from .loader import Loader, LoadRequest
 from .step_animator import MAX_ANIMATED_SPEED
@@ -190,6 +191,13 @@ class LessonPart(QObject):
         w.statusBar().showMessage(f"{lesson.title}: Page Down for the next stop, Page Up for the one "
                                   f"before, Backspace back to the stop", 10000)
 
+    def presentation_changed(self) -> None:
+        """The window's text size or screen changed (presenter mode, a
+        screen of another height): the narration's room is made again once
+        the views have their new sizes."""
+        if self.player.active:
+            QTimer.singleShot(0, self._make_room)
+
     def _make_room(self) -> None:
         """On a narrow window, compare mode's ranking column makes way for the
         narration, and the narration takes no more than the views leave."""
@@ -198,9 +206,37 @@ class LessonPart(QObject):
         w.compare.view.set_side_visible(not (self.player.active and narrow))
         screen = w.screen()
         width = screen.availableGeometry().width() if screen is not None else w.width()
-        views = w.centralWidget().minimumSizeHint().width()
-        # the gauges' numbers widen the views' minimum as they change: keep some slack
-        self.panel.set_room(min(width, max(w.width(), views)) - views - ROOM_SLACK)
+
+        def room() -> int:
+            # the gauges' new fonts reach the layouts through posted events
+            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            views = w.centralWidget().minimumSizeHint().width()
+            # the gauges' numbers widen the views' minimum as they change: keep some slack
+            return min(width, max(w.width(), views)) - views - ROOM_SLACK
+
+        # One strategy on a narrow window: the six gauges' strip held the
+        # window to 1061 px in presenter mode at 1280 x 720, and the
+        # narration to 205; narrow gauges (titles wrapped, smaller numbers)
+        # leave it its width, and the map and the structure view keep theirs.
+        gauges = w.gauges
+        narrow, was = False, gauges.narrow
+        if self.player.active and not w.compare.active:
+            gauges.set_narrow(False)
+            wanted = self.panel.fontMetrics().averageCharWidth() * WIDTH_CHARS
+            narrow = room() < wanted
+        gauges.set_narrow(narrow)
+        self.panel.set_room(room())
+        if narrow and not was:
+            # the room the narrow gauges gave goes to the narration, once
+            # the window has laid them out
+            QTimer.singleShot(0, self._widen_dock)
+
+    def _widen_dock(self) -> None:
+        # to the narration's own width (its 30 characters), no wider: the
+        # structure view beside it keeps the rest (TLSF's matrix needs it)
+        wanted = self.panel.fontMetrics().averageCharWidth() * WIDTH_CHARS + 8
+        if self.dock.isVisible() and self.dock.width() < wanted:
+            self.window.resizeDocks([self.dock], [wanted], Qt.Horizontal)
 
     def _active(self, on: bool) -> None:
         self._make_room()

@@ -133,6 +133,8 @@ class WindowLayout(QObject):
         app.setFont(font)
         app.setPalette(qt_palette(pres.theme))
         w.font_scaler.apply(w, pres.text_scale)
+        if getattr(w, "lessons", None) is not None:     # None while the window is being built
+            w.lessons.presentation_changed()
         for view in (w.heap_map, w.plots, w.gauges, w.bar, w.explain_panel,
                      w.structure_panel, w.compare.view):
             view.apply_presentation(pres)

@@ -40,6 +40,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
 from heapscope.allocators import events as ev
+from ..predict_bar import wrap_lines
 from . import register_view
 from .transition import Morph, cross_fade, lerp_rect
 from .scene_view import (EMPTY_FILL, FAINT, FOCUS_MARGIN, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE,
@@ -51,8 +52,13 @@ BAND_H = 56.0
 #: the AVAIL table: label, size, length, then the first blocks as chips
 AVAIL_X, SIZE_X, COUNT_X, CHIPS_X = 40.0, 156.0, 226.0, 310.0
 CHIP_W, CHIP_GAP = 92.0, 6.0
-#: chips drawn per list
+#: chips drawn per list (at most: fewer when the view is too narrow for them
+#: at a legible zoom, :meth:`BuddyView.chips_that_fit`)
 CHIPS_SHOWN = 3
+#: room kept right of the chips for "+N" (how many more the list holds)
+MORE_W = 48.0
+#: the words under the table, one line this high
+NOTE_LINE_H = 26.0
 #: where the focus chunk's split tree starts, and its width
 TREE_X = CHIPS_X + CHIPS_SHOWN * (CHIP_W + CHIP_GAP) + 80.0
 TREE_W = 768.0
@@ -365,6 +371,7 @@ class AvailRowItem(Glyph):
         self.taken: int | None = None
         self.inserted: set[int] = set()
         self.selected_addr: int | None = None
+        self.shown = CHIPS_SHOWN         # chips the row has room for
         self.setZValue(10)
         self.set_rect(QRectF(0, 0, TREE_X - 40, BAND_H))
 
@@ -398,7 +405,8 @@ class AvailRowItem(Glyph):
             colour = TAKEN if self.taken is not None else VISITED if self.numbers else INSERTED
             painter.setPen(pen(colour, 3, Qt.SolidLine if self.numbers or self.taken is not None else Qt.DashLine))
             painter.setBrush(QBrush(QColor(255, 255, 255, 0)))
-            painter.drawRoundedRect(QRectF(AVAIL_X - 6, 3, TREE_X - AVAIL_X - 50, BAND_H - 6), 8, 8)
+            right = CHIPS_X + self.shown * (CHIP_W + CHIP_GAP) + MORE_W
+            painter.drawRoundedRect(QRectF(AVAIL_X - 6, 3, right - AVAIL_X + 6, BAND_H - 6), 8, 8)
         painter.setPen(pen(INK))
         painter.setFont(font(18, True))
         painter.drawText(QRectF(AVAIL_X, 0, SIZE_X - AVAIL_X, BAND_H), Qt.AlignVCenter | Qt.AlignLeft,
@@ -610,6 +618,9 @@ class BuddyView(SceneStructureView):
         self._upto: int | None = None
         self.focus_chunk: int | None = None
         self.step = BuddyStep()
+        self.chips_shown = CHIPS_SHOWN
+        self._note_lines = 0
+        self._said: list[str] = []
         self._top = 0
         self._scale = 1.0
         self._after: dict | None = None     # the structure after the whole step
@@ -741,7 +752,8 @@ class BuddyView(SceneStructureView):
             "splits": sorted(splits),
             "merges": sorted(merges),
             "xor": [n.text for n in self._notes if isinstance(n, XorItem)],
-            "notes": [n.text() for n in self._notes if isinstance(n, QGraphicsSimpleTextItem)],
+            "notes": [n.text().replace("\n", " ") for n in self._notes if isinstance(n, QGraphicsSimpleTextItem)],
+            "chips_shown": self.chips_shown,
             "taken": [b.addr for b in blocks if b.item.role == "taken"],
             "released": [b.addr for b in blocks if b.item.role == "released"],
             "selected": next((b.addr for b in blocks if b.item.selected), None),
@@ -780,6 +792,7 @@ class BuddyView(SceneStructureView):
         band_y = {k: (top - k) * BAND_H for k in range(min_order, top + 1)}
 
         # the AVAIL rows
+        shown = self.chips_shown = chips_that_fit(self.legible_room()[0])
         taken_from = {k: a for a, k in step.removed}
         inserted_in: dict[int, set] = {}
         for a, k in step.inserted:
@@ -792,13 +805,14 @@ class BuddyView(SceneStructureView):
                 self._rows[k] = row
             members = avail.get(k, [])
             row.count = len(members)
-            chips = members[:CHIPS_SHOWN]
+            chips = members[:shown]
             row.taken = taken_from.get(k)
-            if row.taken is not None and row.taken not in members:
-                chips = [row.taken] + members[:CHIPS_SHOWN - 1]
+            if row.taken is not None and row.taken not in members and shown:
+                chips = [row.taken] + members[:shown - 1]
             else:
                 row.taken = None
             row.chips = chips
+            row.shown = shown
             row.inserted = inserted_in.get(k, set())
             row.numbers = [n for n, order, _ in step.probes if order == k]
             row.empty_probe = any(order == k and first is None for _, order, first in step.probes)
@@ -843,16 +857,17 @@ class BuddyView(SceneStructureView):
             lo = hi
 
         self._draw_focus(focus, per_chunk, band_y, min_order, top, step)
-        grid_top = (top - min_order + 1) * BAND_H + 40 + 30 * len(self._notes_text)
+        notes_h = NOTE_LINE_H * self._note_lines + 16 * bool(self._note_lines)
+        grid_top = (top - min_order + 1) * BAND_H + 40 + notes_h
         n_runs = self._draw_tiles(chunks, per_chunk, min_order, grid_top)
         self._write_caption(s, avail, chunks, step, n_runs)
         if self.selected is not None:
             self.mark_selection(self.selected)
         if follow:
-            rect = QRectF(0, 0, TREE_X + TREE_W + 20, (top - min_order + 1) * BAND_H + 30 * len(self._notes_text) + 30)
+            rect = QRectF(0, 0, TREE_X + TREE_W + 20, (top - min_order + 1) * BAND_H + notes_h + 30)
             _, vh = self._view_size()
             room = vh / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN
-            rect = step_rows_rect(rect, step, band_y, room, 30 * len(self._notes_text) + 30,
+            rect = step_rows_rect(rect, step, band_y, room, notes_h + 30,
                                   (top - min_order + 1) * BAND_H)
             # too wide for a readable zoom: the AVAIL table (where R1 starts)
             # stays in view -- except while the step is shown event by event
@@ -881,6 +896,7 @@ class BuddyView(SceneStructureView):
 
     def _draw_focus(self, focus, per_chunk, band_y, min_order, top, step: BuddyStep) -> None:
         self._notes_text = []
+        self._note_lines = 0
         self._summary_extra = ""
         seen = set()
         self.big_chunk.hide()
@@ -961,12 +977,22 @@ class BuddyView(SceneStructureView):
                 f"free and of order {k}, so they merge into {short_bytes(1 << (k + 1))} at {rel(min(o, ob))}")
         if step.released and (step.merges or step.released[0] >= chunk):
             self._stop_note(chunk, order, leaves, step)
+        # under the AVAIL table, wrapped to the width a legible zoom shows
+        # (issue 24: they began under the tree, right of what a 1280 x 720
+        # window shows, and ran off its edge)
+        # (the frame starts 40 + FOCUS_MARGIN left of the table: _rebuild's focus)
+        width = max(self.legible_room()[0] - 40.0 + FOCUS_MARGIN - 12, 240.0)
+        y = bottom + 16
         for i, text in enumerate(self._notes_text):
-            t = QGraphicsSimpleTextItem(text)
-            t.setFont(font(17, i == len(self._notes_text) - 1 and bool(step.released)))
-            t.setPos(TREE_X - 200 if TREE_X > 200 else 0, bottom + 16 + 30 * i)
+            f = font(17, i == len(self._notes_text) - 1 and bool(step.released))
+            lines = wrap_lines(text, QFontMetricsF(f), width, 1 << 10).split("\n")
+            t = QGraphicsSimpleTextItem("\n".join(lines))
+            t.setFont(f)
+            t.setPos(0, y)
             t.setParentItem(self.note_layer)
             self._notes.append(t)
+            y += NOTE_LINE_H * len(lines)
+            self._note_lines += len(lines)
 
     def _stop_note(self, chunk, order, leaves, step: BuddyStep) -> None:
         """Why algorithm S stopped merging: the freed block's buddy is in use,
@@ -1040,33 +1066,103 @@ class BuddyView(SceneStructureView):
         return sum(1 for g in groups if g.run > 1)
 
     def _write_caption(self, s, avail, chunks, step: BuddyStep, n_runs: int) -> None:
-        n_free = sum(len(v) for v in avail.values())
-        parts = [f"<b>{self.title}</b> (Knuth 2.5, algorithms R and S): {len(chunks)} "
-                 f"chunk{'s' if len(chunks) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
-        if s.get("outside"):
-            parts.append(f"{short_bytes(size_of(s, s['outside'][0]['addr']))} of the pool not carved yet")
-        what = []
-        if step.probes:
-            what.append(f"R1 probed {len(step.probes)} list{'s' if len(step.probes) != 1 else ''}")
-        if step.splits:
-            what.append(f"{len(step.splits)} split{'s' if len(step.splits) != 1 else ''}")
-        if step.merges:
-            what.append(f"{len(step.merges)} merge{'s' if len(step.merges) != 1 else ''}")
-        key = " &nbsp; ".join([swatch(FREE_FILL, "free"), swatch(USED_FILL, "used"), swatch(SPLIT_FILL, "split"),
-                               swatch(VISITED, "probed (in order)", True), swatch(TAKEN, "taken off a list", True),
-                               swatch(INSERTED, "pushed / freed", True), swatch(SELECTED, "selected", True)])
-        line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
-        self.caption.setText(" \u00b7 ".join(parts) + "<br>" + line2 + key)
-        said = []
-        if n_runs:
-            said.append(f"{n_runs} run{'s' if n_runs != 1 else ''} of {MIN_RUN} or more whole chunks in one state "
-                        f"drawn as one tile each")
-        long_lists = [k for k, v in avail.items() if len(v) > CHIPS_SHOWN]
-        if long_lists:
-            said.append(f"AVAIL lists show their first {CHIPS_SHOWN} blocks and how many more")
-        if self._summary_extra:
-            said.append(self._summary_extra)
+        self.caption.setText(caption_html(self.title, s, avail, chunks, step))
+        self._said = summary_parts(avail, n_runs, self.chips_shown, self._summary_extra)
+        self.framed()
+
+    def framed(self) -> None:
+        """The summary, what the frame leaves out first; a size that fits
+        another number of chips draws the rows again (as a lone view would)."""
+        if self._structure is not None and chips_that_fit(self.legible_room()[0]) != self.chips_shown:
+            return self._rebuild(follow=self.following)
+        said = left_out(self) + self._said
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")
+
+
+
+# ------------------------------------------------------------------ words
+
+def chips_that_fit(room: float) -> int:
+    """How many chips an AVAIL row shows: as many as fit, with its "+N", in
+    ``room``, the width a view shows at the lowest zoom the camera takes
+    (:meth:`SceneStructureView.legible_room`; the camera starts 40 units left
+    of the table), 0 to :data:`CHIPS_SHOWN` (0: the lengths only, and the
+    summary says so).  In presenter mode at 1280 x 720 the third and second
+    ran off the right edge (issue 24)."""
+    right = room - 40.0 + FOCUS_MARGIN - 8
+    n = int((right - CHIPS_X - MORE_W) // (CHIP_W + CHIP_GAP))
+    return min(max(n, 0), CHIPS_SHOWN)
+
+
+def caption_html(title: str, s: dict, avail: dict, chunks: list, step: BuddyStep) -> str:
+    """The caption: what the structure holds, what the step did, the key."""
+    n_free = sum(len(v) for v in avail.values())
+    parts = [f"<b>{title}</b> (Knuth 2.5, algorithms R and S): {len(chunks)} "
+             f"chunk{'s' if len(chunks) != 1 else ''}, {n_free} free block{'s' if n_free != 1 else ''}"]
+    if s.get("outside"):
+        parts.append(f"{short_bytes(size_of(s, s['outside'][0]['addr']))} of the pool not carved yet")
+    what = []
+    if step.probes:
+        what.append(f"R1 probed {len(step.probes)} list{'s' if len(step.probes) != 1 else ''}")
+    if step.splits:
+        what.append(f"{len(step.splits)} split{'s' if len(step.splits) != 1 else ''}")
+    if step.merges:
+        what.append(f"{len(step.merges)} merge{'s' if len(step.merges) != 1 else ''}")
+    key = " &nbsp; ".join([swatch(FREE_FILL, "free"), swatch(USED_FILL, "used"), swatch(SPLIT_FILL, "split"),
+                           swatch(VISITED, "probed (in order)", True), swatch(TAKEN, "taken off a list", True),
+                           swatch(INSERTED, "pushed / freed", True), swatch(SELECTED, "selected", True)])
+    line2 = ("this step: " + ", ".join(what) + " &nbsp;&nbsp; ") if what else ""
+    return " \u00b7 ".join(parts) + "<br>" + line2 + key
+
+
+def summary_parts(avail: dict, n_runs: int, chips_shown: int, extra: str) -> list[str]:
+    """What the drawing summarised, whatever the frame shows."""
+    said = []
+    if n_runs:
+        said.append(f"{n_runs} run{'s' if n_runs != 1 else ''} of whole chunks in one state "
+                    f"drawn as one tile each")
+    if not chips_shown:
+        said.append("AVAIL lists show their lengths only (no room for a block's address: a wider "
+                    "panel or Fit all)")
+    elif any(len(v) > chips_shown for v in avail.values()):
+        first = "block" if chips_shown == 1 else f"{chips_shown} blocks"
+        said.append(f"AVAIL lists show their first {first} and how many more")
+    if extra:
+        said.append(extra)
+    return said
+
+
+def left_out(view: BuddyView) -> list[str]:
+    """What ``view``'s frame leaves out of what the step did: AVAIL rows it
+    names above or below the frame, the split tree right of it, the
+    arithmetic under the table."""
+    said = []
+    frame = view.box.viewRect()
+    top = frame.top() + view.strip_height() * frame.height() / max(view.box.height(), 1.0)
+    out = []
+    for k in sorted(step_orders(view.step), reverse=True):
+        row = view._rows.get(k)
+        if row is None or not row.isVisible():
+            continue
+        r = view.view_rect_of(row, QRectF(0, 0, CHIPS_X, BAND_H))
+        if r.top() < top - 1:
+            out.append((k, "above"))
+        elif r.bottom() > frame.bottom() + 1:
+            out.append((k, "below"))
+    for where in ("above", "below"):
+        ks = [k for k, w in out if w == where]
+        if ks:
+            names = ", ".join(f"AVAIL[{k}]" for k in ks)
+            said.append(f"the step's {names} {'is' if len(ks) == 1 else 'are'} {where} the frame "
+                        f"(scroll{' up' if where == 'above' else ''})")
+    tree_x = view.view_point_of(view.tree_layer, QPointF(TREE_X, 0)).x()
+    if view.focus_chunk is not None and tree_x > frame.right() - 40:
+        said.append(f"the split tree of chunk {view.focus_chunk:#x} is right of the frame "
+                    f"(Shift+wheel, or Fit all)")
+    notes = [n for n in view._notes if isinstance(n, QGraphicsSimpleTextItem) and "\u2295" in n.text()]
+    if notes and view.view_rect_of(notes[0]).top() > frame.bottom() - 10:
+        said.append("the step's arithmetic is under the table (scroll)")
+    return said
 
 
 def _stretch(item, start: QRectF, end: QRectF):

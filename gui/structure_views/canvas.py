@@ -22,7 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsObject, QGraphicsPathItem, QGraphicsSimpleTextItem, QGraphicsView,
-                               QGridLayout, QLabel, QSizePolicy, QWidget)
+                               QHBoxLayout, QLabel, QSizePolicy, QWidget)
 
 from .. import palette
 
@@ -400,17 +400,24 @@ class Note(QGraphicsObject):
 
 
 class Legend(QWidget):
-    """Swatches for what a view's outlines mean, in a grid ``per_row`` wide.
-    ``entries`` are (label, css for the swatch)."""
+    """Swatches for what a view's outlines mean, each with its words, laid
+    out like words in a line and wrapped to the view's width (a
+    :class:`~heapscope.gui.flow_layout.FlowLayout`).  ``entries`` are (label,
+    css for the swatch).  A grid ``per_row`` entries wide clipped the words
+    in a narrow view ("examin", "freed, j" in a compare row at 1280 x 720,
+    issue 24); ``per_row`` is kept for callers and no longer matters."""
 
     def __init__(self, entries: list[tuple[str, str]], per_row: int = 3, parent=None) -> None:
         super().__init__(parent)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(2, 0, 2, 0)
-        grid.setHorizontalSpacing(6)
-        grid.setVerticalSpacing(2)
-        for i, (text, css) in enumerate(entries):
-            row, col = divmod(i, per_row)
+        from ..flow_layout import FlowLayout
+        flow = FlowLayout(self, h_spacing=10, v_spacing=2)
+        flow.setContentsMargins(2, 0, 2, 0)
+        self.entries: list[QWidget] = []
+        for text, css in entries:
+            entry = QWidget()
+            row = QHBoxLayout(entry)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(6)
             swatch = QLabel()
             swatch.setFixedSize(26, 18)
             if css.startswith("badge:"):
@@ -424,12 +431,19 @@ class Legend(QWidget):
             f = words.font()
             f.setPixelSize(14)
             words.setFont(f)
-            grid.addWidget(swatch, row, 2 * col)
-            grid.addWidget(words, row, 2 * col + 1)
-        grid.setColumnStretch(2 * per_row, 1)
-        # A narrow view clips the legend rather than being held wide by it.
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.setMinimumWidth(0)
+            row.addWidget(swatch)
+            row.addWidget(words)
+            flow.addWidget(entry)
+            self.entries.append(entry)
+        policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    def hasHeightForWidth(self) -> bool:     # noqa: N802 (Qt's name)
+        return True
+
+    def heightForWidth(self, width: int) -> int:     # noqa: N802 (Qt's name)
+        return self.layout().heightForWidth(width)
 
 
 def swatch_css(border: str, fill: str = palette.YELLOW, dashed: bool = False, width: int = 3) -> str:

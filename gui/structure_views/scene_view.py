@@ -221,7 +221,7 @@ class LinesLabel(QLabel):
         full = self._full
         metrics = self.fontMetrics()
         width = max(1, self.contentsRect().width())
-        room = metrics.lineSpacing() * self.lines
+        room = self._lines_height()
 
         def fits(text: str) -> bool:
             return metrics.boundingRect(0, 0, width, 1 << 20, Qt.TextWordWrap, text).height() <= room
@@ -240,8 +240,15 @@ class LinesLabel(QLabel):
         self.setToolTip(full if shown != full else "")
         QLabel.setText(self, shown)
 
+    def _lines_height(self) -> int:
+        # what ``lines`` lines take as the label lays them out: a line is
+        # often a pixel taller than lineSpacing() (24 px spacing, 25 px a
+        # line at 16 pt), and three lines of room held two and a "…"
+        return self.fontMetrics().boundingRect(0, 0, 1 << 20, 1 << 20, Qt.TextWordWrap,
+                                               "\n".join("X" * self.lines)).height()
+
     def _height(self) -> int:
-        return self.fontMetrics().lineSpacing() * self.lines + 4
+        return self._lines_height() + 4
 
     def hasHeightForWidth(self) -> bool:     # noqa: N802 (Qt's name)
         return False
@@ -255,6 +262,20 @@ class LinesLabel(QLabel):
         hint = super().minimumSizeHint()
         hint.setHeight(self._height())
         return hint
+
+
+class ButtonStrip(QWidget):
+    """The Follow step / Fit all buttons' strip over the top of a drawing:
+    opaque, in the drawing's white, with a hairline under it, so the drawing
+    scrolls under it as under an edge."""
+
+    def paintEvent(self, event) -> None:     # noqa: N802 (Qt's name)
+        from PySide6.QtGui import QPainter
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(DRAWING_BACKGROUND))
+        p.setPen(QPen(QColor(FAINT), 1))
+        p.drawLine(0, self.height() - 1, self.width(), self.height() - 1)
+        p.end()
 
 
 class SceneStructureView(StructureView):
@@ -290,11 +311,16 @@ class SceneStructureView(StructureView):
         outer.addWidget(self.graphics, 1)
         # The two buttons float at the drawing's top right corner, so the
         # caption has the panel's whole width: beside it they squeezed it
-        # into a column, and the drawing to 68 px at 1280 x 720.
-        self.buttons = QWidget(self.graphics)
+        # into a column, and the drawing to 68 px at 1280 x 720.  They sit on
+        # a strip as wide as the drawing, in the drawing's own white, that
+        # the camera keeps free (``_apply_focus``'s reserve): nothing is
+        # drawn under them (issue 24: the buddy view's AVAIL rows above the
+        # step's showed through between and under the buttons).
+        self.buttons = ButtonStrip(self.graphics)
         row = QHBoxLayout(self.buttons)
-        row.setContentsMargins(0, 0, 0, 0)
+        row.setContentsMargins(0, 4, 4, 2)
         row.setSpacing(4)
+        row.addStretch(1)
         for b in (self.follow_button, self.fit_button):
             b.setFocusPolicy(Qt.NoFocus)
             row.addWidget(b)
@@ -420,7 +446,7 @@ class SceneStructureView(StructureView):
         vw, vh = self._view_size()
         # the Follow step / Fit all buttons float over the top of the
         # drawing: what the step did is shown below them, never under them
-        reserve = float(self.buttons.height() + 6)
+        reserve = self.strip_height()
         vh = max(vh - reserve, 40.0)
         margin = FOCUS_MARGIN
         need_w, need_h = rect.width() + 2 * margin, rect.height() + 2 * margin
@@ -455,7 +481,14 @@ class SceneStructureView(StructureView):
         vw, vh = self._view_size()
         k = self.zoom_factor * MIN_FOLLOW_SCALE
         return (vw / k - 2 * FOCUS_MARGIN,
-                max(vh - self.buttons.height() - 6, 40.0) / k - 2 * FOCUS_MARGIN)
+                max(vh - self.strip_height(), 40.0) / k - 2 * FOCUS_MARGIN)
+
+    def strip_height(self) -> float:
+        """How much of the drawing's top the buttons' strip covers, in screen
+        pixels (its height as made: the same view gives the same drawing
+        whatever font changes came later, as a compare row's and a lone
+        view's must)."""
+        return float(self.buttons.height())
 
     def _view_size(self) -> tuple[float, float]:
         size = self.box.size()
@@ -489,7 +522,14 @@ class SceneStructureView(StructureView):
         rect = self.drawing_rect()
         if not rect.isEmpty():
             self.follow_button.setChecked(False)
-            self.box.setRange(rect.adjusted(-20, -20, 20, 20), padding=0)
+            rect = rect.adjusted(-20, -20, 20, 20)
+            # the whole drawing below the buttons' strip: the box shows the
+            # range at the scale that fits it, the strip covers its top
+            vw, vh = self._view_size()
+            reserve = self.strip_height()
+            scale = min(vw / rect.width(), max(vh - reserve, 40.0) / rect.height())
+            top = reserve / scale
+            self.box.setRange(QRectF(rect.left(), rect.top() - top, vw / scale, vh / scale), padding=0)
 
     def _follow_toggled(self, on: bool) -> None:
         if on:
@@ -509,7 +549,7 @@ class SceneStructureView(StructureView):
 
     def eventFilter(self, obj, event) -> bool:
         if obj is self.graphics and event.type() == QEvent.Resize:
-            self.buttons.move(max(0, self.graphics.width() - self.buttons.width() - 4), 4)
+            self.buttons.setGeometry(0, 0, self.graphics.width(), self.buttons.height())
         return super().eventFilter(obj, event)
 
     def showEvent(self, event) -> None:

@@ -647,7 +647,7 @@ class TlsfView(SceneStructureView):
                    - self.status.sizeHint().height() - 16)
         if self.cell_list.isVisible():
             vh -= self.cell_list.height()
-        vh -= self.buttons.height() + 6
+        vh -= self.strip_height()
         return vh / (self.zoom_factor * MIN_FOLLOW_SCALE) - 2 * FOCUS_MARGIN - 4
 
     def drawing_room(self) -> float:

@@ -7,9 +7,13 @@ Fit all buttons, and none is smaller on screen than the stated minimum
 
 import pytest
 from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QLabel
 
 from heapscope import traces
+from heapscope.gui.structure_views import buddy_view as bv
+from heapscope.gui.structure_views.buddy_view import step_orders
+from heapscope.gui.structure_views.scene_view import font
 from heapscope.gui.structure_views.scene_view import Glyph
 from heapscope.gui.structure_views.tlsf_view import CellItem, RowFold, ScanItem
 
@@ -227,8 +231,125 @@ def test_a_status_line_longer_than_its_lines_is_cut_not_drawn_over_the_drawing(q
     metrics = label.fontMetrics()
     height = metrics.boundingRect(QRect(0, 0, label.contentsRect().width(), 1 << 20),
                                   Qt.TextWordWrap, shown).height()
-    assert height <= 3 * metrics.lineSpacing()
+    three = metrics.boundingRect(QRect(0, 0, 1000, 1000), Qt.TextWordWrap, "a\nb\nc").height()
+    assert height <= three
     assert shown.endswith(" …") and words.startswith(shown[:-2]) and len(shown) < len(words)
     assert label.text() == words and label.toolTip() == words
     label.setText("short")                      # fits: shown whole, no tooltip
     assert QLabel.text(label) == "short" and label.toolTip() == ""
+
+
+def test_a_status_line_keeps_its_three_lines_when_a_line_is_taller_than_its_spacing(qtbot):
+    """At presenter mode's 16 pt a line is laid out a pixel taller than
+    lineSpacing() (25 px against 24): the status line's three lines of room
+    held two and a "…" (the buddy view's summary of what its frame left
+    out was cut after one sentence).  The text shown fills three lines."""
+    from PySide6.QtCore import QRect, Qt
+    from heapscope.gui.structure_views.scene_view import LinesLabel
+    label = LinesLabel(3)
+    qtbot.addWidget(label)
+    f = label.font()
+    f.setPointSizeF(15.985)
+    label.setFont(f)
+    label.resize(528, label.sizeHint().height())
+    label.show()
+    label.setText(" ".join(f"word{i}" for i in range(200)))
+    metrics = label.fontMetrics()
+    one = metrics.boundingRect(QRect(0, 0, 1000, 1000), Qt.TextWordWrap, "X").height()
+    shown = metrics.boundingRect(QRect(0, 0, label.contentsRect().width(), 1 << 20), Qt.TextWordWrap,
+                                 QLabel.text(label)).height()
+    assert shown == 3 * one, (shown, one)
+    assert shown <= label.contentsRect().height()
+
+
+def chips_rect(view, row) -> QRectF:
+    """An AVAIL row's chips and its "+N", in view coordinates (computed from
+    the row's chips and the table's columns, as the row paints them)."""
+    from heapscope.gui.structure_views import buddy_view as bv
+    right = bv.CHIPS_X + len(row.chips) * (bv.CHIP_W + bv.CHIP_GAP)
+    hidden = row.count - len([a for a in row.chips if a != row.taken])
+    if hidden > 0:
+        right += QFontMetricsF(font(15, True)).horizontalAdvance(f"+{hidden}")
+    return view.view_rect_of(row, QRectF(0, 0, right, row.boundingRect().height()))
+
+
+def below_strip(view) -> QRectF:
+    """The visible rectangle less the buttons' strip over its top."""
+    visible = view.box.viewRect()
+    cut = view.strip_height() * visible.height() / view.box.height()
+    return visible.adjusted(0, cut, 0, 0)
+
+
+def test_the_buddy_view_at_late_steps_of_a_real_trace_shows_the_step_whole(qtbot, window):
+    """Issue 24, at the end of gcc-cc1's trace (63 678 operations, 157
+    chunks): AVAIL rows the step did not name showed under and between the
+    Follow step / Fit all buttons; in presenter mode the second and third
+    chips ran off the right edge; the step's words began under the split
+    tree and ran off the edge; and nothing said that the split tree was off
+    the frame.  Now at 1280 x 720, 1920 x 1080 and in presenter mode: the
+    buttons sit on an opaque strip as wide as the drawing, and the rows the
+    step names, with their chips and "+N", lie whole below it; every line
+    of words is inside the frame's width; when the split tree is right of
+    the frame the summary says so, and so it does of a named row that a
+    tall cascade leaves above or below the frame."""
+    from heapscope.traces.bundled import bundled_path
+    window.set_strategy("buddy")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(bundled_path("gcc-cc1.rep.gz"))), timeout=60000)
+    qtbot.waitUntil(lambda: not window.model.building(), timeout=60000)
+    n = window.model.n
+    assert n == 63_678
+    for width, height, presenter in SCREENS:
+        at_size(qtbot, window, width, height, presenter=presenter)
+        for t in (60_000, 63_000, n - 1):
+            window.seek(t)
+            QApplication.processEvents()
+            qtbot.wait(20)
+            view = window.structure_panel.view
+            strip = view.buttons
+            assert strip.width() == view.graphics.width() and strip.y() == 0
+            assert strip.grab().toImage().pixelColor(2, 2).name() == "#ffffff"   # opaque, not see-through
+            frame = below_strip(view)
+            named = step_orders(view.step)
+            assert named, t
+            inside = 0
+            for k in named:
+                rect = chips_rect(view, view._rows[k])
+                assert frame.left() <= rect.left() and rect.right() <= frame.right(), (width, presenter, t, k)
+                if frame.contains(rect):
+                    inside += 1
+                else:       # taller than the frame: the summary names what it left out
+                    assert f"AVAIL[{k}]" in view.summary and "the frame" in view.summary, (t, k, view.summary)
+            assert inside, (width, presenter, t, named)
+            for item in scene_labels(view):
+                if "\u2295" in item.text() or item.text().startswith("S1"):
+                    rect = view.view_rect_of(item)
+                    assert frame.left() <= rect.left() and rect.right() <= frame.right(), \
+                        (width, presenter, t, item.text()[:40], rect, frame)
+            tree_x = view.view_point_of(view.tree_layer, QPointF(bv.TREE_X, 0)).x()
+            if tree_x > frame.right() - 40:
+                assert "split tree" in view.summary and "right of the frame" in view.summary, view.summary
+
+
+@pytest.mark.parametrize("kind", ["address-ring", "ring"])
+def test_a_narrow_card_views_legend_wraps_its_words_whole(qtbot, kind):
+    """Issue 24: in a compare row's structure view at 1280 x 720 (about 260
+    px wide) the ring views' legend was a grid three entries wide, clipped
+    at the view's edge: "examin", "freed, j", "selecte".  Every entry's
+    words are now shown whole inside the view, on as many lines as they need."""
+    from PySide6.QtCore import QPoint, QRect
+    from heapscope.gui.structure_views import view_for
+    view = view_for(kind)()
+    qtbot.addWidget(view)
+    view.resize(260, 420)
+    view.show()
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    inside = view.rect()
+    words = [w for w in view.legend.findChildren(QLabel) if w.text()
+             and not w.text().isdigit()]
+    assert len(words) >= 4
+    for label in words:
+        assert label.isVisible()
+        assert label.width() >= label.sizeHint().width(), (label.text(), label.width(), label.sizeHint().width())
+        rect = QRect(label.mapTo(view, QPoint(0, 0)), label.size())
+        assert inside.contains(rect), (label.text(), rect, inside)

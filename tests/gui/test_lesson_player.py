@@ -506,3 +506,32 @@ def test_compare_rows_label_the_request_by_the_lessons_names(qtbot, window):
         answer_through_the_panel(qtbot, w, lesson.stops[stop].question)
     labels = [row.map.request_label.textItem.toPlainText() for row in w.compare.view.shown_rows()]
     assert len(labels) == 2 and all(re.fullmatch(r"▼ d|d ▼", t) for t in labels), labels
+
+
+@pytest.mark.parametrize("name", ["splay-tree-rebalancing"])
+def test_a_one_strategy_lesson_in_presenter_mode_at_1280x720_has_a_readable_panel(qtbot, window, name):
+    """Issue 24: a one-strategy lesson in presenter mode at 1280 x 720 got a
+    205-260 px narration column: the six gauges' strip held the views to
+    1061 px.  The strip's gauges narrow (titles wrap, smaller numbers) so
+    the panel is as wide as its 30 characters of presenter text, the window
+    stays 1280 px, and the map still shows every row of the heap whole."""
+    from heapscope.gui.lesson_panel import WIDTH_CHARS
+    from .test_presenter import at_size, whole_in_window
+    w = window
+    at_size(qtbot, w, 1280, 720, presenter=True)     # text sized for a 720-line screen
+    start(qtbot, w, next(p for p in LESSONS if p.stem == name))
+    settle(qtbot, 80)
+    assert w.presentation.presenter and not w.compare.active and w.width() == 1280
+    panel = w.lessons.panel
+    wanted = panel.fontMetrics().averageCharWidth() * WIDTH_CHARS
+    assert panel.width() >= wanted, (panel.width(), wanted)
+    for g in w.gauges.all:
+        assert whole_in_window(g, w), g.title.text()
+        assert g.value_label.font().pointSizeF() >= w.presentation.body_pt      # never below the body text
+    hm = w.heap_map
+    assert whole_in_window(hm.plot_widget, w)
+    lay = hm.layout_
+    x0, x1 = hm.vb.viewRange()[0]
+    y0, y1 = hm.vb.viewRange()[1]
+    assert x0 <= 0 and x1 >= lay.cols * 0.98, (x0, x1, lay.cols)     # every byte of a row
+    assert min(y0, y1) <= 0 and max(y0, y1) >= lay.rows - 0.01, (y0, y1, lay.rows)   # every row
