@@ -9,7 +9,8 @@ command, and it runs in the README's test command like the rest: under
 pytest-xdist it takes one worker while the others run the suite.  Nothing
 is taken from the checkout's own environment: the fresh venv has no
 ``--system-site-packages``.  ``-m "not clean_install"`` leaves it out of a
-quick local run.
+quick local run.  The wheel's contents are checked here too (one top-level
+package, every subpackage in it), on the wheel this test builds anyway.
 """
 
 import os
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,26 @@ def _build_wheel(tmp: Path) -> Path:
     return built[0]
 
 
+def _assert_one_top_level_package(wheel: Path) -> None:
+    """'traces' is the name of another package on PyPI: installing ours must
+    not put allocators/, traces/ or gui/ at the top of site-packages; and
+    every source package (a folder with __init__.py) is in the wheel, so a
+    new subpackage cannot be left out of pyproject's package list unnoticed.
+    (Checked on this test's wheel: tests/test_layering.py built one more of
+    its own for it, about 5 CPU-s.)"""
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert tops == {"heapscope"}
+    for folder in ("allocators", "traces", "gui", "heapscope"):
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.relative_to(ROOT).as_posix()
+            inside = rel if folder == "heapscope" else "heapscope/" + rel
+            assert inside in names, f"{rel} is not in the wheel (add its package to pyproject.toml)"
+    for needed in ("heapscope/allocators/tlsf.py", "heapscope/traces/rep.py", "heapscope/gui/heap_map.py",
+                   "heapscope/cli.py", "heapscope/__main__.py", "heapscope/traces/bundled/default.rep"):
+        assert needed in names
+
+
 def _fresh_venv(tmp: Path, wheel: Path) -> Path:
     """A venv without pip of its own (ensurepip is the slow part), the wheel
     and its dependencies installed into it by this interpreter's pip
@@ -75,6 +97,7 @@ def _fresh_venv(tmp: Path, wheel: Path) -> Path:
 
 def test_the_wheel_installed_in_a_fresh_venv_runs_from_outside_the_checkout(tmp_path):
     wheel = _build_wheel(tmp_path)
+    _assert_one_top_level_package(wheel)
     venv = _fresh_venv(tmp_path, wheel)
     outside = tmp_path / "elsewhere"
     outside.mkdir()

@@ -10,6 +10,7 @@ restores a checkpoint and replays, as before the cache)."""
 
 import pickle
 import random
+from itertools import chain, repeat
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,26 @@ def all_plain(values) -> bool:
     return kinds <= PLAIN | {tuple} and all(set(map(type, v)) <= PLAIN for v in values if type(v) is tuple)
 
 
+def plain_rows(values) -> bool:
+    """Only tuples (named tuples too: the live blocks) of plain values."""
+    values = list(values)
+    return (all(map(isinstance, values, repeat(tuple)))
+            and set(map(type, chain.from_iterable(values))) <= PLAIN)
+
+
+def unshared(items, seen: dict) -> bool:
+    """Whether no item of ``items`` appears twice, nor anywhere before in the
+    walk; if so each is noted as seen, in order, as :func:`canonical` notes
+    them one by one (so a state whose lists share a dict still differs
+    from one whose lists do not)."""
+    ids = list(map(id, items))
+    if len(set(ids)) != len(ids) or not seen.keys().isdisjoint(ids):
+        return False
+    for i in ids:
+        seen[i] = len(seen)
+    return True
+
+
 def canonical(value, seen=None):
     """Every attribute, in order, of an object graph (the record of the last
     operation left out, as checkpoints leave it out).
@@ -90,12 +111,22 @@ def canonical(value, seen=None):
         extra = tuple((n, canonical(getattr(value, n), seen)) for n in ("addrs", "bytes") if hasattr(value, n))
         return (type(value).__name__, value.total, tuple(value.by_end.items()), extra)
     if isinstance(value, dict):
-        if set(map(type, value)) <= PLAIN and all_plain(value.values()):
-            return ("dict", tuple(value.items()))       # the common case, at C speed
+        if set(map(type, value)) <= PLAIN:
+            if all_plain(value.values()):
+                return ("dict", tuple(value.items()))       # the common case, at C speed
+            if plain_rows(value.values()):
+                # the live blocks: named tuples of ints, compared with their
+                # types (immutable, so whether two are one object cannot matter)
+                return ("dict", tuple(value.items()), tuple(map(type, value.values())))
         return ("dict", tuple((canonical(k, seen), canonical(v, seen)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
         if all_plain(value):
             return (type(value).__name__, tuple(value))
+        if (set(map(type, value)) == {dict} and set(map(type, chain.from_iterable(value))) <= PLAIN
+                and all_plain(chain.from_iterable(map(dict.values, value))) and unshared(value, seen)):
+            # TLSF's matrix of free lists: hundreds of plain dicts, each
+            # what canonical() makes of it, without a Python frame a dict
+            return (type(value).__name__, tuple(zip(repeat("dict"), map(tuple, map(dict.items, value)))))
         return (type(value).__name__, tuple(canonical(v, seen) for v in value))
     if isinstance(value, (set, frozenset)):
         return ("set", tuple(sorted(map(repr, value))))
