@@ -30,7 +30,7 @@ def dirty_everything(qtbot, w, tmp_path) -> None:
     selection, a zoom, another strategy, the speed, panels hidden and the
     a splitter dragged, a breakpoint
     (written to the settings), a message box and the keys window open, the
-    window resized, the pointer over the map and the structure view, the
+    focus in the step box, the pointer over the map and the structure view, the
     sandbox made (a block's menu), the counters the tests read."""
     with qtbot.waitSignal(w.timeline_changed, timeout=20000):
         w.set_strategy("tlsf")
@@ -51,6 +51,7 @@ def dirty_everything(qtbot, w, tmp_path) -> None:
     w.show_keys()
     w.heap_map._mouse_moved(w.heap_map.scene_pos_of(int(w.heap_map.blocks.addr[1])))
     w.statusBar().showMessage("left over")
+    w.bar.step_box.setFocus()           # the keys would go to the step box
     qtbot.wait(20)
     # the settings and the recent files belong to this test's folder
     assert w.settings.value("breakpoints") and w.recent_files()
