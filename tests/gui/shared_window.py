@@ -30,7 +30,8 @@ import functools
 import gc
 import types
 
-from PySide6.QtCore import QEvent, QSettings
+import shiboken6
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLineEdit, QSplitter, QToolTip,
                                QWidget)
 
@@ -207,14 +208,14 @@ def reset(w) -> None:
 
 def far_from_fresh(w) -> bool:
     """``w`` was taken where the reset does not bring it back from: compare
-    mode's rows, a lesson, unsaved edits in the sandbox or the trace editor
+    mode's rows, closed, a lesson, unsaved edits in the sandbox or the trace editor
     filled, a strategy of the user's own or with parameters, checking after
     every step, predict mode, a search or its panel's text, presenter mode
     or the dark theme, the window resized (pyqtgraph's axes keep the room
     their bigger labels took), a dock shown (the window's dock tabs and
     scroll bars stay changed)."""
     from heapscope.allocators.registry import STRATEGIES
-    return bool(w.compare.active or w.compare.names or w.lessons.player.active
+    return bool(not w.isVisible() or w.compare.active or w.compare.names or w.lessons.player.active
                 or w.edits.dirty or w.params or w.strategy_params
                 or not STRATEGIES[w.strategy_name].__module__.startswith("heapscope.")
                 or w.check_steps.on or w.predict.active
@@ -252,6 +253,8 @@ class SharedWindow:
 
     def take(self, qtbot):
         """The shared window, reset (a new one the first time)."""
+        if self.window is not None and not shiboken6.isValid(self.window):
+            self.window = None              # a test deleted it
         if self.window is not None:
             reset(self.window)
         else:
@@ -280,6 +283,9 @@ class SharedWindow:
         test went where the reset does not follow, throw it away now (rather
         than after the next test's load)."""
         if self.window is None:
+            return
+        if not shiboken6.isValid(self.window):
+            self.window = None
             return
         quiet(self.window)
         if failed or far_from_fresh(self.window) or wrapped_methods(self.window):

@@ -83,7 +83,7 @@ def test_the_reset_returns_a_dirty_window_to_a_fresh_ones_state(qtbot, pool, sma
 
 
 @pytest.mark.parametrize("leave", ["compare names", "sandbox", "parameters", "predict", "find",
-                                   "presenter", "dark", "resized", "docks", "wrapped method",
+                                   "presenter", "dark", "resized", "docks", "closed", "wrapped method",
                                    "failed"])
 def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trace_path, leave):
     w = pool.take(qtbot)
@@ -107,6 +107,8 @@ def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trac
     elif leave == "docks":
         w.finder.show_find()
         w.finder.dock.hide()
+    elif leave == "closed":
+        w.close()
     elif leave == "wrapped method":
         Counter(w.heap_map, "show_blocks")
     pool.give_back(failed=leave == "failed")
