@@ -1,27 +1,30 @@
 """One MainWindow shared by the window tests that do not need a fresh one.
 
-Building and showing a window costs about a quarter of a second of CPU
-(pyqtgraph's plots and their menus, the first paints), which the ~150
-tests of the ``loaded`` fixture paid each.  :class:`SharedWindow` keeps one
-shown window per process and, before each test takes it, puts it back as a
-fresh one is (:func:`reset`): nothing playing or loading, no dialog, menu or
-message open, one strategy (next fit) and no compare mode, predict mode,
-lesson, sandbox or find results, the panels and docks as they open, the
-default size, speed, theme and text size, the settings (recent files,
-breakpoints, ticks) of the test's own settings folder.  Then the test's
-``loaded`` fixture opens its small trace in it as in a fresh one.
+Making and showing a window costs about a fifth of a second of CPU
+(pyqtgraph's plots, the first paints, the collection when it is freed),
+which every test of the ``loaded`` fixture paid.  :class:`SharedWindow`
+keeps one shown window a process and, before each test takes it, puts it
+back as a fresh one is (:func:`reset`): nothing playing or loading, no
+dialog, menu or message box open, next fit, the default speed, the panels
+shown and the splitters where they were, no hover, the keys' focus on the
+map, the settings (recent files, breakpoints, the sandbox's cut tick) of
+the test's own folder, the sandbox of the trace shown forgotten, a new
+structure view, pyqtgraph's axes with the room they had.  Then the test's
+``loaded`` fixture opens its small trace in it as in a fresh window.
 
 The reset is checked, not trusted: the window's whole state
 (tests/gui/window_state.py) after the reset and the load must equal the
 state it had the first time (when it was fresh); when it does not, the
-window is thrown away and the test gets a new one.  So a test that leaves
-something the reset does not undo (a method wrapped on the instance, a
-strategy of its own, a counter) costs a window, never another test's
-correctness.  tests/gui/test_shared_window.py dirties each piece of state
-and checks that the reset returns a window equal to a fresh one.
+window is thrown away and the test gets a new one.  What the reset does
+not undo (:func:`far_from_fresh`: compare mode, a lesson, unsaved edits,
+presenter mode, a resize, a dock shown...; a method a test wrapped on an
+instance; a failed test) throws it away at once.  So a test that leaves
+something behind costs a window, never another test's correctness.
+tests/gui/test_shared_window.py dirties each piece of state and checks
+that the reset returns a window equal to a fresh one.
 
 Tests that need a window made for them (one built with settings already
-written, one that must be closed) are marked ``fresh_window``.
+written, one they close) are marked ``fresh_window``.
 """
 
 from __future__ import annotations
