@@ -38,7 +38,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLineEdit, QSplitter, QToolTip,
                                QWidget)
 
-from .window_state import differences, window_state
+from .window_state import differences, receivers, window_state
 
 
 def make_window(qtbot):
@@ -135,9 +135,11 @@ def destroy(w) -> None:
 
 
 def _close_others(w) -> None:
-    """Close every other top-level window shown (dialogs, menus, boxes)."""
+    """Close every other top-level window shown (dialogs, menus, boxes; not
+    another MainWindow, which has its owner)."""
+    from heapscope.gui.main_window import MainWindow
     for other in QApplication.topLevelWidgets():
-        if other is not w and other.isVisible():
+        if other is not w and other.isVisible() and not isinstance(other, MainWindow):
             other.close()
     QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
 
@@ -183,6 +185,10 @@ def reset(w) -> None:
     for panel, act in ((w.structure_panel, w.act_structure), (w.explain_panel, w.act_explain)):
         act.setChecked(True)
         w.window_layout.show_panel(panel, True)
+    # what a step's animation leaves behind
+    w.animator._final = None
+    if "_move_share" in vars(w.animator):
+        del w.animator._move_share
     # the pointer off the map and the views, as over a window just shown
     for widget in w.findChildren(QWidget):
         if type(widget).__module__.startswith("heapscope."):
@@ -242,6 +248,15 @@ def wrapped_methods(w) -> list[str]:
     return found
 
 
+def connected(w, pristine) -> list[str]:
+    """The signals of the window and its parts connected to more slots than
+    in the fresh window (a test's own function, left connected)."""
+    if pristine is None:
+        return []
+    fresh = pristine["receivers"]
+    return [name for name, n in receivers(w).items() if name in fresh and n > fresh[name]]
+
+
 class SharedWindow:
     """The shared window of one test process (see the module's docstring)."""
 
@@ -291,7 +306,8 @@ class SharedWindow:
             self.window = None
             return
         quiet(self.window)
-        if failed or far_from_fresh(self.window) or wrapped_methods(self.window):
+        if failed or far_from_fresh(self.window) or wrapped_methods(self.window) or connected(
+                self.window, self.pristine):
             self.drop()
 
     def drop(self) -> None:

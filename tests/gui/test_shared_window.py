@@ -69,6 +69,9 @@ def test_the_reset_returns_a_dirty_window_to_a_fresh_ones_state(qtbot, pool, sma
     wait_loaded(qtbot, w, lambda: w.open_trace(small_trace_path))
     pool.check({str(tmp_path): "<tmp>"})
     dirty_everything(qtbot, w, tmp_path)
+    from .shared_window import connected, far_from_fresh, wrapped_methods
+    assert not (far_from_fresh(w) or wrapped_methods(w) or connected(w, pool.pristine)), \
+        connected(w, pool.pristine)
     pool.give_back(failed=False)
     assert pool.window is w, "a window the reset can clean was thrown away"
     next_tests_settings(tmp_path, "next")
@@ -83,11 +86,13 @@ def test_the_reset_returns_a_dirty_window_to_a_fresh_ones_state(qtbot, pool, sma
 
 
 @pytest.mark.parametrize("leave", ["compare names", "sandbox", "parameters", "predict", "find",
-                                   "presenter", "dark", "resized", "docks", "closed", "wrapped method",
+                                   "presenter", "dark", "resized", "docks", "closed", "wrapped method", "connected",
                                    "failed"])
-def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trace_path, leave):
+def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trace_path, tmp_path,
+                                                         leave):
     w = pool.take(qtbot)
     wait_loaded(qtbot, w, lambda: w.open_trace(small_trace_path))
+    pool.check({str(tmp_path): "<tmp>"})
     if leave == "compare names":
         w.compare.names = ["next-fit", "tlsf"]       # as after compare mode
     elif leave == "sandbox":
@@ -109,6 +114,8 @@ def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trac
         w.finder.dock.hide()
     elif leave == "closed":
         w.close()
+    elif leave == "connected":
+        w.model.step_changed.connect(lambda position: None)
     elif leave == "wrapped method":
         Counter(w.heap_map, "show_blocks")
     pool.give_back(failed=leave == "failed")

@@ -16,6 +16,8 @@ state nobody thought of still counts:
   splitter's sizes, a stack's page, a dock's place); every action's text,
   tick, enabled and shortcut (the menus, Open Recent among them);
 * every pyqtgraph view's range and auto-range, and the plots' curves;
+* how many slots each signal of those heapscope objects is connected to
+  (a test's own function left connected to the model);
 * the top-level windows shown besides it (dialogs, message boxes, menus),
   the application's font and palette, the settings the window writes to.
 """
@@ -224,6 +226,27 @@ def application_state(window) -> dict:
             "style_sheet": app.styleSheet()}
 
 
+def receivers(window) -> dict:
+    """{path.signal: how many slots it is connected to} of the window and
+    the heapscope QObjects it holds (the model, the player, the parts): a
+    test that connected a function of its own to the model's
+    ``step_changed`` leaves it connected (a later test's steps would call
+    it), and only this shows it.  (Not deeper: the views' own parts connect
+    as they are made.)"""
+    from PySide6.QtCore import QMetaMethod
+    out = {}
+    for path, obj in reachable(window):
+        if not isinstance(obj, QObject) or path.count(".") > 1:
+            continue
+        meta = obj.metaObject()
+        for i in range(meta.methodCount()):
+            method = meta.method(i)
+            if method.methodType() == QMetaMethod.Signal:
+                signature = bytes(method.methodSignature()).decode()
+                out[f"{path}.{signature}"] = obj.receivers("2" + signature)
+    return out
+
+
 def window_state(window, placeholders: dict | None = None) -> dict:
     """The window's state as plain values (see the module's docstring);
     ``placeholders``: {text: placeholder} replaced in every string (a
@@ -231,8 +254,8 @@ def window_state(window, placeholders: dict | None = None) -> dict:
     _placeholders.clear()
     _placeholders.update(placeholders or {})
     try:
-        return {"objects": objects_state(window), **widgets_state(window),
-                **application_state(window)}
+        return {"objects": objects_state(window), "receivers": receivers(window),
+                **widgets_state(window), **application_state(window)}
     finally:
         _placeholders.clear()
 
