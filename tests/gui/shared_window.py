@@ -187,6 +187,7 @@ def reset(w) -> None:
         w.window_layout.show_panel(panel, True)
     # what a step's animation leaves behind
     w.animator._final = None
+    w.animator._script = []
     if "_move_share" in vars(w.animator):
         del w.animator._move_share
     # the pointer off the map and the views, as over a window just shown
