@@ -142,7 +142,9 @@ class HeapMapWidget(Subscriber, QWidget):
         self.presentation = Presentation()
 
         self.legend = Legend()
-        self.plot_widget = pg.PlotWidget(axisItems={"left": AddressAxis()}, background="w")
+        # no pyqtgraph context menu (it used to be built, then disabled at once)
+        self.plot_widget = pg.PlotWidget(axisItems={"left": AddressAxis()}, background="w",
+                                         enableMenu=False)
         self.plot_widget.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         # (a legend wrapped onto four or five lines, this and the line under
         # it fill the map's share of a 1280 x 720 window, 262 px: a taller
@@ -151,7 +153,6 @@ class HeapMapWidget(Subscriber, QWidget):
         self.plot_widget.setMinimumHeight(PLOT_MIN_HEIGHT)
         plot = self.plot = self.plot_widget.getPlotItem()
         plot.hideButtons()
-        plot.setMenuEnabled(False)
         self.axes = MapAxes(plot)
         self.vb = plot.getViewBox()
         self.vb.invertY(True)

@@ -126,7 +126,8 @@ class PlotPanel(Subscriber, QWidget):
             line.setPen(pg.mkPen(palette.CURSOR, width=2 * pres.line_scale, style=Qt.DashLine))
 
     def _plot(self, title: str, unit: str, col: int) -> pg.PlotItem:
-        p = self.view.addPlot(row=0, col=col)
+        # no pyqtgraph context menu (it used to be built, then disabled at once)
+        p = self.view.addPlot(row=0, col=col, enableMenu=False)
         p.setTitle(title, color="k", size=f"{int(self.font().pointSizeF() * 1.15)}pt")
         tick_font = QFont(self.font())
         for name in ("left", "bottom"):
@@ -138,7 +139,6 @@ class PlotPanel(Subscriber, QWidget):
         p.getAxis("bottom").setLabel("step", color="#222")
         p.showGrid(x=True, y=True, alpha=0.25)
         p.setMouseEnabled(x=True, y=False)
-        p.setMenuEnabled(False)
         p.hideButtons()
         p.setDownsampling(auto=True, mode="peak")
         p.setClipToView(True)

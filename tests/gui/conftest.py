@@ -1,16 +1,17 @@
 """Fixtures for the window tests: offscreen Qt, settings in a temporary folder,
 small traces on disk, a shown MainWindow and a helper that waits for a load."""
 
-import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QEvent, QSettings  # noqa: E402
-from PySide6.QtWidgets import QApplication, QToolTip  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from heapscope import traces  # noqa: E402
+
+from .shared_window import Replaced, SharedWindow, destroy, make_window, quiet  # noqa: E402
 
 #: small enough to replay in a few tens of milliseconds
 SMALL_STEPS = 500
@@ -35,33 +36,65 @@ def small_trace_path(tmp_path, small_trace):
     return str(path)
 
 
+#: the window the ``loaded`` tests share (tests/gui/shared_window.py)
+SHARED = SharedWindow()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "fresh_window: the test gets a window made for it, not the shared one "
+        "(tests/gui/shared_window.py)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the item: a shared window a test failed
+    in is thrown away, whatever state it was left in."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, "report_" + report.when, report)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_the_shared_window(qapp):
+    """At the end of the session, close the shared window while the
+    application still exists."""
+    yield
+    SHARED.drop()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """HEAPSCOPE_SHARED_WINDOW=1: how often the shared window served, and why
+    a reset one was replaced."""
+    if os.environ.get("HEAPSCOPE_SHARED_WINDOW") and SHARED.taken:
+        terminalreporter.write_line(f"shared window: {SHARED.taken} tests, "
+                                    f"{SHARED.made} windows made, {len(SHARED.replaced)} replaced "
+                                    "after a reset")
+        for why in SHARED.replaced:
+            terminalreporter.write_line("  replaced: " + why[:300])
+
+
+def _shared(request) -> bool:
+    """The test may have the shared window: it uses ``loaded`` (a trace
+    opened in it after the reset) and is not marked ``fresh_window``."""
+    return "loaded" in request.fixturenames and request.node.get_closest_marker("fresh_window") is None
+
+
 @pytest.fixture
-def window(qtbot):
-    from heapscope.gui.app import configure_app
-    from heapscope.gui.main_window import MainWindow
-    configure_app(QApplication.instance())
-    w = MainWindow()
+def window(request, qtbot):
+    if _shared(request):
+        w = SHARED.take(qtbot)
+        yield w
+        report = getattr(request.node, "report_call", None)
+        SHARED.give_back(failed=report is None or report.failed)
+        return
+    w = make_window(qtbot)
     qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    w.activateWindow()
     yield w
-    w.player.pause()
-    if w.message_box is not None:
-        w.message_box.close()
-    w.loader.cancel()
-    w.loader.wait()
+    quiet(w)
     # Tear the window down here, while no replay thread runs: close it and let
-    # Qt delete it.  Its Python wrappers are freed later: pytest still holds
-    # the fixture's value during this collection, and pyqtgraph's parentless
-    # menus in those cycles are live QWidgets.  A later collection must run
-    # in the GUI thread, which the Loader sees to (gui/gui_thread_gc.py).
-    QToolTip.hideText()
-    w.close()
-    w.deleteLater()
-    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
-    del w
-    gc.collect()
+    # Qt delete it (tests/gui/shared_window.py, destroy).
+    destroy(w)
 
 
 def wait_loaded(qtbot, window, start, timeout=20000):
@@ -73,9 +106,31 @@ def wait_loaded(qtbot, window, start, timeout=20000):
 
 
 @pytest.fixture
-def loaded(qtbot, window, small_trace_path):
-    """The window showing the small trace (through next-fit)."""
+def loaded(request, qtbot, window, small_trace_path, tmp_path):
+    """The window showing the small trace (through next-fit): the shared
+    window, reset (tests/gui/shared_window.py), unless the test is marked
+    ``fresh_window``."""
+    settings = window.settings
+    written = {key: settings.value(key) for key in settings.allKeys()}
     wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+    if window is not SHARED.window:
+        return window
+    qtbot.wait(1)           # the views' redraws after the load, as a fresh window's
+    try:
+        SHARED.check({str(tmp_path): "<tmp>"})
+    except Replaced:
+        # a new window, made before the load as a fresh one is (the load
+        # wrote the recent files a window reads when it is made)
+        settings.clear()
+        for key, value in written.items():
+            settings.setValue(key, value)
+        settings.sync()
+        window = SHARED.take(qtbot)
+        wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+        qtbot.wait(1)
+        SHARED.pristine = None          # a fresh window's state is fresh by definition
+        SHARED.check({str(tmp_path): "<tmp>"})
+    SHARED.taken += 1
     return window
 
 
@@ -96,17 +151,23 @@ class Counter:
         return len(self.calls)
 
 
+def opened_window():
+    """The MainWindow shown that is not the shared one (tests/gui/shared_window.py,
+    which may be shown too): the one the command line opened."""
+    from heapscope.gui.main_window import MainWindow
+    return next(x for x in QApplication.topLevelWidgets()
+                if isinstance(x, MainWindow) and x.isVisible() and x is not SHARED.window)
+
+
 def window_from_command_line(qtbot, monkeypatch, argv):
     """``heapscope ARGV`` run in the test (``heapscope.cli.main``), with the
     event loop's ``exec`` replaced: the window it opened, shown, its load
     perhaps still under way."""
     from heapscope.cli import main
-    from heapscope.gui.main_window import MainWindow
     shown = []
 
     def fake_exec(*args):
-        shown.append(next(x for x in QApplication.topLevelWidgets()
-                          if isinstance(x, MainWindow) and x.isVisible()))
+        shown.append(opened_window())
         return 0
 
     monkeypatch.setattr(QApplication, "exec", fake_exec)

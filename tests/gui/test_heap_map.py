@@ -227,3 +227,27 @@ def test_a_map_deleted_right_after_a_resize_is_not_relaid_out(qtbot):
     hm.deleteLater()
     QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
     qtbot.wait(20)              # pytest-qt fails the test on an exception in a callback
+
+
+def test_a_right_click_on_the_map_or_a_plot_opens_no_pyqtgraph_menu(qtbot, loaded):
+    """pyqtgraph's menus were built for each map and plot, then disabled at
+    once; now they are never built (a sixth of the window's making).  A
+    right click on the map opens the sandbox's own menu (its commands:
+    tests/gui/test_sandbox_window.py), on a plot none."""
+    w = loaded
+    for item in [w.heap_map.plot] + w.plots.plots:
+        assert not item.menuEnabled()
+        assert item.getViewBox().menu is None and not item.getViewBox().menuEnabled()
+    pyqtgraph_words = {"View All", "X axis", "Y axis", "Mouse Mode", "Plot Options", "Export..."}
+    for view, item in [(w.heap_map.plot_widget, w.heap_map.plot)] + [(w.plots.view, p) for p in w.plots.plots]:
+        centre = view.mapFromScene(item.getViewBox().sceneBoundingRect().center())
+        qtbot.mouseClick(view.viewport(), Qt.RightButton, pos=centre)
+        qtbot.wait(10)
+        popup = QApplication.activePopupWidget()
+        if view is w.heap_map.plot_widget:
+            assert popup is w.edits.block_menu
+        else:
+            assert popup is None, [a.text() for a in popup.actions()]
+        if popup is not None:
+            assert not pyqtgraph_words & {a.text() for a in popup.actions()}
+            popup.close()

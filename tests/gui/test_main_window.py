@@ -16,7 +16,7 @@ from heapscope import traces
 from heapscope.gui.main_window import MainWindow
 from heapscope.gui.workload_dialog import WorkloadDialog, parameters_of
 
-from .conftest import SMALL_STEPS, wait_loaded
+from .conftest import SMALL_STEPS, opened_window, wait_loaded
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -460,8 +460,7 @@ def test_main_opens_the_window_with_options(qtbot, monkeypatch):
 
     def fake_exec(*args):
         # the event loop would run here; look at the window it opened instead
-        w = next(x for x in QApplication.topLevelWidgets() if isinstance(x, MainWindow) and x.isVisible())
-        shown.append(w)
+        shown.append(opened_window())
         return 0
 
     monkeypatch.setattr(QApplication, "exec", fake_exec)
