@@ -24,7 +24,9 @@ address differs (the books are compared by a digest after each timed run;
 only when they differ does one more replay look for that step).
 
 The heap walk costs time in proportion to the heap, so the walk checks are
-spread out by what the strategy itself spends: the next walk comes once
+spread out by what the strategy itself spends, in CPU time (the pass's
+thread; the strategy's share of each run of operations by the wall clock
+read around each of its calls, :func:`_own_share`): the next walk comes once
 :data:`WALK_SHARE` (a half) of the time spent in the strategy's own
 malloc/free/realloc has caught up with the time spent on walk checks (and
 snapshots) so far, one more walk like the last included (so that one walk
@@ -68,7 +70,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 from dataclasses import dataclass, field
-from time import perf_counter
+from time import perf_counter, thread_time as cpu
 from typing import Callable
 
 from heapscope.traces.trace import ALLOC, FREE, block_words
@@ -76,6 +78,7 @@ from . import structure as structure_protocol
 from . import checked_calls, replay
 from .events import OpRecord
 from .op_dispatch import Calls, public_calls
+from .phrases import count
 from .replay import KIND_NAMES, Program, apply_op, replay_ops
 from .registry import make_strategy
 from .user import UserStrategy, UserStrategyError
@@ -96,11 +99,11 @@ WALK_SHARE = 0.5
 #: result checks, the replay's own loop) may take this share of their time:
 #: under 1 for the same reason, the strategy measured inside the pass being
 #: a little slower than bare (docs/benchmarks.md, segfit's table)
-CHECK_SHARE = 0.8
+CHECK_SHARE = 0.6
 #: ... except that the walks may always take this share, however costly the
 #: result checks are (an allocator so fast that they alone take CHECK_SHARE
 #: of its time is still walked now and then, not only at the end)
-LEAST_WALK_SHARE = 0.25
+LEAST_WALK_SHARE = 0.2
 #: the check pass tells ``progress`` how far it is about this many times a trace
 PROGRESS_STEPS = 50
 
@@ -180,7 +183,7 @@ class TraceGrade:
         if self.throughput:
             text += f", {self.throughput / 1000:.1f} Kops/s"
         if self.failed:
-            text += f", {self.failed} request{'s' if self.failed != 1 else ''} refused"
+            text += f", {count(self.failed, 'request')} refused"
         return text
 
 
@@ -271,9 +274,10 @@ def full_check(strategy: UserStrategy) -> int:
     ``_check_structure``, and a ``structure()`` the user wrote against the
     walk; then that nothing of them moved the heap.  Returns the number of
     blocks."""
-    blocks = strategy.check()
-    if type(strategy).structure is not UserStrategy.structure:
-        s = strategy.structure()
+    with strategy.walked_once():          # structure() reads the walk check() made
+        blocks = strategy.check()
+        s = strategy.structure() if type(strategy).structure is not UserStrategy.structure else None
+    if s is not None:
         try:
             structure_protocol.check_against_heap(s, blocks)
         except structure_protocol.StructureMismatch as exc:
@@ -301,8 +305,9 @@ class CheckedTrace:
     failed: int = 0
     results: list = field(default_factory=list)   # what each operation returned (None for a free)
     digest: bytes = b""                 # of the final books (books_digest)
-    check_seconds: float = 0.0
-    own_seconds: float = 0.0
+    check_seconds: float = 0.0          # CPU time of the walk checks and snapshots
+    own_seconds: float = 0.0            # wall time in the strategy's own methods
+    own_cpu: float = 0.0                # ... and their CPU time (_own_share): the schedule's
     checks: int = 0                     # walk checks run
 
 
@@ -337,9 +342,9 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
         # several times the strategy's own work (the timed runs keep none either).
         strategy.record = False
         program = Program()
-        c0 = begin = perf_counter()
+        c0 = begin = cpu()
         good, good_t = _snapshot(strategy, program), 0   # the last state that passed, after good_t ops
-        out.check_seconds += perf_counter() - c0
+        out.check_seconds += cpu() - c0
         calls, rec = _pass_calls(strategy, out)
         done = 0
         last = 0.0                 # what the last walk check and its snapshot took: the next one's cost
@@ -351,20 +356,21 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
                 next_report = done - done % report_every + report_every
             # (a run is at most report_every long: an estimate made early, on
             # operations cheaper than the later ones, is made again soon)
-            stop = min(n, _next_walk(strategy.own_seconds, out.check_seconds + last,
-                                     perf_counter() - begin + last, done, next_check),
+            stop = min(n, _next_walk(out.own_cpu, out.check_seconds + last, cpu() - begin + last,
+                                     done, next_check),
                        done + report_every, next_report or n)
+            w0, c0, own0 = perf_counter(), cpu(), strategy.own_seconds
             replay.run_ops(calls, program, rec, kinds[done:stop], ids[done:stop], sizes[done:stop])
+            out.own_cpu += _own_share(cpu() - c0, strategy.own_seconds - own0, perf_counter() - w0)
             done = stop
             if done < n:
                 if check_every is not None:
                     if done < next_check:
                         continue
-                elif not _walk_due(strategy.own_seconds, out.check_seconds + last,
-                                   perf_counter() - begin + last):
+                elif not _walk_due(out.own_cpu, out.check_seconds + last, cpu() - begin + last):
                     continue       # no room yet for one more walk like the last: wait
             walked = done
-            c0 = perf_counter()
+            c0 = cpu()
             try:
                 full_check(strategy)
                 out.checks += 1
@@ -377,7 +383,7 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
             if check_every != 1 and done < n:   # (at the end books_digest pickles the user's state)
                 good = _snapshot(strategy, program)
             good_t = done
-            last = perf_counter() - c0
+            last = cpu() - c0
             out.check_seconds += last
             walked = -1
         out.heap = strategy.heap_held
@@ -394,6 +400,19 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
 #: the operations of the first run of the adaptive schedule, before the
 #: strategy's time per operation is known
 FIRST_RUN = 16
+
+
+def _own_share(run_cpu: float, own_wall: float, run_wall: float) -> float:
+    """The CPU seconds of a run of operations spent in the strategy's own
+    methods: the run's CPU time in the share of its wall time they took
+    (timed one call at a time by a clock that is cheap to read, the wall
+    clock; a CPU clock is a system call).  Time the process spent waiting for
+    a core falls on either side as often as their wall times say, so the
+    share holds on a loaded machine, where the wall times alone would count
+    the other jobs' work as the strategy's or the walks' own."""
+    if run_wall <= 0:
+        return 0.0
+    return run_cpu * min(1.0, own_wall / run_wall)
 
 
 def _walk_due(own: float, walks: float, elapsed: float) -> bool:
@@ -484,8 +503,10 @@ def books_digest(strategy: UserStrategy, program: Program) -> bytes:
     strategy's own attributes.  Two replays of one trace by a deterministic
     strategy end with the same digest."""
     arena = strategy.arena
+    # the live blocks as plain tuples: a LiveBlock pickles through its class, several times slower
+    booked = [(payload, *lb) for payload, lb in sorted(strategy.live.items())]
     books = (sorted(program.live.items()), sorted(program.failed_ids), arena.base, arena.brk,
-             sorted(strategy.live.items()), _own_state(strategy))
+             booked, _own_state(strategy))
     try:
         blob = pickle.dumps(books, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
