@@ -24,9 +24,7 @@ address differs (the books are compared by a digest after each timed run;
 only when they differ does one more replay look for that step).
 
 The heap walk costs time in proportion to the heap, so the walk checks are
-spread out by what the strategy itself spends, in CPU time (the pass's
-thread; the strategy's share of each run of operations by the wall clock
-read around each of its calls, :func:`_own_share`): the next walk comes once
+spread out by what the strategy itself spends: the next walk comes once
 :data:`WALK_SHARE` (a half) of the time spent in the strategy's own
 malloc/free/realloc has caught up with the time spent on walk checks (and
 snapshots) so far, one more walk like the last included (so that one walk
@@ -70,7 +68,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 from dataclasses import dataclass, field
-from time import perf_counter, thread_time as cpu
+from time import perf_counter
 from typing import Callable
 
 from heapscope.traces.trace import ALLOC, FREE, block_words
@@ -305,9 +303,8 @@ class CheckedTrace:
     failed: int = 0
     results: list = field(default_factory=list)   # what each operation returned (None for a free)
     digest: bytes = b""                 # of the final books (books_digest)
-    check_seconds: float = 0.0          # CPU time of the walk checks and snapshots
-    own_seconds: float = 0.0            # wall time in the strategy's own methods
-    own_cpu: float = 0.0                # ... and their CPU time (_own_share): the schedule's
+    check_seconds: float = 0.0          # the walk checks and snapshots
+    own_seconds: float = 0.0            # the strategy's own methods
     checks: int = 0                     # walk checks run
 
 
@@ -342,9 +339,9 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
         # several times the strategy's own work (the timed runs keep none either).
         strategy.record = False
         program = Program()
-        c0 = begin = cpu()
+        c0 = begin = perf_counter()
         good, good_t = _snapshot(strategy, program), 0   # the last state that passed, after good_t ops
-        out.check_seconds += cpu() - c0
+        out.check_seconds += perf_counter() - c0
         calls, rec = _pass_calls(strategy, out)
         done = 0
         last = 0.0                 # what the last walk check and its snapshot took: the next one's cost
@@ -356,21 +353,20 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
                 next_report = done - done % report_every + report_every
             # (a run is at most report_every long: an estimate made early, on
             # operations cheaper than the later ones, is made again soon)
-            stop = min(n, _next_walk(out.own_cpu, out.check_seconds + last, cpu() - begin + last,
-                                     done, next_check),
+            stop = min(n, _next_walk(strategy.own_seconds, out.check_seconds + last,
+                                     perf_counter() - begin + last, done, next_check),
                        done + report_every, next_report or n)
-            w0, c0, own0 = perf_counter(), cpu(), strategy.own_seconds
             replay.run_ops(calls, program, rec, kinds[done:stop], ids[done:stop], sizes[done:stop])
-            out.own_cpu += _own_share(cpu() - c0, strategy.own_seconds - own0, perf_counter() - w0)
             done = stop
             if done < n:
                 if check_every is not None:
                     if done < next_check:
                         continue
-                elif not _walk_due(out.own_cpu, out.check_seconds + last, cpu() - begin + last):
+                elif not _walk_due(strategy.own_seconds, out.check_seconds + last,
+                                   perf_counter() - begin + last):
                     continue       # no room yet for one more walk like the last: wait
             walked = done
-            c0 = cpu()
+            c0 = perf_counter()
             try:
                 full_check(strategy)
                 out.checks += 1
@@ -383,7 +379,7 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
             if check_every != 1 and done < n:   # (at the end books_digest pickles the user's state)
                 good = _snapshot(strategy, program)
             good_t = done
-            last = cpu() - c0
+            last = perf_counter() - c0
             out.check_seconds += last
             walked = -1
         out.heap = strategy.heap_held
@@ -400,19 +396,6 @@ def check_trace(factory: Callable[[], UserStrategy], trace, check_every: int | N
 #: the operations of the first run of the adaptive schedule, before the
 #: strategy's time per operation is known
 FIRST_RUN = 16
-
-
-def _own_share(run_cpu: float, own_wall: float, run_wall: float) -> float:
-    """The CPU seconds of a run of operations spent in the strategy's own
-    methods: the run's CPU time in the share of its wall time they took
-    (timed one call at a time by a clock that is cheap to read, the wall
-    clock; a CPU clock is a system call).  Time the process spent waiting for
-    a core falls on either side as often as their wall times say, so the
-    share holds on a loaded machine, where the wall times alone would count
-    the other jobs' work as the strategy's or the walks' own."""
-    if run_wall <= 0:
-        return 0.0
-    return run_cpu * min(1.0, own_wall / run_wall)
 
 
 def _walk_due(own: float, walks: float, elapsed: float) -> bool:

@@ -18,7 +18,7 @@ For each trace, in one run: the bare replay (checks off, as grade times the
 strategy; the median of 3), the check pass (every result check, the walk checks
 spread by the allocator's own time), and the ratios:
 
-* ``walks / own``: CPU seconds of the walk checks and snapshots over those
+* ``walks / own``: seconds of the walk checks and snapshots over those
   spent inside the allocator's own methods during the check pass (grade
   keeps it under ``grading.WALK_SHARE``, plus one last walk);
 * ``walks / bare``: the walk checks over the bare replay: DESIGN.md's budget,
@@ -71,8 +71,7 @@ def measure(cls, trace, rounds: int = 1, clock=time.perf_counter) -> dict:
     luck; each round's bare time is the median of 3).  ``clock`` times the
     bare replays and the whole pass (``time.process_time``: the CPU time of
     this process, which other jobs on the machine disturb less); the own and
-    walk seconds are the pass's own measures, CPU time (what its schedule
-    spends: grading.check_trace)."""
+    walk seconds are the pass's own, wall time."""
     def bare_run():
         strategy = _unguarded(cls)
         t0 = clock()
@@ -88,7 +87,7 @@ def measure(cls, trace, rounds: int = 1, clock=time.perf_counter) -> dict:
         total = clock() - t0
         if checked.error is not None:
             raise SystemExit(f"{trace.name}: {checked.error}")
-        runs.append({"bare": bare, "pass": total, "own": checked.own_cpu,
+        runs.append({"bare": bare, "pass": total, "own": checked.own_seconds,
                      "walks": checked.check_seconds, "checks": checked.checks,
                      "ratio": total / bare})
     out = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
