@@ -76,6 +76,7 @@ from . import structure as structure_protocol
 from . import checked_calls, replay
 from .events import OpRecord
 from .op_dispatch import Calls, public_calls
+from .phrases import count
 from .replay import KIND_NAMES, Program, apply_op, replay_ops
 from .registry import make_strategy
 from .user import UserStrategy, UserStrategyError
@@ -96,11 +97,11 @@ WALK_SHARE = 0.5
 #: result checks, the replay's own loop) may take this share of their time:
 #: under 1 for the same reason, the strategy measured inside the pass being
 #: a little slower than bare (docs/benchmarks.md, segfit's table)
-CHECK_SHARE = 0.8
+CHECK_SHARE = 0.6
 #: ... except that the walks may always take this share, however costly the
 #: result checks are (an allocator so fast that they alone take CHECK_SHARE
 #: of its time is still walked now and then, not only at the end)
-LEAST_WALK_SHARE = 0.25
+LEAST_WALK_SHARE = 0.2
 #: the check pass tells ``progress`` how far it is about this many times a trace
 PROGRESS_STEPS = 50
 
@@ -180,7 +181,7 @@ class TraceGrade:
         if self.throughput:
             text += f", {self.throughput / 1000:.1f} Kops/s"
         if self.failed:
-            text += f", {self.failed} request{'s' if self.failed != 1 else ''} refused"
+            text += f", {count(self.failed, 'request')} refused"
         return text
 
 
@@ -271,9 +272,10 @@ def full_check(strategy: UserStrategy) -> int:
     ``_check_structure``, and a ``structure()`` the user wrote against the
     walk; then that nothing of them moved the heap.  Returns the number of
     blocks."""
-    blocks = strategy.check()
-    if type(strategy).structure is not UserStrategy.structure:
-        s = strategy.structure()
+    with strategy.walked_once():          # structure() reads the walk check() made
+        blocks = strategy.check()
+        s = strategy.structure() if type(strategy).structure is not UserStrategy.structure else None
+    if s is not None:
         try:
             structure_protocol.check_against_heap(s, blocks)
         except structure_protocol.StructureMismatch as exc:
@@ -301,8 +303,8 @@ class CheckedTrace:
     failed: int = 0
     results: list = field(default_factory=list)   # what each operation returned (None for a free)
     digest: bytes = b""                 # of the final books (books_digest)
-    check_seconds: float = 0.0
-    own_seconds: float = 0.0
+    check_seconds: float = 0.0          # the walk checks and snapshots
+    own_seconds: float = 0.0            # the strategy's own methods
     checks: int = 0                     # walk checks run
 
 
@@ -484,8 +486,10 @@ def books_digest(strategy: UserStrategy, program: Program) -> bytes:
     strategy's own attributes.  Two replays of one trace by a deterministic
     strategy end with the same digest."""
     arena = strategy.arena
+    # the live blocks as plain tuples: a LiveBlock pickles through its class, several times slower
+    booked = [(payload, *lb) for payload, lb in sorted(strategy.live.items())]
     books = (sorted(program.live.items()), sorted(program.failed_ids), arena.base, arena.brk,
-             sorted(strategy.live.items()), _own_state(strategy))
+             booked, _own_state(strategy))
     try:
         blob = pickle.dumps(books, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:

@@ -1,6 +1,7 @@
 """How the explain lines write sizes, addresses and counts: shared by the
 events' own words (:mod:`heapscope.allocators.events`), the strategies'
-explain texts and :mod:`heapscope.allocators.explain`, which names them too;
+explain texts and :mod:`heapscope.allocators.explain`, which names them too,
+and the command line's counts (:func:`count`, ``grouped``);
 and :func:`human_bytes`, the window's short size, which the structure kinds'
 list labels use too (``StructureKind.labelled_lists``)."""
 
@@ -25,11 +26,12 @@ def at(addr: int | None, none: str = "NULL") -> str:
     return none if addr is None else f"{addr:#x}"
 
 
-def count(n: int, unit: tuple[str, str] | str) -> str:
+def count(n: int, unit: tuple[str, str] | str, grouped: bool = False) -> str:
     """'1 free block', '3 free blocks'; ``unit`` is (singular, plural) or a
-    noun made plural with an s."""
+    noun made plural with an s.  ``grouped``: thousands grouped, as the
+    command line writes counts ('12,345 calls')."""
     one, many = unit if isinstance(unit, tuple) else (unit, unit + "s")
-    return f"{n} {one if n == 1 else many}"
+    return f"{n:,} {one if n == 1 else many}" if grouped else f"{n} {one if n == 1 else many}"
 
 
 def times(n: int) -> str:

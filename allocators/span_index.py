@@ -25,6 +25,8 @@ from bisect import bisect_right
 
 #: tombstones walked past in one lookup before the lookup cuts them out
 CUT_AFTER = 8
+#: the starts are compacted once the tombstones outnumber the live intervals by this many
+COMPACT_PAST = 64
 
 
 class SpanIndex:
@@ -84,14 +86,19 @@ class SpanIndex:
         """Remove the interval that starts at ``start`` (KeyError if none)."""
         del self.end_of[start]
         self.dead += 1
-        if self.dead > len(self.end_of) + 64:
-            end_of = self.end_of
-            self.starts = [s for s in self.starts if s in end_of]
-            self.dead = 0
+        if self.dead > len(self.end_of) + COMPACT_PAST:
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop every tombstone from the starts, in place (callers may hold
+        the list: allocators/checked_calls.py reads it directly)."""
+        end_of = self.end_of
+        self.starts[:] = [s for s in self.starts if s in end_of]
+        self.dead = 0
 
     def intervals(self) -> list[tuple[int, int]]:
         """Every live interval, in address order."""
         return sorted(self.end_of.items())
 
 
-__all__ = ["CUT_AFTER", "SpanIndex"]
+__all__ = ["COMPACT_PAST", "CUT_AFTER", "SpanIndex"]

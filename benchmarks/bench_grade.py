@@ -18,9 +18,9 @@ For each trace, in one run: the bare replay (checks off, as grade times the
 strategy; the median of 3), the check pass (every result check, the walk checks
 spread by the allocator's own time), and the ratios:
 
-* ``walks / own``: seconds of the walk checks and snapshots over the seconds
+* ``walks / own``: seconds of the walk checks and snapshots over those
   spent inside the allocator's own methods during the check pass (grade
-  keeps it at ``grading.WALK_SHARE``, a half, plus one last walk);
+  keeps it under ``grading.WALK_SHARE``, plus one last walk);
 * ``walks / bare``: the walk checks over the bare replay: DESIGN.md's budget,
   <= 1 (the walks slow the allocator down between them, which is why the
   share is a half);

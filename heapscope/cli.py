@@ -55,6 +55,7 @@ from typing import Callable
 
 from .allocators import plugins
 from .allocators.params import Param, ParamError, declared, parse_param
+from .allocators.phrases import count
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
 from .allocators.isolation import DEFAULT_TIME_LIMIT, time_limit_text
 from .allocators.parallel import BuildFailed, BuildSpec, build_timelines, default_start_method
@@ -540,7 +541,7 @@ def cmd_compare(args) -> int:
         raise CliError("; ".join(r["error"] for r in failed))
     for r in failed:
         print(f"heapscope: {r['strategy']} not run: {r['error']}", file=sys.stderr)
-    print(f"# {trace.name}: {len(trace)} ops", file=sys.stderr if args.format != "table" else sys.stdout)
+    print(f"# {trace.name}: {count(len(trace), 'op')}", file=sys.stderr if args.format != "table" else sys.stdout)
     from .console import is_terminal
     print(format_rows(rows, args.format, terminal=is_terminal(sys.stdout)))
     return 1 if failed else 0
@@ -552,13 +553,18 @@ def _check_options(p: argparse.ArgumentParser) -> None:
 
 @command("check", "validate a trace and print its statistics", _check_options)
 def cmd_check(args) -> int:
-    trace = load_trace(args.trace)
+    from .traces.load import load_trace_noting
+    trace, notes = load_trace_noting(args.trace)
     stats = trace.stats()
     print(f"{args.trace}: OK, a valid trace")
     width = max(len(k) for k in stats)
     for key, value in stats.items():
         shown = f"{value:.1f}" if isinstance(value, float) else str(value)
         print(f"  {key.ljust(width)}  {shown}")
+    if notes:       # what an import (ltrace, memray) left out or merged
+        print("  import notes:")
+        for note in notes:
+            print(f"    {note}")
     _warn_of_large_requests(args.trace, trace)
     return 0
 
@@ -574,7 +580,7 @@ def _warn_of_large_requests(name: str, trace) -> None:
     if not len(large):
         return
     first = int(large[0])
-    print(f"heapscope: warning: {name}: {len(large)} request{'s' if len(large) != 1 else ''} "
+    print(f"heapscope: warning: {name}: {count(len(large), 'request')} "
           f"past {format_size(LARGE_REQUEST)} (the first at op {first + 1}: "
           f"{int(trace.sizes[first])} bytes); a request no heap of a strategy can hold "
           f"fails at once", file=sys.stderr)
@@ -654,8 +660,10 @@ def cmd_find(args) -> int:
     except FindError as exc:
         raise CliError(str(exc)) from None
     if report["stopped"]:
+        steps = report["steps"]
         print(f"heapscope: warning: the replay stopped at {report['stopped']}; the "
-              f"{report['steps']:,} steps before it were searched", file=sys.stderr)
+              f"{count(steps, 'step', grouped=True)} before it {'was' if steps == 1 else 'were'} "
+              "searched", file=sys.stderr)
     if args.count:
         print(report["count"])
     else:
@@ -1028,8 +1036,8 @@ def cmd_sweep(args) -> int:
     except OSError as exc:
         raise CliError(f"{args.output}: cannot write the results: {exc.strerror or exc}") from None
     todo = [c for c in every if c.key not in results.held]
-    print(f"sweep: {len(every)} cells ({len(specs)} traces x {len(names)} strategies and their "
-          f"grids); {len(every) - len(todo)} already in {args.output}, {len(todo)} to measure",
+    print(f"sweep: {count(len(every), 'cell')} ({count(len(specs), 'trace')} x "
+          f"{count(len(names), ('strategy', 'strategies'))} and their grids); {len(every) - len(todo)} already in {args.output}, {len(todo)} to measure",
           file=sys.stderr)
     from .console import bars_for
     bars = bars_for(sys.stderr, "cells")
@@ -1054,9 +1062,10 @@ def cmd_sweep(args) -> int:
         except OSError as exc:
             raise CliError(f"{args.parquet}: cannot write the Parquet table: "
                            f"{exc.strerror or exc}") from None
-        print(f"{args.parquet}: {n} rows (Parquet)", file=sys.stderr)
+        print(f"{args.parquet}: {count(n, 'row')} (Parquet)", file=sys.stderr)
     if errors:
-        print(f"heapscope: {errors} of {len(todo)} cells failed (their rows say why)", file=sys.stderr)
+        print(f"heapscope: {errors} of {count(len(todo), 'cell')} failed (their rows say why)",
+              file=sys.stderr)
     return 1 if errors else 0
 
 
@@ -1159,7 +1168,7 @@ def cmd_experiment(args) -> int:
         if bars:
             bars.close()
     # its time, on stderr: the table stays what it was
-    print(f"experiment {args.name}: {runs[0]} runs in {clock.text()}", file=sys.stderr)
+    print(f"experiment {args.name}: {count(runs[0], 'run')} in {clock.text()}", file=sys.stderr)
     from .console import is_terminal
     text = render(result, args.format, terminal=not args.output and is_terminal(sys.stdout))
     # The table first: a chart that fails to save must not lose the run.
@@ -1404,7 +1413,7 @@ def grade_text(result, spec: str | None, reopen, terminal: bool = False) -> str:
     from .console import table_text
     n = len(result.traces)
     who = f"{result.strategy} ({spec})" if spec else result.strategy
-    lines = [f"grading {who} on {n} trace{'s' if n != 1 else ''}",
+    lines = [f"grading {who} on {count(n, 'trace')}",
              "checks: each result aligned, inside the heap, overlapping no live payload; realloc "
              "keeping the bytes;",
              "  no NULL unless the heap was refused growth; the heap grown only by _take_core; the "
@@ -1429,7 +1438,7 @@ def grade_text(result, spec: str | None, reopen, terminal: bool = False) -> str:
     if refused:
         lines.append("")
         for t in refused:
-            lines.append(f"{t.name}: {t.failed} request{'s' if t.failed != 1 else ''} refused for "
+            lines.append(f"{t.name}: {count(t.failed, 'request')} refused for "
                          f"the heap limit or the pool ({t.failed_bytes:,} B, counted in its "
                          "utilisation as if the heap had grown by them)")
     if base:
@@ -1454,7 +1463,7 @@ def grade_text(result, spec: str | None, reopen, terminal: bool = False) -> str:
     lines.append("")
     bad = sum(1 for t in result.traces if not t.valid)
     if bad:
-        lines.append(f"perf index 0 / 100: {bad} of {n} trace{'s' if n != 1 else ''} "
+        lines.append(f"perf index 0 / 100: {bad} of {count(n, 'trace')} "
                      f"{'has' if bad == 1 else 'have'} an error")
         return "\n".join(lines)
     util = result.mean_utilisation or 0.0
@@ -1642,8 +1651,10 @@ def cmd_convert(args) -> int:
     else:
         write_rep(trace, args.output)
     stats = trace.stats()
-    print(f"{args.output}: {len(trace):,} ops, {trace.num_ids:,} ids, peak live "
-          f"{stats['max_live_bytes']:,} bytes in {stats['max_live_blocks']:,} blocks",
+    print(f"{args.output}: {count(len(trace), 'op', grouped=True)}, "
+          f"{count(trace.num_ids, 'id', grouped=True)}, peak live "
+          f"{count(stats['max_live_bytes'], 'byte', grouped=True)} in "
+          f"{count(stats['max_live_blocks'], 'block', grouped=True)}",
           file=sys.stderr)
     for note in notes:
         print(f"  {note}", file=sys.stderr)

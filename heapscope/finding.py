@@ -17,6 +17,7 @@ import json
 from .allocators.conditions import ConditionError, known_events, parse
 from .allocators.find import find_steps, step_words
 from .allocators.isolation import needs_worker
+from .allocators.phrases import count
 from .allocators.replay import Timeline
 from .allocators.user import UserStrategyError
 
@@ -90,11 +91,11 @@ def to_json(report: dict) -> str:
 
 def format_text(report: dict) -> str:
     """A heading line, then one line per match in the window's words."""
-    n, count = report["steps"], report["count"]
-    head = (f"# {report['trace']['name'] or 'trace'}, {report['strategy']}: {count:,} of {n:,} "
-            f"step{'s' if n != 1 else ''} where {report['condition']}")
+    n, found = report["steps"], report["count"]
+    head = (f"# {report['trace']['name'] or 'trace'}, {report['strategy']}: {found:,} of "
+            f"{count(n, 'step', grouped=True)} where {report['condition']}")
     lines = [head] + ([f"# {report['never']}"] if report.get("never") else [])
     lines += [m["text"] for m in report["matches"]]
-    if len(report["matches"]) < count:
-        lines.append(f"# ... and {count - len(report['matches']):,} more (--limit)")
+    if len(report["matches"]) < found:
+        lines.append(f"# ... and {found - len(report['matches']):,} more (--limit)")
     return "\n".join(lines)

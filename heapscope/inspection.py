@@ -20,6 +20,7 @@ from dataclasses import asdict, is_dataclass
 from .allocators import structure_kinds
 from .allocators.explain import explain_step
 from .allocators.isolation import needs_worker
+from .allocators.phrases import count
 from .allocators.user import UserStrategyError
 from .allocators.registry import make_strategy
 from .allocators.replay import KIND_NAMES, Timeline
@@ -160,7 +161,7 @@ def format_text(report: dict, *, all_blocks: bool = False) -> str:
         out.append(f"  {op['description']}")
     out.append("")
     events = report["events"]
-    out.append(f"What {report['strategy']} did ({len(events)} event{'s' if len(events) != 1 else ''}):")
+    out.append(f"What {report['strategy']} did ({count(len(events), 'event')}):")
     if not events:
         out.append("  nothing")
     width = len(str(len(events)))
@@ -177,7 +178,7 @@ def format_text(report: dict, *, all_blocks: bool = False) -> str:
 def _heap_lines(report: dict, all_blocks: bool) -> list[str]:
     blocks = report["blocks"]
     counts = {s: sum(1 for b in blocks if b[2] == s) for s in ("used", "free", "meta")}
-    out = [f"Heap: {report['_heap_size']} bytes in {len(blocks)} blocks "
+    out = [f"Heap: {count(report['_heap_size'], 'byte')} in {count(len(blocks), 'block')} "
            f"({counts['used']} used, {counts['free']} free, {counts['meta']} meta)"]
     if not blocks:
         return out
@@ -221,8 +222,8 @@ def _heap_lines(report: dict, all_blocks: bool) -> list[str]:
 def _skipped_line(skipped: list, width: int) -> str:
     used = sum(1 for b in skipped if b[2] == "used")
     free = sum(1 for b in skipped if b[2] == "free")
-    return (f"  {'...'.rjust(width)}  {len(skipped)} block{'s' if len(skipped) != 1 else ''} "
-            f"not shown ({used} used, {free} free, {sum(b[1] for b in skipped)} bytes)")
+    return (f"  {'...'.rjust(width)}  {count(len(skipped), 'block')} "
+            f"not shown ({used} used, {free} free, {count(sum(b[1] for b in skipped), 'byte')})")
 
 
 def _structure_lines(s: dict, all_items: bool, named: set = frozenset()) -> list[str]:

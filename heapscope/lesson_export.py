@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .outputs import OutputError, atomic_output, check_output
+from .allocators import phrases
 from .render import DEFAULT_SIZE, RenderError, RenderRequest, check_request
 
 __all__ = ["ExportRequest", "export_lesson", "lesson_markdown", "picture_name", "MARKDOWN_NAME"]
@@ -84,7 +85,7 @@ def lesson_markdown(lesson) -> str:
     count = len(lesson.stops)
     length = f", about {lesson.minutes} minutes" if lesson.minutes else ""
     lines = [f"# {lesson.title}", "",
-             f"*{', '.join(lesson.strategies)}; {count} stops{length}*", ""]
+             f"*{', '.join(lesson.strategies)}; {phrases.count(count, 'stop')}{length}*", ""]
     if lesson.text.intro:
         lines += [lesson.text.intro, ""]
     for index, state in enumerate(lesson.stops):

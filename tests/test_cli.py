@@ -63,6 +63,32 @@ def test_check_prints_statistics(capsys, tmp_path):
     assert any(line.split()[:2] == ["max_live_bytes", "30"] for line in out.splitlines())
 
 
+def test_counts_of_one_are_said_in_the_singular(capsys, tmp_path):
+    # "1 ids ... in 1 blocks", "# t: 1 ops", "1 requests": one shared rule
+    # (allocators/phrases.py count) wherever the command line prints a count
+    src = tmp_path / "one.txt"
+    src.write_text("malloc(8) = 0x10\nfree(0x10) = <void>\n")
+    code, _, err = run(capsys, "convert", str(src), "-o", str(tmp_path / "one.rep"))
+    assert code == 0, err
+    assert err.splitlines()[0].endswith(": 2 ops, 1 id, peak live 8 bytes in 1 block")
+    one = tmp_path / "single.rep"
+    one.write_text("0\n1\n1\n1\na 0 2000000000\n")
+    code, out, err = run(capsys, "compare", str(one), "-s", "first-fit")
+    assert code == 0, err
+    assert out.splitlines()[0] == "# single: 1 op"
+    code, out, err = run(capsys, "check", str(one))
+    assert code == 0
+    assert "1 request past " in err and "1 requests" not in err
+
+
+def test_the_plural_rule_worked_by_hand():
+    from heapscope.allocators.phrases import count
+    assert [count(n, "call", grouped=True) for n in (0, 1, 2, 12345)] == \
+        ["0 calls", "1 call", "2 calls", "12,345 calls"]
+    assert count(1, ("process", "processes")) == "1 process"
+    assert count(1234, ("process", "processes")) == "1234 processes"
+
+
 def test_bad_trace_gives_file_and_line_not_a_traceback(capsys, tmp_path):
     path = tmp_path / "broken.rep"
     path.write_text("0\n2\n3\n1\na 0 10\nf 0\nf 0\n")

@@ -1080,3 +1080,59 @@ def test_the_free_blocks_of_a_pool_include_the_part_not_carved_yet():
     assert (s.malloc(24), s.malloc(8)) == (0, 24)
     s.free(0)
     assert s.free_blocks() == [(0, 24), (32, 256 - 32)]
+
+
+def test_the_walks_quick_test_passes_only_a_walk_the_loop_passes():
+    # user._walk_agrees is tried before _check_heap's loop: each walk below has
+    # one mistake the loop names, so the quick test must say False to it
+    from heapscope.allocators.strategy import Block, LiveBlock
+    from heapscope.allocators.user import FREE, META, USED, _walk_agrees
+    live = {16: LiveBlock(0, 32, 20, 16), 56: LiveBlock(48, 16, 8, 8)}
+    good = [Block(0, 32, USED, 16, 20, 16), Block(32, 16, FREE, None, 0, 0),
+            Block(48, 16, USED, 56, 8, 8), Block(64, 8, META, None, 0, 0)]
+    assert _walk_agrees(good, 0, 72, live)
+    bad = {
+        "a gap": [good[0], good[1]._replace(size=8)] + good[2:],
+        "an address not an int": [good[0], good[1]._replace(addr=32.0)] + good[2:],
+        "a size not an int": [good[0], good[1]._replace(size=16.0)] + good[2:],
+        "a block of 0 bytes": good[:3] + [good[3]._replace(size=0), Block(64, 8, META, None, 0, 0)],
+        "short of the break": good[:3],
+        "a used block not booked": [good[0], good[1]._replace(state=USED, payload=40)] + good[2:],
+        "a used block booked elsewhere": [good[0]._replace(payload=56)] + good[1:2]
+                                          + [good[2]._replace(payload=16)] + good[3:],
+        "a payload on a free block": [good[0], good[1]._replace(payload=40)] + good[2:],
+        "a state of its own": good[:3] + [good[3]._replace(state="spare")],
+        "a booked block missing": [good[0], good[1], good[2]._replace(state=FREE, payload=None),
+                                   good[3]],
+    }
+    for what, blocks in bad.items():
+        assert not _walk_agrees(blocks, 0, 72, live), what
+    assert not _walk_agrees(good, 0, 80, live) and not _walk_agrees(good, 8, 72, live)
+    assert _walk_agrees([], 0, 0, {}) and not _walk_agrees([], 0, 8, {})
+
+
+def test_a_walk_check_walks_the_heap_once(load, trace_path):
+    # check() and a structure() built by lists_structure read one walk
+    from heapscope.allocators.grading import full_check
+    klass, _ = load('''
+        class Counted(Bump):
+            name = "NAME"
+            walks = 0
+
+            def _blocks(self):
+                type(self).walks += 1
+                yield from super()._blocks()
+
+            def structure(self):
+                return self.lists_structure({"free": [b[0] for b in self.blocks if b[2] is None]})
+        ''', "Counted", "counted")
+    s = klass()
+    s.own_seconds, s.record = 0.0, False
+    for size in (8, 24, 16):
+        s.malloc(size)
+    s.free(8)
+    klass.walks = 0
+    assert full_check(s) == 3
+    assert klass.walks == 1
+    s.structure()                   # outside a walk check, a walk of its own
+    assert klass.walks == 2

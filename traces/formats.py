@@ -69,6 +69,24 @@ def sniff_file(path: str | os.PathLike) -> str:
         return sniff_source(source)
 
 
+def read_noting(source: TraceSource) -> tuple[Trace, list[str]]:
+    """The trace in ``source``, read by its format's reader, and what the
+    reading left out or merged, in words: an importer's (ltrace's calls left
+    unfinished, memray's records of other allocators...; ``heapscope check``
+    and ``convert`` print them), nothing for a .rep or a readable file."""
+    form = sniff_source(source)
+    if form == "ltrace":
+        from .ltrace import skipped_lines
+        trace, counts, pointer_counts = import_ltrace_source(source)
+        return trace, skipped_lines(counts, pointer_counts)
+    if form == "memray":
+        from .memray_capture import import_memray, skipped_lines
+        trace, counts, pointer_counts = import_memray(source.path, cancel=source.cancelled,
+                                                      progress=source.report_share)
+        return trace, skipped_lines(counts, pointer_counts)
+    return READERS[form](source), []
+
+
 #: each format's reader of an open source
 READERS = {
     "ltrace": lambda source: import_ltrace_source(source)[0],

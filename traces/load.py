@@ -22,8 +22,8 @@ import os
 from heapscope.values import BadValue, parse_assignments, parse_scalar
 from .bundled import example_path, examples
 from .errors import TraceError
-from .formats import read_trace_file
-from .source import DEFAULT_LIMITS, Cancel, Progress, ReadLimits
+from .formats import read_noting, read_trace_file
+from .source import DEFAULT_LIMITS, Cancel, Progress, ReadLimits, open_source
 from .trace import Trace
 from .workloads import WORKLOADS, make_workload, parse_workload_params
 
@@ -89,3 +89,13 @@ def load_trace(spec: str | os.PathLike, *, limits: ReadLimits = DEFAULT_LIMITS,
                          f"{', '.join(ex.name for ex in examples())}; a file of the current "
                          f"folder is named with a path: ./{spec})")
     return make_workload(name, **params)
+
+
+def load_trace_noting(spec: str | os.PathLike) -> tuple[Trace, list[str]]:
+    """:func:`load_trace`, and what reading a file left out or merged, in
+    words (:func:`heapscope.traces.formats.read_noting`: an ltrace import's
+    calls that never resumed...); no words for a bundled trace or a workload."""
+    if not names_a_file(spec):
+        return load_trace(spec), []
+    with open_source(spec) as source:
+        return read_noting(source)

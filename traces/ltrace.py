@@ -44,6 +44,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from heapscope.allocators.phrases import count
 from .errors import TraceError
 from .limits import MAX_OPS
 from .pointer_trace import PointerTrace
@@ -375,22 +376,35 @@ def import_ltrace_source(source: TraceSource, pids=None, keep_live: bool = False
 
 
 def skipped_lines(counts: LtraceCounts, pointer_counts) -> list[str]:
-    """What an import left out, in words (for ``heapscope convert``)."""
+    """What an import left out, in words (for ``heapscope convert`` and
+    ``heapscope check``)."""
     out = []
     if len(counts.pids) > 1:
         out.append(f"{len(counts.pids)} pids in one heap ({', '.join(map(str, sorted(counts.pids)))}): "
                    "ltrace cannot tell threads from processes; --pid keeps one")
-    for n, what in ((pointer_counts.unknown_frees, "frees of pointers never seen allocated: dropped"),
-                    (pointer_counts.unknown_reallocs, "reallocs of pointers never seen allocated: "
-                     "taken as allocations"),
-                    (pointer_counts.missed_frees, "addresses returned again while live: the old "
-                     "block freed there"),
-                    (counts.failed, "calls that returned NULL: left out"),
-                    (counts.posix_memalign, "posix_memalign calls (ltrace does not show the "
-                     "block): left out"),
-                    (counts.orphan_resumed, "resumed calls whose start is not in the file: left out"),
-                    (counts.no_return, "calls that never returned"),
-                    (counts.never_resumed, "calls left unfinished (no \"<... resumed>\"): their allocations left out")):
+    for n, what in ((pointer_counts.unknown_frees, ("free of a pointer never seen allocated: dropped",
+                                                    "frees of pointers never seen allocated: dropped")),
+                    (pointer_counts.unknown_reallocs, ("realloc of a pointer never seen allocated: "
+                                                       "taken as an allocation",
+                                                       "reallocs of pointers never seen allocated: "
+                                                       "taken as allocations")),
+                    (pointer_counts.missed_frees, ("address returned again while live: the old "
+                                                   "block freed there",
+                                                   "addresses returned again while live: the old "
+                                                   "block freed there")),
+                    (counts.failed, ("call that returned NULL: left out",
+                                     "calls that returned NULL: left out")),
+                    (counts.posix_memalign, ("posix_memalign call (ltrace does not show the "
+                                             "block): left out",
+                                             "posix_memalign calls (ltrace does not show the "
+                                             "block): left out")),
+                    (counts.orphan_resumed, ("resumed call whose start is not in the file: left out",
+                                             "resumed calls whose start is not in the file: left out")),
+                    (counts.no_return, ("call that never returned", "calls that never returned")),
+                    (counts.never_resumed, ("call left unfinished (no \"<... resumed>\"): its "
+                                            "allocation left out",
+                                            "calls left unfinished (no \"<... resumed>\"): their "
+                                            "allocations left out"))):
         if n:
-            out.append(f"{n:,} {what}")
+            out.append(count(n, what, grouped=True))
     return out

@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from heapscope.allocators.phrases import count
 from .errors import ReadCancelled, TraceError
 from .limits import MAX_OPS
 from .pointer_trace import PointerTrace
@@ -173,20 +174,22 @@ def read_memray_source(source: TraceSource) -> Trace:
 
 
 def skipped_lines(counts: MemrayCounts, pointer_counts) -> list[str]:
-    """What an import left out, in words (for ``heapscope convert``)."""
+    """What an import left out, in words (for ``heapscope convert`` and
+    ``heapscope check``)."""
     out = []
     if counts.other_threads:
-        out.append(f"{counts.other_threads:,} records of other threads left out")
+        out.append(count(counts.other_threads, ("record of other threads left out",
+                                                "records of other threads left out"), grouped=True))
     elif len(counts.threads) > 1:
         out.append(f"{len(counts.threads)} threads merged in record order "
                    f"({', '.join(map(str, sorted(counts.threads)))}): --thread N keeps one")
     for name, n in counts.left_out.items():
         group = "pymalloc" if name.startswith("pymalloc") else "mmap"
-        out.append(f"{n:,} {name} records left out (--keep {group} keeps them)")
+        out.append(count(n, f"{name} record", grouped=True) + f" left out (--keep {group} keeps them)")
     if pointer_counts.unknown_frees:
-        out.append(f"{pointer_counts.unknown_frees:,} frees of blocks allocated before tracking "
-                   "began (or by an allocator left out): dropped")
+        out.append(count(pointer_counts.unknown_frees, ("free of a block", "frees of blocks"), grouped=True)
+                   + " allocated before tracking began (or by an allocator left out): dropped")
     if pointer_counts.missed_frees:
-        out.append(f"{pointer_counts.missed_frees:,} addresses returned again while live: the "
-                   "old block freed there")
+        out.append(count(pointer_counts.missed_frees, ("address returned", "addresses returned"),
+                         grouped=True) + " again while live: the old block freed there")
     return out

@@ -50,6 +50,7 @@ from typing import Callable
 import numpy as np
 
 from heapscope.outputs import OutputError, check_output, same_file
+from heapscope.allocators.phrases import count
 
 from .errors import TraceError
 from .limits import MAX_INPUT_BYTES, MAX_OPS, MAX_SIZE
@@ -465,8 +466,8 @@ def summary_lines(rec: Recording) -> list[str]:
     """What ``heapscope record`` prints when it is done."""
     lines = []
     pids = {p.pid for p in rec.programs}
-    lines.append(f"heapscope record: {len(pids)} process{'es' if len(pids) != 1 else ''}, "
-                 f"{len(rec.programs)} program{'s' if len(rec.programs) != 1 else ''} run; "
+    lines.append(f"heapscope record: {count(len(pids), ('process', 'processes'))}, "
+                 f"{count(len(rec.programs), 'program')} run; "
                  f"exit status {rec.status}")
     shown = sorted(rec.programs, key=lambda p: not p.main)   # the main one first
     for prog in shown[:SUMMARY_PROGRAMS]:
@@ -478,30 +479,36 @@ def summary_lines(rec: Recording) -> list[str]:
         elif prog.exec_index:
             origin = ", after exec"
         where = f"-> {prog.path}" if prog.path else "(no allocations of its own: not written)"
-        lines.append(f"  {what}pid {prog.pid} {prog.program}: {len(prog.trace):,} ops, peak live "
-                     f"{_human(st['max_live_bytes'])} in {st['max_live_blocks']:,} blocks"
+        lines.append(f"  {what}pid {prog.pid} {prog.program}: {count(len(prog.trace), 'op', grouped=True)}, "
+                     f"peak live {_human(st['max_live_bytes'])} in "
+                     f"{count(st['max_live_blocks'], 'block', grouped=True)}"
                      f"{origin} {where}")
     if len(shown) > SUMMARY_PROGRAMS:
         rest = shown[SUMMARY_PROGRAMS:]
         written = sum(p.path is not None for p in rest)
-        lines.append(f"  ... and {len(rest)} more programs ({written} written beside the main trace)")
+        lines.append(f"  ... and {count(len(rest), 'more program')} ({written} written beside the main trace)")
     unknown = sum(p.counts.unknown_frees for p in rec.programs)
     missed = sum(p.counts.missed_frees for p in rec.programs)
     unknown_re = sum(p.counts.unknown_reallocs for p in rec.programs)
     if unknown:
-        lines.append(f"  dropped {unknown:,} frees of blocks allocated before recording began")
+        lines.append(f"  dropped {count(unknown, ('free of a block', 'frees of blocks'), grouped=True)} "
+                     "allocated before recording began")
     if unknown_re:
-        lines.append(f"  {unknown_re:,} reallocs of blocks from before recording began became allocations")
+        lines.append("  " + count(unknown_re, ("realloc of a block from before recording began became "
+                                               "an allocation", "reallocs of blocks from before "
+                                               "recording began became allocations"), grouped=True))
     if missed:
-        lines.append(f"  {missed:,} addresses came back while still live (a free the recorder "
-                     f"did not see): freed there")
+        lines.append("  " + count(missed, ("address came back", "addresses came back"), grouped=True)
+                     + " while still live (a free the recorder did not see): freed there")
     for pid in rec.torn:
         lines.append(f"  the recording of pid {pid} ends mid-record (disk full?); its last "
                      f"record was dropped")
     too_large = sum(p.too_large for p in rec.programs)
     if too_large:
-        lines.append(f"  {too_large:,} allocations of more than 2**40 bytes were left out "
-                     "(a .rep cannot hold them)")
+        lines.append("  " + count(too_large, ("allocation of more than 2**40 bytes was left out "
+                                              "(a .rep cannot hold it)", "allocations of more than "
+                                              "2**40 bytes were left out (a .rep cannot hold them)"),
+                                   grouped=True))
     for prog in shown:
         notes = partial_notes(rec, prog)
         if notes and prog.path is not None:
