@@ -627,28 +627,8 @@ class BuddyView(SceneStructureView):
         self._collect: list | None = None   # notes leaving while a transition is made
         self.set_summary("")
 
-    # ------------------------------------------------------------ contract
-    def show_step(self, structure: dict | None, explained: list, record=None) -> None:
-        self.finish_transition()
-        self._structure = self._after = structure
-        self._explained = list(explained or [])
-        self._upto = None
-        self._rebuild(follow=True)
-
-    def set_current_event(self, index: int | None, duration_ms: int = 0) -> None:
-        self.finish_transition()
-        structure = self.structure_for(index, self._after)
-        if index == self._upto and structure is self._structure:
-            return
-        moving = duration_ms > 0 and self._structure is not None and structure is not None
-        before = self._snapshot() if moving else None
-        self._upto = index
-        self._structure = structure
-        if not moving:
-            self._rebuild(follow=True)
-            return
-        leaving = self.redraw_collecting_leavers(lambda: self._rebuild(follow=True))
-        self.play_transition(self._morph_from(before, leaving), duration_ms)
+    # show_step and set_current_event are SceneStructureView's: the base
+    # does what this view did (its _new_structure forgets nothing here).
 
     # ------------------------------------------------------------ moving
     def _snapshot(self) -> dict:
