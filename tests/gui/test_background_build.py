@@ -153,3 +153,20 @@ def test_compare_rows_appear_as_each_is_built_to_the_step_shown(qtbot, window, b
     # a big trace's jump in compare mode is made a row at a time (ShowModel._stage)
     qtbot.waitUntil(lambda: model.staging is None, timeout=30000)
     assert model.position == model.n == min(model.timeline(r).n for r in range(3))
+
+
+def test_the_workers_server_starts_once_the_first_load_has_shown(qtbot, window, monkeypatch):
+    """gui/app.py starts the forkserver after the first load, not beside it:
+    beside it, a fresh Python took the cores the trace's reading needed."""
+    from heapscope.allocators import parallel
+    from heapscope.gui.app import warm_up_after_load
+    started = []
+    monkeypatch.setattr(parallel, "warm_up", lambda: started.append(window.loader.busy))
+    window.load_workload("vo1989", {"steps": 300, "seed": 2})
+    assert window.loader.busy
+    warm_up_after_load(window)
+    assert started == []                        # not while the trace is read
+    qtbot.waitUntil(lambda: started != [], timeout=30000)
+    assert started == [False] and window.model.timeline() is not None
+    warm_up_after_load(window)                  # nothing loading: at once
+    assert started == [False, False]
