@@ -219,7 +219,8 @@ def rows_ready(window) -> bool:
             and len(window.model.shown) == len(COMPARED) and not (building and building()))
 
 
-def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> dict:
+def measure(app, window, probe, path: str, phases: list[str], out_dir: str,
+            as_before: bool = False) -> dict:
     figures = {}
     rnd = random.Random(1)
 
@@ -250,6 +251,9 @@ def measure(app, window, probe, path: str, phases: list[str], out_dir: str) -> d
         t0 = time.perf_counter()
         if phase == "load":
             window.open_trace(path)
+            if not as_before:
+                from heapscope.gui.app import warm_up_after_load
+                warm_up_after_load(window)   # as gui/app.py does: once step 0 shows
             figures["step 0 shown after"] = wait_until(app, lambda: window.timeline is not None, 600)
             figures["built after"] = wait_until(app, lambda: built(window), 3600) + figures["step 0 shown after"]
         elif phase in ("seeks", "c-seeks"):
@@ -306,7 +310,6 @@ def main(argv=None) -> int:
     from heapscope.gui.main_window import MainWindow
     configure_app(app)
     if not args.as_before:
-        from heapscope.allocators.parallel import warm_up
         from heapscope.gui.gui_thread_gc import keep_long_lived
         from heapscope.gui.structure_views import load_all
         load_all()                    # as gui/app.py does before its window shows
@@ -324,10 +327,9 @@ def main(argv=None) -> int:
         wait_until(app, lambda: True, 1)
         if not args.as_before:
             keep_long_lived()         # as gui/app.py does once its window shows
-            warm_up()
         probe = StallProbe()
         probe.start()
-        figures = measure(app, window, probe, path, phases, out_dir)
+        figures = measure(app, window, probe, path, phases, out_dir, args.as_before)
         probe.stop()
         steps = figures.pop("steps", window.model.n)
         print(f"\n## {os.path.basename(path)} ({steps:,} steps)")
