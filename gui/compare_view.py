@@ -324,7 +324,7 @@ class CompareHeapMap(HeapMapWidget):
         block, its text towards the middle; else with its text the other way,
         else under the block -- the first that covers no pointer's symbol
         and stays in the view (it hid next fit's rover at step 2004).  Where
-        none does, the place in view that covers the least of the symbols:
+        none does, in a tall row, the place in view covering the least of the symbols:
         lifted off next fit's rover above the first row, it was cut at the
         map's top edge in presenter mode (issue 24)."""
         label = self.request_label
@@ -359,7 +359,9 @@ class CompareHeapMap(HeapMapWidget):
             if view.contains(r) and not hits:
                 return
             first = first or (text, anchor, at)
-        best = min(in_view)[2:] if in_view else first
+        # a tall row's label may cover a little of a symbol rather than be cut;
+        # a short row's (seven rows) keeps the first place, off every symbol
+        best = min(in_view)[2:] if in_view and self._tall() else first
         if best is not None:
             label.setText(best[0])
             label.setAnchor(best[1])

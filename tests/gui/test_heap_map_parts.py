@@ -158,4 +158,3 @@ def test_the_line_under_the_map_shows_its_two_lines_whole_in_presenter_mode(qtbo
     assert laid.height() > QFontMetrics(label.font()).lineSpacing() * 1.5, "the text should take two lines"
     assert rect.contains(laid), (laid, rect)
     assert label.full_text().startswith(label.text().rstrip(" …"))
-    hm.grab().save(f"/tmp/line_label_presenter_{screen_height}.png")
