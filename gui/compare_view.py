@@ -323,15 +323,23 @@ class CompareHeapMap(HeapMapWidget):
         """The request's label (``said``: the block's name, or ``id N``) at ``x`` of the block's row ``y``: above the
         block, its text towards the middle; else with its text the other way,
         else under the block -- the first that covers no pointer's symbol
-        and stays in the view (it hid next fit's rover at step 2004)."""
+        and stays in the view (it hid next fit's rover at step 2004).  Where
+        none does, in a tall row, the place in view covering the least of the symbols:
+        lifted off next fit's rover above the first row, it was cut at the
+        map's top edge in presenter mode (issue 24)."""
         label = self.request_label
         symbols = [QRectF(QPointF(a, b), QPointF(c, d)) for a, b, c, d in self.pointers.symbol_squares(self.vb)]
         view = self.vb.sceneBoundingRect()
         first = None
+        in_view = []            # (area of symbols covered, order, text, anchor, at)
         places = []
         for arrow, at, v in (("▼", y, 1), ("▲", y + 1, 0)):
             sides = [(f"{arrow} {said}", (0, v)), (f"{said} {arrow}", (1, v))]
             places += [(text, anchor, at) for text, anchor in (sides if left else sides[::-1])]
+
+        def covered(r: QRectF, hits: list) -> float:
+            return sum(r.intersected(q).width() * r.intersected(q).height() for q in hits)
+
         for text, anchor, at in places:
             label.setText(text)
             label.setAnchor(anchor)
@@ -339,6 +347,8 @@ class CompareHeapMap(HeapMapWidget):
             label.updateTransform()
             r = label.mapRectToScene(label.boundingRect())
             hits = [q for q in symbols if r.intersects(q)]
+            if view.contains(r):
+                in_view.append((covered(r, hits), len(in_view), text, anchor, at))
             if hits and anchor[1] == 1:
                 # above a short row: lift it clear of the symbols under the row
                 lift = max(r.bottom() - q.top() for q in hits) + 1
@@ -349,10 +359,13 @@ class CompareHeapMap(HeapMapWidget):
             if view.contains(r) and not hits:
                 return
             first = first or (text, anchor, at)
-        if first is not None:
-            label.setText(first[0])
-            label.setAnchor(first[1])
-            label.setPos(x, first[2])
+        # a tall row's label may cover a little of a symbol rather than be cut;
+        # a short row's (seven rows) keeps the first place, off every symbol
+        best = min(in_view)[2:] if in_view and self._tall() else first
+        if best is not None:
+            label.setText(best[0])
+            label.setAnchor(best[1])
+            label.setPos(x, best[2])
 
     def _tall(self) -> bool:
         return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX

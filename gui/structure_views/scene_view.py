@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (QGraphicsObject, QHBoxLayout, QLabel, QPushButton
                                QSizePolicy, QVBoxLayout, QWidget)
 
 from .. import palette
+from ..line_label import cut_to_lines, lines_height
 from .base import StructureView
 
 #: the camera never zooms out below this to follow a step (times the view's
@@ -219,33 +220,13 @@ class LinesLabel(QLabel):
 
     def _fit(self) -> None:
         full = self._full
-        metrics = self.fontMetrics()
-        width = max(1, self.contentsRect().width())
-        room = self._lines_height()
-
-        def fits(text: str) -> bool:
-            return metrics.boundingRect(0, 0, width, 1 << 20, Qt.TextWordWrap, text).height() <= room
-
-        shown = full
-        if not fits(full):
-            words = full.split(" ")
-            lo, hi = 0, len(words)          # the most words that fit, with the "…"
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if fits(" ".join(words[:mid]) + " …"):
-                    lo = mid
-                else:
-                    hi = mid - 1
-            shown = " ".join(words[:lo]) + " …"
+        shown = cut_to_lines(self.fontMetrics(), self.contentsRect().width(), self._lines_height(), full)
         self.setToolTip(full if shown != full else "")
         QLabel.setText(self, shown)
 
     def _lines_height(self) -> int:
-        # what ``lines`` lines take as the label lays them out: a line is
-        # often a pixel taller than lineSpacing() (24 px spacing, 25 px a
-        # line at 16 pt), and three lines of room held two and a "…"
-        return self.fontMetrics().boundingRect(0, 0, 1 << 20, 1 << 20, Qt.TextWordWrap,
-                                               "\n".join("X" * self.lines)).height()
+        # three lines of lineSpacing() held two and a "…"
+        return lines_height(self.fontMetrics(), self.lines)
 
     def _height(self) -> int:
         return self._lines_height() + 4

@@ -777,8 +777,10 @@ class TlsfView(SceneStructureView):
         """A line of words under the matrix, wrapped to what the view shows at
         its lowest zoom (a long line is not cut at the right edge); the new
         bottom.  A line that would not fit under the others at that zoom is
-        left out and counted (:meth:`_say_lines_left_out`)."""
-        width = max(self.drawing_room(), self.matrix_x + self.columns.width) - LABEL_X
+        left out and counted (:meth:`_say_lines_left_out`).  Wrapped to the
+        view, not to a matrix wider than it: about 395 px wide (a tlsf lesson
+        in presenter mode at 1280 x 720) the line ran off the right edge."""
+        width = self.drawing_room() - LABEL_X
         t = StepWords(words, font(17, bold), width)
         t.role = role
         height = max(LINE_H, t.boundingRect().height() + 6)

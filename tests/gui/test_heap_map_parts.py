@@ -131,3 +131,30 @@ def test_pointer_layer_draws_symbols_names_and_a_note(qtbot):
     assert layer.symbol_points() == [(44.0, 2.0), (88.0, 3.0)]
     assert np.all(blocks.state != heap_cells.STATE_FREE)            # so the note says the list is empty
     assert "(the free list is empty)" in layer.note.text()
+
+
+@pytest.mark.parametrize("screen_height", [720, 900, 1080])
+def test_the_line_under_the_map_shows_its_two_lines_whole_in_presenter_mode(qtbot, screen_height):
+    """Issue 24: the line under the map kept two lines' height but drew a
+    text of three lines in it, its third line cut in half at the bottom edge
+    (presenter mode at 1080: 90 px of text in 62).  Now it ends at a word in
+    "…".  Read back: the text as the label lays it out, wrapped in its
+    contents rectangle, fits that rectangle, and still takes two lines."""
+    from PySide6.QtGui import QFontMetrics
+
+    from heapscope.gui.theme import Presentation
+    hm = HeapMapWidget()
+    qtbot.addWidget(hm)
+    hm.resize(600, 400)
+    hm.apply_presentation(Presentation(presenter=True, screen_height=screen_height))
+    hm.show()
+    qtbot.waitExposed(hm)
+    label = hm.info
+    label.setText("block at 0x1a2b3c, 4096 B, free; the search went past it "
+                  "because it was too small for the request of 8192 B")
+    rect = label.contentsRect()
+    laid = QFontMetrics(label.font()).boundingRect(rect, int(Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap),
+                                                   label.text())
+    assert laid.height() > QFontMetrics(label.font()).lineSpacing() * 1.5, "the text should take two lines"
+    assert rect.contains(laid), (laid, rect)
+    assert label.full_text().startswith(label.text().rstrip(" …"))

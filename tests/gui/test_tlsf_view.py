@@ -152,3 +152,50 @@ def test_micro_steps_walk_the_scan_one_probe_at_a_time(view, tlsf_timeline):
         assert len(view.drawn()["scan"]) == k
     view.set_current_event(None)
     assert len(view.drawn()["scan"]) == 3
+
+
+@pytest.mark.parametrize("width", [395, 420])
+def test_a_narrow_view_in_presenter_mode_shows_its_row_names_and_step_lines_whole(qtbot, tlsf_timeline,
+                                                                                  width):
+    """Issue 24: about 395 px wide (what a tlsf lesson leaves the view in
+    presenter mode at 1280 x 720) the line under the matrix
+    ("mapping_search(136): rounded up to 136 → list (0, 17)") ran off the
+    right edge: it was wrapped to the matrix's width, wider than the view.
+    Read back: the fl row names and the step's lines lie inside the visible
+    rectangle."""
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QApplication
+
+    from heapscope.gui.theme import Presentation
+    pres = Presentation(presenter=True, screen_height=720)
+    app = QApplication.instance()
+    before = QFont(app.font())
+    font = QFont(before)
+    font.setPointSizeF(pres.body_pt)          # as presenter mode sets it (window_layout)
+    app.setFont(font)
+    try:
+        check_narrow_view(qtbot, tlsf_timeline, width, pres)
+    finally:
+        app.setFont(before)
+
+
+def check_narrow_view(qtbot, tlsf_timeline, width, pres):
+    from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
+    v = view_for("tlsf")()
+    qtbot.addWidget(v)
+    v.set_zoom_factor(pres.drawing_scale)
+    v.resize(width, 600)
+    v.show()
+    qtbot.waitExposed(v)
+    for step in (60, 120, 480):     # (at 250 the step names more columns than fit: the camera pans)
+        show(v, tlsf_timeline, step)
+        QApplication.processEvents()
+        visible = v.box.viewRect()
+        labels = [i for i in v.graphics.scene().items()
+                  if isinstance(i, QGraphicsSimpleTextItem) and i.isVisible() and i.text().strip()]
+        assert any(i.text().startswith("fl ") for i in labels), step
+        lines = [i for i in labels if isinstance(i, tv.StepWords)]
+        assert lines, (step, [i.text()[:30] for i in labels])
+        for item in lines + [i for i in labels if i.text().startswith("fl ")]:
+            rect = v.view_rect_of(item)
+            assert visible.contains(rect), (step, item.text()[:40], rect, visible)
