@@ -275,6 +275,7 @@ class SharedWindow:
         if self.window is not None and not shiboken6.isValid(self.window):
             self.window = None              # a test deleted it
         if self.window is not None:
+            self.window.move(self._home)    # give_back moved it aside
             reset(self.window)
         else:
             self.window = make_window(qtbot)
@@ -310,6 +311,13 @@ class SharedWindow:
         if failed or far_from_fresh(self.window) or wrapped_methods(self.window) or connected(
                 self.window, self.pristine):
             self.drop()
+        else:
+            # Moved aside between its tests (hiding it would cost its active
+            # state): a window left over the screen takes the cursor's moves
+            # meant for another test's own widget (a hover test of the tree
+            # view timed out behind it).
+            self._home = self.window.pos()
+            self.window.move(self._home.x() + 8000, self._home.y())
 
     def drop(self) -> None:
         if self.window is not None:
