@@ -136,6 +136,10 @@ class ReplayJob(QObject):
         self.build: ParallelBuild | None = None
         self._build_lock = threading.Lock()
 
+    @property
+    def cancel_asked(self) -> bool:
+        return self._cancel.is_set()
+
     def cancel(self) -> None:
         """Stop the job: at its next progress point, or, for a strategy of your
         own, now (its worker is killed here, whichever thread calls)."""
@@ -353,8 +357,14 @@ class Loader(QObject):
     @Slot(object)
     def _succeeded(self, result: LoadResult) -> None:
         if self._current(result.request):
+            # Cancel pressed after the job's last step but before its result
+            # got here (a short job): the user asked to keep what was shown.
+            cancel_asked = self.job.cancel_asked
             self._finish()
-            self.succeeded.emit(result)
+            if cancel_asked:
+                self.cancelled.emit(result.request)
+            else:
+                self.succeeded.emit(result)
 
     @Slot(object, object)
     def _failed(self, request, exc: Exception) -> None:

@@ -48,3 +48,17 @@ def test_the_progress_counts_every_strategys_steps(tmp_path):
     assert n == 5 and seen[-1] == (2 * n, 2 * n)
     assert all(total == 2 * n for _, total in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_cancel_pressed_after_the_job_ended_but_before_its_result_arrived_keeps_the_window(
+        qtbot, loaded, tmp_path):
+    # A five-operation lesson is replayed before the user's Cancel is heard:
+    # its result then waits in the event queue, and Cancel must still win.
+    w = loaded
+    before = (w.trace, w.model.position, w.model.label)
+    w.lessons.open_file(str(written(tmp_path, TWO_STOPS)))
+    w.lessons.loader.thread.join(60)    # the job has ended; nothing delivered yet
+    w.lessons.loader.cancel()
+    qtbot.waitUntil(lambda: not w.lessons.loading, timeout=60000)
+    assert (w.trace, w.model.position, w.model.label) == before
+    assert not w.lessons.player.active
