@@ -324,6 +324,19 @@ def step_words(s: dict, step: TlsfStep) -> list[tuple[str, bool, str]]:
     return lines
 
 
+def rows_by_weight(step: TlsfStep, also) -> list[int]:
+    """The rows the step names, the most important first: where it ended
+    (the lists pushed on and taken from, the cells found), its search, the
+    cells listed and selected, then the rows its scans only passed."""
+    cells = [tuple(c) for c in step.inserted + step.taken]
+    cells += [tuple(p[4]) for p in reversed(step.probes) if p[4]]
+    if step.search:
+        cells.append(tuple(step.search[2:]))
+    cells += [c for c in also if c is not None]
+    rows = [c[0] for c in cells] + [c[0] for c in named_cells(step, also)]
+    return list(dict.fromkeys(rows))
+
+
 def lay_across(s: dict, rows: Rows) -> tuple[float, float]:
     """Where the size ranges and the matrix start, (range_x, matrix_x):
     after the widest row name and range drawn, with a gap (a range of 138
@@ -589,7 +602,7 @@ class TlsfView(SceneStructureView):
         lines = step_words(s, step)
         width = self.drawing_room() - LABEL_X
         used = {fl for fl in range(s["fl_count"]) if s["fl_bitmap"] >> fl & 1}
-        named = {c[0] for c in named_cells(step, also)}
+        named = rows_by_weight(step, also)
         self.rows, _ = lay_rows(s["fl_count"], last, used, named, self.drawing_height() - HEADER_H,
                                 [self._line_height(w, bold, width) for w, bold, _ in lines])
         self.rows_drawn = len(self.rows.kept)
