@@ -251,6 +251,10 @@ class ColumnFold(Glyph):
         return (f"second levels {a}\u2013{b} of {where}, folded: "
                 + (f"{plural(n, 'block')} in their lists" if n else "every list empty"))
 
+    def count_rects(self) -> list[QRectF]:
+        """Its block counts' boxes, in its own coordinates."""
+        return [QRectF(0, top, FOLD_W, height).adjusted(2, 3, -2, -3) for top, height, _, n in self.segments if n]
+
     def paint(self, painter, option, widget=None) -> None:
         painter.setPen(pen("#BDBDBD", 1, Qt.DashLine))
         painter.setBrush(QBrush(QColor(FOLD_FILL)))
@@ -286,6 +290,11 @@ class RowFold(Glyph):
                 else f"fl_bitmap bits {a}\u2013{b} are 0")
         return (f"first levels {a}\u2013{b}, folded: "
                 + (f"{plural(n, 'block')} in their lists" if n else "every list empty") + f"; {bits}")
+
+    def count_rects(self) -> list[QRectF]:
+        """Its block counts' boxes, in its own coordinates."""
+        r = self._rect
+        return [QRectF(left, r.top(), width, r.height()).adjusted(2, 3, -2, -3) for left, width, n in self.cells if n]
 
     def paint(self, painter, option, widget=None) -> None:
         r = self._rect

@@ -367,3 +367,45 @@ def test_a_narrow_card_views_legend_wraps_its_words_whole(qtbot, kind):
         assert label.width() >= label.sizeHint().width(), (label.text(), label.width(), label.sizeHint().width())
         rect = QRect(label.mapTo(view, QPoint(0, 0)), label.size())
         assert inside.contains(rect), (label.text(), rect, inside)
+
+
+def test_in_presenter_mode_dark_the_scan_numbers_cover_no_cell_number(qtbot, tlsf_window):
+    """Issue 24 (assets/presenter-dark.png): at step 5003 the scan's disc "1"
+    at list (0, 30)'s corner covered the folded column's count "53", and
+    the "3" covered list (1, 0)'s "2".  Read back at 1280 x 720 in presenter
+    mode, dark theme: no two text items overlap, and no scan disc (nor its
+    leader line) meets a cell's number -- the middle of a cell with a count,
+    6 px in from its sides and 4 from its top and bottom, or a fold's count
+    box -- nor a label."""
+    from heapscope.gui.structure_views.tlsf_layout import ColumnFold
+    w = tlsf_window
+    at_size(qtbot, w, 1280, 720, presenter=True, theme_name="dark")
+    for t in (5003, 250):
+        w.seek(t)
+        QApplication.processEvents()
+        view = w.structure_panel.view
+        items = [i for i in view.graphics.scene().items() if i.isVisible()]
+        numbers = [view.view_rect_of(c, QRectF(6, 4, c.boundingRect().width() - 12, c.boundingRect().height() - 8))
+                   for c in items if isinstance(c, CellItem) and c.count]
+        for fold in (i for i in items if isinstance(i, (RowFold, ColumnFold))):
+            numbers += [view.view_rect_of(fold, r) for r in fold.count_rects()]
+        assert len(numbers) >= 3, t
+        labels = [view.view_rect_of(i) for i in scene_labels(view)]
+        for a in range(len(labels)):
+            for b in range(a + 1, len(labels)):
+                assert not labels[a].intersects(labels[b]), (t, labels[a], labels[b])
+        scans = [i for i in items if isinstance(i, ScanItem) and not i.vertical]
+        assert scans, t
+        discs = []
+        for scan in scans:
+            disc = view.view_rect_of(scan, scan.number_rect())
+            lines = [disc]
+            if scan.leader:
+                y = scan.centre.y()
+                lines.append(view.view_rect_of(scan, QRectF(scan.band.right(), y - 1,
+                                                            scan.centre.x() - scan.band.right(), 2)))
+            for r in lines:
+                hit = [n for n in numbers + labels if r.intersects(n)]
+                assert not hit, (t, scan.number, r, hit)
+            assert not any(disc.intersects(d) for d in discs), (t, scan.number)
+            discs.append(disc)
