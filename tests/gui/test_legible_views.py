@@ -409,3 +409,34 @@ def test_in_presenter_mode_dark_the_scan_numbers_cover_no_cell_number(qtbot, tls
                 assert not hit, (t, scan.number, r, hit)
             assert not any(disc.intersects(d) for d in discs), (t, scan.number)
             discs.append(disc)
+
+
+def test_the_buddy_view_says_when_its_split_tree_is_cut_at_the_right(qtbot, loaded):
+    """Issue 24 (assets/structure-buddy.png, step 5678 of the default trace
+    at 1920 x 1080): the split tree ran off the right edge while the line
+    under the drawing spoke of the AVAIL lists only.  Read back: when a drawn
+    block of the tree reaches past the visible rectangle's right edge the
+    summary says the tree is cut; when every block is inside, it says
+    nothing of the tree."""
+    w = loaded
+    wait_loaded(qtbot, w, lambda: w.set_strategy("buddy"))          # on the small trace: quick
+    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+    cut_seen = whole_seen = 0
+    for width, height in ((1920, 1080), (1280, 720)):
+        at_size(qtbot, w, width, height)
+        for t in (5678, 120):
+            w.seek(t)
+            QApplication.processEvents()
+            view = w.structure_panel.view
+            frame = view.box.viewRect()
+            blocks = [view.view_rect_of(b) for b in view.graphics.scene().items()
+                      if isinstance(b, bv.BlockItem) and b.isVisible()]
+            assert blocks, (width, t)
+            if min(r.left() for r in blocks) > frame.right() - 40:
+                continue                        # the whole tree right of the frame: said otherwise
+            cut = max(r.right() for r in blocks) > frame.right() + 1
+            said = "split tree" in view.summary and "cut" in view.summary
+            assert said == cut, (width, t, cut, view.summary)
+            cut_seen += cut
+            whole_seen += not cut
+    assert cut_seen        # the picture's case is among them
