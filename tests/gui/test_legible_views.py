@@ -71,6 +71,7 @@ def test_the_tlsf_view_shows_every_label_whole_and_legible(qtbot, tlsf_window):
     for width, height, presenter in SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
         check_tlsf_labels(qtbot, w, (width, presenter))
+    check_scan_numbers(qtbot, w)
 
 
 def check_tlsf_labels(qtbot, w, screen) -> None:
@@ -369,7 +370,7 @@ def test_a_narrow_card_views_legend_wraps_its_words_whole(qtbot, kind):
         assert inside.contains(rect), (label.text(), rect, inside)
 
 
-def test_in_presenter_mode_dark_the_scan_numbers_cover_no_cell_number(qtbot, tlsf_window):
+def check_scan_numbers(qtbot, w) -> None:
     """Issue 24 (assets/presenter-dark.png): at step 5003 the scan's disc "1"
     at list (0, 30)'s corner covered the folded column's count "53", and
     the "3" covered list (1, 0)'s "2".  Read back at 1280 x 720 in presenter
@@ -378,7 +379,6 @@ def test_in_presenter_mode_dark_the_scan_numbers_cover_no_cell_number(qtbot, tls
     6 px in from its sides and 4 from its top and bottom, or a fold's count
     box -- nor a label."""
     from heapscope.gui.structure_views.tlsf_layout import ColumnFold
-    w = tlsf_window
     at_size(qtbot, w, 1280, 720, presenter=True, theme_name="dark")
     for t in (5003, 250):
         w.seek(t)
