@@ -636,7 +636,11 @@ class TlsfView(SceneStructureView):
                                 [self._line_height(w, bold, width) for w, bold, _ in lines])
         self.rows_drawn = len(self.rows.kept)
         self.range_x, self.matrix_x = lay_across(s, self.rows)
-        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - self.matrix_x)
+        # room kept right of the matrix for a scan's number moved off the cells
+        # (_place_numbers): a drawing wider than the view pans, and the row
+        # names at its left go out of it
+        right_room = 2 * NUMBER_R + 8 if any(p[1] == "sl" for p in step.probes) else 0.0
+        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - self.matrix_x - right_room)
         self._draw_rows(s, counts)
         self._draw_header(s)
         bottom = HEADER_H + self.rows.height
