@@ -6,12 +6,60 @@ import sys
 
 import pytest
 
+from tests import depth
+
 # Some machines set PYTHONDONTWRITEBYTECODE, so that every process (each
 # xdist worker, each `heapscope` a CLI test starts) compiled heapscope and
 # pytest re-wrote every test module's asserts from scratch: about half a
 # second of CPU a process.  The suite keeps its bytecode.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+def pytest_addoption(parser):
+    parser.addoption("--deep", action="store_true",
+                     help="run the deep suite: every hypothesis example, the bundled "
+                          "traces walked at full depth (tests/depth.py; CI runs it)")
+
+
+def pytest_configure(config):
+    # before any test module is imported: modules size their cases at import
+    if config.getoption("--deep"):
+        os.environ[depth.ENV] = "1"
+    else:
+        os.environ.pop(depth.ENV, None)
+    config.addinivalue_line("markers", "deep: only in the deep suite (`pytest --deep`): "
+                            "a case whose quick form runs in the quick suite")
+
+
+def pytest_report_header(config):
+    return ("deep suite (--deep): hypothesis at full example counts, bundled traces at full depth"
+            if depth.deep() else
+            "quick suite: hypothesis at 1/%d of its examples, bundled-trace walks thinned "
+            "(--deep runs everything; tests/depth.py)" % depth.HYPOTHESIS_SHARE)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The quick suite: each hypothesis test draws fewer examples (its own
+    settings, with ``max_examples`` cut by tests/depth.py), and tests marked
+    ``deep`` are skipped."""
+    if depth.deep():
+        return
+    from hypothesis import settings
+    skip = pytest.mark.skip(reason="deep suite only (pytest --deep)")
+    thinned = set()
+    for item in items:
+        if item.get_closest_marker("deep") is not None:
+            item.add_marker(skip)
+            continue
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        if not getattr(test, "is_hypothesis_test", False) or id(test) in thinned:
+            continue
+        thinned.add(id(test))
+        # read by hypothesis when the test runs (hypothesis/core.py, wrapped_test)
+        own = test._hypothesis_internal_use_settings
+        test._hypothesis_internal_use_settings = settings(
+            own, max_examples=depth.quick_examples(own.max_examples))
 
 
 def pytest_collection_finish(session):

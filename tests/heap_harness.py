@@ -4,32 +4,51 @@ tests call ``_check()``)."""
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
 from heapscope.allocators.strategy import Strategy
+from tests.depth import pick
 
 ALLOC, FREE, REALLOC = 0, 1, 2
+
+
+#: what an op does once some block is live: 0 malloc, 1-2 free, 3 realloc
+#: (without reallocs, 0-2); drawn from strategies made once, not one per op:
+#: a strategy made inside the loop was validated anew at every draw, which
+#: cost more than running the allocator on the program
+_WHAT = {True: st.integers(0, 3), False: st.integers(0, 2)}
+#: which live block a free or realloc names: this modulo the number live
+WHICH = st.integers(0, 1 << 16)
+
+
+@functools.lru_cache(maxsize=None)
+def _sizes(max_size: int):
+    """Request sizes: half of them small (0-64), half up to ``max_size``."""
+    return st.one_of(st.integers(0, 64), st.integers(0, max_size))
 
 
 @st.composite
 def op_sequences(draw, max_ops: int = 80, max_size: int = 2000, reallocs: bool = True):
     """A list of (kind, id, size) that a correct program could issue: frees and
-    reallocs only name live ids."""
+    reallocs only name live ids.  Every draw shrinks towards a malloc of
+    size 0, and a free or realloc of the oldest live block."""
     n = draw(st.integers(min_value=1, max_value=max_ops))
     live: list[int] = []
     next_id = 0
     ops = []
-    sizes = st.one_of(st.integers(0, 64), st.integers(0, max_size))
+    sizes = _sizes(max_size)
+    what = _WHAT[reallocs]
     for _ in range(n):
-        choices = ["a"] + (["f", "f"] if live else []) + (["r"] if live and reallocs else [])
-        what = draw(st.sampled_from(choices))
-        if what == "a":
+        kind = draw(what) if live else 0
+        if kind == 0:
             ops.append((ALLOC, next_id, draw(sizes)))
             live.append(next_id)
             next_id += 1
         else:
-            i = live[draw(st.integers(0, len(live) - 1))]
-            if what == "f":
+            i = live[draw(WHICH) % len(live)]
+            if kind < 3:
                 live.remove(i)
                 ops.append((FREE, i, 0))
             else:
@@ -96,9 +115,14 @@ def check_long_trace(strategy: Strategy, ops, dense: int = 2000, every: int = 50
     Events are off (as in a timeline's build and in ``compare``): recording
     every block a search visits made these whole-trace runs 10-14 times
     slower, and what the events say is checked on the same traces by
-    test_structure_replay.py and test_explain.py."""
+    test_structure_replay.py and test_explain.py.
+
+    The quick suite (tests/depth.py) checks after a quarter of the first
+    ``dense`` ops and after every ``4 * every``-th: the same walk through the
+    whole trace, at fewer stops."""
     last = len(ops) - 1
     strategy.record = False
+    dense, every = pick(dense // 4, dense), pick(every * 4, every)
 
     def verify(step, where, asked):
         if step < dense or step % every == 0 or step == last:

@@ -16,6 +16,7 @@ from heapscope.allocators.replay import MIN_CHECKPOINT_GAP, BackCache, Timeline
 from heapscope.traces import default_trace_path, read_rep
 
 from .test_step_back import EXAMPLES, random_trace, state_of
+from tests.depth import pick, some_in_quick
 
 
 def built(trace, name, params=None, every=None, checkpoints=True) -> Timeline:
@@ -76,7 +77,7 @@ def default_trace():
     return read_rep(default_trace_path())
 
 
-@pytest.mark.parametrize("name", ["next-fit", "splay-best-fit", "buddy", "tlsf", "dlmalloc"])
+@pytest.mark.parametrize("name", some_in_quick(["next-fit", "splay-best-fit", "buddy", "tlsf", "dlmalloc"], every=2))
 def test_seven_rows_replay_a_seventh_on_the_bundled_trace(default_trace, name):
     """Adaptive checkpoints as the window builds them; densified for seven
     rows, each span the build left is cut in seven (or in spans of
@@ -90,7 +91,7 @@ def test_seven_rows_replay_a_seventh_on_the_bundled_trace(default_trace, name):
         longest = max(b - a for a, b in zip(inside, inside[1:]))
         parts = max(1, min(7, (end - start) // MIN_CHECKPOINT_GAP))
         assert longest <= -(-(end - start) // parts), (start, end)
-    steps = jumps(tl.n, 11, count=40)
+    steps = jumps(tl.n, 11, count=pick(15, 40))
     tl.replayed_ops = ref.replayed_ops = 0
     same_seeks(tl, ref, steps)
     assert tl.replayed_ops * 3 < ref.replayed_ops

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.depth import pick
+
 from heapscope import traces
 from heapscope.allocators import plugins
 from heapscope.allocators.free_index import FreeSizeIndex
@@ -191,7 +193,7 @@ PARAMS = [{}, {"word": 4}, {"pool_size": 60_000}, {"heap_limit": 50_000}]
 @pytest.mark.parametrize("params", PARAMS, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()) or "default")
 @pytest.mark.parametrize("name", strategy_names())
 def test_steps_back_give_the_heap_a_plain_seek_gives(name, params):
-    for seed in (1, 2):
+    for seed in pick((1,), (1, 2)):
         trace = random_trace(seed)
         tl = Timeline(trace, name, params, checkpoint_every=150).build()
         walk_back(tl, plain(trace, name, params, 30), len(trace), 140, random.Random(seed))
@@ -217,7 +219,7 @@ def default_trace():
 def test_steps_back_on_the_bundled_trace(default_trace, name):
     tl = Timeline(default_trace, name, checkpoint_every=1500).build()
     ref = plain(default_trace, name, every=250)
-    walk_back(tl, ref, 9_000, 80, random.Random(3))
+    walk_back(tl, ref, 9_000, pick(30, 80), random.Random(3))
 
 
 def test_a_user_strategy_steps_back_as_it_seeks():

@@ -22,6 +22,7 @@ from heapscope.traces import load_trace
 from heapscope.traces.bundled import default_trace_path
 
 from .heap_harness import apply_program, op_sequences
+from tests.depth import pick
 
 ALL = strategy_names()
 
@@ -86,7 +87,8 @@ def test_replay_follows_the_bundled_trace(name):
     # V7's ring is every block of the arena, drawn whole at every step: 1000
     # of its steps (10 CPU-s less) meet every event type and every line of
     # its follower that 3000 do, and fail on the same broken follower.
-    steps = 1000 if name == "v7-malloc" else 3000
+    # (the quick suite, tests/depth.py: a third of them)
+    steps = pick(400, 1000) if name == "v7-malloc" else pick(1000, 3000)
     trace = load_trace(str(default_trace_path()))
     s = make_strategy(name)
     program = Program()

@@ -114,6 +114,15 @@ def deadline(seconds: float = 20.0):
     return lambda: time.monotonic() > end
 
 
+def write_all(out, data: bytes) -> None:
+    """All of ``data`` into an unbuffered file: a raw write to a pipe may take
+    only part of it (a signal arriving mid-write: the profiler's, once), and
+    the rest, dropped, left a line cut in two for the reader to reject."""
+    view = memoryview(data)
+    while view:
+        view = view[out.write(view):]
+
+
 class FifoWriter(threading.Thread):
     """Writes ``head`` then ``piece`` forever (or ``times`` times) into a new
     FIFO at ``path``, pausing ``pause`` s between pieces; stops when the reader
@@ -131,10 +140,10 @@ class FifoWriter(threading.Thread):
     def run(self) -> None:
         try:
             with open(self.path, "wb", buffering=0) as out:
-                out.write(self.head)
+                write_all(out, self.head)
                 n = 0
                 while not self.stop.is_set() and (self.times is None or n < self.times):
-                    out.write(self.piece)
+                    write_all(out, self.piece)
                     self.written += len(self.piece)
                     n += 1
                     if self.pause:

@@ -21,6 +21,7 @@ from heapscope.gui.heap_map import HeapMapWidget
 from heapscope.allocators.heap_edits import TrackedHeap
 from heapscope.gui.show_model import ShowModel
 from heapscope.gui.step_marks import FIRST_NUMBERED, LAST_NUMBERED
+from tests.depth import some_in_quick
 
 
 # ------------------------------------------------------------------ helpers
@@ -86,7 +87,7 @@ def replay_trace():
     return traces.make_workload("vo1989", steps=200, seed=11)
 
 
-@pytest.mark.parametrize("strategy", ["next-fit", "rotating-list", "splay-best-fit"])
+@pytest.mark.parametrize("strategy", some_in_quick(["next-fit", "rotating-list", "splay-best-fit"], every=2))
 def test_the_policys_pointers_are_drawn_on_every_step(qtbot, replay_trace, strategy):
     shown = Shown(qtbot, replay_trace, strategy)
     hm = shown.map

@@ -13,6 +13,7 @@ from heapscope.gui.map_coords import block_top
 
 from .test_compare_mode import compare
 from .test_presenter import at_size
+from tests.depth import some_in_quick
 
 #: steps of the small trace (500 operations) with searches of every length
 STEPS = range(240, 330, 3)
@@ -140,8 +141,9 @@ def drawn_words(view) -> list[tuple[str, QRectF]]:
     return out
 
 
-@pytest.mark.parametrize("strategy", ["next-fit", "rotating-list", "bsd-buckets", "splay-best-fit", "buddy",
-                                      "tlsf", "dlmalloc", "phkmalloc", "gnu-malloc", "v7-malloc"])
+@pytest.mark.parametrize("strategy", some_in_quick(
+    ["next-fit", "rotating-list", "bsd-buckets", "splay-best-fit", "buddy",
+     "tlsf", "dlmalloc", "phkmalloc", "gnu-malloc", "v7-malloc"], every=2))
 def test_no_structure_view_draws_words_over_words(qtbot, window, small_trace_path, strategy):
     """The TLSF view's no-overlap check, for every view: ring, buckets,
     tree, buddy, dlmalloc's bins, the page directory, the block table and

@@ -22,6 +22,7 @@ from heapscope.gui.lesson_stop import shown_state
 
 from .conftest import wait_loaded
 from .test_predict_mode import click_block
+from tests.depth import some_in_quick
 
 LESSONS = sorted((Path(__file__).resolve().parents[2] / "heapscope" / "lessons").glob("*.md"))
 
@@ -122,7 +123,7 @@ def first_fit_holes(w):
     return free[0], free[1]
 
 
-@pytest.mark.parametrize("lesson_file", LESSONS, ids=[p.stem for p in LESSONS])
+@pytest.mark.parametrize("lesson_file", some_in_quick(LESSONS, every=3), ids=[p.stem for p in LESSONS])
 def test_a_bundled_lesson_plays_to_its_last_stop_with_page_down(qtbot, window, lesson_file):
     w = window
     lesson = load_lesson(lesson_file)

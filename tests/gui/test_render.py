@@ -15,6 +15,7 @@ from PIL import Image
 from heapscope import traces
 from heapscope.allocators import plugins, strategy_names
 from heapscope.cli import main
+from tests.depth import some_in_quick
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (1000, 640)
@@ -50,7 +51,7 @@ def step_png(qapp, trace_path, tmp_path_factory):
     return png
 
 
-@pytest.mark.parametrize("name", strategy_names())
+@pytest.mark.parametrize("name", some_in_quick(strategy_names(), every=2))
 def test_each_strategy_renders_a_png_of_the_window(qtbot, step_png, name):
     out, printed = step_png(name)
     assert printed.strip() == str(out)
@@ -203,7 +204,7 @@ def _last_frame(path) -> np.ndarray:
     return np.asarray(gif.convert("RGB"))
 
 
-@pytest.mark.parametrize("name", strategy_names())
+@pytest.mark.parametrize("name", some_in_quick(strategy_names()))
 def test_a_one_step_gif_plays_its_events_and_ends_on_the_still_picture(qtbot, trace_path, tmp_path, step_png, name):
     """Issue 24, one picture per state: a GIF of one step animates without
     --animate, and its last frame is the PNG of that step, pixel for pixel

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication
 from .conftest import SHARED, Counter, wait_loaded
 from .shared_window import Replaced, SharedWindow, destroy, make_window, quiet
 from .window_state import differences, window_state
+from tests.depth import some_in_quick
 
 
 @pytest.fixture
@@ -85,9 +86,9 @@ def test_the_reset_returns_a_dirty_window_to_a_fresh_ones_state(qtbot, pool, sma
     assert found == [], "\n".join(found)
 
 
-@pytest.mark.parametrize("leave", ["compare names", "sandbox", "parameters", "predict", "find",
-                                   "presenter", "dark", "resized", "docks", "closed", "wrapped method", "connected",
-                                   "failed"])
+@pytest.mark.parametrize("leave", some_in_quick(
+    ["compare names", "sandbox", "parameters", "predict", "find", "presenter", "dark", "resized",
+     "docks", "closed", "wrapped method", "connected", "failed"], every=3))
 def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trace_path, tmp_path,
                                                          leave):
     w = pool.take(qtbot)

@@ -14,6 +14,7 @@ from heapscope.allocators.replay import Timeline
 from heapscope.gui.show_model import ShowModel
 from heapscope.gui.step_animator import MAX_ANIMATED_SPEED, plan, step_frames
 from heapscope.gui.structure_views import view_for
+from tests.depth import some_in_quick
 
 #: how long each test transition lasts: long enough to be caught mid-way
 MOVE_MS = 60
@@ -85,7 +86,7 @@ ANIMATED = [
 ]
 
 
-@pytest.mark.parametrize("strategy, kind", ANIMATED)
+@pytest.mark.parametrize("strategy, kind", some_in_quick(ANIMATED, every=3))
 def test_an_animated_step_ends_on_the_static_drawing_and_leaves_nothing_running(qtbot, trace, strategy, kind):
     model = model_at(trace, strategy, kind)
     step = model.step()

@@ -27,6 +27,8 @@ from heapscope.gui.structure_panel import StructurePanel
 
 from .test_heap_map_steps import plot_image, sixty_visit_search, visible_numbers
 from .test_step_animation import make_view, nothing_runs
+from tests.depth import some_in_quick
+from tests.depth import pick
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +83,7 @@ MAP_KINDS = [
 ]
 
 
-@pytest.mark.parametrize("strategy, kinds", MAP_KINDS)
+@pytest.mark.parametrize("strategy, kinds", some_in_quick(MAP_KINDS, every=3))
 def test_each_map_transition_ends_on_the_static_map_and_stops(qtbot, trace, strategy, kinds):
     played, hm = bound_map(qtbot, trace, strategy)
     still, ref = bound_map(qtbot, trace, strategy)
@@ -262,7 +264,7 @@ def test_a_pointer_note_wider_than_the_map_wraps_inside_it(qtbot, trace):
 NEW = ["dlmalloc", "segregated-first-fit", "v7-malloc", "gnu-malloc", "phkmalloc"]
 
 
-@pytest.mark.parametrize("strategy", NEW)
+@pytest.mark.parametrize("strategy", some_in_quick(NEW, every=2))
 def test_the_new_strategies_play_their_steps_event_by_event(qtbot, trace, strategy):
     """Every event of 40 steps (V7: 15) moved to on the map and the structure view,
     each transition stopped half way and painted, then landed: no error
@@ -278,7 +280,7 @@ def test_the_new_strategies_play_their_steps_event_by_event(qtbot, trace, strate
     hm.manual_transitions = True
     kinds, moved = set(), 0
     # (V7's searches stand on hundreds of blocks: fewer of its steps)
-    for t in range(300, 315 if strategy == "v7-malloc" else 340):
+    for t in range(300, 300 + (pick(8, 15) if strategy == "v7-malloc" else pick(15, 40))):
         model.seek(t, 0)
         events = model.step().record.events
         view = panel.view
