@@ -1136,8 +1136,14 @@ def left_out(view: BuddyView) -> list[str]:
             said.append(f"the step's {names} {'is' if len(ks) == 1 else 'are'} {where} the frame "
                         f"(scroll{' up' if where == 'above' else ''})")
     tree_x = view.view_point_of(view.tree_layer, QPointF(TREE_X, 0)).x()
+    tree_right = view.view_point_of(view.tree_layer, QPointF(TREE_X + TREE_W, 0)).x()
     if view.focus_chunk is not None and tree_x > frame.right() - 40:
         said.append(f"the split tree of chunk {view.focus_chunk:#x} is right of the frame "
+                    f"(Shift+wheel, or Fit all)")
+    elif view.focus_chunk is not None and tree_right > frame.right() + 1:
+        # issue 24 (assets/structure-buddy.png): the tree ran off the right
+        # edge while the line under it spoke of the AVAIL lists only
+        said.append(f"the split tree of chunk {view.focus_chunk:#x} is cut at the frame's right edge "
                     f"(Shift+wheel, or Fit all)")
     notes = [n for n in view._notes if isinstance(n, QGraphicsSimpleTextItem) and "\u2295" in n.text()]
     if notes and view.view_rect_of(notes[0]).top() > frame.bottom() - 10:

@@ -128,21 +128,30 @@ def named_cells(step, also) -> list[tuple[int, int]]:
     return cells + [tuple(c) for c in step.taken + step.inserted]
 
 
-def lay_rows(n: int, last: int, used: set[int], named: set[int], room: float,
+def lay_rows(n: int, last: int, used: set[int], named, room: float,
              line_heights: list[float]) -> tuple[Rows, float]:
     """Which of the ``n`` first levels are drawn whole in ``room`` design
     pixels, the step's lines (``line_heights``, in order) under them; and the
     height those lines are given.  Rows ``0..last`` when they and the lines
-    fit.  Else the rows the step ``named`` are kept whatever; the lines get
-    their height, up to :data:`LINES_SHARE` of ``room`` (the first line
-    always, if it fits beside the named rows); then the rows in ``used``
-    (non-empty) nearest the named ones, then the empty ones, while they fit.
-    The rest fold, a strip per run."""
+    fit.  Else the rows the step ``named`` are kept, most important first
+    (``named`` in order; a set: lowest first), the first always, the others
+    while they fit: a step naming more rows than the view holds at a
+    legible zoom (presenter mode at 1280 x 720, step 250 of the default
+    trace: five rows in 135 px) folds the least important ones, not the
+    bottom of the matrix off the view.  The lines get their height, up to
+    :data:`LINES_SHARE` of ``room`` (the first line always, if it fits beside
+    the named rows); then the rows in ``used`` (non-empty) nearest the named
+    ones, then the empty ones, while they fit.  The rest fold, a strip per
+    run."""
     every = Rows(n, range(last + 1))
     total = sum(line_heights)
     if every.height + total <= room:
         return every, total
-    named = {fl for fl in named if 0 <= fl < n}
+    order = sorted(named) if isinstance(named, (set, frozenset)) else list(named)
+    named = set()
+    for fl in order:
+        if 0 <= fl < n and fl not in named and (not named or Rows(n, named | {fl}).height <= room):
+            named.add(fl)
     spare = room - Rows(n, named).height
     budget = min(total, spare, max(LINES_SHARE * room, line_heights[0] if line_heights else 0.0))
     lines = 0.0
@@ -242,6 +251,10 @@ class ColumnFold(Glyph):
         return (f"second levels {a}\u2013{b} of {where}, folded: "
                 + (f"{plural(n, 'block')} in their lists" if n else "every list empty"))
 
+    def count_rects(self) -> list[QRectF]:
+        """Its block counts' boxes, in its own coordinates."""
+        return [QRectF(0, top, FOLD_W, height).adjusted(2, 3, -2, -3) for top, height, _, n in self.segments if n]
+
     def paint(self, painter, option, widget=None) -> None:
         painter.setPen(pen("#BDBDBD", 1, Qt.DashLine))
         painter.setBrush(QBrush(QColor(FOLD_FILL)))
@@ -277,6 +290,11 @@ class RowFold(Glyph):
                 else f"fl_bitmap bits {a}\u2013{b} are 0")
         return (f"first levels {a}\u2013{b}, folded: "
                 + (f"{plural(n, 'block')} in their lists" if n else "every list empty") + f"; {bits}")
+
+    def count_rects(self) -> list[QRectF]:
+        """Its block counts' boxes, in its own coordinates."""
+        r = self._rect
+        return [QRectF(left, r.top(), width, r.height()).adjusted(2, 3, -2, -3) for left, width, n in self.cells if n]
 
     def paint(self, painter, option, widget=None) -> None:
         r = self._rect

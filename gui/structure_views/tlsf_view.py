@@ -60,6 +60,9 @@ LINE_H = 28.0
 #: how far left of the fl_bitmap a scan down it draws its number
 SCAN_LEFT = 30.0
 
+#: a scan band's numbered disc, its radius
+NUMBER_R = 14.0
+
 #: blocks listed when a cell is clicked
 LISTED = 500
 
@@ -215,8 +218,31 @@ class ScanItem(Glyph):
         self.band = rect
         #: how much of the scan is drawn, 0..1: whole bits only (an animation walks it)
         self.progress = 1.0
-        # a band down the fl_bitmap has its number to its left, off the bits
-        self.set_rect(rect.adjusted(-4 - SCAN_LEFT, -4, 4, 4) if vertical else rect.adjusted(-18, -18, 4, 4))
+        #: the centre of the numbered disc; a band down the fl_bitmap has it
+        #: to its left, off the bits; a band along a row at its first cell's
+        #: top left corner unless :meth:`TlsfView._place_numbers` moves it
+        #: off a cell's number (with a leader line back to the band)
+        self.centre = QPointF(rect.left() - 17, rect.top() + 14) if vertical else QPointF(rect.left(), rect.top())
+        self.leader = False
+        self._fit_rect()
+
+    def _fit_rect(self) -> None:
+        band = self.band.adjusted(-4, -4, 4, 4)
+        if self.vertical:
+            band = band.adjusted(-SCAN_LEFT, 0, 0, 0)
+        self.set_rect(band.united(self.number_rect()))
+
+    def number_rect(self) -> QRectF:
+        """The numbered disc, in the item's coordinates."""
+        c = self.centre
+        return QRectF(c.x() - NUMBER_R, c.y() - NUMBER_R, 2 * NUMBER_R, 2 * NUMBER_R)
+
+    def move_number(self, centre: QPointF, leader: bool) -> None:
+        self.prepareGeometryChange()
+        self.centre = QPointF(centre)
+        self.leader = leader
+        self._fit_rect()
+        self.update()
 
     def bits(self) -> int:
         """How many bits (cells) the band covers."""
@@ -264,7 +290,10 @@ class ScanItem(Glyph):
             painter.drawLine(QPointF(r.left() + 8, y), QPointF(r.right() - 6, y))
             painter.drawLine(QPointF(r.right() - 12, y - 5), QPointF(r.right() - 6, y))
             painter.drawLine(QPointF(r.right() - 12, y + 5), QPointF(r.right() - 6, y))
-        centre = QPointF(r.left() - 17, r.top() + 14) if self.vertical else QPointF(r.left(), r.top())
+        centre = self.centre
+        if self.leader:             # from the disc moved aside to the band's end
+            painter.setPen(pen(VISITED, 2))
+            painter.drawLine(QPointF(centre.x() - NUMBER_R, centre.y()), QPointF(r.right(), centre.y()))
         painter.setPen(pen("#FFFFFF", 2))
         painter.setBrush(QBrush(QColor(VISITED)))
         painter.drawEllipse(centre, 14, 14)
@@ -322,6 +351,19 @@ def step_words(s: dict, step: TlsfStep) -> list[tuple[str, bool, str]]:
             words = f"took {addr:#x} ({size} B) off list ({fl}, {sl})"
         lines.append((words, False, verb))
     return lines
+
+
+def rows_by_weight(step: TlsfStep, also) -> list[int]:
+    """The rows the step names, the most important first: where it ended
+    (the lists pushed on and taken from, the cells found), its search, the
+    cells listed and selected, then the rows its scans only passed."""
+    cells = [tuple(c) for c in step.inserted + step.taken]
+    cells += [tuple(p[4]) for p in reversed(step.probes) if p[4]]
+    if step.search:
+        cells.append(tuple(step.search[2:]))
+    cells += [c for c in also if c is not None]
+    rows = [c[0] for c in cells] + [c[0] for c in named_cells(step, also)]
+    return list(dict.fromkeys(rows))
 
 
 def lay_across(s: dict, rows: Rows) -> tuple[float, float]:
@@ -589,12 +631,16 @@ class TlsfView(SceneStructureView):
         lines = step_words(s, step)
         width = self.drawing_room() - LABEL_X
         used = {fl for fl in range(s["fl_count"]) if s["fl_bitmap"] >> fl & 1}
-        named = {c[0] for c in named_cells(step, also)}
+        named = rows_by_weight(step, also)
         self.rows, _ = lay_rows(s["fl_count"], last, used, named, self.drawing_height() - HEADER_H,
                                 [self._line_height(w, bold, width) for w, bold, _ in lines])
         self.rows_drawn = len(self.rows.kept)
         self.range_x, self.matrix_x = lay_across(s, self.rows)
-        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - self.matrix_x)
+        # room kept right of the matrix for a scan's number moved off the cells
+        # (_place_numbers): a drawing wider than the view pans, and the row
+        # names at its left go out of it
+        right_room = 2 * NUMBER_R + 8 if any(p[1] == "sl" for p in step.probes) else 0.0
+        self.columns = lay_columns(s, step, counts, last, also, self.drawing_room() - self.matrix_x - right_room)
         self._draw_rows(s, counts)
         self._draw_header(s)
         bottom = HEADER_H + self.rows.height
@@ -765,9 +811,53 @@ class TlsfView(SceneStructureView):
             for cell in cells:
                 if self._shown_cell(cell):
                     self._shown_cell(cell).marks.add(marks)
+        self._place_numbers()
         for words, bold, role in lines:
             bottom = self._step_line(words, bottom, bold, role)
         return bottom
+
+    def count_rects(self) -> list[QRectF]:
+        """Where the cells' numbers (list lengths) are drawn, in the notes'
+        coordinates: each text's own rectangle, centred in its cell."""
+        out = []
+        for cell in self._cells.values():
+            if not cell.isVisible() or not cell.count:
+                continue
+            text = count_text(cell.count, CELL_W - 1, 18)
+            m = QFontMetricsF(fitted_font(text, CELL_W - 1, 18, True))
+            w, h = m.horizontalAdvance(text), m.height()
+            c = cell.pos() + QPointF(CELL_W / 2, CELL_H / 2)
+            out.append(QRectF(c.x() - w / 2, c.y() - h / 2, w, h))
+        for fold in self._notes:
+            if isinstance(fold, (RowFold, ColumnFold)):
+                out += [fold.mapRectToParent(r) for r in fold.count_rects()]
+        return out
+
+    def _place_numbers(self) -> None:
+        """Each band along a row: its disc at the first place of these clear
+        of every cell's number, every label and the discs placed before it:
+        its first cell's top left corner, its bottom left, the band's end's
+        top right, bottom right, then right of the matrix at the band's row's
+        top edge, with a leader line along that edge (between the cells'
+        numbers, over none) to the band's end.  (Presenter mode, dark theme,
+        step 5003: the "1" at list (0, 30) covered the folded column's 53.)"""
+        taken = self.count_rects()
+        taken += [n.mapRectToParent(n.boundingRect()) for n in self._notes if isinstance(n, QGraphicsSimpleTextItem)]
+        right = self.matrix_x + self.columns.width
+        for scan in [n for n in self._notes if isinstance(n, ScanItem)]:
+            if scan.vertical:
+                taken.append(scan.mapRectToParent(scan.number_rect()))
+                continue
+            b = scan.band
+            places = [(QPointF(b.left(), b.top()), False), (QPointF(b.left(), b.bottom()), False),
+                      (QPointF(b.right(), b.top()), False), (QPointF(b.right(), b.bottom()), False),
+                      (QPointF(right + NUMBER_R + 8, b.top() - 1), True)]
+            for centre, leader in places:
+                scan.move_number(centre, leader)
+                disc = scan.mapRectToParent(scan.number_rect())
+                if not any(disc.intersects(t) for t in taken):
+                    break
+            taken.append(scan.mapRectToParent(scan.number_rect()))
 
     @staticmethod
     def _line_height(words: str, bold: bool, width: float) -> float:

@@ -25,6 +25,40 @@ def temporary_settings(tmp_path):
 
 
 @pytest.fixture(scope="session")
+def _fresh_look(qapp):
+    """The application's font and palette as a fresh window has them: the
+    font ``configure_app`` sets for the screen, the light theme's palette."""
+    from PySide6.QtGui import QFont, QPalette
+    from heapscope.gui.app import configure_app
+    from heapscope.gui.theme import LIGHT, qt_palette
+    configure_app(qapp)
+    qapp.setPalette(qt_palette(LIGHT))
+    return QFont(qapp.font()), QPalette(qapp.palette())
+
+
+@pytest.fixture(autouse=True)
+def fresh_application_look(qapp, _fresh_look):
+    """After each test, the application's font and palette are a fresh
+    window's again: presenter mode (or a test) sets the application font
+    and the dark theme its palette, and a view made by the next test took
+    them (a narrow TLSF view folded other rows at presenter mode's 16 pt).
+    Set up before the windows, torn down after them (a shared window's reset
+    puts its own presentation back first)."""
+    put_back_look(qapp, *_fresh_look)
+    yield
+    put_back_look(qapp, *_fresh_look)
+
+
+def put_back_look(app, font, palette) -> None:
+    """The application's font and palette set to these (when they differ:
+    a change is sent to every widget)."""
+    if app.font() != font:
+        app.setFont(font)
+    if app.palette() != palette:
+        app.setPalette(palette)
+
+
+@pytest.fixture(scope="session")
 def small_trace():
     return traces.make_workload("vo1989", steps=SMALL_STEPS, seed=11)
 

@@ -566,3 +566,18 @@ def test_a_short_row_says_the_numbers_it_left_out_in_words_not_over_its_map(qtbo
     monkeypatch.setattr(w.heap_map, "_label_budget", lambda: 2)
     w.heap_map._draw_marks_of_step()
     assert w.heap_map.skip_label.isVisible()
+
+
+def test_presenter_modes_font_and_palette_are_put_back_after_a_test(qtbot, loaded, _fresh_look):
+    """The autouse fixture's step (tests/gui/conftest.py): presenter mode in
+    the dark theme changes the application's font and palette; put back,
+    they are a fresh window's again (the tests no longer restore them
+    themselves)."""
+    from .conftest import put_back_look
+    font, palette = _fresh_look
+    assert QApplication.font() == font and QApplication.palette() == palette     # as this test began
+    loaded.apply_presentation(loaded.presentation.with_(presenter=True, theme_name="dark"))
+    assert QApplication.font().pointSizeF() > font.pointSizeF()
+    assert QApplication.palette().window().color() != palette.window().color()
+    put_back_look(QApplication.instance(), font, palette)
+    assert QApplication.font() == font and QApplication.palette() == palette

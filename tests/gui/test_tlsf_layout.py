@@ -28,11 +28,27 @@ def test_rows_fold_round_the_named_one_the_non_empty_nearest_first():
 
 
 def test_the_named_rows_stay_when_nothing_else_fits():
-    """A room too small for the named rows and a line: the rows are kept,
-    the line gets nothing."""
-    rows, lines = lay_rows(25, 8, {0, 8}, {0, 8}, 90.0, [40.0])
-    assert rows.kept == {0, 8} and lines == 0.0
-    assert rows.folds == [(1, 7), (9, 24)] and rows.height == 28 + 24 + 28 + 24 > 90
+    """A room too small for a named row and a line: the row is kept, the
+    line gets nothing."""
+    rows, lines = lay_rows(25, 8, {0, 1}, {8}, 60.0, [40.0])
+    assert rows.kept == {8} and lines == 0.0
+    assert rows.folds == [(0, 7), (9, 24)] and rows.height == 24 + 28 + 24 > 60
+
+
+def test_named_rows_that_do_not_fit_fold_the_least_important_first():
+    """Issue 24: step 250 of the default trace in presenter mode named five
+    rows in 135 px; all were kept and the bottom of the matrix (its labels,
+    its fl_bitmap bits) was cut off by the view.  Now the named rows are kept
+    in the order given while they fit: {8, 0} in 90 px is 28 + 24 (rows 1-7
+    folded) ... row 8 first: 24 (0-7) + 28 + 24 (9-24) = 76; adding row 0:
+    28 + 24 + 28 + 24 = 104 > 90, so row 0 folds."""
+    rows, lines = lay_rows(25, 8, {0, 8}, [8, 0], 90.0, [40.0])
+    assert rows.kept == {8} and lines == 0.0
+    assert rows.height == 76 <= 90
+    # in the other order row 0 is the one kept (and row 1 beside it fits:
+    # 28 + 28 + 24 = 80)
+    rows, _ = lay_rows(25, 8, {0, 8}, [0, 8], 90.0, [40.0])
+    assert 8 not in rows.kept and rows.kept == {0, 1} and rows.height == 80
 
 
 def test_a_count_too_wide_for_its_cell_is_written_in_thousands(qtbot):

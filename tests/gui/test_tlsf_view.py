@@ -169,14 +169,10 @@ def test_a_narrow_view_in_presenter_mode_shows_its_row_names_and_step_lines_whol
     from heapscope.gui.theme import Presentation
     pres = Presentation(presenter=True, screen_height=720)
     app = QApplication.instance()
-    before = QFont(app.font())
-    font = QFont(before)
+    font = QFont(app.font())
     font.setPointSizeF(pres.body_pt)          # as presenter mode sets it (window_layout)
-    app.setFont(font)
-    try:
-        check_narrow_view(qtbot, tlsf_timeline, width, pres)
-    finally:
-        app.setFont(before)
+    app.setFont(font)                         # put back after the test (conftest.py)
+    check_narrow_view(qtbot, tlsf_timeline, width, pres)
 
 
 def check_narrow_view(qtbot, tlsf_timeline, width, pres):

@@ -285,19 +285,13 @@ def test_a_deep_search_is_framed_with_its_root_and_the_node_it_ended_at(qtbot, g
     from PySide6.QtGui import QFont
     from PySide6.QtWidgets import QApplication
     from heapscope.gui.theme import Presentation
-    # the text size of a 1280 x 720 window, whatever an earlier test left
-    # (a presenter-mode window's 15 pt made the caption, and so the drawing,
-    # shorter, and the root no longer fitted with the leaf)
+    # the text size of a 1280 x 720 window (put back after the test:
+    # conftest.py's fresh_application_look)
     app = QApplication.instance()
-    was = QFont(app.font())
-    f = QFont(was)
+    f = QFont(app.font())
     f.setPointSizeF(Presentation(screen_height=720).body_pt)
     app.setFont(f)
-    try:
-        view = view_for("tree")()
-    finally:
-        app.setFont(was)
-    view.setFont(f)
+    view = view_for("tree")()
     qtbot.addWidget(view)
     view.set_zoom_factor(0.9)           # the drawings' zoom at 1280 x 720
     view.resize(532, 445)
