@@ -45,6 +45,7 @@ from .transition import Morph, cross_fade, signature
 from .scene_view import (EMPTY_FILL, FAINT, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE, SELECTED, TAKEN,
                          VISITED, FOCUS_MARGIN, Glyph, SceneStructureView, fitted_font, font, pen, short_bytes, size_of,
                          swatch)
+from .tlsf_numbers import NUMBER_R, place_scan_numbers
 from .tlsf_layout import (CELL_H, CELL_W, FOLD_W, HEADER_H, LABEL_PX, ROW_FOLD_H, ColumnFold, Columns,  # noqa: F401
                           RowFold, Rows, count_text, lay_columns, lay_rows, named_cells)
 
@@ -59,9 +60,6 @@ LABEL_GAP, RANGE_GAP = 8.0, 16.0
 LINE_H = 28.0
 #: how far left of the fl_bitmap a scan down it draws its number
 SCAN_LEFT = 30.0
-
-#: a scan band's numbered disc, its radius
-NUMBER_R = 14.0
 
 #: blocks listed when a cell is clicked
 LISTED = 500
@@ -834,30 +832,12 @@ class TlsfView(SceneStructureView):
         return out
 
     def _place_numbers(self) -> None:
-        """Each band along a row: its disc at the first place of these clear
-        of every cell's number, every label and the discs placed before it:
-        its first cell's top left corner, its bottom left, the band's end's
-        top right, bottom right, then right of the matrix at the band's row's
-        top edge, with a leader line along that edge (between the cells'
-        numbers, over none) to the band's end.  (Presenter mode, dark theme,
-        step 5003: the "1" at list (0, 30) covered the folded column's 53.)"""
-        taken = self.count_rects()
-        taken += [n.mapRectToParent(n.boundingRect()) for n in self._notes if isinstance(n, QGraphicsSimpleTextItem)]
-        right = self.matrix_x + self.columns.width
-        for scan in [n for n in self._notes if isinstance(n, ScanItem)]:
-            if scan.vertical:
-                taken.append(scan.mapRectToParent(scan.number_rect()))
-                continue
-            b = scan.band
-            places = [(QPointF(b.left(), b.top()), False), (QPointF(b.left(), b.bottom()), False),
-                      (QPointF(b.right(), b.top()), False), (QPointF(b.right(), b.bottom()), False),
-                      (QPointF(right + NUMBER_R + 8, b.top() - 1), True)]
-            for centre, leader in places:
-                scan.move_number(centre, leader)
-                disc = scan.mapRectToParent(scan.number_rect())
-                if not any(disc.intersects(t) for t in taken):
-                    break
-            taken.append(scan.mapRectToParent(scan.number_rect()))
+        """Each scan's disc clear of the cells' numbers, the labels and the
+        discs before it (tlsf_numbers.place_scan_numbers)."""
+        taken = self.count_rects() + [n.mapRectToParent(n.boundingRect()) for n in self._notes
+                                      if isinstance(n, QGraphicsSimpleTextItem)]
+        place_scan_numbers([n for n in self._notes if isinstance(n, ScanItem)], taken,
+                           self.matrix_x + self.columns.width)
 
     @staticmethod
     def _line_height(words: str, bold: bool, width: float) -> float:
