@@ -56,3 +56,20 @@ def some_in_quick(values, keep=QUICK_STRATEGIES, every: int | None = None):
     return [v if i in kept else
             pytest.param(*(v if isinstance(v, tuple) else (v,)), marks=pytest.mark.deep)
             for i, v in enumerate(values)]
+
+
+#: a bundled trace longer than this is walked by the deep suite only: the
+#: quick suite's tests that walk every bundled trace leave it out
+#: (sqlite3-sql-40k, 175 334 operations, is sqlite3-sql's workload on more
+#: rows: the same program and the same kinds of step; tests/gui/
+#: test_real_trace_views.py looks at its late steps in both suites)
+QUICK_TRACE_OPS = 100_000
+
+
+def walked_examples():
+    """The bundled traces (traces.bundled.examples()) that a test walking
+    every one of them walks: all in the deep suite, those of at most
+    QUICK_TRACE_OPS operations in the quick one."""
+    from heapscope.traces.bundled import examples
+    every = examples()
+    return pick([ex for ex in every if ex.ops <= QUICK_TRACE_OPS], every)

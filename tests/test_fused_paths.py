@@ -28,9 +28,11 @@ from heapscope.allocators.strategy import Strategy
 from heapscope.traces import load_trace
 
 from .heap_harness import op_sequences
+from tests.depth import walked_examples
 
 BUNDLED = Path(__file__).resolve().parent.parent / "traces" / "bundled"
-REAL_TRACES = sorted(p.name for p in BUNDLED.glob("*.rep.gz"))
+#: the quick suite leaves out the longest (tests/depth.py)
+REAL_TRACES = sorted(ex.file for ex in walked_examples() if ex.file.endswith(".rep.gz"))
 #: the operations of each real trace run in lockstep: the fused paths reach
 #: the same branches in the first 12 000 of each as in the whole traces
 #: (docs/testing.md; gcc-cc1's 63 678 were two thirds of the file's CPU)

@@ -19,7 +19,7 @@ from heapscope.allocators.metrics import (ALL_COLUMNS, NARROW_BYTES_PER_STEP, Me
 from heapscope.allocators.registry import make_strategy, strategy_names
 from heapscope.allocators.replay import Program, Timeline, apply_op
 from heapscope.traces import Trace, load_trace
-from heapscope.traces.bundled import examples
+from tests.depth import walked_examples
 
 from .heap_harness import op_sequences
 
@@ -140,7 +140,7 @@ def live_bytes_of(trace) -> list[int]:
 
 
 @pytest.mark.parametrize("name", strategy_names())
-@pytest.mark.parametrize("example", [ex.name for ex in examples()])
+@pytest.mark.parametrize("example", [ex.name for ex in walked_examples()])
 def test_every_bundled_trace_packs_its_live_bytes_exactly(example, name):
     whole = load_trace(example)
     n = min(len(whole), 12_000)         # a prefix of a valid trace is one: kept fast

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from heapscope.traces import TraceError, parse_rep, read_rep
 from heapscope.traces import trace as trace_module
-from heapscope.traces.bundled import examples
+from tests.depth import walked_examples
 from heapscope.traces.source import CHUNK_BYTES
 
 from .heap_harness import op_sequences
@@ -105,7 +105,7 @@ def assert_reads_as_written(trace, text: str) -> None:
     assert trace.previous_same_id().tolist() == plain_previous(ids)
 
 
-@pytest.mark.parametrize("example", examples(), ids=lambda ex: ex.name)
+@pytest.mark.parametrize("example", walked_examples(), ids=lambda ex: ex.name)
 def test_every_bundled_trace_reads_as_its_text_says(example):
     raw = example.path.read_bytes()
     text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()

@@ -112,6 +112,10 @@ DELETE FROM t WHERE id % 5 = 0;
 SELECT count(*), sum(score) FROM t;
 """
 
+#: the same workload on 40 000 rows: a real trace of more than 150 000
+#: operations (issue 24's views are checked at its steps 89 000 and 150 000)
+SQL_WORKLOAD_40K = SQL_WORKLOAD.replace("x < 3000", "x < 40000")
+
 PERL_SCRIPT = """\
 my %count;
 for my $i (1 .. 8000) {
@@ -157,6 +161,11 @@ RECIPES = [
     Recipe("perl-words", "Perl counting words in a hash",
            ["perl", "work.pl"], ["perl", "-e", "print qq($^V\\n)"], {"work.pl": PERL_SCRIPT},
            env={"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}),
+    Recipe("sqlite3-sql-40k", "SQLite's shell running the same workload on 40 000 rows",
+           ["sqlite3", ":memory:"], ["sqlite3", "--version"], {"work.sql": SQL_WORKLOAD_40K},
+           stdin="work.sql",
+           notes="sqlite3-sql's work.sql with 40000 rows instead of 3000: a real trace "
+                 "long enough to look at step 150 000."),
 ]
 
 #: what every recipe runs with, so that the traces repeat as far as they can
