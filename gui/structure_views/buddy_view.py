@@ -43,7 +43,7 @@ from heapscope.allocators import events as ev
 from ..predict_bar import wrap_lines
 from . import register_view
 from .transition import Morph, cross_fade, lerp_rect
-from .scene_view import (EMPTY_FILL, FAINT, FOCUS_MARGIN, FREE_FILL, INK, INSERTED, MIN_FOLLOW_SCALE,
+from .scene_view import (EMPTY_FILL, FAINT, FOCUS_MARGIN, FREE_FILL, INK, INSERTED, MIN_DESIGN_PX, MIN_FOLLOW_SCALE,
                          SELECTED, SPLIT_FILL, TAKEN, USED_FILL, VISITED, Glyph, SceneStructureView,
                          fitted_font, font, pen, short_bytes, size_of, swatch)
 
@@ -138,7 +138,7 @@ class BlockItem(Glyph):
             painter.drawText(QRectF(r.left(), r.top() + 2, r.width(), 22), Qt.AlignCenter, text)
             if self.state != "split" and r.height() > 1.5 * BAND_H:
                 # the offset in the band below: the bottom of this one may hold a bracket
-                painter.setFont(fitted_font(rel(self.offset), r.width() - 6, 15))
+                painter.setFont(fitted_font(rel(self.offset), r.width() - 6, MIN_DESIGN_PX))
                 painter.drawText(QRectF(r.left(), r.top() + BAND_H + 2, r.width(), 20), Qt.AlignCenter,
                                  rel(self.offset))
         outline = None
@@ -163,7 +163,7 @@ class BlockItem(Glyph):
             painter.setBrush(QBrush(QColor(INK)))
             painter.drawEllipse(c, radius, 13)
             painter.setPen(pen("#FFFFFF"))
-            painter.setFont(font(15, True))
+            painter.setFont(font(MIN_DESIGN_PX, True))
             painter.drawText(QRectF(c.x() - radius, c.y() - 13, 2 * radius, 26), Qt.AlignCenter, text)
 
 
@@ -184,7 +184,7 @@ def paint_chunk(painter, x0: float, y0: float, width: float, level_h: float, g: 
     level to the smallest one; what is above it was split) in the box at
     (x0, y0) of ``width``, one ``level_h`` per order, under a one-line caption."""
     painter.setPen(pen(INK))
-    painter.setFont(font(14, focus))
+    painter.setFont(font(MIN_DESIGN_PX, focus))
     caption = (f"{g.chunk:#x}" if g.run == 1 else
                f"{g.run} \u00d7 {short_bytes(1 << g.order)}: {g.chunk:#x}\u2013{g.run_end:#x}")
     painter.drawText(QRectF(x0, y0, width, 18), Qt.AlignLeft | Qt.AlignVCenter, caption)
@@ -197,7 +197,7 @@ def paint_chunk(painter, x0: float, y0: float, width: float, level_h: float, g: 
         painter.setBrush(QBrush(QColor(FREE_FILL if state == "free" else USED_FILL)))
         painter.drawRect(tr)
         painter.setPen(pen("#FFFFFF" if state == "used" else INK))
-        painter.setFont(font(15, True))
+        painter.setFont(font(MIN_DESIGN_PX, True))
         painter.drawText(tr, Qt.AlignCenter, f"{g.run} whole chunks, {state}")
     else:
         painter.setBrush(QBrush(QColor(SPLIT_FILL)))
@@ -431,13 +431,13 @@ class AvailRowItem(Glyph):
                 painter.setPen(pen(INK, 1.2))
             painter.drawRoundedRect(r, 5, 5)
             painter.setPen(pen(INK))
-            painter.setFont(fitted_font(f"{a:#x}", r.width() - 6, 15))
+            painter.setFont(fitted_font(f"{a:#x}", r.width() - 6, MIN_DESIGN_PX))
             painter.drawText(r, Qt.AlignCenter, f"{a:#x}")
         hidden = self.count - len([a for a in self.chips if a != self.taken])
         if hidden > 0:
             x = CHIPS_X + len(self.chips) * (CHIP_W + CHIP_GAP)
             painter.setPen(pen(INK))
-            painter.setFont(font(15, True))
+            painter.setFont(font(MIN_DESIGN_PX, True))
             painter.drawText(QRectF(x, 0, 80, BAND_H), Qt.AlignVCenter | Qt.AlignLeft, f"+{hidden}")
         if self.empty_probe:
             # R1 found it empty; a split of this step may have pushed a block since

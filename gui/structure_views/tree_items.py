@@ -155,7 +155,7 @@ class NodeItem(Glyph):
         hidden = self.count - len(self.blocks)
         if hidden > 0:
             painter.setPen(pen(INK))
-            painter.setFont(font(15, True))
+            painter.setFont(font(MIN_DESIGN_PX, True))
             y = NODE_H / 2 + 6 + (len(self.blocks) - 1) * (SQUARE_H + SQUARE_GAP)
             painter.drawText(QRectF(SQUARE_X - 10, y - 2, 20, 20), Qt.AlignHCenter | Qt.AlignTop, "\u22ee")
         if self.visit:
@@ -193,7 +193,7 @@ class MarkerItem(Glyph):
         painter.setBrush(QBrush(QColor("#E4E4E4")))
         painter.drawPolygon(tri)
         painter.setPen(pen(INK))
-        painter.setFont(font(15, True))
+        painter.setFont(font(MIN_DESIGN_PX, True))
         painter.drawText(QRectF(-GAP, NODE_H / 2 - 14, 2 * GAP, 22), Qt.AlignHCenter | Qt.AlignTop,
                          str(self.count))
 
