@@ -206,7 +206,7 @@ class Badge(QGraphicsObject):
         if len(numbers) > 2:
             numbers = [numbers[0], f"+{len(numbers) - 1}"]
         self.lines = numbers
-        self.font = text_font(SMALL_PX if len(numbers) == 1 else SMALL_PX - 3, bold=True)
+        self.font = text_font(SMALL_PX if len(numbers) == 1 else SMALL_PX - 2, bold=True)
         self.h = 30.0 if len(numbers) == 1 else 34.0
         widest = max(QFontMetrics(self.font).horizontalAdvance(n) for n in numbers)
         self.w = max(self.h if len(numbers) == 1 else 30.0, widest + 14.0)

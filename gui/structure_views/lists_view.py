@@ -175,7 +175,7 @@ class _Fonts:
             f.setBold(bold)
             return f
 
-        self.size, self.addr = font(1.15, True), font(0.9, False)
+        self.size, self.addr = font(1.15, True), font(1.0, False)
         self.head, self.mark = font(1.1, True), font(1.0, True)
         self.size_m, self.addr_m, self.mark_m = (QFontMetricsF(f) for f in (self.size, self.addr, self.mark))
         self.box_h = self.size_m.height() + self.addr_m.height() + 8

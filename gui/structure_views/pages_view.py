@@ -414,7 +414,7 @@ class _PagesView(CardView):
 
     def _draw_tile(self, key, addr: int, state: str, lines: list[str], tip: str, role, x, y) -> None:
         card = self._card(key, addr, TILE_W, TILE_H)
-        fonts = [text_font(SMALL_PX - 2, bold=True), text_font(SMALL_PX - 3)][:len(lines)]
+        fonts = [text_font(SMALL_PX - 1, bold=True), text_font(SMALL_PX - 2)][:len(lines)]
         card.set_lines(lines, fonts)
         text = "#FFFFFF" if state == "table" else "#000000"
         if role:
