@@ -59,6 +59,9 @@ from .tree_step import NUMBERED_AT_EACH_END, ROTATIONS, StepMarks, climb_of, dra
 from .tree_items import tree_bytes  # noqa: F401,E402
 from .tree_layout import SLOT  # noqa: F401,E402
 
+#: the room the camera keeps over a step's node for its visit number and tag
+BADGE_ROOM = 16.0
+
 
 @register_view("tree")
 class TreeView(SceneStructureView):
@@ -389,7 +392,8 @@ class TreeView(SceneStructureView):
                 a = up[a]
                 path.append(self._nodes[a])
         for it in step_items + path:
-            rect = rect.united(self.view_rect_of(it, it.box()))
+            # room for the visit number on its top edge (under the strip at 1080)
+            rect = rect.united(self.view_rect_of(it, it.box().adjusted(0, -BADGE_ROOM, 0, 0)))
         for note in self._notes:
             if isinstance(note, LadderItem):
                 rect = rect.united(self.view_rect_of(note, note.boundingRect()))
