@@ -235,7 +235,7 @@ class BucketsView(CardView):
                       if c.isVisible() and c.role in ("taken", "pushed")), default=None)
         if lowest is not None and lowest + 8 > rect.top() + height:
             y = lowest + 8 - height / 2
-            said = "The column is taller than the view: its header is above the frame."
+            said = "Its header is above the frame."
             if said not in self.summary:
                 self.summary = f"{self.summary} {said}".strip()
                 self._say(self.info, f"{self.info.text()}\n{said}")
