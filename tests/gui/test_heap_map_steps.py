@@ -21,7 +21,7 @@ from heapscope.gui.heap_map import HeapMapWidget
 from heapscope.allocators.heap_edits import TrackedHeap
 from heapscope.gui.show_model import ShowModel
 from heapscope.gui.step_marks import FIRST_NUMBERED, LAST_NUMBERED
-from tests.depth import some_in_quick
+from tests.depth import pick, some_in_quick
 
 
 # ------------------------------------------------------------------ helpers
@@ -499,7 +499,7 @@ def test_the_edited_image_equals_a_rebuild_over_a_random_walk(qtbot, strategy):
     shown = Shown(qtbot, trace, strategy)
     model, hm = shown.model, shown.map
     rng = random.Random(4)
-    for _ in range(250):
+    for _ in range(pick(100, 250)):
         r = rng.random()
         target = (model.position + 1 if r < 0.6 else model.position - 1 if r < 0.8
                   else model.position + rng.randint(2, 60) if r < 0.9 else rng.randint(0, shown.timeline.n))
