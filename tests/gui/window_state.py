@@ -31,7 +31,7 @@ import numpy as np
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import (QAbstractButton, QAbstractSlider, QAbstractSpinBox, QApplication,
                                QComboBox, QDockWidget, QGraphicsItem, QLabel, QLineEdit, QPlainTextEdit,
-                               QSplitter, QStackedWidget, QTabWidget, QTextEdit, QWidget)
+                               QScrollBar, QSplitter, QStackedWidget, QTabWidget, QTextEdit, QWidget)
 
 #: how deep the walk goes from the window through heapscope objects
 DEPTH = 4
@@ -159,8 +159,14 @@ def _widget_facts(widget: QWidget) -> tuple:
     return tuple(plain(x) for x in _facts(widget))
 
 
+#: a scroll area's boxes for its scroll bars, shown when its content overflows
+SCROLL_BAR_BOXES = ("qt_scrollarea_vcontainer", "qt_scrollarea_hcontainer")
+
+
 def _facts(widget: QWidget) -> list:
     facts = [type(widget).__qualname__, widget.objectName(), widget.isHidden(), widget.isEnabled()]
+    if widget.objectName() in SCROLL_BAR_BOXES and not widget.isVisible():
+        facts[2] = None         # shown or not by the layout of a hidden page (below)
     if isinstance(widget, QLabel):
         facts.append(widget.text())
     elif isinstance(widget, QAbstractButton):
@@ -171,6 +177,11 @@ def _facts(widget: QWidget) -> list:
         facts.append(widget.toPlainText())
     elif isinstance(widget, QAbstractSpinBox):
         facts.append(widget.text())
+    elif isinstance(widget, QScrollBar) and not widget.isVisible():
+        # a hidden page's scroll bar: its range is the layout's (a picture
+        # export lays out the hidden compare page, grab() does), and made
+        # again from the sizes when the page shows; what it scrolled to is state
+        facts.append(widget.value())
     elif isinstance(widget, QAbstractSlider):
         facts += [widget.minimum(), widget.maximum(), widget.value()]
     elif isinstance(widget, QComboBox):
