@@ -28,6 +28,7 @@ from heapscope.gui.ranking import MEASURES, RunningSummary, ranked
 from heapscope.traces.trace import ALLOC, FREE
 
 from .conftest import wait_loaded
+from .shared_compare import SharedCompare
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 THREE = ["next-fit", "tlsf", "buddy"]
@@ -67,11 +68,28 @@ def drawn_blocks(row) -> list:
     return list(zip(b.addr.tolist(), b.size.tolist()))
 
 
+@pytest.fixture(scope="module")
+def _shared_compare(qapp):
+    shared = SharedCompare(THREE)
+    yield shared
+    shared.drop()
+
+
 @pytest.fixture
-def compared(qtbot, loaded):
-    """The window showing the small trace through next fit, TLSF and buddy."""
-    compare(qtbot, loaded, THREE)
-    return loaded
+def compared(request, qtbot, _shared_compare, tmp_path_factory):
+    """The window showing the small trace through next fit, TLSF and buddy:
+    one window a module, reset before each test and checked equal to a new
+    one (tests/gui/shared_compare.py)."""
+    shared = _shared_compare
+    if shared.window is None:
+        folder = tmp_path_factory.mktemp("compared")
+        path = folder / "small.rep"
+        traces.write_rep(request.getfixturevalue("small_trace"), path)
+        shared.trace_path, shared.folder = str(path), folder
+    w = shared.take(qtbot, shared.trace_path, shared.folder, compare, request.node.name)
+    yield w
+    report = getattr(request.node, "report_call", None)
+    shared.give_back(failed=report is None or report.failed)
 
 
 # -------------------------------------------------------------- the rows
