@@ -106,6 +106,13 @@ def pytest_terminal_summary(terminalreporter):
                                     "after a reset")
         for why in SHARED.replaced:
             terminalreporter.write_line("  replaced: " + why[:300])
+    from .shared_compare import MADE
+    for shared in MADE if os.environ.get("HEAPSCOPE_SHARED_WINDOW") else ():
+        terminalreporter.write_line(f"shared compare window ({', '.join(shared.names)}): "
+                                    f"{shared.taken} tests, {shared.made} windows made, "
+                                    f"{len(shared.replaced)} replaced after a reset")
+        for why in shared.replaced:
+            terminalreporter.write_line("  replaced: " + why[:300])
 
 
 def _shared(request) -> bool:

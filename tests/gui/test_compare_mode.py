@@ -28,6 +28,7 @@ from heapscope.gui.ranking import MEASURES, RunningSummary, ranked
 from heapscope.traces.trace import ALLOC, FREE
 
 from .conftest import wait_loaded
+from .shared_compare import SharedCompare
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 THREE = ["next-fit", "tlsf", "buddy"]
@@ -67,11 +68,28 @@ def drawn_blocks(row) -> list:
     return list(zip(b.addr.tolist(), b.size.tolist()))
 
 
+@pytest.fixture(scope="module")
+def _shared_compare(qapp):
+    shared = SharedCompare(THREE)
+    yield shared
+    shared.drop()
+
+
 @pytest.fixture
-def compared(qtbot, loaded):
-    """The window showing the small trace through next fit, TLSF and buddy."""
-    compare(qtbot, loaded, THREE)
-    return loaded
+def compared(request, qtbot, _shared_compare, tmp_path_factory):
+    """The window showing the small trace through next fit, TLSF and buddy:
+    one window a module, reset before each test and checked equal to a new
+    one (tests/gui/shared_compare.py)."""
+    shared = _shared_compare
+    if shared.window is None:
+        folder = tmp_path_factory.mktemp("compared")
+        path = folder / "small.rep"
+        traces.write_rep(request.getfixturevalue("small_trace"), path)
+        shared.trace_path, shared.folder = str(path), folder
+    w = shared.take(qtbot, shared.trace_path, shared.folder, compare, request.node.name)
+    yield w
+    report = getattr(request.node, "report_call", None)
+    shared.give_back(failed=report is None or report.failed)
 
 
 # -------------------------------------------------------------- the rows
@@ -849,3 +867,34 @@ def test_every_change_of_the_row_set_rebinds_every_row(qtbot, loaded):
             assert ({k: v for k, v in row.structure.view.drawn().items() if k not in words}
                     == {k: v for k, v in view.drawn().items() if k not in words}), (names, name)
             view.close()
+
+
+def test_the_shared_compare_window_is_reset_or_replaced(qtbot, small_trace, tmp_path):
+    """tests/gui/shared_compare.py: a compare window moved to another step,
+    zoomed, with a block selected, the table ranked by another measure and
+    the player's speed changed is reset to a state equal to the one it had
+    when new; what the reset does not undo (the predict bar's words) makes
+    the next test get a new window."""
+    from heapscope.gui.ranking import MEASURES
+    from .shared_compare import SharedCompare
+    shared = SharedCompare(THREE)
+    path = tmp_path / "small.rep"
+    traces.write_rep(small_trace, path)
+    try:
+        w = shared.take(qtbot, str(path), tmp_path, compare)
+        assert shared.made == 1 and w.compare.active
+        w.seek(321)
+        rows = w.compare.view.shown_rows()
+        rows[1].select(drawn_blocks(rows[1])[0][0])
+        w.compare.view.table.rank_by = MEASURES[-1].key
+        w.player.set_speed(200)
+        rows[0].map.vb.setRange(xRange=(0, 100), yRange=(0, 2), padding=0)
+        shared.give_back(failed=False)
+        assert shared.take(qtbot, str(path), tmp_path, compare) is w      # reset, not replaced
+        assert shared.made == 1 and shared.replaced == [] and w.model.position == shared.position
+        w.predict_bar.question.set_full_text("left behind")
+        shared.give_back(failed=False)
+        assert shared.take(qtbot, str(path), tmp_path, compare) is not w
+        assert shared.made == 2 and "predict_bar.question" in shared.replaced[0]
+    finally:
+        shared.drop()

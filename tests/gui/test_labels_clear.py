@@ -13,10 +13,14 @@ from heapscope.gui.map_coords import block_top
 
 from .test_compare_mode import compare
 from .test_presenter import at_size
-from tests.depth import some_in_quick
+from tests.depth import pick, some_in_quick
 
 #: steps of the small trace (500 operations) with searches of every length
-STEPS = range(240, 330, 3)
+#: (the quick suite looks at every third of them: tests/depth.py)
+STEPS = pick(range(240, 330, 9), range(240, 330, 3))
+#: the share of the deep suite's 30 steps looked at (the labels counted at
+#: least scale with it: 100 on one map and 300 on three in the deep suite)
+PER_STEP = len(STEPS) / len(range(240, 330, 3))
 
 
 def scene_rect(item) -> QRectF:
@@ -61,9 +65,9 @@ def numbers_off_their_blocks(m) -> list:
     return bad
 
 
-def check_maps(qtbot, maps_of, w) -> int:
+def check_maps(qtbot, maps_of, w, steps=STEPS) -> int:
     checked = 0
-    for t in STEPS:
+    for t in steps:
         w.seek(t)
         QApplication.processEvents()
         qtbot.wait(5)
@@ -77,7 +81,7 @@ def check_maps(qtbot, maps_of, w) -> int:
 
 def test_the_maps_labels_cover_neither_each_other_nor_their_blocks(qtbot, loaded):
     at_size(qtbot, loaded, 1280, 720)
-    assert check_maps(qtbot, lambda: [loaded.heap_map], loaded) > 100
+    assert check_maps(qtbot, lambda: [loaded.heap_map], loaded) > 100 * PER_STEP
 
 
 def test_seven_short_rows_leave_numbers_out_rather_than_stack_them(qtbot, loaded):
@@ -111,7 +115,7 @@ def test_compare_rows_labels_and_the_request_id_cover_nothing(qtbot, loaded):
     at_size(qtbot, loaded, 1280, 720)
     compare(qtbot, loaded, ["next-fit", "first-fit", "splay-best-fit"])
     rows = loaded.compare.view.shown_rows
-    assert check_maps(qtbot, lambda: [r.map for r in rows()], loaded) > 300
+    assert check_maps(qtbot, lambda: [r.map for r in rows()], loaded) > 300 * PER_STEP
 
 
 # ------------------------------------------------------------ structure views
@@ -200,7 +204,8 @@ def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small
     wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
     at_size(qtbot, window, 1280, 720, presenter=presenter)
     s = window.timeline.series
-    failed = [i + 1 for i in range(s.n) if s.failed[i]][:10]
+    # the quick suite: the first four failing steps, every 21st step in compare mode
+    failed = [i + 1 for i in range(s.n) if s.failed[i]][:pick(4, 10)]
     assert failed
     for t in failed:
         window.seek(t)
@@ -210,7 +215,7 @@ def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small
         banner_clear(window.heap_map, t)
     compare(qtbot, window, ["next-fit", "buddy", "bsd-buckets"])
     checked = 0
-    for t in range(1, s.n + 1, 7):
+    for t in range(1, s.n + 1, pick(21, 7)):
         window.seek(t)
         QApplication.processEvents()
         for row in window.compare.view.shown_rows():
@@ -228,7 +233,9 @@ def test_in_presenter_mode_the_request_id_stays_inside_its_map(qtbot, loaded):
     at_size(qtbot, loaded, 1280, 720, presenter=True)
     compare(qtbot, loaded, ["next-fit", "first-fit", "splay-best-fit"])
     seen = 0
-    for t in range(151, 251, 2):     # next fit's rover under the request at 199
+    # next fit's rover under the request at 199 (the quick suite: every 6th step)
+    steps = pick(range(151, 251, 6), range(151, 251, 2))
+    for t in steps:
         loaded.seek(t)
         QApplication.processEvents()
         qtbot.wait(5)
@@ -238,4 +245,4 @@ def test_in_presenter_mode_the_request_id_stays_inside_its_map(qtbot, loaded):
                 r, view = scene_rect(m.request_label), m.vb.sceneBoundingRect()
                 assert view.contains(r), (row.name.text(), t, r, view)
                 seen += 1
-    assert seen > 100
+    assert seen > 100 * len(steps) / 50      # the deep suite's 100 of 150 labels, in share

@@ -15,6 +15,7 @@ from heapscope.gui.theme import BASE_PT, DARK, LIGHT, PRESENTER_TEXT, Presentati
 from heapscope.gui.timeline_bar import unbreakable_tail
 
 from .conftest import window_from_command_line
+from tests.depth import some_in_quick
 
 
 def settle(qtbot, ms=30):
@@ -86,8 +87,13 @@ def test_the_window_opens_no_larger_than_its_screen(tmp_path):
     assert width >= 1200 and height >= 680        # cut to the screen, not shrunk to nothing
 
 
-@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
-@pytest.mark.parametrize("theme", ["light", "dark"])
+#: (theme, presenter mode): the quick suite runs the light theme as it opens
+#: and the dark one in presenter mode, the deep suite all four
+GAUGE_LOOKS = [("light", False), ("light", True), ("dark", False), ("dark", True)]
+
+
+@pytest.mark.parametrize("theme, presenter", some_in_quick(GAUGE_LOOKS, keep=(("light", False), ("dark", True))),
+                         ids=[f"{t}-{'presenter' if p else 'normal'}" for t, p in GAUGE_LOOKS])
 def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, loaded, presenter, theme):
     w = loaded
     at_size(qtbot, w, 1280, 720, presenter=presenter, theme_name=theme)
@@ -404,7 +410,8 @@ def stacked_without_overlap(widget) -> bool:
     return all(widget.rect().contains(r) for r in rects)
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
+# (the quick suite: the dark theme here, the light one for the seven rows below)
+@pytest.mark.parametrize("theme", some_in_quick(["light", "dark"], keep=("dark",)))
 def test_at_1280x720_in_presenter_mode_a_predict_question_fits(qtbot, loaded, theme):
     from heapscope.traces.trace import ALLOC
     w = loaded
@@ -447,7 +454,7 @@ def compare_rows(qtbot, w, names):
     return w.compare.view.shown_rows()
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("theme", some_in_quick(["light", "dark"], keep=("light",)))
 def test_at_1280x720_seven_rows_fit_the_screen_with_the_timeline(qtbot, loaded, theme):
     # Seven rows of two-line maps made the window 803 pixels high: on a
     # 720-line projector the timeline and the step line fell off the screen.
