@@ -161,6 +161,7 @@ class MapLabels:
         self.crowded = 0
         self.left_out: list[str] = []
         self._block_of: dict[int, tuple[int, int]] = {}
+        self._skip_block: tuple[int, int] | None = None
         #: the label budget the shown numbers were chosen for
         self.numbered_for = -1
 
@@ -232,9 +233,11 @@ class MapLabels:
             self.skip.setText(f"+{skipped:,} not numbered")
             self.skip.show()
             # under the first block left without a number
-            placed.append((self.skip, block_top(*marks.skipped_at()), "below"))
+            self._skip_block = marks.skipped_at()
+            placed.append((self.skip, block_top(*self._skip_block), "below"))
         else:
             self.skip.hide()
+            self._skip_block = None
         # the block taken (the last visit) gets its number first, should room run out
         last = str(len(marks.visits))
         placed.sort(key=lambda q: last not in _numbers_of(q[0]))
@@ -267,13 +270,16 @@ class MapLabels:
     # ------------------------------------------------------------ placement
     def kept_clear(self, vb, row_bytes: int, marked=()) -> list[tuple[float, ...]]:
         """Scene rectangles (x0, y0, x1, y1, area in view) of the blocks no
-        label may cover: every block a shown number points at, and
+        label may cover: every block a shown number (or "+N not numbered")
+        points at, and
         ``marked`` ((addr, size): the block placed, the blocks freed), one
         per row piece in view.  A label may lie on a piece with room in view
         for :data:`BIG_PIECE` labels its size (it hides at most that fraction
         of it; a heap-wide block would otherwise leave no room for any number)."""
         view = vb.sceneBoundingRect()
         blocks = {(a, s) for _, a, s in self.numbered_blocks} | set(marked)
+        if self._skip_block is not None and self.skip.isVisible():
+            blocks.add(self._skip_block)        # "+N not numbered" points at it
         out = []
         for addr, size in blocks:
             for r in block_pieces(vb, row_bytes, addr, size):
