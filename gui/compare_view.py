@@ -196,6 +196,7 @@ class CompareHeapMap(HeapMapWidget):
     def __init__(self, scale: SharedScale, parent=None) -> None:
         super().__init__(parent)
         self.scale = scale
+        self.marks_layer.banner_may_fold = True
         self.legend.hide()
         self.plot_widget.setMinimumHeight(44)
         self.plot.hideAxis("bottom")
