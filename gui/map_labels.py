@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFont, QPainterPath
 
 from . import palette
@@ -55,9 +55,19 @@ def label_spots(w: float, h: float) -> np.ndarray:
     return out
 
 
-def block_pieces(vb, row_bytes: int, addr: int, size: int) -> list[QRectF]:
-    """Scene rectangles of a block drawn in rows of ``row_bytes``: its piece
-    in its first row, the whole rows it fills, its piece in its last row."""
+def view_to_scene(vb) -> tuple[float, float, float, float]:
+    """(ax, bx, ay, by): the view box ``vb`` maps view (x, y) to the scene's
+    (ax x + bx, ay y + by) (it only scales and shifts; one Qt call each
+    point cost a seven-row frame milliseconds)."""
+    p, q = vb.mapViewToScene(QPointF(0, 0)), vb.mapViewToScene(QPointF(1, 1))
+    return q.x() - p.x(), p.x(), q.y() - p.y(), p.y()
+
+
+def block_pieces(vb, row_bytes: int, addr: int, size: int, scale=None) -> list[tuple[float, float, float, float]]:
+    """Scene rectangles (x0, y0, x1, y1) of a block drawn in rows of
+    ``row_bytes``: its piece in its first row, the whole rows it fills, its
+    piece in its last row (``scale``: :func:`view_to_scene` of ``vb``)."""
+    ax, bx, ay, by = scale or view_to_scene(vb)
     end = addr + max(size, 1)
     y0, y1 = addr // row_bytes, (end - 1) // row_bytes
     x0, x1 = addr % row_bytes, (end - 1) % row_bytes + 1
@@ -70,7 +80,8 @@ def block_pieces(vb, row_bytes: int, addr: int, size: int) -> list[QRectF]:
         views.append((0, y1, x1, y1 + 1))
     out = []
     for a, b, c, d in views:
-        out.append(QRectF(vb.mapViewToScene(QPointF(a, b)), vb.mapViewToScene(QPointF(c, d))).normalized())
+        xa, xc, yb, yd = ax * a + bx, ax * c + bx, ay * b + by, ay * d + by
+        out.append((min(xa, xc), min(yb, yd), max(xa, xc), max(yb, yd)))
     return out
 
 
@@ -96,13 +107,11 @@ class _Rects:
         r = r[r[:, 4] < BIG_PIECE * w * h]
         if not len(r):
             return 0
-        for lo in range(0, len(x0s), 24):       # most labels find a spot in the first few
-            x, y = x0s[lo:lo + 24, None], y0s[lo:lo + 24, None]
-            meets = (x < r[:, 2]) & (r[:, 0] < x + w) & (y < r[:, 3]) & (r[:, 1] < y + h)
-            free = ~meets.any(axis=1)
-            if free.any():
-                return lo + int(free.argmax())
-        return -1
+        # every spot at once: numpy's cost is in the calls, not the elements
+        x, y = x0s[:, None], y0s[:, None]
+        meets = (x < r[:, 2]) & (r[:, 0] < x + w) & (y < r[:, 3]) & (r[:, 1] < y + h)
+        free = ~meets.any(axis=1)
+        return int(free.argmax()) if free.any() else -1
 
 
 def label_budget(width: float, height: float, pres: Presentation) -> int:
@@ -268,7 +277,7 @@ class MapLabels:
         self.pointer_places = placed
 
     # ------------------------------------------------------------ placement
-    def kept_clear(self, vb, row_bytes: int, marked=()) -> list[tuple[float, ...]]:
+    def kept_clear(self, vb, row_bytes: int, marked=(), scale=None) -> list[tuple[float, ...]]:
         """Scene rectangles (x0, y0, x1, y1, area in view) of the blocks no
         label may cover: every block a shown number (or "+N not numbered")
         points at, and
@@ -277,15 +286,17 @@ class MapLabels:
         for :data:`BIG_PIECE` labels its size (it hides at most that fraction
         of it; a heap-wide block would otherwise leave no room for any number)."""
         view = vb.sceneBoundingRect()
+        vl, vt, vr, vb_ = view.left(), view.top(), view.right(), view.bottom()
         blocks = {(a, s) for _, a, s in self.numbered_blocks} | set(marked)
         if self._skip_block is not None and self.skip.isVisible():
             blocks.add(self._skip_block)        # "+N not numbered" points at it
+        scale = scale or view_to_scene(vb)
         out = []
         for addr, size in blocks:
-            for r in block_pieces(vb, row_bytes, addr, size):
-                common = r.intersected(view)
-                if not common.isEmpty():
-                    out.append((r.left(), r.top(), r.right(), r.bottom(), common.width() * common.height()))
+            for x0, y0, x1, y1 in block_pieces(vb, row_bytes, addr, size, scale):
+                w, h = min(x1, vr) - max(x0, vl), min(y1, vb_) - max(y0, vt)
+                if w > 0 and h > 0:
+                    out.append((x0, y0, x1, y1, w * h))
         return out
 
     def place(self, vb, occupied, half: float, row_bytes: int = 1, marks=None) -> None:
@@ -301,7 +312,12 @@ class MapLabels:
         is left out (counted in :attr:`crowded`, named in :attr:`left_out`)."""
         view = vb.sceneBoundingRect()
         vl, vt, vr, vb_ = view.left() + 1, view.top() + 1, view.right() - 1, view.bottom() - 1
-        clear = self.kept_clear(vb, row_bytes, marks.placed + marks.released if marks else ())
+        scale = ax, bx, ay, by = view_to_scene(vb)
+        clear = self.kept_clear(vb, row_bytes, marks.placed + marks.released if marks else (), scale)
+
+        def to_view(x: float, y: float) -> QPointF:
+            return QPointF((x - bx) / ax, (y - by) / ay) if ax and ay else vb.mapSceneToView(QPointF(x, y))
+
         taken = _Rects(list(occupied) + clear, len(self.pointer_places) + len(self.number_places))
         leaders = QPainterPath()
         self.crowded, self.left_out = 0, []
@@ -309,7 +325,7 @@ class MapLabels:
             label.show()            # one left out at another zoom may have room now
             size = label.boundingRect()
             w, h = size.width(), size.height()
-            p = vb.mapViewToScene(QPointF(x, y))
+            p = QPointF(ax * x + bx, ay * y + by)
             if kind == "number":                    # over the block's top edge
                 left, top = p.x() - w / 2, p.y() - h - 1
             elif kind == "below":
@@ -331,14 +347,13 @@ class MapLabels:
             i = max(i, 0)
             rect = (float(x0s[i]), float(y0s[i]), float(x0s[i]) + w, float(y0s[i]) + h)
             taken.add(rect)
-            label.setPos(vb.mapSceneToView(QPointF(rect[0], rect[1])))
+            label.setPos(to_view(rect[0], rect[1]))
             if kind == "number":
                 # a line leads from the block's nearest point to the label
-                piece = block_pieces(vb, row_bytes, *self._block_of[id(label)])[0]
-                a = QPointF(min(max((rect[0] + rect[2]) / 2, piece.left()), piece.right()),
-                            min(max((rect[1] + rect[3]) / 2, piece.top()), piece.bottom()))
+                px0, py0, px1, py1 = block_pieces(vb, row_bytes, *self._block_of[id(label)], scale)[0]
+                a = QPointF(min(max((rect[0] + rect[2]) / 2, px0), px1), min(max((rect[1] + rect[3]) / 2, py0), py1))
                 b = QPointF(min(max(a.x(), rect[0]), rect[2]), min(max(a.y(), rect[1]), rect[3]))
                 if abs(a.x() - b.x()) + abs(a.y() - b.y()) > 1:
-                    leaders.moveTo(vb.mapSceneToView(a))
-                    leaders.lineTo(vb.mapSceneToView(b))
+                    leaders.moveTo(to_view(a.x(), a.y()))
+                    leaders.lineTo(to_view(b.x(), b.y()))
         self.leader.setPath(leaders)
