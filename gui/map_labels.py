@@ -1,17 +1,20 @@
 """The words on the heap map: the search's numbers, the count of visits left
 unnumbered, the pointers' names, and where each goes on screen.
 
-:class:`MapLabels` writes 1, 2, 3... on the blocks a search examined, in
+:class:`MapLabels` writes 1, 2, 3... beside the blocks a search examined, in
 search order (one label per block: a block examined twice reads "1·27"); a
 long search is numbered at both ends with the count it left out
 (:meth:`MapLabels.number`).  :meth:`MapLabels.place` puts every label on
-screen: a number standing on its block, a pointer's name under its symbol,
-each kept inside the view and off the labels placed before it -- moved to
-the nearest free spot, with a leader line back to its block.  A number with
-no free spot is left out (the block taken, placed first, keeps its number)
-and counts in :attr:`MapLabels.crowded`, which the line under the map says:
-before, it was drawn over the others (seven compare rows at 1280 x 720 read
-"2", "3" and "4" on top of one another).  A pointer's name with no free spot
+screen: a number over its block's top edge, a pointer's name under its
+symbol, each kept inside the view, off the labels placed before it and off
+every block a shown number points at and the step placed or freed
+(:meth:`MapLabels.kept_clear`; issue 24, "no label over data": a number
+stood on the row above its block, over the blocks numbered there, and on
+its own block in the first row) -- moved to the nearest free spot, with a
+leader line from its block.  A number with no free spot is left out (the
+block taken, placed first, keeps its number) and counts in
+:attr:`MapLabels.crowded`, which the line under the map says, naming the
+numbers (:attr:`MapLabels.left_out`).  A pointer's name with no free spot
 still shows, over the others: a pointer is never left unnamed.
 """
 
