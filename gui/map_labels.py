@@ -291,7 +291,7 @@ class MapLabels:
         view = vb.sceneBoundingRect()
         vl, vt, vr, vb_ = view.left(), view.top(), view.right(), view.bottom()
         blocks = {(a, s) for _, a, s in self.numbered_blocks} | set(marked)
-        if self._skip_block is not None and self.skip.isVisible():
+        if self._skip_block is not None:       # (whether or not a placement before left it out)
             blocks.add(self._skip_block)        # "+N not numbered" points at it
         scale = scale or view_to_scene(vb)
         out = []
