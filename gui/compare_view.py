@@ -196,6 +196,7 @@ class CompareHeapMap(HeapMapWidget):
     def __init__(self, scale: SharedScale, parent=None) -> None:
         super().__init__(parent)
         self.scale = scale
+        self.marks_layer.banner_may_fold = True
         self.legend.hide()
         self.plot_widget.setMinimumHeight(44)
         self.plot.hideAxis("bottom")
@@ -322,13 +323,20 @@ class CompareHeapMap(HeapMapWidget):
     def _put_request_label(self, said: str, x: float, y: float, left: bool) -> None:
         """The request's label (``said``: the block's name, or ``id N``) at ``x`` of the block's row ``y``: above the
         block, its text towards the middle; else with its text the other way,
-        else under the block -- the first that covers no pointer's symbol
-        and stays in the view (it hid next fit's rover at step 2004).  Where
+        else under the block -- the first that covers no pointer's symbol,
+        no block the search's numbers point at nor the step's marks, and stays in the view (it hid next fit's rover at step 2004).  Where
         none does, in a tall row, the place in view covering the least of the symbols:
         lifted off next fit's rover above the first row, it was cut at the
         map's top edge in presenter mode (issue 24)."""
         label = self.request_label
         symbols = [QRectF(QPointF(a, b), QPointF(c, d)) for a, b, c, d in self.pointers.symbol_squares(self.vb)]
+        # the blocks the search's numbers point at and the step's marks, as
+        # the numbers keep off them (a piece with room for eight labels does not count)
+        label.updateTransform()
+        room = 8 * label.boundingRect().width() * label.boundingRect().height()
+        blocks = [QRectF(QPointF(a, b), QPointF(c, d)) for a, b, c, d, area in
+                  self.labels.kept_clear(self.vb, self.layout_.row_bytes, self.marks.placed + self.marks.released)
+                  if area < room]
         view = self.vb.sceneBoundingRect()
         first = None
         in_view = []            # (area of symbols covered, order, text, anchor, at)
@@ -347,8 +355,9 @@ class CompareHeapMap(HeapMapWidget):
             label.updateTransform()
             r = label.mapRectToScene(label.boundingRect())
             hits = [q for q in symbols if r.intersects(q)]
+            over = [q for q in blocks if r.intersects(q)]
             if view.contains(r):
-                in_view.append((covered(r, hits), len(in_view), text, anchor, at))
+                in_view.append((covered(r, hits + over), len(in_view), text, anchor, at))
             if hits and anchor[1] == 1:
                 # above a short row: lift it clear of the symbols under the row
                 lift = max(r.bottom() - q.top() for q in hits) + 1
@@ -356,7 +365,8 @@ class CompareHeapMap(HeapMapWidget):
                 at -= lift * self.vb.viewPixelSize()[1]
                 label.setPos(x, at)
                 hits = [q for q in symbols if r.intersects(q)]
-            if view.contains(r) and not hits:
+                over = [q for q in blocks if r.intersects(q)]
+            if view.contains(r) and not hits and not over:
                 return
             first = first or (text, anchor, at)
         # a tall row's label may cover a little of a symbol rather than be cut;

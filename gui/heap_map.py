@@ -424,7 +424,7 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def _say_search(self) -> None:
         """The search in words under the map when its numbers do not say it all."""
-        self.search_note = search_words(self.marks, self.crowded)
+        self.search_note = search_words(self.marks, self.crowded, self.labels.left_out)
         self._show_info()
 
     def _show_info(self) -> None:
@@ -464,9 +464,9 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def _place_labels(self) -> None:
         """Put the numbers and the pointers' names on screen (:meth:`heapscope.gui.map_labels.
-        MapLabels.place`), off the pointers' symbols and what the map keeps clear."""
+        MapLabels.place`), off the pointers' symbols, what the map keeps clear and the step's marks."""
         occupied = list(self._reserved_rects()) + self.pointers.symbol_squares(self.vb)
-        self.labels.place(self.vb, occupied, self.pointers.half)
+        self.labels.place(self.vb, occupied, self.pointers.half, self.layout_.row_bytes, self.marks)
         self._say_search()
 
     def _reserved_rects(self) -> list[tuple[float, float, float, float]]:

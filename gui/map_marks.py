@@ -14,7 +14,7 @@ numbers are labels (:mod:`heapscope.gui.map_labels`).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRect, Qt, QTimer
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainterPath
 from PySide6.QtWidgets import QLabel
 
@@ -90,6 +90,12 @@ class StepMarksLayer:
         self._flash_left = 0
         #: the banner's words, whole and short
         self._banner_words = ("", "")
+        #: a map whose line under it says a failure (a compare row's) folds
+        #: its banner into that line rather than cover the heap's bytes
+        self.banner_may_fold = False
+        #: the banner is folded away for the shown failure
+        self.banner_folded = False
+        self._heap_end = (0, 1)     # (break, row bytes) of the failed step
 
     def items(self) -> list[OutlineItem]:
         return [self.current, self.searched, self.grown, self.released, self.placed, self.cut, self.failed]
@@ -170,6 +176,7 @@ class StepMarksLayer:
             self.failed.clear()
             self.failed.setVisible(True)
             self.banner.hide()
+            self.banner_folded = False
             self._flash.stop()
             return False
         # Where the heap would have had to grow: right after the break.
@@ -179,7 +186,8 @@ class StepMarksLayer:
         self._banner_words = (f"✗ {kind}({record.request}) failed: no block fits "
                               f"and the heap cannot grow by {failed:,} bytes", f"✗ {kind}({record.request}) failed")
         self.banner.setText(self._banner_words[0])
-        if not self.banner.isVisible():
+        self._heap_end = (brk, row_bytes)
+        if not self.banner.isVisible() and not self.banner_folded:
             self.banner.show()
             self._flash_left = 6
             self._flash.start()
@@ -192,7 +200,10 @@ class StepMarksLayer:
         the first that leaves the hatched bytes the request needed in view
         (else the one covering least of them).  A small heap drawn at compare
         mode's common scale has its break in the rows at the top, and the
-        banner hid the failure it names."""
+        banner hid the failure it names.  A map that may fold it
+        (:attr:`banner_may_fold`: a compare row, whose line under the map
+        says "-> NULL (out of memory...)") hides it where every place
+        covers the heap's bytes or the hatch; the hatch still flashes."""
         width = widget.width()
         view = widget.mapFromScene(vb.sceneBoundingRect()).boundingRect()
         for words in self._banner_words:
@@ -215,6 +226,27 @@ class StepMarksLayer:
         spots = [(x, y) for y in ys for x in xs]
         x, y = min(spots, key=lambda p: (covered(*p), spots.index(p)))
         self.banner.move(x, y)
+        if self.banner_may_fold and not self.failed.path().isEmpty():
+            # bsd-buckets' row at step 45 in presenter mode (48 KiB heap
+            # limit): the banner, wider than the map, lay over its first rows
+            heap = self._heap_rects(widget, vb)
+            over = any(QRect(x, y, w, h).intersects(r) for r in heap) or covered(x, y) > 0
+            if over != self.banner_folded:
+                self.banner_folded = over
+                self.banner.setVisible(not over)
+
+    def _heap_rects(self, widget, vb) -> list[QRect]:
+        """The heap's bytes below the break on the map, in ``widget``'s pixels
+        (its whole rows and the part of the last one)."""
+        brk, rb = self._heap_end
+        rows, rest = divmod(brk, rb)
+        out = []
+        for a, b, c, d in ((0, 0, rb, rows), (0, rows, rest, rows + 1)):
+            if c > a and d > b:
+                r = QRectF(vb.mapViewToScene(QPointF(a, b)), vb.mapViewToScene(QPointF(c, d))).normalized()
+                out.append(widget.mapFromScene(r).boundingRect().intersected(
+                    widget.mapFromScene(vb.sceneBoundingRect()).boundingRect()))
+        return out
 
     def _flash_tick(self) -> None:
         self._flash_left -= 1

@@ -109,6 +109,9 @@ def test_labels_number_a_long_search_at_both_ends(qtbot):
     assert search_words(marks, 0) == "50 blocks searched: 1–5 and 46–50 numbered, 40 in between not"
     assert search_words(StepMarks(visits=[(0, 8)], numbered=[0]), 2) == \
         "2 numbers left out for room: zoom in (wheel) to read them"
+    # the numbers left out named in search order (a block visited twice: "3·9"), six at most
+    assert search_words(marks, 2, ["9", "3·9"]).endswith("; 2 numbers (3·9, 9) left out for room: zoom in (wheel) to read them")
+    assert "numbers (2, 3, 4, 5, 6, 7, …) left out" in search_words(marks, 8, [str(k) for k in range(9, 1, -1)])
 
 
 def test_pointer_layer_draws_symbols_names_and_a_note(qtbot):

@@ -173,12 +173,14 @@ def test_every_visit_of_a_60_visit_search_has_a_number_or_is_counted(qtbot):
     for n, label in numbers.items():
         rect = label.sceneBoundingRect()
         assert view.contains(rect), f"number {n} is drawn outside the view"
-        # standing on its block, or joined to it by a leader line
+        # touching its block, or joined to it by a leader line from a point
+        # of the block's piece in its first row (view coordinates)
         v = visits[n - 1]
         x, y = v.addr % row_bytes, v.addr // row_bytes
-        anchor = QPointF(x + min(v.size, row_bytes - x) / 2, y)
-        on_block = rect.adjusted(-3, -3, 3, 3).contains(hm.vb.mapViewToScene(anchor))
-        led = any(abs(poly.first().x() - anchor.x()) < 1e-6 and abs(poly.first().y() - anchor.y()) < 1e-6
+        piece = QRectF(x, y, min(v.size, row_bytes - x), 1)
+        on_block = rect.adjusted(-3, -3, 3, 3).intersects(
+            QRectF(hm.vb.mapViewToScene(piece.topLeft()), hm.vb.mapViewToScene(piece.bottomRight())).normalized())
+        led = any(piece.adjusted(-1e-6, -1e-6, 1e-6, 1e-6).contains(poly.first())
                   for poly in hm.leader_item.path().toSubpathPolygons())
         assert on_block or led, f"number {n} is neither on its block nor led to it"
 
