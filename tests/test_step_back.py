@@ -319,8 +319,11 @@ def test_consecutive_steps_back_replay_a_short_span_each(built_once):
     assert tl.restores == 2                   # the jump and the first step back
     plain_tl = built_once("tlsf", 4000)
     plain_tl.back_cache = BackCache(states=0)
-    plain_counts = back_steps(plain_tl, 11_900, 200)
-    assert min(plain_counts) > 3000 and plain_tl.restores == 201
+    # each of them the same long replay from the checkpoint (200 of them
+    # in the deep suite, the first 20 in the quick one: the same at every step)
+    plain_steps = pick(20, 200)
+    plain_counts = back_steps(plain_tl, 11_900, plain_steps)
+    assert min(plain_counts) > 3000 and plain_tl.restores == plain_steps + 1
 
 
 def test_a_jump_back_keeps_no_copies(built_once):
