@@ -53,6 +53,7 @@ ALL_COLUMNS = SERIES_COLUMNS + ("is_malloc", "failed", "payload")
 NARROW_BYTES_PER_STEP = 4 * len(NUMBER_COLUMNS) + 2
 
 _INT32 = np.iinfo(np.int32)
+_INT32_MIN, _INT32_MAX = int(_INT32.min), int(_INT32.max)
 
 
 class MetricSeries:
@@ -80,9 +81,15 @@ class MetricSeries:
         value does not fit in its dtype."""
         column = getattr(self, name)
         if column.dtype == np.int32:
-            values = np.asarray(values)
-            if values.size and values.dtype != bool and (
-                    int(values.min()) < _INT32.min or int(values.max()) > _INT32.max):
+            if type(values) is int:
+                # one Python int (a row at a time: record_row): its own bounds,
+                # without making an array of it to take its min and max
+                wide = not _INT32_MIN <= values <= _INT32_MAX
+            else:
+                values = np.asarray(values)
+                wide = bool(values.size) and values.dtype != bool and (
+                    int(values.min()) < _INT32_MIN or int(values.max()) > _INT32_MAX)
+            if wide:
                 column = column.astype(np.int64)
                 setattr(self, name, column)
         column[at] = values

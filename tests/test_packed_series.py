@@ -81,6 +81,12 @@ def test_put_widens_only_when_a_value_does_not_fit():
     s = MetricSeries(3)
     s.put("heap", slice(0, 2), np.array([5, 2**31 - 1]))
     assert s.heap.dtype == np.int32
+    # one Python int at a time (record_row's rows): int32's own bounds fit
+    s.put("in_use", 0, 2**31 - 1)
+    s.put("in_use", 1, -(2**31))
+    assert s.in_use.dtype == np.int32 and s.in_use.tolist() == [2**31 - 1, -(2**31), 0]
+    s.put("in_use", 2, -(2**31) - 1)
+    assert s.in_use.dtype == np.int64 and s.in_use.tolist() == [2**31 - 1, -(2**31), -(2**31) - 1]
     s.put("heap", 2, 2**31)
     assert s.heap.dtype == np.int64 and s.heap.tolist() == [5, 2**31 - 1, 2**31]
     s.put("payload", 1, -(2**31) - 1)

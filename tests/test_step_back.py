@@ -5,8 +5,11 @@ heap a plain seek gives, and consecutive steps back replay a short span each.
 "Exactly" is checked on the whole state: every attribute of strategy and
 program (dict order included: :func:`canonical`), the walk, the structure,
 the measures the build records, and the shown step's record with its events;
-a plain seek is a timeline whose cache keeps nothing (each seek back
-restores a checkpoint and replays, as before the cache)."""
+the reference is a plain replay: a timeline never built, with no checkpoints
+and no copies, seeked forward once over every position a walk visits
+(:func:`forward`, :func:`plain_states`), or, where seeks are counted, a
+timeline whose cache keeps nothing (each seek back restores a checkpoint and
+replays, as before the cache)."""
 
 import pickle
 import random
@@ -154,35 +157,55 @@ def state_of(tl: Timeline) -> dict:
     }
 
 
-def plain(trace, name, params=None, every=None) -> Timeline:
-    """A timeline whose seeks restore a checkpoint every time (no copies kept).
+def moves(start: int, n: int, count: int, rng: random.Random) -> list[int]:
+    """The positions of a walk back from ``start``: mostly single steps back,
+    now and then a step forward, a longer move back or a jump."""
+    t, out = start, []
+    for _ in range(count):
+        r = rng.random()
+        if r < 0.75:
+            t = t - 1
+        elif r < 0.85:
+            t = t + 1
+        elif r < 0.95:
+            t = t - rng.randint(2, 60)
+        else:
+            t = rng.randint(0, n)
+        t = min(max(t, 0), n)
+        out.append(t)
+    return out
 
-    The reference is a second computation of the same heaps, so its own
-    checkpoints may be denser than the timeline under test's: each plain seek
-    then replays a short span (the cache under test still replays its own)."""
-    tl = Timeline(trace, name, params, checkpoint_every=every).build()
+
+def plain_states(ref: Timeline, positions) -> dict:
+    """:func:`state_of` the plain timeline ``ref`` at each of ``positions``,
+    from one pass forward over them (each state noted once: a seek forward
+    replays from where the timeline stands, restoring nothing)."""
+    states = {}
+    for t in sorted(set(positions)):
+        ref.seek(t)
+        states[t] = state_of(ref)
+    return states
+
+
+def forward(trace, name, params=None) -> Timeline:
+    """The plain reference of a walk (:func:`walk_back`): a timeline never
+    built, with no checkpoints and no copies, seeked forward only -- each
+    heap the trace's operations replayed from the start, in one pass."""
+    tl = Timeline(trace, name, params, checkpoints=False)
     tl.back_cache = BackCache(states=0)
     return tl
 
 
-def walk_back(tl: Timeline, ref: Timeline, start: int, moves: int, rng: random.Random) -> None:
+def walk_back(tl: Timeline, ref: Timeline, start: int, count: int, rng: random.Random) -> None:
     """Mostly single steps back, now and then a step forward, a longer move
-    back or a jump; after each, the heap equals the plain seek's."""
+    back or a jump (:func:`moves`); after each, the heap equals the plain
+    seek's (``ref``'s, noted at every position of the walk beforehand)."""
+    walk = moves(start, tl.n, count, rng)
+    wanted = plain_states(ref, walk)
     tl.seek(start)
-    for i in range(moves):
-        r = rng.random()
-        if r < 0.75:
-            t = tl.position - 1
-        elif r < 0.85:
-            t = tl.position + 1
-        elif r < 0.95:
-            t = tl.position - rng.randint(2, 60)
-        else:
-            t = rng.randint(0, tl.n)
-        t = min(max(t, 0), tl.n)
+    for i, t in enumerate(walk):
         tl.seek(t)
-        ref.seek(t)
-        got, want = state_of(tl), state_of(ref)
+        got, want = state_of(tl), wanted[t]
         for part in want:
             assert got[part] == want[part], f"{tl.strategy_name} at {t} (move {i}): {part} differs"
 
@@ -196,7 +219,7 @@ def test_steps_back_give_the_heap_a_plain_seek_gives(name, params):
     for seed in pick((1,), (1, 2)):
         trace = random_trace(seed)
         tl = Timeline(trace, name, params, checkpoint_every=150).build()
-        walk_back(tl, plain(trace, name, params, 30), len(trace), 140, random.Random(seed))
+        walk_back(tl, forward(trace, name, params), len(trace), 140, random.Random(seed))
         assert tl.copies_taken >= 30, "the steps back did not start from the cache's copies"
 
 
@@ -206,7 +229,7 @@ def test_a_small_cache_still_gives_the_same_heaps(name):
     trace = random_trace(5)
     tl = Timeline(trace, name, checkpoint_every=200).build()
     tl.back_cache = BackCache(states=2)
-    walk_back(tl, plain(trace, name, every=30), len(trace), 120, random.Random(5))
+    walk_back(tl, forward(trace, name), len(trace), 120, random.Random(5))
     assert len(tl.back_cache) <= 2
 
 
@@ -215,11 +238,29 @@ def default_trace():
     return read_rep(default_trace_path())
 
 
+@pytest.fixture(scope="module")
+def built_once(default_trace):
+    """``built_once(name, every)``: a fresh timeline of the bundled trace
+    built with checkpoints every ``every`` steps, positioned at its end as a
+    build leaves it -- the build done once a module (pickled, as a worker
+    ships it: :meth:`Timeline.export`), each test given its own timeline
+    (:meth:`Timeline.from_built`, as the window takes a worker's build), with
+    its own counters, cache and copies of everything a seek changes."""
+    blobs = {}
+
+    def built(name: str, every: int) -> Timeline:
+        if (name, every) not in blobs:
+            tl = Timeline(default_trace, name, checkpoint_every=every).build()
+            blobs[name, every] = pickle.dumps(tl.export(), protocol=pickle.HIGHEST_PROTOCOL)
+        return Timeline.from_built(default_trace, pickle.loads(blobs[name, every]))
+
+    return built
+
+
 @pytest.mark.parametrize("name", strategy_names())
-def test_steps_back_on_the_bundled_trace(default_trace, name):
-    tl = Timeline(default_trace, name, checkpoint_every=1500).build()
-    ref = plain(default_trace, name, every=250)
-    walk_back(tl, ref, 9_000, pick(30, 80), random.Random(3))
+def test_steps_back_on_the_bundled_trace(default_trace, built_once, name):
+    tl = built_once(name, 1500)
+    walk_back(tl, forward(default_trace, name), 9_000, pick(30, 80), random.Random(3))
 
 
 def test_a_user_strategy_steps_back_as_it_seeks():
@@ -228,7 +269,7 @@ def test_a_user_strategy_steps_back_as_it_seeks():
     try:
         trace = random_trace(7)
         tl = Timeline(trace, "segfit", checkpoint_every=150).build()
-        walk_back(tl, plain(trace, "segfit", every=150), len(trace), 100, random.Random(7))
+        walk_back(tl, forward(trace, "segfit"), len(trace), 100, random.Random(7))
         assert tl.copies_taken > 30
     finally:
         plugins.forget("segfit")
@@ -263,8 +304,8 @@ def back_steps(tl: Timeline, start: int, steps: int) -> list[int]:
     return counts
 
 
-def test_consecutive_steps_back_replay_a_short_span_each(default_trace):
-    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+def test_consecutive_steps_back_replay_a_short_span_each(built_once):
+    tl = built_once("tlsf", 4000)
     counts = back_steps(tl, 11_900, 200)
     # the jump back from the end keeps no copies; the first step back
     # replays from the checkpoint at 8000 to 11 898 and the shown step, and
@@ -276,13 +317,17 @@ def test_consecutive_steps_back_replay_a_short_span_each(default_trace):
     assert max(counts[1:]) <= 63
     assert sum(counts[1:]) <= 199 * 34       # half the spacing on average, and the step shown
     assert tl.restores == 2                   # the jump and the first step back
-    plain_tl = plain(default_trace, "tlsf", every=4000)
-    plain_counts = back_steps(plain_tl, 11_900, 200)
-    assert min(plain_counts) > 3000 and plain_tl.restores == 201
+    plain_tl = built_once("tlsf", 4000)
+    plain_tl.back_cache = BackCache(states=0)
+    # each of them the same long replay from the checkpoint (200 of them
+    # in the deep suite, the first 20 in the quick one: the same at every step)
+    plain_steps = pick(20, 200)
+    plain_counts = back_steps(plain_tl, 11_900, plain_steps)
+    assert min(plain_counts) > 3000 and plain_tl.restores == plain_steps + 1
 
 
-def test_a_jump_back_keeps_no_copies(default_trace):
-    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+def test_a_jump_back_keeps_no_copies(built_once):
+    tl = built_once("tlsf", 4000)
     for t in (15_000, 11_900, 9000, 8500):
         tl.seek(t)
     assert tl.copies_kept == 0 and len(tl.back_cache) == 0
@@ -290,10 +335,10 @@ def test_a_jump_back_keeps_no_copies(default_trace):
     assert tl.copies_kept > 0
 
 
-def test_the_cache_is_refilled_below_its_lowest_copy(default_trace):
+def test_the_cache_is_refilled_below_its_lowest_copy(built_once):
     """Past the copies' window (8 x 62 steps), one more long replay keeps
     the next window; steps back stay short on both sides of it."""
-    tl = Timeline(default_trace, "next-fit", checkpoint_every=4000).build()
+    tl = built_once("next-fit", 4000)
     counts = back_steps(tl, 11_900, 700)
     long = [i for i, c in enumerate(counts) if c > 63]
     # the first step back, and one past 8 x 62 steps below it
@@ -302,8 +347,8 @@ def test_the_cache_is_refilled_below_its_lowest_copy(default_trace):
     assert len(tl.back_cache) <= 8
 
 
-def test_the_cache_holds_at_most_its_states_and_bytes(default_trace):
-    tl = Timeline(default_trace, "splay-best-fit", checkpoint_every=4000).build()
+def test_the_cache_holds_at_most_its_states_and_bytes(built_once):
+    tl = built_once("splay-best-fit", 4000)
     tl.seek(11_700)
     one = copy_state(tl.strategy, tl.program)[2]      # what one copy holds about there
     tl.seek(tl.n)
@@ -317,40 +362,41 @@ def test_the_cache_holds_at_most_its_states_and_bytes(default_trace):
     assert len(tl.back_cache) == 3
 
 
-def test_forward_seeks_keep_no_copies(default_trace):
-    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+def test_forward_seeks_keep_no_copies(built_once):
+    tl = built_once("tlsf", 4000)
     for t in (0, 100, 5000, 5001, 9000, 12_000, tl.n):     # 0: back from the end, replaying nothing
         tl.seek(t)
     assert tl.copies_kept == 0 and len(tl.back_cache) == 0
 
 
-def test_a_rebuild_forgets_the_copies(default_trace):
-    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+def test_a_rebuild_forgets_the_copies(built_once):
+    tl = built_once("tlsf", 4000)
     back_steps(tl, 11_900, 3)
     assert len(tl.back_cache)
     tl.build()
     assert len(tl.back_cache) == 0
 
 
-def test_before_uses_the_copies(default_trace):
+def test_before_uses_the_copies(built_once):
     """The heap before the shown step (micro-steps, animations) starts from
     a copy when one is nearer than the checkpoint, and is the same heap."""
-    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    tl = built_once("tlsf", 4000)
     back_steps(tl, 11_900, 5)
     restores, replayed = tl.restores, tl.replayed_ops
     before = tl.before()
     assert tl.restores == restores and tl.replayed_ops - replayed <= 63
-    ref = plain(default_trace, "tlsf", every=4000)
+    ref = built_once("tlsf", 4000)
+    ref.back_cache = BackCache(states=0)
     ref.seek(tl.position)
     want = ref.before()
     assert (before.blocks, before.structure, before.ids) == (want.blocks, want.structure, want.ids)
 
 
 @pytest.mark.parametrize("name", strategy_names())
-def test_flat_state_holds_immutable_items(default_trace, name):
+def test_flat_state_holds_immutable_items(built_once, name):
     """What a strategy declares ``flat_state`` (copied without looking at
     the items) holds ints, None and tuples of them only, along the trace."""
-    tl = Timeline(default_trace, name, checkpoint_every=2000).build()
+    tl = built_once(name, 1500)
     cls = type(tl.strategy)
     for t in range(0, tl.n + 1, 2500):
         s = tl.seek(t)
@@ -367,10 +413,10 @@ def test_flat_state_holds_immutable_items(default_trace, name):
                        [x for x in flat_items if not isinstance(x, tuple)] + nested), f"{name}.{attr} at {t}"
 
 
-def test_short_moves_forward_after_steps_back_take_no_copy(default_trace):
+def test_short_moves_forward_after_steps_back_take_no_copy(built_once):
     """Moving forward again by a few steps passes the copies kept above:
     replaying a few steps costs less than copying the heap."""
-    tl = Timeline(default_trace, "tlsf", checkpoint_every=4000).build()
+    tl = built_once("tlsf", 4000)
     back_steps(tl, 11_900, 150)
     taken = tl.copies_taken
     for _ in range(30):
