@@ -64,16 +64,34 @@ def test_png_of_the_map_shows_the_heaps_colours_where_the_blocks_are(qtbot, load
     path = tmp_path / "map.png"
     export.save_png(hm, path)
     pixels = png_pixels(path)
-    # the middle of the biggest used block's payload, and of the biggest free block
+    # the biggest used block's payload, and the biggest free block, at the
+    # byte nearest its middle that no label stands over (the search's
+    # numbers stand beside their blocks, perhaps over another one)
+    labels = [rect.adjusted(-3, -3, 3, 3) for rect in label_rects(hm)]
     b = hm.blocks
     for state in (heap_cells.STATE_USED, heap_cells.STATE_FREE):
         sizes = np.where(b.state == state, b.size, 0)
         i = int(np.argmax(sizes))
         if sizes[i] == 0:
             continue
-        middle = int(b.addr[i] + b.size[i] // 2)
-        pos = hm.plot_widget.mapTo(hm, hm.plot_widget.mapFromScene(hm.scene_pos_of(middle)))
-        assert tuple(int(v) for v in pixels[pos.y(), pos.x()]) == hm.cell_colour(middle)[:3]
+        addr, size = int(b.addr[i]), int(b.size[i])
+        step = hm.layout_.bytes_per_cell
+        near_middle = sorted(range(addr, addr + size, step), key=lambda a: abs(a - (addr + size // 2)))
+        clear = [a for a in near_middle if not any(r.contains(hm.scene_pos_of(a)) for r in labels)]
+        assert clear, "every byte of the block is under a label"
+        pos = hm.plot_widget.mapTo(hm, hm.plot_widget.mapFromScene(hm.scene_pos_of(clear[0])))
+        assert tuple(int(v) for v in pixels[pos.y(), pos.x()]) == hm.cell_colour(clear[0])[:3]
+
+
+def label_rects(hm) -> list:
+    """The scene rectangles of the labels shown on the heap map."""
+    labels = hm.labels
+    out = []
+    for item in labels.numbers + [labels.skip] + labels.pointer_names:
+        if item is not None and item.isVisible():
+            item.updateTransform()
+            out.append(item.mapRectToScene(item.boundingRect()))
+    return out
 
 
 def test_svg_of_the_map_holds_its_blocks_as_rectangles(qtbot, loaded, tmp_path):

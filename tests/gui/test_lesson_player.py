@@ -506,7 +506,7 @@ def test_compare_rows_label_the_request_by_the_lessons_names(qtbot, window):
     if w.lessons.player.question_open:
         answer_through_the_panel(qtbot, w, lesson.stops[stop].question)
     labels = [row.map.request_label.textItem.toPlainText() for row in w.compare.view.shown_rows()]
-    assert len(labels) == 2 and all(re.fullmatch(r"▼ d|d ▼", t) for t in labels), labels
+    assert len(labels) == 2 and all(re.fullmatch(r"[▼▲] d|d [▼▲]", t) for t in labels), labels
 
 
 @pytest.mark.parametrize("name", ["splay-tree-rebalancing"])
