@@ -191,10 +191,15 @@ class PredictMode(QObject):
     def set_active(self, on: bool, rows=None) -> None:
         """Predict mode on or off for ``rows`` (default: every shown row)."""
         rows = range(max(1, len(self.model.shown))) if rows is None else rows
+        had = self.pending is not None
         for r in rows:
             self.session(r).set_active(on)
         if not self.active:
             self._close()
+        if had and self.pending is None:
+            # the rows turned off cancelled their question: the views that
+            # hid the step's marks for it show them again
+            self.question_changed.emit(None)
         self.active_changed.emit(self.active)
 
     @property

@@ -296,3 +296,24 @@ def test_at_a_slow_speed_the_answered_step_plays_its_events(qtbot, predicting):
     assert w.animator.running and w.model.event_index is not None      # the events, one after another
     qtbot.waitUntil(lambda: not w.animator.running, timeout=15000)
     assert w.model.event_index is None                                 # ... ending on the whole step
+
+
+def test_predict_off_with_a_question_open_gives_the_map_its_marks_back(qtbot, predicting):
+    """P pressed again while a question is open: predict mode ends, and the
+    map and the structure view show the step's marks again (they stayed
+    quiet: the question closed without saying so), here and at the next step."""
+    w = predicting
+    hm, panel = w.heap_map, w.structure_panel
+    ask_next(qtbot, w)
+    assert hm.quiet and panel.quiet
+    qtbot.keyClick(w, Qt.Key_P)
+    settle(qtbot)
+    assert not w.predict.active and w.predict.pending is None
+    assert not hm.quiet and not panel.quiet
+    # a malloc that searched: its numbers and the block it placed are drawn
+    t = w.model.position + 1
+    while not (w.timeline.op(t)[0] == ALLOC and w.timeline.op(t)[2] > 0):
+        t += 1
+    w.seek(t)
+    settle(qtbot)
+    assert marked(hm) and hm.marks.placed
