@@ -227,19 +227,7 @@ class BucketsView(CardView):
         if left + width > rect.right():
             # the last columns: leave blank room on the right rather than cut a column on the left
             self.canvas.scene().setSceneRect(rect.adjusted(0, 0, left + width - rect.right(), 0))
-        y = rect.top() + height / 2
-        # the block the step took or pushed, whole, when the column is taller
-        # than the view (presenter mode at 720 lines: the header fitted, the
-        # taken block was cut at the bottom edge)
-        lowest = max((c.sceneBoundingRect().bottom() for c in self._cards.values()
-                      if c.isVisible() and c.role in ("taken", "pushed")), default=None)
-        if lowest is not None and lowest + 8 > rect.top() + height:
-            y = lowest + 8 - height / 2
-            said = "Its header is above the frame."
-            if said not in self.summary:
-                self.summary = f"{self.summary} {said}".strip()
-                self._say(self.info, f"{self.info.text()}\n{said}")
-        self.canvas.centerOn(left + width / 2, y)
+        self.canvas.centerOn(left + width / 2, rect.top() + height / 2)
 
     def _draw_column(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep,
                      selected: int | None):
