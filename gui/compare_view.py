@@ -324,8 +324,9 @@ class CompareHeapMap(HeapMapWidget):
         """The request's label (``said``: the block's name, or ``id N``) at ``x`` of the block's row ``y``: above the
         block, its text towards the middle; else with its text the other way,
         else under the block -- the first that covers no pointer's symbol,
-        no block the search's numbers point at nor the step's marks, and stays in the view (it hid next fit's rover at step 2004).  Where
-        none does, in a tall row, the place in view covering the least of the symbols:
+        no block the search's numbers point at nor the step's marks, and
+        stays in the view (it hid next fit's rover at step 2004).  Where none
+        does, in a tall row, the place in view covering the least of them:
         lifted off next fit's rover above the first row, it was cut at the
         map's top edge in presenter mode (issue 24)."""
         label = self.request_label
