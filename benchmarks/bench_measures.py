@@ -57,12 +57,12 @@ print(json.dumps({"cpu": out, "ops": len(trace), "row": row}))
 
 def tree_of_ref(ref: str, scratch: Path) -> Path:
     """``ref`` of this repository unpacked as an importable ``heapscope`` under ``scratch``."""
-    src = scratch / "src"
+    src = scratch / f"src-{ref.replace('/', '_')}"
     src.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "heapscope", "allocators",
                               "traces", "gui"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
-    return package_of(src, scratch / "ref")
+    return package_of(src, scratch / f"tree-{ref.replace('/', '_')}")
 
 
 def package_of(src: Path, at: Path) -> Path:
@@ -100,6 +100,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default="gcc-cc1")
     ap.add_argument("--ref", default="main")
+    ap.add_argument("--new", help="a commit to time as the new tree (default: this work tree)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=1, help="builds a process (best taken)")
     ap.add_argument("--strategies", nargs="*")
@@ -111,7 +112,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_measures-") as tmp:
         scratch = Path(tmp)
         ref = tree_of_ref(args.ref, scratch)
-        new = package_of(ROOT, scratch / "new")
+        new = tree_of_ref(args.new, scratch) if args.new else package_of(ROOT, scratch / "new")
         best = {(name, which): math.inf for name in names for which in ("new", "ref")}
         rows: dict = {}
         ops = 0
