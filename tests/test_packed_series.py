@@ -169,3 +169,38 @@ def test_every_bundled_trace_packs_its_live_bytes_exactly(example, name):
             setattr(part, col, getattr(series, col)[start:start + part.n])
         folded.add(part)
     same_row(folded.row(), summarize(series), exact=False)
+
+
+# ------------------------------------------- compare's summary row (issue 25)
+#: parameters the summary rows must hold under too: a fixed pool (H is the
+#: touched range), a heap limit (mallocs fail, so the payload column counts)
+SUMMARY_PARAMS = [{}, {"pool_size": 1 << 20}, {"heap_limit": 96 << 10}]
+
+
+@pytest.mark.parametrize("params", SUMMARY_PARAMS, ids=["sbrk", "pool", "limit"])
+@pytest.mark.parametrize("name", strategy_names())
+@pytest.mark.parametrize("example", [ex.name for ex in walked_examples()])
+def test_compares_summary_row_gives_the_summary_of_the_full_rows(example, name, params):
+    """A build that keeps no series packs only what the summary reads a step
+    (``Strategy.summary_row``) and takes the work and the rotations from the
+    bulk record once a block; a build that keeps its series packs the full
+    row (``measure_row``) of every step.  The two summaries are equal, value
+    for value, in one chunk and in many (blocks of 8 steps, chunks of 16)."""
+    whole = load_trace(example)
+    n = min(len(whole), 6_000)
+    trace = Trace(whole.kind[:n], whole.ids[:n], whole.sizes[:n], whole.num_ids)
+    full = Timeline(trace, name, params, checkpoints=False).build()
+    want = summarize(full.series)
+    got = Timeline(trace, name, params, checkpoints=False, keep_series=False).build().summary()
+    got.pop("wall_s")
+    same_row(got, want, exact=True)
+    old = replay_module.SUMMARY_CHUNK, replay_module.PROGRESS_EVERY
+    replay_module.SUMMARY_CHUNK, replay_module.PROGRESS_EVERY = 16, 8
+    try:
+        folded = Timeline(trace, name, params, checkpoints=False, keep_series=False).build().summary()
+    finally:
+        replay_module.SUMMARY_CHUNK, replay_module.PROGRESS_EVERY = old
+    folded.pop("wall_s")
+    same_row(folded, want, exact=False)
+    # the work and rotations were not all zero on every trace: they are summed, not just kept
+    assert want["work_per_op"] > 0
