@@ -415,13 +415,6 @@ class BSDBuckets(Strategy):
             return super().measure_row(rec)
         return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=False)
 
-    def summary_row(self, rec) -> tuple:
-        """The summary row (``Strategy.summary_row``) through the same probe; a
-        subclass gets the default row."""
-        if type(self) is not BSDBuckets:
-            return super().summary_row(rec)
-        return probed_row_writer(self, rec, None, joins=False)
-
     def _blocks(self):
         base = self.arena.base
         if self.pad:

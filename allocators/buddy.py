@@ -686,13 +686,6 @@ class BinaryBuddy(Strategy):
             return super().measure_row(rec)
         return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
 
-    def summary_row(self, rec) -> tuple:
-        """The summary row (``Strategy.summary_row``) through the same probe; a
-        subclass gets the default row."""
-        if type(self) is not BinaryBuddy:
-            return super().summary_row(rec)
-        return probed_row_writer(self, rec, None, joins=True)
-
     def _blocks(self):
         kval = self.kval
         linkf = self.linkf

@@ -1021,14 +1021,6 @@ class Dlmalloc(DlmallocWords, Strategy):
             from .dlmalloc_measures import fragmentation_probe
             probe = partial(fragmentation_probe, self)
         return super().measure_row(rec, probe)
-
-    def summary_row(self, rec, probe=None) -> tuple:
-        """The summary row (``Strategy.summary_row``), its probe looked up once
-        as :meth:`measure_row`'s."""
-        if probe is None and type(self).fragmentation_probe is Dlmalloc.fragmentation_probe:
-            from .dlmalloc_measures import fragmentation_probe
-            probe = partial(fragmentation_probe, self)
-        return super().summary_row(rec, probe)
     def _policy_signature(self) -> tuple:
         bins = tuple((i, tuple(self.bin(i))) for i in range(2, NAV) if self._fd[~i] != ~i)
         return (self.binblocks, bins, self.last_remainder, self.top,

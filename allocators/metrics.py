@@ -42,19 +42,6 @@ ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "largest_free", "top_
               "payload")
 #: the running counters of a row, in ROW_FIELDS order
 ROW_COUNTERS = ("visits", "splits", "merges", "rotations", "grows", "walked")
-#: the row a build that keeps no series packs (``heapscope compare``:
-#: ``Timeline(keep_series=False)``, ``Strategy.summary_row``): only what the
-#: summary reads step by step (:class:`~heapscope.allocators.running_summary.RunningSummary`):
-#: H, L, A, F, top, largest below the top (the largest is their max), the
-#: visits (a search length) and the payload (a failed malloc).  The summary
-#: sums the work and the rotations over the whole replay, so the build takes
-#: those from the bulk record's running counters once a block of steps, not
-#: from every row; the header bytes and the other counters it never reads
-SUMMARY_FIELDS = ("heap", "live", "in_use", "free", "top_free", "largest_below_top", "visits",
-                  "payload")
-#: the same for a policy whose search length counts its splits (the buddy system)
-SUMMARY_FIELDS_SPLITS = ("heap", "live", "in_use", "free", "top_free", "largest_below_top",
-                         "visits", "splits", "payload")
 
 
 #: the columns that hold a number (SERIES_COLUMNS and the payload)

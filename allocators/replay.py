@@ -267,9 +267,6 @@ def replay_bare(trace, strategy: Strategy, fused: bool = True, program: Program 
 # A row of measures (metrics.ROW_FIELDS, or the subset a policy's
 # Strategy.measure_row packs) is packed after every step as int64s.
 _COUNTER_FIELDS = ROW_COUNTERS
-#: where the counters start in a full row (they follow each other in ROW_COUNTERS order)
-_COUNTERS_AT = ROW_FIELDS.index(ROW_COUNTERS[0])
-assert ROW_FIELDS[_COUNTERS_AT:_COUNTERS_AT + len(ROW_COUNTERS)] == ROW_COUNTERS
 
 
 def _row_size(fields: tuple) -> int:
@@ -277,8 +274,7 @@ def _row_size(fields: tuple) -> int:
 
 
 def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list, ids: list,
-                 sizes: list, buf: bytearray, row: int, done: list, largest: int,
-                 summary: bool = False) -> None:
+                 sizes: list, buf: bytearray, row: int, done: list, largest: int) -> None:
     """:func:`replay_ops` counting in the bulk record ``counted``, packing a
     row of measures into ``buf`` after every operation, the first at row
     ``row``; ``done[0]`` says how many operations were applied, also when one
@@ -286,17 +282,13 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
     every field of ``metrics.ROW_FIELDS``), what :func:`record_row` would read
     from the heap.  A policy's row may leave out counters it never adds to:
     they are checked here not to have moved.  ``largest`` bounds ``sizes``
-    (:func:`bounded_ops`).  ``summary``: pack the policy's summary row
-    (``Strategy.summary_row``: a build that keeps no series), whose writer
-    reads the counters other than the search's from ``counted`` once a
-    block (:class:`_SeriesWriter`)."""
+    (:func:`bounded_ops`)."""
     if not calls_policy_directly(strategy):
         return _measure_public_ops(strategy, program, counted, kinds, ids, sizes, buf, row, done)
     rec = strategy.rec = counted
     calls = bulk_calls(bounded_ops(strategy, strategy.bulk_ops(), largest))
-    fields, measure = strategy.summary_row(rec) if summary else strategy.measure_row(rec)
-    left_out = [name for name in (_search_counters(strategy) if summary else ROW_COUNTERS)
-                if name not in fields]
+    fields, measure = strategy.measure_row(rec)
+    left_out = [name for name in ROW_COUNTERS if name not in fields]
     before = [getattr(rec, name) for name in left_out]
     step = _row_size(fields)
     run_ops(calls, program, rec, kinds, ids, sizes, measure, buf, row * step, step, done)
@@ -304,11 +296,6 @@ def _measure_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds:
     if moved:
         raise RuntimeError(f"{strategy.name}: its measure_row leaves out the counters {moved}, "
                            "but the policy added to them: the rows would miss them")
-
-
-def _search_counters(strategy: Strategy) -> tuple:
-    """The counters a step's search length is made of."""
-    return ("visits", "splits") if strategy.search_counts_splits else ("visits",)
 
 
 def _measure_public_ops(strategy: Strategy, program: Program, counted: OpRecord, kinds: list,
@@ -349,18 +336,10 @@ class _SeriesWriter:
     With ``fold`` (a :class:`~heapscope.allocators.running_summary.RunningSummary`)
     the series is a buffer of at most SUMMARY_CHUNK rows, not the whole
     replay's: when a block would go past its end, the rows it holds are
-    folded into the summary and it starts again (``heapscope compare``).
-
-    With ``counted`` (the build's bulk record; with ``fold`` only) the rows
-    are summary rows (``Strategy.summary_row``): the work and the rotations,
-    which the summary only sums, are the bulk record's running counters read
-    once a block, each block's total put in the block's last row (the other
-    rows 0), and the header bytes, splits, merges and grows, which the
-    summary never reads, stay 0 in the buffer."""
+    folded into the summary and it starts again (``heapscope compare``)."""
 
     def __init__(self, series: MetricSeries, kinds: np.ndarray, strategy: Strategy,
-                 fields: tuple = ROW_FIELDS, fold: RunningSummary | None = None,
-                 counted: OpRecord | None = None) -> None:
+                 fields: tuple = ROW_FIELDS, fold: RunningSummary | None = None) -> None:
         self.series = series
         self.kinds = kinds
         self.fixed = strategy.arena.fixed
@@ -374,18 +353,10 @@ class _SeriesWriter:
         self.fold = fold
         self.first = 0          # with fold: the step of the buffer's first row ...
         self.filled = 0         # ... and how many rows it holds
-        self.summary_of = counted if fold is not None else None
-        #: with summary rows: the bulk record's ROW_COUNTERS at the end of the last block
-        self.block_counted = [0] * len(ROW_COUNTERS)
 
-    def write(self, start: int, buf, rows: int, running: tuple | None = None) -> None:
-        """Unpack ``rows`` rows of ``buf``, steps ``start`` on.  ``running``:
-        with summary rows, the ROW_COUNTERS after them when the bulk record
-        does not hold them (the last step, replayed with its own record)."""
+    def write(self, start: int, buf, rows: int) -> None:
         if not rows:
             return
-        if self.summary_of is not None:
-            return self._write_summary(start, buf, rows, running)
         table = np.frombuffer(buf, dtype=np.int64, count=rows * len(self.fields)).reshape(rows, -1)
         cols = dict(zip(self.fields, table.T))
         s = self.series
@@ -418,49 +389,6 @@ class _SeriesWriter:
         put("splits", at, splits)
         put("merges", at, merges)
         put("grows", at, grows)
-        is_malloc = self.kinds[start:start + rows] != FREE
-        s.is_malloc[at] = is_malloc
-        s.failed[at] = is_malloc & (cols["payload"] == -1)
-
-    def _write_summary(self, start: int, buf, rows: int, running: tuple | None) -> None:
-        """:meth:`write` of summary rows (``metrics.SUMMARY_FIELDS``)."""
-        fields = self.fields
-        table = np.frombuffer(buf, dtype=np.int64, count=rows * len(fields)).reshape(rows, -1)
-        cols = dict(zip(fields, table.T))
-        s = self.series
-        if start - self.first + rows > s.n:
-            self.flush()
-            self.first = start
-        at = slice(start - self.first, start - self.first + rows)
-        self.filled = at.stop
-        put = s.put
-        heap = cols["heap"]
-        put("heap", at, np.maximum(heap, 0) if self.fixed else heap - self.base)
-        for name in ("live", "in_use", "free", "top_free", "largest_below_top", "payload"):
-            put(name, at, cols[name])
-        put("largest_free", at, np.maximum(cols["top_free"], cols["largest_below_top"]))
-        running_rows = table[:, self.counter_at]
-        own = np.diff(running_rows, axis=0, prepend=self.counted[None, :])
-        self.counted = running_rows[-1].copy()
-        counts = dict(zip(self.counter_names, own.T))
-        search = counts["visits"]
-        if self.search_counts_splits:
-            search = search + counts["splits"]
-        put("search", at, search)
-        # the block's work and rotations, from the running counters
-        if running is None:
-            rec = self.summary_of
-            running = [getattr(rec, name) for name in ROW_COUNTERS]
-        visits, splits, merges, rotations, grows, walked = (
-            now - was for now, was in zip(running, self.block_counted))
-        self.block_counted = list(running)
-        zeros = np.zeros(rows, dtype=np.int64)
-        for name in ("work", "rotations"):
-            put(name, at, zeros)
-        put("work", at.stop - 1, visits + walked + splits + merges + rotations)
-        put("rotations", at.stop - 1, rotations)
-        for name in ("headers", "splits", "merges", "grows"):
-            put(name, at, zeros)
         is_malloc = self.kinds[start:start + rows] != FREE
         s.is_malloc[at] = is_malloc
         s.failed[at] = is_malloc & (cols["payload"] == -1)
@@ -721,16 +649,13 @@ class Timeline:
         t0 = t                  # where this replay starts (its speed is over the steps from here)
         n = self.n
         counted = bulk_record(strategy)
-        # without a series (compare), the summary's row: what the summary reads a step
-        summary = (self.running is not None and calls_policy_directly(strategy)
-                   and not isinstance(strategy, UserStrategy))
-        fields = (strategy.summary_row if summary else strategy.measure_row)(counted)[0]
+        fields = strategy.measure_row(counted)[0]
         if self.running is not None:
             if start is not None:
                 raise ValueError("a timeline without its series is built from the start")
             self.running = RunningSummary()
         writer = self._writer = _SeriesWriter(self.series, self.trace.kind, strategy, fields,
-                                              self.running, counted if summary else None)
+                                              self.running)
         kinds, ids, sizes = self._kinds, self._ids, self._sizes
         if start is None:
             self.checkpoints, self.checkpoint_steps = [], []
@@ -785,7 +710,7 @@ class Timeline:
             s0 = time.thread_time()
             try:
                 _measure_ops(strategy, program, counted, kinds[t:stop], ids[t:stop], sizes[t:stop],
-                             buf, t - block, done, self._largest, summary)
+                             buf, t - block, done, self._largest)
             except UserStrategyError as exc:
                 t += done[0]
                 writer.write(block, buf, t - block)
@@ -804,8 +729,7 @@ class Timeline:
             except UserStrategyError as exc:
                 self._stop_at_fault(last, wall0, cpu0, exc)
                 return self
-            full = _row_after(strategy, program.live_bytes, record, counted)
-            writer.write(last, _packed_row(fields, full), 1, full[_COUNTERS_AT:_COUNTERS_AT + len(ROW_COUNTERS)])
+            writer.write(last, _packed_row(fields, _row_after(strategy, program.live_bytes, record, counted)), 1)
         self._finish_build(n, wall0, cpu0, strategy, program, record)
         if progress:
             progress(n, n)

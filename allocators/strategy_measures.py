@@ -17,7 +17,7 @@ import struct
 from typing import TYPE_CHECKING, Callable
 
 from .events import OpRecord
-from .metrics import ROW_FIELDS, SUMMARY_FIELDS, SUMMARY_FIELDS_SPLITS
+from .metrics import ROW_FIELDS
 
 if TYPE_CHECKING:
     from .strategy import Strategy
@@ -110,85 +110,22 @@ class StrategyMeasures:
                      rec.merges, rec.rotations, rec.grows, rec.walked, payload)
         return ROW_FIELDS, row
 
-    def summary_row(self, rec: OpRecord, probe: Callable | None = None) -> tuple[tuple[str, ...], Callable]:
-        """``(fields, row)`` as :meth:`measure_row`, for a build that keeps no
-        series (``heapscope compare``): the fields of
-        ``metrics.SUMMARY_FIELDS`` (with the splits where the search length
-        counts them), eight or nine int64s a step where the full row packs
-        up to seventeen; the summary's other counters are read from ``rec``
-        once a block of steps.  The values it packs are those of
-        :meth:`measure_row`, read the same way.  A policy that packs a row of
-        its own (it overrides :meth:`measure_row`) and not a summary row
-        gets its full row here; ``probe``: as :meth:`measure_row`'s (a policy
-        that passes one says the default row is its row, its probe that)."""
-        if probe is None and type(self).measure_row is not StrategyMeasures.measure_row:
-            return self.measure_row(rec)
-        probe = probe or self.fragmentation_probe
-        splits = self.search_counts_splits
-        fields = SUMMARY_FIELDS_SPLITS if splits else SUMMARY_FIELDS
-        pack = (_SUMMARY_ROW_SPLITS if splits else _SUMMARY_ROW).pack_into
-        s = self
-        arena = self.arena
-        if arena.fixed:
-            if splits:
-                def row(buf, off, live_bytes, payload):
-                    free, _, top, below = probe()
-                    pack(buf, off, s.touched_high - s.touched_low, live_bytes, s.in_use, free, top,
-                         below, rec.visits, rec.splits, payload)
-            else:
-                def row(buf, off, live_bytes, payload):
-                    free, _, top, below = probe()
-                    pack(buf, off, s.touched_high - s.touched_low, live_bytes, s.in_use, free, top,
-                         below, rec.visits, payload)
-        elif splits:
-            def row(buf, off, live_bytes, payload):
-                free, _, top, below = probe()
-                pack(buf, off, arena.brk + s.mapped_bytes, live_bytes, s.in_use, free, top, below,
-                     rec.visits, rec.splits, payload)
-        else:
-            def row(buf, off, live_bytes, payload):
-                free, _, top, below = probe()
-                pack(buf, off, arena.brk + s.mapped_bytes, live_bytes, s.in_use, free, top, below,
-                     rec.visits, payload)
-        return fields, row
-
 
 _FULL_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
-_SUMMARY_ROW = struct.Struct(f"<{len(SUMMARY_FIELDS)}q")
-_SUMMARY_ROW_SPLITS = struct.Struct(f"<{len(SUMMARY_FIELDS_SPLITS)}q")
 
 
-def probed_row_writer(strategy: "Strategy", rec, row: struct.Struct | None, joins: bool):
+def probed_row_writer(strategy: "Strategy", rec, row: struct.Struct, joins: bool):
     """The timeline build's row writer (``Strategy.measure_row``) for a
     policy whose fragmentation probe is bound once (``strategy._probe()``,
     the very function :meth:`StrategyMeasures.fragmentation_probe` answers with: one
     account of the free blocks, not a second one inline): the heap, the
     books, the probe's free/top/below and the counters the policy adds to,
     visits and grows, and with ``joins`` its splits and merges too (TLSF,
-    the buddy system; BSD's buckets never split nor join).  ``row`` None:
-    the summary row (:meth:`StrategyMeasures.summary_row`) of
-    ``metrics.SUMMARY_FIELDS``, with the splits where the search length
-    counts them; returns ``(fields, write)`` then."""
+    the buddy system; BSD's buckets never split nor join)."""
     s = strategy
     arena = s.arena
     fixed = arena.fixed
     probe = s._probe()
-    if row is None:
-        if s.search_counts_splits:
-            pack = _SUMMARY_ROW_SPLITS.pack_into
-
-            def write(buf, off, live_bytes, payload):
-                free, _, top, below = probe()
-                pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                     s.in_use, free, top, below, rec.visits, rec.splits, payload)
-            return SUMMARY_FIELDS_SPLITS, write
-        pack = _SUMMARY_ROW.pack_into
-
-        def write(buf, off, live_bytes, payload):
-            free, _, top, below = probe()
-            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
-                 s.in_use, free, top, below, rec.visits, payload)
-        return SUMMARY_FIELDS, write
     pack = row.pack_into
     if joins:
         def write(buf, off, live_bytes, payload):

@@ -670,14 +670,6 @@ class TLSF(TLSFWords, Strategy):
             return super().measure_row(rec)
         from .tlsf_measures import row_writer
         return row_writer(self, rec)
-
-    def summary_row(self, rec) -> tuple:
-        """The summary row (``Strategy.summary_row``) through the same probe; a
-        subclass gets the default row."""
-        if type(self) is not TLSF:
-            return super().summary_row(rec)
-        from .strategy_measures import probed_row_writer
-        return probed_row_writer(self, rec, None, joins=True)
     def _policy_signature(self) -> tuple:
         lists = tuple((i // SL_INDEX_COUNT, i % SL_INDEX_COUNT, tuple(reversed(lst)))
                       for i, lst in enumerate(self._lists) if lst)

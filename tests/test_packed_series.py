@@ -171,8 +171,8 @@ def test_every_bundled_trace_packs_its_live_bytes_exactly(example, name):
     same_row(folded.row(), summarize(series), exact=False)
 
 
-# ------------------------------------------- compare's summary row (issue 25)
-#: parameters the summary rows must hold under too: a fixed pool (H is the
+# ------------------------------------------ compare's build, bundled traces
+#: parameters the folded summary must hold under too: a fixed pool (H is the
 #: touched range), a heap limit (mallocs fail, so the payload column counts)
 SUMMARY_PARAMS = [{}, {"pool_size": 1 << 20}, {"heap_limit": 96 << 10}]
 
@@ -181,11 +181,13 @@ SUMMARY_PARAMS = [{}, {"pool_size": 1 << 20}, {"heap_limit": 96 << 10}]
 @pytest.mark.parametrize("name", strategy_names())
 @pytest.mark.parametrize("example", [ex.name for ex in walked_examples()])
 def test_compares_summary_row_gives_the_summary_of_the_full_rows(example, name, params):
-    """A build that keeps no series packs only what the summary reads a step
-    (``Strategy.summary_row``) and takes the work and the rotations from the
-    bulk record once a block; a build that keeps its series packs the full
-    row (``measure_row``) of every step.  The two summaries are equal, value
-    for value, in one chunk and in many (blocks of 8 steps, chunks of 16)."""
+    """What a ``compare`` worker builds (no series, the rows folded into the
+    summary as they come) gives the summary of the whole series a window's
+    build keeps, value for value in one chunk, and in many (blocks of 8
+    steps, chunks of 16) to the last bits of the float means; on every
+    walked bundled trace, every strategy, in a heap, a pool and under a
+    limit.  (A compare row of fewer measures a step was tried against it,
+    issue 25: docs/benchmarks.md.)"""
     whole = load_trace(example)
     n = min(len(whole), 6_000)
     trace = Trace(whole.kind[:n], whole.ids[:n], whole.sizes[:n], whole.num_ids)
@@ -202,5 +204,4 @@ def test_compares_summary_row_gives_the_summary_of_the_full_rows(example, name, 
         replay_module.SUMMARY_CHUNK, replay_module.PROGRESS_EVERY = old
     folded.pop("wall_s")
     same_row(folded, want, exact=False)
-    # the work and rotations were not all zero on every trace: they are summed, not just kept
-    assert want["work_per_op"] > 0
+    assert want["work_per_op"] > 0      # a sum that could be lost
