@@ -180,7 +180,7 @@ SUMMARY_PARAMS = [{}, {"pool_size": 1 << 20}, {"heap_limit": 96 << 10}]
 @pytest.mark.parametrize("params", SUMMARY_PARAMS, ids=["sbrk", "pool", "limit"])
 @pytest.mark.parametrize("name", strategy_names())
 @pytest.mark.parametrize("example", [ex.name for ex in walked_examples()])
-def test_compares_summary_row_gives_the_summary_of_the_full_rows(example, name, params):
+def test_compares_folded_build_gives_the_whole_series_summary_on_bundled_traces(example, name, params):
     """What a ``compare`` worker builds (no series, the rows folded into the
     summary as they come) gives the summary of the whole series a window's
     build keeps, value for value in one chunk, and in many (blocks of 8
