@@ -55,14 +55,16 @@ print(json.dumps({"cpu": out, "ops": len(trace), "row": row}))
 """
 
 
-def tree_of_ref(ref: str, scratch: Path) -> Path:
-    """``ref`` of this repository unpacked as an importable ``heapscope`` under ``scratch``."""
-    src = scratch / f"src-{ref.replace('/', '_')}"
+def tree_of_ref(ref: str, scratch: Path, tag: str) -> Path:
+    """``ref`` of this repository unpacked as an importable ``heapscope`` under
+    ``scratch`` (``tag``: its folder's name, so that one commit can be timed
+    against itself, to see the noise)."""
+    src = scratch / f"src-{tag}"
     src.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "heapscope", "allocators",
                               "traces", "gui"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
-    return package_of(src, scratch / f"tree-{ref.replace('/', '_')}")
+    return package_of(src, scratch / f"tree-{tag}")
 
 
 def package_of(src: Path, at: Path) -> Path:
@@ -111,8 +113,8 @@ def main() -> None:
     names = args.strategies or strategy_names()
     with tempfile.TemporaryDirectory(prefix="bench_measures-") as tmp:
         scratch = Path(tmp)
-        ref = tree_of_ref(args.ref, scratch)
-        new = tree_of_ref(args.new, scratch) if args.new else package_of(ROOT, scratch / "new")
+        ref = tree_of_ref(args.ref, scratch, "ref")
+        new = tree_of_ref(args.new, scratch, "new") if args.new else package_of(ROOT, scratch / "new")
         best = {(name, which): math.inf for name in names for which in ("new", "ref")}
         rows: dict = {}
         ops = 0
