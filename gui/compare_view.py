@@ -1130,16 +1130,7 @@ class CompareView(Subscriber, QWidget):
         for row in self.rows:
             row.map.info.set_lines(info_lines)
         while len(self.rows) < n:
-            row = CompareRow(self.scale)
-            row.apply_presentation(self.presentation)
-            row.map.info.set_lines(info_lines)
-            row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
-            row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
-            row.map.relaid.connect(self._relayout_rows)
-            row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
-            row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
-            self.rows.append(row)
-            self.rows_split.addWidget(row)
+            self._new_row().map.info.set_lines(info_lines)
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
                            else self._structures_open)
         shown = model.shown
@@ -1167,6 +1158,34 @@ class CompareView(Subscriber, QWidget):
         self._share_height()
         self._show_ranks({name: i + 1 for i, name in enumerate(self.table.order)})
         self._note_scale_soon()
+
+    def _new_row(self) -> "CompareRow":
+        """One more row's widgets, at the end of :attr:`rows` (not bound)."""
+        row = CompareRow(self.scale)
+        row.apply_presentation(self.presentation)
+        row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
+        row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
+        row.map.relaid.connect(self._relayout_rows)
+        row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
+        row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
+        self.rows.append(row)
+        self.rows_split.addWidget(row)
+        return row
+
+    def prepare_rows(self, n: int) -> None:
+        """Make the widgets of ``n`` rows ahead, hidden, one per turn of the
+        event loop (compare mode's rows being built in the background,
+        gui/compare_rows.py): made when the rows show, seven rows' maps
+        held the loop 1.5-1.9 s in one go (issue 25's stall probe)."""
+        self._prepare_to = max(getattr(self, "_prepare_to", 0), n)
+        QTimer.singleShot(0, self, self._prepare_next)
+
+    def _prepare_next(self) -> None:
+        if len(self.rows) >= getattr(self, "_prepare_to", 0):
+            return
+        row = self._new_row()
+        row.hide()
+        QTimer.singleShot(0, self, self._prepare_next)
 
     def _share_height(self) -> None:
         """Rows with their structure view open get :data:`OPEN_ROW_WEIGHT`
