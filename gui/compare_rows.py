@@ -63,6 +63,7 @@ class RowsAsBuilt(QObject):
         keys = {model.add_timeline(tl, building=True): tl for tl in timelines.values()}
         w.loading.background.start(model.trace, keys, w.time_limit, add=True)
         self.pending = (list(names), position)
+        self.compare.view.prepare_rows(len(names))      # their widgets while they build
         w.statusBar().showMessage(f"Building {', '.join(missing)} for compare mode: each row "
                                   f"shows once built to step {position:,}")
         self.look()

@@ -71,6 +71,8 @@ OPEN_ROW_WEIGHT = 3
 STRUCTURE_ROW_PX = 330
 #: a timeline of this many steps or more has its ranking summed up in a turn of its own
 SUMMARY_LATER_FROM = 50_000
+#: rows a long running summary grows by in one turn of the event loop (RankingTable._summarize_next)
+SUMMARY_ROWS_PER_TURN = 1 << 16
 #: the width of a row's name and gauges (px)
 HEADER_WIDTH = 250
 #: a map row is at least this tall on screen (px)
@@ -749,8 +751,10 @@ class RankingTable(Subscriber, QWidget):
         super().__init__(parent)
         self.rank_by = MEASURES[0].key
         self.summaries: dict[str, RunningSummary] = {}
-        #: (timeline, key) of the rows whose summaries are still to make (_summarize_next)
+        #: (timeline, key, summary so far) of the rows whose summaries are
+        #: still to make (_summarize_next), and whether it is due
         self._later: list = []
+        self._summarizing = False
         self.rows: dict[str, dict] = {}
         self.order: list[str] = []
         #: the widest each column has been for these rows and this font
@@ -814,12 +818,14 @@ class RankingTable(Subscriber, QWidget):
         for r, key in enumerate(model.shown):
             tl = model.timeline(r)
             summary = kept.get(id(tl))
-            if summary is None or summary.n != (tl.built if model.building(key) else tl.n):
-                if tl.built >= SUMMARY_LATER_FROM:
-                    # a long series: summed up in a turn of its own (_summarize_next)
-                    self._later.append((tl, key))
-                    continue
-                summary = self._summary_of(tl, key)
+            want = self._rows_of(tl, key)
+            if summary is None or summary.source is not tl.series or summary.n > want:
+                summary = RunningSummary()
+            if want - summary.n >= SUMMARY_LATER_FROM:
+                # a long series: summed up over turns of its own (_summarize_next)
+                self._later.append((tl, key, summary))
+                continue
+            summary.extend(tl.series, want)
             self._keep(tl, summary)
         self._ranked_again()
 
@@ -828,36 +834,65 @@ class RankingTable(Subscriber, QWidget):
         self.summaries[tl.strategy_name] = summary
 
     def _ranked_again(self) -> None:
-        """The table with the summaries made so far; the next one later."""
+        """The table with the summaries made so far; the rest later."""
         self.table.setRowCount(len(self.summaries))
         self.redraw()
-        if self._later:
+        self._summarize_soon()
+
+    def _summarize_soon(self) -> None:
+        if self._later and not self._summarizing:
+            self._summarizing = True
             QTimer.singleShot(0, self, self._summarize_next)
 
     def _summarize_next(self) -> None:
-        """One row's running summary, the table ranked again with it: seven
-        rows of a million steps took 7-8 s in one go under load (issue 25's
-        stall probe), and the rows wait for none of it."""
+        """:data:`SUMMARY_ROWS_PER_TURN` more rows of the first summary still
+        to make; when it has them all its row joins the table, ranked again.
+        Seven rows of a million steps took 7-8 s in one go under load, one
+        row of them 0.4-4.5 s (issue 25's stall probe), and the rows wait
+        for none of it."""
+        self._summarizing = False
         if self.model is None or not self._later:
             return
-        tl, key = self._later.pop(0)
-        if key in self.model.shown and self.model.timelines().get(key) is tl:
-            self._keep(tl, self._summary_of(tl, key))
+        tl, key, summary = self._later[0]
+        if key not in self.model.shown or self.model.timelines().get(key) is not tl:
+            self._later.pop(0)
+            self._ranked_again()
+            return
+        want = self._rows_of(tl, key)
+        summary.extend(tl.series, min(want, summary.n + SUMMARY_ROWS_PER_TURN))
+        if summary.n < want:
+            self._summarize_soon()
+            return
+        self._later.pop(0)
+        self._keep(tl, summary)
         self._ranked_again()
 
-    def _summary_of(self, tl, key) -> RunningSummary:
-        """The running summary of ``tl`` over the steps it has (a timeline
-        still building in the background: those built so far, issue 25)."""
-        building = self.model.building(key)
-        return RunningSummary(tl.series.prefix(tl.built) if building else tl.series)
+    def _rows_of(self, tl, key) -> int:
+        """The steps ``tl``'s summary covers: all of them, or those built so
+        far of a timeline still building in the background (issue 25)."""
+        return tl.built if self.model.building(key) else tl.series.n
 
     def _covering(self, t: int) -> None:
         """Summaries that end before step ``t`` (rows built in the background
-        since they were made) made again over what is built now."""
+        since they were made) grown by the rows built since; by many rows
+        (a seek far past them once their timeline is built), its row leaves
+        the table while they are summed up a turn at a time."""
         for r, key in enumerate(self.model.shown):
             tl = self.model.timeline(r)
-            if self.summaries.get(tl.strategy_name) is not None and self.summaries[tl.strategy_name].n < t:
-                self._keep(tl, self._summary_of(tl, key))
+            summary = self.summaries.get(tl.strategy_name)
+            if summary is not None and summary.n < t:
+                if summary.source is not tl.series:
+                    summary = RunningSummary()
+                want = self._rows_of(tl, key)
+                if want - summary.n > SUMMARY_ROWS_PER_TURN:
+                    del self.summaries[tl.strategy_name]
+                    self._later.append((tl, key, summary))
+                    continue
+                summary.extend(tl.series, want)
+                self._keep(tl, summary)
+        if self.table.rowCount() != len(self.summaries):
+            self.table.setRowCount(len(self.summaries))
+        self._summarize_soon()
 
     def _model_step(self, position: int | None = None) -> None:
         # while playing, at most every PLAY_INTERVAL_MS (a table of 7 x 8
@@ -1095,16 +1130,7 @@ class CompareView(Subscriber, QWidget):
         for row in self.rows:
             row.map.info.set_lines(info_lines)
         while len(self.rows) < n:
-            row = CompareRow(self.scale)
-            row.apply_presentation(self.presentation)
-            row.map.info.set_lines(info_lines)
-            row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
-            row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
-            row.map.relaid.connect(self._relayout_rows)
-            row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
-            row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
-            self.rows.append(row)
-            self.rows_split.addWidget(row)
+            self._new_row().map.info.set_lines(info_lines)
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
                            else self._structures_open)
         shown = model.shown
@@ -1132,6 +1158,34 @@ class CompareView(Subscriber, QWidget):
         self._share_height()
         self._show_ranks({name: i + 1 for i, name in enumerate(self.table.order)})
         self._note_scale_soon()
+
+    def _new_row(self) -> "CompareRow":
+        """One more row's widgets, at the end of :attr:`rows` (not bound)."""
+        row = CompareRow(self.scale)
+        row.apply_presentation(self.presentation)
+        row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
+        row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
+        row.map.relaid.connect(self._relayout_rows)
+        row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
+        row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
+        self.rows.append(row)
+        self.rows_split.addWidget(row)
+        return row
+
+    def prepare_rows(self, n: int) -> None:
+        """Make the widgets of ``n`` rows ahead, hidden, one per turn of the
+        event loop (compare mode's rows being built in the background,
+        gui/compare_rows.py): made when the rows show, seven rows' maps
+        held the loop 1.5-1.9 s in one go (issue 25's stall probe)."""
+        self._prepare_to = max(getattr(self, "_prepare_to", 0), n)
+        QTimer.singleShot(0, self, self._prepare_next)
+
+    def _prepare_next(self) -> None:
+        if len(self.rows) >= getattr(self, "_prepare_to", 0):
+            return
+        row = self._new_row()
+        row.hide()
+        QTimer.singleShot(0, self, self._prepare_next)
 
     def _share_height(self) -> None:
         """Rows with their structure view open get :data:`OPEN_ROW_WEIGHT`

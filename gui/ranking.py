@@ -67,26 +67,66 @@ MEASURE_BY_KEY = {m.key: m for m in MEASURES}
 class RunningSummary:
     """``summarize()`` of every prefix of one replay's series.
 
-    Kept as integer running columns (running maxima, counts and sums: one
-    numpy pass each); the ratios of a prefix (waste, utilisation, the mean
-    search, work per operation) are divided out when :meth:`at` asks for
-    one.  Made as float columns over every prefix they took 0.95 s at a
-    million steps under load, for each of compare mode's seven rows, when
-    the rows showed (issue 25's stall probe: a 10.7 s gap)."""
+    Kept as integer running columns (running maxima, counts and sums); the
+    ratios of a prefix (waste, utilisation, the mean search, work per
+    operation) are divided out when :meth:`at` asks for one.  Made as float
+    columns over every prefix they took 0.95 s at a million steps under
+    load, for each of compare mode's seven rows, when the rows showed
+    (issue 25's stall probe: a 10.7 s gap).
 
-    def __init__(self, series) -> None:
-        self.n = n = series.n
-        if n == 0:
+    The columns grow a run of rows at a time (:meth:`extend`), each run
+    carried on from the last row's running values: integers all, so a
+    summary made in many runs is the one made in one, bit for bit.  Compare
+    mode makes a long one :data:`SUMMARY_ROWS_PER_TURN` rows per turn of
+    the event loop, and one whose timeline is built in the background
+    grows by the rows built since (a million rows in one go held the loop
+    0.4-4.5 s under load)."""
+
+    #: the running columns (int64, one row per step)
+    COLUMNS = ("max_live", "max_heap", "searches", "search_total", "search_max", "work", "failed")
+
+    def __init__(self, series=None, upto: int | None = None) -> None:
+        self.n = 0
+        #: the series the rows come from (a summary grows from the one it began with)
+        self.source = series
+        self._columns = {name: np.zeros(0, dtype=np.int64) for name in self.COLUMNS}
+        if series is not None:
+            self.extend(series, series.n if upto is None else upto)
+
+    def __getattr__(self, name: str):
+        columns = self.__dict__.get("_columns")
+        if columns is not None and name in columns:
+            return columns[name][:self.n]
+        raise AttributeError(name)
+
+    def extend(self, series, upto: int) -> None:
+        """Add rows ``n .. upto - 1`` of ``series`` (the one the rows so far came from)."""
+        a, b = self.n, min(int(upto), series.n)
+        if b <= a:
             return
-        self.max_live = np.maximum.accumulate(series.live)
-        self.max_heap = np.maximum.accumulate(series.heap)
-        counted = series.is_malloc & ~series.failed
-        searched = np.where(counted, series.search, 0)
-        self.searches = np.cumsum(counted)
-        self.search_total = np.cumsum(searched)
-        self.search_max = np.maximum.accumulate(searched)
-        self.work = np.cumsum(series.work)
-        self.failed = np.cumsum(series.failed)
+        self.source = series
+        c = self._columns
+        if len(c["work"]) < b:
+            size = max(b, series.n, 2 * len(c["work"]))
+            for name, column in c.items():
+                wide = np.zeros(size, dtype=np.int64)
+                wide[:a] = column[:a]
+                c[name] = wide
+        counted = series.is_malloc[a:b] & ~series.failed[a:b]
+        searched = np.where(counted, series.search[a:b], 0)
+        for name, part, running in (("max_live", series.live[a:b], np.maximum),
+                                    ("max_heap", series.heap[a:b], np.maximum),
+                                    ("search_max", searched, np.maximum),
+                                    ("searches", counted, np.add),
+                                    ("search_total", searched, np.add),
+                                    ("work", series.work[a:b], np.add),
+                                    ("failed", series.failed[a:b], np.add)):
+            out = c[name][a:b]
+            out[:] = part
+            if a:
+                out[0] = running(out[0], c[name][a - 1])
+            running.accumulate(out, out=out)
+        self.n = b
 
     def at(self, position: int) -> dict:
         """What ``summarize(series.prefix(position))`` says, for the table's

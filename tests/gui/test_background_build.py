@@ -170,3 +170,37 @@ def test_the_workers_server_starts_once_the_first_load_has_shown(qtbot, window, 
     assert started == [False] and window.model.timeline() is not None
     warm_up_after_load(window)                  # nothing loading: at once
     assert started == [False, False]
+
+
+def test_compare_rows_widgets_are_made_ahead_a_row_a_turn_while_they_build(qtbot, window, big_trace_path,
+                                                                          monkeypatch):
+    # making seven rows' maps when the rows showed held the event loop 1.5 s
+    # (issue 25's stall probe): they are made while the timelines build, one
+    # per turn, and the rows then show in them
+    from heapscope.gui.compare_view import CompareView
+    made, ahead = [], []
+    new_row, prepare_next = CompareView._new_row, CompareView._prepare_next
+
+    def counted(self):
+        made.append(self)
+        return new_row(self)
+
+    def one_turn(self):
+        before = len(made)
+        prepare_next(self)
+        ahead.append(len(made) - before)
+    monkeypatch.setattr(CompareView, "_new_row", counted)
+    monkeypatch.setattr(CompareView, "_prepare_next", one_turn)
+    open_building(qtbot, window, big_trace_path)
+    model, view = window.model, window.compare.view
+    qtbot.waitUntil(lambda: model.ready >= 100_000, timeout=120000)
+    window.seek(100_000)       # the rows show once built to here: a while
+    had = len(view.rows)
+    names = ["next-fit", "first-fit", "tlsf"]
+    window.compare.compare(names)
+    assert len(view.rows) == had                      # none made in the call
+    qtbot.waitUntil(lambda: len(model.shown) == 3, timeout=120000)
+    assert max(ahead) <= 1 and sum(ahead) == len(made) == max(0, 3 - had)
+    assert [r.key[0] for r in view.shown_rows()] == names
+    assert all(r.map.model is model and r.isVisible() for r in view.shown_rows())
+    window.loading.build_bar.cancel_button.click()
