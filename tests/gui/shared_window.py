@@ -144,6 +144,21 @@ def _close_others(w) -> None:
     QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
 
 
+def _fresh_predict_bar(bar) -> None:
+    """The predict band as a window's new one is, its mode off: hidden, its
+    labels and buttons empty (the band keeps the last question's texts when
+    it is turned off, and a fresh band never had any)."""
+    from PySide6.QtWidgets import QPushButton
+    bar.setVisible(False)
+    bar.question.set_full_text("")
+    bar.verdict.set_full_text("")
+    bar.verdict.setStyleSheet("")
+    bar.score.setText("")
+    for button in bar.findChildren(QPushButton):
+        button.setText("")
+        button.setEnabled(True)
+
+
 def reset(w) -> None:
     """Put ``w`` back as a fresh window is, before a test takes it (see the
     module's docstring); what it leaves, :class:`SharedWindow` notices."""
@@ -166,6 +181,7 @@ def reset(w) -> None:
     w.edits.refresh()
     w.set_predict(False)
     w.reset_predict_score()
+    _fresh_predict_bar(w.predict_bar)
     for dock in (w.panels.params_dock, w.panels.editor_dock, w.lessons.dock):
         dock.hide()
     # the test's own settings folder (tests/gui/conftest.py points IniFormat there)
@@ -220,7 +236,7 @@ def far_from_fresh(w) -> bool:
     """``w`` was taken where the reset does not bring it back from: compare
     mode's rows, closed, a lesson, unsaved edits in the sandbox or the trace editor
     filled, a strategy of the user's own or with parameters, checking after
-    every step, predict mode, a search or its panel's text, presenter mode
+    every step, a search or its panel's text, presenter mode
     or the dark theme, the window resized (pyqtgraph's axes keep the room
     their bigger labels took), a dock shown (the window's dock tabs and
     scroll bars stay changed)."""
@@ -228,7 +244,7 @@ def far_from_fresh(w) -> bool:
     return bool(not w.isVisible() or w.compare.active or w.compare.names or w.lessons.player.active
                 or w.edits.dirty or w.params or w.strategy_params
                 or not STRATEGIES[w.strategy_name].__module__.startswith("heapscope.")
-                or w.check_steps.on or w.predict.active
+                or w.check_steps.on
                 or w.finder._condition is not None or w.finder.result is not None
                 or w.finder.panel.findChildren(QLineEdit)[0].text()
                 or getattr(w.panels.editor, "text_ops", None)

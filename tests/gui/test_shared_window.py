@@ -32,7 +32,8 @@ def dirty_everything(qtbot, w, tmp_path) -> None:
     a splitter dragged, a breakpoint
     (written to the settings), a message box and the keys window open, the
     focus in the step box, the pointer over the map and the structure view, the
-    sandbox made (a block's menu), the counters the tests read."""
+    sandbox made (a block's menu), the counters the tests read, predict
+    mode left on with a question open and an answer scored."""
     with qtbot.waitSignal(w.timeline_changed, timeout=20000):
         w.set_strategy("tlsf")
     w.seek(200)
@@ -48,6 +49,19 @@ def dirty_everything(qtbot, w, tmp_path) -> None:
     w.finder.add_breakpoint("size > 4000")
     assert w.edits.current() is not None
     w.model.counts.explain += 5
+    # predict mode on, a question answered and the next one left open
+    w.set_predict(True)
+    for answer in (True, False):
+        for _ in range(40):
+            qtbot.keyClick(w, Qt.Key_Right)
+            qtbot.wait(10)
+            if w.predict.pending is not None:
+                break
+        if answer:
+            w.reveal_answer()
+            qtbot.wait(20)
+    assert w.predict_bar.isVisible() and w.predict.pending is not None
+    assert w.predict.session(0).skipped == 1
     w.show_about()
     w.show_keys()
     w.heap_map._mouse_moved(w.heap_map.scene_pos_of(int(w.heap_map.blocks.addr[1])))
@@ -87,7 +101,7 @@ def test_the_reset_returns_a_dirty_window_to_a_fresh_ones_state(qtbot, pool, sma
 
 
 @pytest.mark.parametrize("leave", some_in_quick(
-    ["compare names", "sandbox", "parameters", "predict", "find", "presenter", "dark", "resized",
+    ["compare names", "sandbox", "parameters", "find", "presenter", "dark", "resized",
      "docks", "closed", "wrapped method", "connected", "failed"], every=3))
 def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trace_path, tmp_path,
                                                          leave):
@@ -100,8 +114,6 @@ def test_what_the_reset_does_not_undo_costs_a_new_window(qtbot, pool, small_trac
         w.edits.malloc(100)             # an unsaved edit
     elif leave == "parameters":
         w.strategy_params["tlsf"] = {"chunk": 1024}
-    elif leave == "predict":
-        w.set_predict(True)
     elif leave == "find":
         assert w.finder.find("size > 100")
     elif leave == "presenter":
