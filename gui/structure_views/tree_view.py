@@ -423,8 +423,13 @@ class TreeView(SceneStructureView):
 
     def framed(self) -> None:
         """A step too deep to frame from the root at a legible zoom: the line
-        under the drawing says where the root is, first."""
+        under the drawing says where the root is, first.  The splay's tags
+        are kept inside the frame (:meth:`_fit_splay_tags`)."""
         said = self._said
+        lost = self._fit_splay_tags()
+        if lost:
+            said = " ".join([f"Splay step{'s' if len(lost) > 1 else ''} {', '.join(lost)} "
+                             "off the frame: Fit all shows the whole climb.", said]).strip()
         root = self._nodes.get(self._structure.get("root")) if self._structure else None
         if self.following and root is not None and root.isVisible() \
                 and not self.box.viewRect().contains(self.view_rect_of(root, root.box())):
@@ -435,6 +440,37 @@ class TreeView(SceneStructureView):
                                           "Fit all shows the whole path.", said]))
         if said != self.summary:
             self.set_summary(said)
+
+    def _fit_splay_tags(self) -> list[str]:
+        """Every splay step's tag inside the frame, below the buttons' strip
+        (issue 24: in presenter mode at 1280 x 720 the camera frames the
+        root and the node taken, and the zig / zig-zig tags on the climb
+        below them were cut at the bottom edge): each ladder slides or
+        writes its tags across (:meth:`LadderItem.fit`), clear of the nodes
+        and the words drawn.  Returns the steps no place was found for."""
+        ladders = [n for n in self._notes if isinstance(n, LadderItem)]
+        if not ladders:
+            return []
+        visible = self.box.viewRect()
+        cut = self.strip_height() * visible.height() / max(self.box.height(), 1.0)
+        frame = visible.adjusted(4, cut + 4, -4, -4)
+        group = self.box.childGroup
+        obstacles = []
+        for item in self._items().values():
+            if item.isVisible():
+                obstacles.append(self.view_rect_of(item, item.box().adjusted(-16, -16, 2, 2)))
+                obstacles += [self.view_rect_of(item, q) for q in item.squares()]
+        for note in self._notes:
+            if isinstance(note, QGraphicsSimpleTextItem) and note.isVisible():
+                obstacles.append(self.view_rect_of(note))
+        lost = []
+        for ladder in ladders:
+            local = [ladder.mapRectFromItem(group, q) for q in obstacles]
+            lost += ladder.fit(ladder.mapRectFromItem(group, frame), local)
+            if ladder.across_rect is not None:
+                obstacles.append(self.view_rect_of(ladder, ladder.across_rect))
+            obstacles += [self.view_rect_of(ladder, r) for _, r in ladder.labels()]
+        return lost
 
     def _root_and(self, key_item, rect: QRectF, items: list) -> QRectF:
         """What the camera frames when the whole of the step (``rect``) does
