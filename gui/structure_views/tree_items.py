@@ -67,6 +67,19 @@ class NodeItem(Glyph):
         w = self.width()
         return QRectF(-w / 2, -NODE_H / 2, w, NODE_H)
 
+    def badge_rect(self) -> QRectF:
+        """The visit number's disc on the box's top-left corner (with its
+        white ring), or the box's corner when the node was not visited."""
+        box = self.box()
+        if not self.visit:
+            return QRectF(box.topLeft(), box.topLeft())
+        r = self._badge_radius() + 1
+        return QRectF(box.left() - 4 - r, box.top() - 2 - r, 2 * r, 2 * r)
+
+    def _badge_radius(self) -> float:
+        text = ",".join(map(str, self.visit))
+        return 14 if len(text) < 3 else 7 + 4 * len(text)
+
     def squares(self) -> list[QRectF]:
         out = []
         y = NODE_H / 2 + 6
@@ -160,7 +173,7 @@ class NodeItem(Glyph):
             painter.drawText(QRectF(SQUARE_X - 10, y - 2, 20, 20), Qt.AlignHCenter | Qt.AlignTop, "\u22ee")
         if self.visit:
             text = ",".join(map(str, self.visit))
-            r = 14 if len(text) < 3 else 7 + 4 * len(text)
+            r = self._badge_radius()
             centre = QPointF(box.left() - 4, box.top() - 2)
             painter.setPen(pen("#FFFFFF", 2))
             painter.setBrush(QBrush(QColor(VISITED)))

@@ -348,7 +348,9 @@ class TreeView(SceneStructureView):
         x = -45.0 - half
         if root in lay.pos:
             room, _ = self.legible_room()
-            near = lay.pos[root][0] + NODE_W / 2 + half + 24 - room
+            # (and its visit number's disc, left of its box, whole)
+            disc = self.nodes.wild.box().left() - self.nodes.wild.badge_rect().left()
+            near = lay.pos[root][0] + NODE_W / 2 + half + 24 + disc - room
             clear = all(abs(gx - near) >= half + NODE_W / 2 + 8 for _, _, gx, _ in lay.ghosts)
             if near > x and clear:
                 x = near
@@ -393,7 +395,10 @@ class TreeView(SceneStructureView):
                 path.append(self._nodes[a])
         for it in step_items + path:
             # room for the visit number on its top edge (under the strip at 1080)
-            rect = rect.united(self.view_rect_of(it, it.box().adjusted(0, -BADGE_ROOM, 0, 0)))
+            # and its disc on the box's top-left corner whole (the wilderness's
+            # "2,3" was cut at the left edge: docs/steps/splay-best-fit.gif)
+            rect = rect.united(self.view_rect_of(it, it.box().adjusted(0, -BADGE_ROOM, 0, 0)
+                                                 .united(it.badge_rect())))
         for note in self._notes:
             if isinstance(note, LadderItem):
                 rect = rect.united(self.view_rect_of(note, note.boundingRect()))
@@ -487,7 +492,7 @@ class TreeView(SceneStructureView):
         if fits(rect) or root is None or not root.isVisible():
             return rect
         def whole(item) -> QRectF:       # its box and its visit number, up and left of it
-            return self.view_rect_of(item, item.box().adjusted(-14, -14, 0, 0))
+            return self.view_rect_of(item, item.box().adjusted(-14, -14, 0, 0).united(item.badge_rect()))
 
         core = whole(root).united(whole(key_item))
         if not fits(core):
