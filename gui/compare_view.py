@@ -50,6 +50,7 @@ from heapscope.traces.trace import FREE
 from . import heap_cells, palette
 from .gauges import NO_VALUE, human_bytes, percent
 from .heap_map import HeapMapWidget, Legend, typical_block_bytes
+from .map_marks import folded_notes
 from .ranking import MEASURE_BY_KEY, MEASURES, RunningSummary, ranked
 from .step_words import outcome
 from .structure_panel import StructurePanel
@@ -264,7 +265,9 @@ class CompareHeapMap(HeapMapWidget):
             text = self.describe_address(self.address_at(self._hover_pos))
         if text == " " and not self.quiet:
             whole = self.shown_heap is self.heap
-            text = "; ".join(t for t in (self.outcome if whole else "", self.search_note) if t) or " "
+            # (a folded banner: the outcome says the failure; a folded note says its own words)
+            notes = [n for n in folded_notes(self.marks_layer, self.pointers) if n != self.marks_layer._banner_words[0]]
+            text = "; ".join(t for t in (self.outcome if whole else "", *notes, self.search_note) if t) or " "
         self.info.setText(text)
 
     def _draw_marks_of_step(self) -> None:

@@ -63,7 +63,7 @@ from .map_coords import address_at, block_top, scene_pos_of, view_aspect
 from .map_grid import BlockSeparators
 from .map_labels import MapLabels, label_budget, search_words
 from .map_legend import Legend    # (compare mode imports it from here)
-from .map_marks import StepMarksLayer
+from .map_marks import StepMarksLayer, folded_notes, heap_rects, label_rects
 from .map_pointers import MARKER, PointerLayer
 from .map_selection import SelectionLayer, block_range
 from .map_step import DrawnStep
@@ -428,19 +428,19 @@ class HeapMapWidget(Subscriber, QWidget):
         self._show_info()
 
     def _show_info(self) -> None:
-        """The line under the map: the block under the mouse, or else what the
-        search's numbers do not say."""
-        text = " "
-        if self._hover_pos is not None:
-            text = self.describe_address(self.address_at(self._hover_pos))
-        self.info.setText(self.search_note if text == " " and self.search_note else text)
+        """The line under the map: the block under the mouse, else the notes folded there and what the numbers do not say."""
+        text = self.describe_address(self.address_at(self._hover_pos)) if self._hover_pos is not None else " "
+        self.info.setText("; ".join(t for t in (*folded_notes(self.marks_layer, self.pointers), self.search_note) if t) or " " if text == " " else text)
 
     def _place_notes(self) -> None:
-        """The failure banner at the top of the map, the note on a pointer at
-        no block in a corner of it."""
-        self.marks_layer.place_banner(self.plot_widget, self.vb)
-        area = self.plot_widget.mapFromScene(self.vb.sceneBoundingRect()).boundingRect()
-        self.pointers.place_note(area, self.plot_widget, self.vb)
+        """The banner and a pointer's note off heap bytes and labels, else folded under the map."""
+        folded, widget = folded_notes(self.marks_layer, self.pointers), self.plot_widget
+        self.marks_layer.place_banner(widget, self.vb)
+        data = [] if self.layout_ is None else heap_rects(widget, self.vb, self.blocks.brk, self.layout_.row_bytes) \
+            + label_rects(widget, self.labels, getattr(self, "request_label", None))
+        self.pointers.place_note(widget.mapFromScene(self.vb.sceneBoundingRect()).boundingRect(), widget, self.vb, data)
+        if folded_notes(self.marks_layer, self.pointers) != folded:
+            self._show_info()
 
     def _pointer_rects(self) -> list:
         """The pointers' symbols and names, in the plot widget's pixels."""

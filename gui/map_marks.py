@@ -52,6 +52,39 @@ def fit_width(label: QLabel, width: int) -> None:
         label.resize(width, label.heightForWidth(width))
 
 
+def heap_rects(widget, vb, brk: int, rb: int) -> list[QRect]:
+    """The heap's bytes below the break ``brk`` on a map of rows of ``rb``
+    bytes, in ``widget``'s pixels (its whole rows and the part of the last one)."""
+    rows, rest = divmod(brk, max(rb, 1))
+    out = []
+    for a, b, c, d in ((0, 0, rb, rows), (0, rows, rest, rows + 1)):
+        if c > a and d > b:
+            r = QRectF(vb.mapViewToScene(QPointF(a, b)), vb.mapViewToScene(QPointF(c, d))).normalized()
+            out.append(widget.mapFromScene(r).boundingRect().intersected(
+                widget.mapFromScene(vb.sceneBoundingRect()).boundingRect()))
+    return [r for r in out if not r.isEmpty()]
+
+
+def folded_notes(layer, pointers) -> list[str]:
+    """The words of the notes that float over the map folded into the line
+    under it because every place for them covered the heap's bytes or a
+    label: the failure banner's (``layer``), the note on a pointer at no block."""
+    out = []
+    if layer.banner_folded and layer.marks.failed:
+        out.append(layer._banner_words[0])
+    if pointers.note_folded and pointers.note_words:
+        out.append(pointers.note_words)
+    return out
+
+
+def label_rects(widget, labels, request=None) -> list[QRect]:
+    """The map's labels shown (the search's numbers, "+N not numbered", the
+    pointers' names, a compare row's ``request`` id), in ``widget``'s pixels."""
+    items = labels.numbers + [labels.skip] + labels.pointer_names + [request]
+    return [widget.mapFromScene(i.sceneBoundingRect()).boundingRect()
+            for i in items if i is not None and i.isVisible()]
+
+
 def _contrast(theme):
     return theme.contrast
 
@@ -90,9 +123,10 @@ class StepMarksLayer:
         self._flash_left = 0
         #: the banner's words, whole and short
         self._banner_words = ("", "")
-        #: a map whose line under it says a failure (a compare row's) folds
-        #: its banner into that line rather than cover the heap's bytes
-        self.banner_may_fold = False
+        #: a map whose line under it says a failure (a compare row's outcome,
+        #: a lone map's line with the banner's words) folds its banner into
+        #: that line rather than cover the heap's bytes
+        self.banner_may_fold = True
         #: the banner is folded away for the shown failure
         self.banner_folded = False
         self._heap_end = (0, 1)     # (break, row bytes) of the failed step
@@ -236,17 +270,7 @@ class StepMarksLayer:
                 self.banner.setVisible(not over)
 
     def _heap_rects(self, widget, vb) -> list[QRect]:
-        """The heap's bytes below the break on the map, in ``widget``'s pixels
-        (its whole rows and the part of the last one)."""
-        brk, rb = self._heap_end
-        rows, rest = divmod(brk, rb)
-        out = []
-        for a, b, c, d in ((0, 0, rb, rows), (0, rows, rest, rows + 1)):
-            if c > a and d > b:
-                r = QRectF(vb.mapViewToScene(QPointF(a, b)), vb.mapViewToScene(QPointF(c, d))).normalized()
-                out.append(widget.mapFromScene(r).boundingRect().intersected(
-                    widget.mapFromScene(vb.sceneBoundingRect()).boundingRect()))
-        return out
+        return heap_rects(widget, vb, *self._heap_end)
 
     def _flash_tick(self) -> None:
         self._flash_left -= 1

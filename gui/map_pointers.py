@@ -53,6 +53,10 @@ class PointerLayer:
         self.note.setStyleSheet(f"background: {palette.SEARCHED}; color: black; padding: 3px 8px;"
                                 "border: 1px solid black; border-radius: 3px; font-weight: bold;")
         self.note.hide()
+        #: the note's words when the step has a pointer at no block ("" when not)
+        self.note_words = ""
+        #: the note is folded into the line under the map: every corner covered data
+        self.note_folded = False
         #: half a symbol in pixels (labels keep off it)
         self.half = 9.0
 
@@ -91,9 +95,12 @@ class PointerLayer:
         self.labels.name_pointers(named)
         if at_sentinel:
             empty = not np.any(blocks.state == heap_cells.STATE_FREE)
-            self.note.setText(" · ".join(sentinel_words(p, empty) for p in at_sentinel))
-            self.note.show()
+            self.note_words = " · ".join(sentinel_words(p, empty) for p in at_sentinel)
+            self.note.setText(self.note_words)
+            self.note.setVisible(not self.note_folded)
         else:
+            self.note_words = ""
+            self.note_folded = False
             self.note.hide()
 
     def symbol_points(self) -> list[tuple[float, float]]:
@@ -123,21 +130,35 @@ class PointerLayer:
                 rects.append(widget.mapFromScene(label.sceneBoundingRect()).boundingRect())
         return rects
 
-    def place_note(self, area: QRect, widget, vb) -> None:
+    def place_note(self, area: QRect, widget, vb, data=()) -> bool:
         """The note in ``area`` (the map's cells in ``widget``'s pixels):
         bottom left, unless it would hide a pointer drawn there (dlmalloc's
         top, the wilderness: the end of the heap, the bottom row); then the
-        other corners; its words wrapped to the map's width."""
+        other corners; its words wrapped to the map's width.  A corner where
+        it would cover ``data`` (the heap's bytes, the labels on the map, in
+        ``widget``'s pixels) or a pointer is not taken: with no such corner
+        the note folds into the line under the map (:attr:`note_folded`;
+        issue 24: dlmalloc's "last_remainder: at no block" lay over the
+        heap's last rows).  Returns whether the fold changed."""
         note = self.note
+        was = self.note_folded
+        if not self.note_words:
+            self.note_folded = False
+            return was
+        note.show()
         fit_width(note, area.width() - 12)
         w, h = note.width(), note.height()
         r = area
         corners = [(r.left() + 6, r.bottom() - h - 6), (r.right() - w - 6, r.bottom() - h - 6),
                    (r.left() + 6, r.top() + 6), (r.right() - w - 6, r.top() + 6)]
-        symbols = self.rects(widget, vb) if not note.isHidden() else []
+        avoid = self.rects(widget, vb) + list(data)
         for x, y in corners:
-            if not any(QRect(x, y, w, h).intersects(q) for q in symbols):
+            if r.contains(QRect(x, y, w, h)) and not any(QRect(x, y, w, h).intersects(q) for q in avoid):
+                note.move(x, y)
+                self.note_folded = False
                 break
         else:
-            x, y = corners[0]
-        note.move(x, y)
+            note.move(*corners[0])
+            self.note_folded = True
+        note.setVisible(not self.note_folded)
+        return was != self.note_folded

@@ -67,6 +67,19 @@ class NodeItem(Glyph):
         w = self.width()
         return QRectF(-w / 2, -NODE_H / 2, w, NODE_H)
 
+    def badge_rect(self) -> QRectF:
+        """The visit number's disc on the box's top-left corner (with its
+        white ring), or the box's corner when the node was not visited."""
+        box = self.box()
+        if not self.visit:
+            return QRectF(box.topLeft(), box.topLeft())
+        r = self._badge_radius() + 1
+        return QRectF(box.left() - 4 - r, box.top() - 2 - r, 2 * r, 2 * r)
+
+    def _badge_radius(self) -> float:
+        text = ",".join(map(str, self.visit))
+        return 14 if len(text) < 3 else 7 + 4 * len(text)
+
     def squares(self) -> list[QRectF]:
         out = []
         y = NODE_H / 2 + 6
@@ -160,7 +173,7 @@ class NodeItem(Glyph):
             painter.drawText(QRectF(SQUARE_X - 10, y - 2, 20, 20), Qt.AlignHCenter | Qt.AlignTop, "\u22ee")
         if self.visit:
             text = ",".join(map(str, self.visit))
-            r = 14 if len(text) < 3 else 7 + 4 * len(text)
+            r = self._badge_radius()
             centre = QPointF(box.left() - 4, box.top() - 2)
             painter.setPen(pen("#FFFFFF", 2))
             painter.setBrush(QBrush(QColor(VISITED)))
@@ -201,7 +214,18 @@ class MarkerItem(Glyph):
 class LadderItem(Glyph):
     """One splay: the node's climb up its own column (in-order ranks do not
     change under rotation), each splay step written along the climb at the
-    depth where it happened, reading upwards."""
+    depth where it happened, reading upwards.
+
+    A step's tag whose place on the climb is outside the camera's frame
+    (presenter mode at 1280 x 720 frames the root and the node taken, the
+    climb below them) slides along the climb into the frame; where the part
+    of the climb in the frame is too short for it, the tags left are written
+    across, on one tag, beside the climb where it covers no node nor word
+    (:meth:`fit`).  What finds no place at all is named by :meth:`fit`, for
+    the line under the drawing."""
+
+    #: a tag written across: its height, and its padding each side of the words
+    ACROSS_H, ACROSS_PAD = 24.0, 6.0
 
     def __init__(self, key, steps: list[tuple[str, float, float, str]], to_ghost: float | None) -> None:
         super().__init__(key)
@@ -210,10 +234,16 @@ class LadderItem(Glyph):
         self.setZValue(20)
         top = min([s[2] for s in steps] + ([to_ghost + NODE_H / 2] if to_ghost is not None else []))
         bottom = max(s[1] for s in steps)
-        self.set_rect(QRectF(LADDER_X - 14, top - 4, 28, bottom - top + 18))
+        self._climb_rect = QRectF(LADDER_X - 14, top - 4, 28, bottom - top + 18)
+        #: tags slid along the climb (step index -> rectangle), the steps
+        #: written across instead and that tag's rectangle
+        self.moved: dict[int, QRectF] = {}
+        self.across: list[int] = []
+        self.across_rect: QRectF | None = None
+        self.set_rect(self._climb_rect)
 
-    def labels(self) -> list[tuple[str, QRectF]]:
-        """Each step's label, as the rectangle it covers (upright coordinates)."""
+    def natural_labels(self) -> list[tuple[str, QRectF]]:
+        """Each step's tag on the climb, where it happened."""
         out = []
         for kind, y0, y1, *_ in self.steps:
             tip = y1 + NODE_H / 2 + 16
@@ -221,6 +251,77 @@ class LadderItem(Glyph):
             mid = (y0 + tip) / 2
             out.append((kind, QRectF(LADDER_X - 11, mid - length / 2, 22, length)))
         return out
+
+    def labels(self) -> list[tuple[str, QRectF]]:
+        """Each step's tag drawn along the climb, as the rectangle it covers
+        (upright coordinates); the steps written across are not among them."""
+        return [(kind, self.moved.get(i, r)) for i, (kind, r) in enumerate(self.natural_labels())
+                if i not in self.across]
+
+    def across_text(self) -> str:
+        return ", ".join(self.steps[i][0] for i in self.across)
+
+    @staticmethod
+    def tag_length(kind: str) -> float:
+        """The length along the climb a tag needs for its words at the smallest legible size."""
+        return QFontMetricsF(font(MIN_DESIGN_PX, True)).horizontalAdvance(kind) + 10
+
+    def fit(self, frame: QRectF, obstacles: list[QRectF]) -> list[str]:
+        """Keep every tag inside ``frame`` (item coordinates): a tag out of it
+        slides along its step's part of the climb to where that part is in
+        the frame; the tags for which that part is too short are written
+        across, on one tag, at the first place beside the climb inside the
+        frame that meets none of ``obstacles`` (the nodes, the words drawn).
+        Returns the steps' names no place was found for."""
+        self.moved, self.across, self.across_rect = {}, [], None
+        for i, (kind, r) in enumerate(self.natural_labels()):
+            if frame.contains(r):
+                continue
+            _, y0, y1, *_ = self.steps[i]
+            lo = max(y1 + NODE_H / 2 + 22, frame.top() + 1)     # below the arrow's head
+            hi = min(y0 - 6, frame.bottom() - 1)
+            need = self.tag_length(kind)
+            if hi - lo >= need and frame.left() <= r.left() and r.right() <= frame.right():
+                length = min(r.height(), hi - lo)
+                mid = min(max((r.top() + r.bottom()) / 2, lo + length / 2), hi - length / 2)
+                self.moved[i] = QRectF(r.left(), mid - length / 2, r.width(), length)
+            else:
+                self.across.append(i)
+        lost: list[str] = []
+        if self.across:
+            text = self.across_text()
+            w = QFontMetricsF(font(MIN_DESIGN_PX, True)).horizontalAdvance(text) + 2 * self.ACROSS_PAD
+            h = self.ACROSS_H
+            spot = self._spot_across(frame, obstacles + [r for _, r in self.labels()], w, h)
+            if spot is None:
+                lost = [self.steps[i][0] for i in self.across]
+            else:
+                self.across_rect = spot
+        rect = QRectF(self._climb_rect)
+        for _, r in self.labels():
+            rect = rect.united(r)
+        if self.across_rect is not None:
+            rect = rect.united(self.across_rect)
+        self.set_rect(rect)
+        return lost
+
+    def _spot_across(self, frame: QRectF, obstacles: list[QRectF], w: float, h: float) -> QRectF | None:
+        """The first place for a ``w`` x ``h`` tag inside ``frame`` meeting
+        none of ``obstacles``: right of the climb, then left of it, at the
+        rows the node reached (the last first), between them, then at the
+        frame's bottom and top."""
+        rows = [s[2] for s in reversed(self.steps)] + [s[1] for s in reversed(self.steps)]
+        ys = [y - h / 2 for y in rows] + [y + NODE_H / 2 + 8 for y in rows]
+        ys += [frame.bottom() - h - 2, frame.top() + 2]
+        xs = [NODE_W / 2 + 6, LADDER_X + 16, -NODE_W / 2 - 6 - w, LADDER_X - 16 - w]
+        for y in ys:
+            for x in xs:
+                r = QRectF(min(max(x, frame.left() + 1), frame.right() - w - 1),
+                           min(max(y, frame.top() + 1), frame.bottom() - h - 1), w, h)
+                if frame.contains(r) and not any(r.intersects(q) for q in obstacles) \
+                        and not r.intersects(QRectF(LADDER_X - 10, r.top(), 20, h)):
+                    return r
+        return None
 
     def describe_at(self, local: QPointF) -> str:
         for kind, y0, y1, words, *_ in self.steps:
@@ -261,6 +362,13 @@ class LadderItem(Glyph):
             painter.setFont(fitted_font(kind, upright.width() - 4, 16, True))
             painter.drawText(upright, Qt.AlignCenter, kind)
             painter.restore()
+        if self.across_rect is not None:
+            painter.setPen(pen(VISITED, 1.5))
+            painter.setBrush(QBrush(QColor("#FFFFFF")))
+            painter.drawRoundedRect(self.across_rect, 5, 5)
+            painter.setPen(pen(INK))
+            painter.setFont(font(MIN_DESIGN_PX, True))
+            painter.drawText(self.across_rect, Qt.AlignCenter, self.across_text())
 
 
 class EdgeItem(QGraphicsPathItem):

@@ -348,7 +348,9 @@ class TreeView(SceneStructureView):
         x = -45.0 - half
         if root in lay.pos:
             room, _ = self.legible_room()
-            near = lay.pos[root][0] + NODE_W / 2 + half + 24 - room
+            # (and its visit number's disc, left of its box, whole)
+            disc = self.nodes.wild.box().left() - self.nodes.wild.badge_rect().left()
+            near = lay.pos[root][0] + NODE_W / 2 + half + 24 + disc - room
             clear = all(abs(gx - near) >= half + NODE_W / 2 + 8 for _, _, gx, _ in lay.ghosts)
             if near > x and clear:
                 x = near
@@ -393,7 +395,10 @@ class TreeView(SceneStructureView):
                 path.append(self._nodes[a])
         for it in step_items + path:
             # room for the visit number on its top edge (under the strip at 1080)
-            rect = rect.united(self.view_rect_of(it, it.box().adjusted(0, -BADGE_ROOM, 0, 0)))
+            # and its disc on the box's top-left corner whole (the wilderness's
+            # "2,3" was cut at the left edge: docs/steps/splay-best-fit.gif)
+            rect = rect.united(self.view_rect_of(it, it.box().adjusted(0, -BADGE_ROOM, 0, 0)
+                                                 .united(it.badge_rect())))
         for note in self._notes:
             if isinstance(note, LadderItem):
                 rect = rect.united(self.view_rect_of(note, note.boundingRect()))
@@ -423,8 +428,13 @@ class TreeView(SceneStructureView):
 
     def framed(self) -> None:
         """A step too deep to frame from the root at a legible zoom: the line
-        under the drawing says where the root is, first."""
+        under the drawing says where the root is, first.  The splay's tags
+        are kept inside the frame (:meth:`_fit_splay_tags`)."""
         said = self._said
+        lost = self._fit_splay_tags()
+        if lost:
+            said = " ".join([f"Splay step{'s' if len(lost) > 1 else ''} {', '.join(lost)} "
+                             "off the frame: Fit all shows the whole climb.", said]).strip()
         root = self._nodes.get(self._structure.get("root")) if self._structure else None
         if self.following and root is not None and root.isVisible() \
                 and not self.box.viewRect().contains(self.view_rect_of(root, root.box())):
@@ -435,6 +445,37 @@ class TreeView(SceneStructureView):
                                           "Fit all shows the whole path.", said]))
         if said != self.summary:
             self.set_summary(said)
+
+    def _fit_splay_tags(self) -> list[str]:
+        """Every splay step's tag inside the frame, below the buttons' strip
+        (issue 24: in presenter mode at 1280 x 720 the camera frames the
+        root and the node taken, and the zig / zig-zig tags on the climb
+        below them were cut at the bottom edge): each ladder slides or
+        writes its tags across (:meth:`LadderItem.fit`), clear of the nodes
+        and the words drawn.  Returns the steps no place was found for."""
+        ladders = [n for n in self._notes if isinstance(n, LadderItem)]
+        if not ladders:
+            return []
+        visible = self.box.viewRect()
+        cut = self.strip_height() * visible.height() / max(self.box.height(), 1.0)
+        frame = visible.adjusted(4, cut + 4, -4, -4)
+        group = self.box.childGroup
+        obstacles = []
+        for item in self._items().values():
+            if item.isVisible():
+                obstacles.append(self.view_rect_of(item, item.box().adjusted(-16, -16, 2, 2)))
+                obstacles += [self.view_rect_of(item, q) for q in item.squares()]
+        for note in self._notes:
+            if isinstance(note, QGraphicsSimpleTextItem) and note.isVisible():
+                obstacles.append(self.view_rect_of(note))
+        lost = []
+        for ladder in ladders:
+            local = [ladder.mapRectFromItem(group, q) for q in obstacles]
+            lost += ladder.fit(ladder.mapRectFromItem(group, frame), local)
+            if ladder.across_rect is not None:
+                obstacles.append(self.view_rect_of(ladder, ladder.across_rect))
+            obstacles += [self.view_rect_of(ladder, r) for _, r in ladder.labels()]
+        return lost
 
     def _root_and(self, key_item, rect: QRectF, items: list) -> QRectF:
         """What the camera frames when the whole of the step (``rect``) does
@@ -451,7 +492,7 @@ class TreeView(SceneStructureView):
         if fits(rect) or root is None or not root.isVisible():
             return rect
         def whole(item) -> QRectF:       # its box and its visit number, up and left of it
-            return self.view_rect_of(item, item.box().adjusted(-14, -14, 0, 0))
+            return self.view_rect_of(item, item.box().adjusted(-14, -14, 0, 0).united(item.badge_rect()))
 
         core = whole(root).united(whole(key_item))
         if not fits(core):

@@ -276,12 +276,24 @@ def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small
     # the quick suite: the first five failing steps, every 21st step in compare mode
     failed = [i + 1 for i in range(s.n) if s.failed[i]][:pick(5, 10)]
     assert failed
+    folded = 0
     for t in failed:
         window.seek(t)
         QApplication.processEvents()
         qtbot.wait(5)
-        assert window.heap_map.banner.isVisible(), t
-        banner_clear(window.heap_map, t)
+        hm = window.heap_map
+        if hm.banner.isVisible():
+            banner_clear(hm, t)
+            # nor any of the heap's bytes (issue 24: the banner covered the
+            # top rows of a tall map)
+            over = [r for r in heap_bytes(hm) if QRect(hm.banner.pos(), hm.banner.size()).intersects(r)]
+            assert not over, (t, over)
+        else:
+            # folded into the line under the map, which says it in the banner's words
+            assert f"malloc({window.timeline.trace.sizes[t - 1]}) failed" in hm.info.text(), (t, hm.info.text())
+            assert "cannot grow by" in hm.info.text()
+            folded += 1
+    assert folded           # the 48 KiB heap fills its map: every place covers its bytes
     compare(qtbot, window, ["next-fit", "buddy", "bsd-buckets"])
     checked = 0
     # every 7th step in the deep suite, every 21st in the quick one (issue
@@ -324,3 +336,38 @@ def test_in_presenter_mode_the_request_id_stays_inside_its_map(qtbot, loaded):
                 assert view.contains(r), (row.name.text(), t, r, view)
                 seen += 1
     assert seen > 100 * len(steps) / 50      # the deep suite's 100 of 150 labels, in share
+
+
+def test_a_note_on_a_pointer_at_no_block_covers_no_data(qtbot, window):
+    """Issue 24: dlmalloc's "last_remainder: at no block" floated in the
+    map's bottom-right corner over the heap's last rows.  At steps of the
+    default trace where last_remainder is at no block, at 1280 x 720, in
+    presenter mode and at 1920 x 1080, read back: the note is either shown
+    covering none of the heap's bytes below the break, no label and no
+    pointer's symbol, or hidden with its words in the line under the map."""
+    from PySide6.QtCore import QRect
+    from heapscope import traces
+    from .conftest import wait_loaded
+    window.set_strategy("dlmalloc")
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(traces.default_trace_path())), timeout=60000)
+    seen = 0
+    for width, height, presenter in ((1280, 720, False), (1280, 720, True), (1920, 1080, False)):
+        at_size(qtbot, window, width, height, presenter=presenter)
+        for t in (120, 500, 510):
+            window.seek(t)
+            QApplication.processEvents()
+            qtbot.wait(5)
+            hm = window.heap_map
+            note = hm.pointers.note
+            if not hm.pointers.note_words:
+                continue
+            assert "last_remainder: at no block" in hm.pointers.note_words, t
+            seen += 1
+            if note.isVisible():
+                r = QRect(note.pos(), note.size())
+                assert not any(r.intersects(q) for q in heap_bytes(hm)), (width, presenter, t)
+                shown = [hm.plot_widget.mapFromScene(rect).boundingRect() for _, rect in map_labels(hm)]
+                assert not any(r.intersects(q) for q in shown), (width, presenter, t)
+            else:
+                assert "last_remainder: at no block" in hm.info.text(), (width, presenter, t, hm.info.text())
+    assert seen >= 3

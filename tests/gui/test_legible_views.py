@@ -440,3 +440,133 @@ def test_the_buddy_view_says_when_its_split_tree_is_cut_at_the_right(qtbot, load
             cut_seen += cut
             whole_seen += not cut
     assert cut_seen        # the picture's case is among them
+
+
+#: steps of the default trace whose splays climb two or three levels
+SPLAY_STEPS = (187, 211, 275, 282)
+
+
+def splay_tags(view) -> list[tuple[str, QRectF, float]]:
+    """(splay step, rectangle in view coordinates, font height in design
+    pixels) of every tag the tree view draws: those along a climb (vertical,
+    their words painted along the rectangle's height) and those written
+    across ("zig-zag, zig")."""
+    from heapscope.gui.structure_views.scene_view import MIN_DESIGN_PX
+    from heapscope.gui.structure_views.tree_items import LadderItem
+    out = []
+    for note in view._notes:
+        if not isinstance(note, LadderItem) or not note.isVisible():
+            continue
+        for kind, r in note.labels():
+            out.append((kind, view.view_rect_of(note, r), MIN_DESIGN_PX))
+        if note.across_rect is not None:
+            for kind in note.across_text().split(", "):
+                out.append((kind, view.view_rect_of(note, note.across_rect), MIN_DESIGN_PX))
+    return out
+
+
+def test_the_splay_tags_are_inside_the_frame_and_legible(qtbot, loaded):
+    """Issue 24: in presenter mode at 1280 x 720 the tree view frames the
+    root and the node taken, and the zig / zig-zig tags drawn on the climb
+    below them were cut at the frame's bottom edge, or wholly below it.  At
+    steps whose splays climb two or three levels, on every screen, read
+    back: every splay step of the step's events (Rotation, read from the
+    events here) has its tag drawn, inside the visible rectangle below the
+    buttons' strip, at least the stated minimum high on screen, and over no
+    node's box (or else the line under the drawing names it)."""
+    from heapscope.gui.structure_views.tree_items import NodeItem
+    w = loaded
+    wait_loaded(qtbot, w, lambda: w.set_strategy("splay-best-fit"))
+    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+    from heapscope.allocators import events as ev
+    for width, height, presenter in SCREENS:
+        at_size(qtbot, w, width, height, presenter=presenter)
+        for t in SPLAY_STEPS:
+            w.seek(t)
+            QApplication.processEvents()
+            qtbot.wait(20)
+            view = w.structure_panel.view
+            assert view.following
+            kinds = sorted(getattr(e, "event", e).kind for e in w.model.step().record.events
+                           if isinstance(getattr(e, "event", e), ev.Rotation))
+            assert len(kinds) >= 2, t
+            frame = below_strip(view)
+            tags = splay_tags(view)
+            drawn = sorted(k for k, _, _ in tags)
+            missing = list(kinds)
+            for k in drawn:
+                missing.remove(k)
+            for k in missing:
+                assert k in view.summary and "off the frame" in view.summary, (width, presenter, t, k)
+            assert drawn, (width, presenter, t)
+            boxes = [view.view_rect_of(i, i.box()) for i in view.graphics.scene().items()
+                     if isinstance(i, NodeItem) and i.isVisible()]
+            for kind, r, px in tags:
+                assert frame.contains(r), ((width, presenter), t, kind, r, frame)
+                assert px / view.box.viewPixelSize()[1] >= w.presentation.min_text_px - 0.01, (t, kind)
+                if r.width() > r.height():          # written across: beside the climb, off the nodes
+                    assert not any(r.intersects(b) for b in boxes), ((width, presenter), t, kind, r)
+
+
+class EllipsesPainted:
+    """What an item's ``paint`` draws as ellipses (centre, rx, ry), and the
+    width of the pen each is drawn with, recorded from a real painter."""
+
+    def __init__(self, item) -> None:
+        from PySide6.QtGui import QImage, QPainter
+        from PySide6.QtWidgets import QStyleOptionGraphicsItem
+        self.discs = []
+        outer = self
+
+        class Recording(QPainter):
+            def drawEllipse(self, *args):            # noqa: N802 (Qt's name)
+                centre, rx, ry = args if len(args) == 3 else (args[0].center(), args[0].width() / 2,
+                                                               args[0].height() / 2)
+                outer.discs.append((QPointF(centre), rx, ry, self.pen().widthF()))
+                return super().drawEllipse(*args)
+
+        image = QImage(8, 8, QImage.Format_ARGB32)
+        painter = Recording(image)
+        try:
+            item.paint(painter, QStyleOptionGraphicsItem(), None)
+        finally:
+            painter.end()
+
+
+def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
+    """Issue 24 (docs/steps/splay-best-fit.gif, step 500: the wilderness's
+    "2,3" disc cut at the left edge; the camera framed the boxes, not the
+    discs on their top-left corners).  At steps of the default trace, on
+    every screen, read back from what each visited node paints: a visited
+    node whose box is in the frame has its number's disc (with its ring)
+    whole in the frame too; at 1280 x 720 and 1920 x 1080 every visited
+    node of step 500 is in it."""
+    from heapscope.gui.structure_views.tree_items import NodeItem
+    w = loaded
+    wait_loaded(qtbot, w, lambda: w.set_strategy("splay-best-fit"))
+    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+    checked = 0
+    for width, height, presenter in SCREENS:
+        at_size(qtbot, w, width, height, presenter=presenter)
+        for t in (500, 187, 282):
+            w.seek(t)
+            QApplication.processEvents()
+            qtbot.wait(20)
+            view = w.structure_panel.view
+            visible = view.box.viewRect()
+            for item in view.graphics.scene().items():
+                if not (isinstance(item, NodeItem) and item.isVisible() and item.visit):
+                    continue
+                box = view.view_rect_of(item, item.box())
+                if not visible.contains(box):
+                    assert presenter or t != 500, (width, t, item.addr)
+                    continue
+                discs = EllipsesPainted(item).discs
+                assert discs, (t, item.addr)
+                for centre, rx, ry, pen_w in discs:
+                    r = QRectF(centre.x() - rx - pen_w / 2, centre.y() - ry - pen_w / 2, 2 * rx + pen_w,
+                               2 * ry + pen_w)
+                    rect = view.view_rect_of(item, r)
+                    assert visible.contains(rect), ((width, presenter), t, item.addr, rect, visible)
+                    checked += 1
+    assert checked >= 9

@@ -225,6 +225,26 @@ def test_a_one_step_gif_plays_its_events_and_ends_on_the_still_picture(qtbot, tr
     assert not len(differ), (name, differ.min(axis=0), differ.max(axis=0))
 
 
+@pytest.mark.parametrize("name", ["splay-best-fit"])
+def test_a_docs_step_gif_ends_on_the_still_picture_of_its_step(qtbot, tmp_path, name):
+    """Issue 24: docs/steps/splay-best-fit.gif ended on a frame other than
+    the still picture of its step, the wilderness's visit number cut at the
+    left edge.  The GIF in docs/steps (made by docs/steps/make_step_gifs.py)
+    ends on the PNG ``render`` draws of the step docs/steps/steps.txt names,
+    at the same size, pixel for pixel (quantized as the GIF's frames are)."""
+    from heapscope.gif import _quantized
+    docs = Path(__file__).resolve().parents[2] / "docs" / "steps"
+    step = dict(line.split("\t") for line in (docs / "steps.txt").read_text().splitlines())[name]
+    png = tmp_path / "still.png"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["render", str(traces.default_trace_path()), "-s", name, "--step", step,
+                     "--size", "1280x720", "-o", str(png)]) == 0
+    still = _quantized(np.asarray(Image.open(png).convert("RGB"))).convert("RGB")
+    last = _last_frame(docs / f"{name}.gif")
+    differ = np.argwhere(np.any(last != np.asarray(still), axis=2))
+    assert not len(differ), (name, differ.min(axis=0), differ.max(axis=0))
+
+
 def test_a_readable_trace_renders_as_the_rep_it_converts_to(qtbot, tmp_path, capsys):
     # issue 21: render reads the readable form by its content; same trace, same picture
     (tmp_path / "a").mkdir()
