@@ -249,7 +249,13 @@ def test_a_pointer_note_wider_than_the_map_wraps_inside_it(qtbot, trace):
         if any(p["addr"] is None for p in model.step().structure["pointers"]):
             break
     note = hm.pointer_note
-    assert note.isVisible() and "&base" in note.text()
+    assert "&base" in hm.pointers.note_words
+    if not note.isVisible():
+        # issue 24: no place on the small map left the heap's bytes clear,
+        # so its words went into the line under the map
+        assert hm.pointers.note_folded and "&base" in hm.info.text()
+        return
+    assert "&base" in note.text()
     inside = hm.plot_widget.rect()
     assert inside.contains(note.geometry()), (note.geometry(), inside)
     # its words wrapped, none cut: the label is as tall as its wrapped text
@@ -389,13 +395,15 @@ def test_a_note_on_a_pointer_at_no_block_is_true_and_hides_no_pointer(qtbot, tra
         pointers = model.step().structure["pointers"]
         at_none = [p for p in pointers if p["addr"] is None and p["role"] != "marker"]
         note = hm.pointer_note
-        assert note.isVisible() == bool(at_none), f"step {t}"
+        shown = note.isVisible() or (hm.pointers.note_folded and hm.pointers.note_words in hm.info.text())
+        assert shown == bool(at_none), f"step {t}"
         if not at_none:
             continue
         seen += 1
         has_free = bool(np.any(hm.blocks.state == heap_cells.STATE_FREE))
-        assert ("the free list is empty" in note.text()) == (not has_free), f"step {t}: {note.text()}"
-        for rect in hm._pointer_rects():
+        words = hm.pointers.note_words
+        assert ("the free list is empty" in words) == (not has_free), f"step {t}: {words}"
+        for rect in hm._pointer_rects() if note.isVisible() else ():
             assert not note.geometry().intersects(rect), f"step {t}: the note hides a pointer"
     assert seen >= 10
 
