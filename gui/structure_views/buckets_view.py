@@ -63,6 +63,8 @@ HEAD_ARROW = 26
 CARD_H = 34
 MARKED_H = 50
 PITCH_GAP = 10
+#: room kept under the block the step took or pushed when the view scrolls down to it
+MARK_MARGIN = 4
 
 _BUCKET = re.compile(r"nextf\[(\d+)\]")
 _FREE = re.compile(r"([\d\u202f]+) free")
@@ -151,6 +153,8 @@ class BucketsView(CardView):
         self._say(self.title, "4.3BSD buckets (Kingsley): one LIFO list nextf[k] per power-of-two size; "
                            "never split nor joined")
         self.step: BucketStep | None = None
+        self._words = ""              # the line under the drawing, before the summary
+        self._folded_summary = ""     # the summary of the folds, before what the scroll leaves out
 
     # -------------------------------------------------------------- draw
     def _draw(self, s: dict, scroll: bool) -> None:
@@ -172,16 +176,18 @@ class BucketsView(CardView):
         wanted: set = set()
         touched_at = None
         folded_total = folded_lists = 0
+        marked = None       # the touched column's header and the block the step took or pushed
         for c, k in enumerate(shown):
             x = LEFT + c * (COL_W + COL_GAP)
-            folded, col_wanted, col_rect = self._draw_column(x, k, buckets[k], block_sizes.get(k, 0), step,
-                                                             sel if where.get(sel) == k else None)
+            folded, col_wanted, col_marked = self._draw_column(x, k, buckets[k], block_sizes.get(k, 0), step,
+                                                               sel if where.get(sel) == k else None)
             wanted |= col_wanted
             if folded:
                 folded_total += folded
                 folded_lists += 1
             if k in touched and touched_at is None:
                 touched_at = c
+                marked = (k, col_marked)
         if s.get("outside"):
             x = LEFT + len(shown) * (COL_W + COL_GAP)
             sizes = int_keys(s["sizes"])
@@ -209,13 +215,24 @@ class BucketsView(CardView):
             self.summary = (f"Summarised: each list shows its first {SHOWN_PER_BUCKET} blocks from the head; "
                             f"{count_text(folded_total)} more in {count_text(folded_lists)} "
                             f"list{'s' if folded_lists != 1 else ''} are folded.")
-        self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
+        self._words = " · ".join(words)
+        self._folded_summary = self.summary
+        self._say(self.info, self._words + ("\n" + self.summary if self.summary else ""))
         if scroll or self._event_index is not None:
-            self._scroll_to_column(touched_at, len(shown) + len(s.get("outside") or ()))
+            columns = len(shown) + len(s.get("outside") or ())
+            self.canvas.keep_scrolled(lambda: self._scroll_to_column(touched_at, columns, marked))
 
-    def _scroll_to_column(self, column: int | None, columns: int) -> None:
+    def _scroll_to_column(self, column: int | None, columns: int, marked=None) -> None:
         """Show the touched column with as many neighbours as fit, whole
-        columns only (none cut in half at the left edge), headers in view."""
+        columns only (none cut in half at the left edge), headers in view;
+        and, when the column is taller than the view, the block the step
+        took or pushed (``marked``: the bucket and that block's top and
+        bottom), whole, its header as far in view as it goes (the line under
+        the drawing then says the header is cut).  Everything here comes
+        from the state's layout and the viewport's size now, never from the
+        scroll before (the canvas runs it again on every resize): one
+        picture per state, the still of a step and the last frame of its
+        animation alike."""
         pitch = COL_W + COL_GAP
         zoom = max(self.canvas.zoom, 1e-6)
         width = self.canvas.viewport().width() / zoom
@@ -223,22 +240,36 @@ class BucketsView(CardView):
         fits = max(1, int((width - LEFT) // pitch))
         first = 0 if column is None else max(0, min(column - (fits - 1) // 2, columns - fits))
         left = LEFT + first * pitch - COL_GAP / 2
-        rect = self.canvas.scene().sceneRect()
+        rect = QRectF(self.canvas.root.boundingRect())      # the drawing, as canvas.finish() fitted it
         if left + width > rect.right():
             # the last columns: leave blank room on the right rather than cut a column on the left
-            self.canvas.scene().setSceneRect(rect.adjusted(0, 0, left + width - rect.right(), 0))
-        self.canvas.centerOn(left + width / 2, rect.top() + height / 2)
+            rect.setRight(left + width)
+        self.canvas.scene().setSceneRect(rect)
+        top = rect.top()
+        cut = None
+        if marked is not None and marked[1] is not None:
+            k, (block_top, block_bottom) = marked
+            if block_bottom + MARK_MARGIN > top + height:
+                top = min(block_bottom + MARK_MARGIN - height, block_top - MARK_MARGIN)
+                if top > TOP:
+                    cut = k
+        self.canvas.centerOn(left + width / 2, top + height / 2)
+        self.summary = self._folded_summary
+        if cut is not None:
+            self.summary = f"{self.summary} The header of nextf[{cut}] is above the frame.".strip()
+        self._say(self.info, self._words + ("\n" + self.summary if self.summary else ""))
 
     def _draw_column(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep,
                      selected: int | None):
-        """One bucket's column; returns (blocks folded, card keys drawn, the column's rect)."""
+        """One bucket's column; returns (blocks folded, card keys drawn, the top and bottom of
+        the first block the step took, pushed or carved in it, or None)."""
         y = self._draw_header(x, k, addrs, block_size, step)
         # the head pointer nextf[k]
         self._add(Arrow([QPointF(x + 28, y + 2), QPointF(x + 28, y + HEAD_ARROW - 2)], "#000000", 2.2, head=8))
         y += HEAD_ARROW
         rows, folded = list_rows(addrs, step.taken.get(k), selected)
         wanted = {("bucket", k)}
-        top = y
+        marked = None
         for r, (kind, a) in enumerate(rows):
             if r:
                 self._add(Arrow([QPointF(x + 28, y - PITCH_GAP + 1), QPointF(x + 28, y - 1)], "#444444",
@@ -252,9 +283,12 @@ class BucketsView(CardView):
                 item.setPos(x + 8, y)
                 y += CARD_H
             else:
-                y = self._draw_block(x, y, k, a, block_size, kind == "ghost", step) + PITCH_GAP
+                bottom = self._draw_block(x, y, k, a, block_size, kind == "ghost", step)
+                if marked is None and (kind == "ghost" or step.pushed.get(k) == a or step.carved(k, a)):
+                    marked = (y, bottom)
+                y = bottom + PITCH_GAP
                 wanted.add(a)
-        return folded, wanted, QRectF(x - 6, TOP - 6, COL_W + 12, max(y, top) - TOP + 12)
+        return folded, wanted, marked
 
     def _draw_header(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep) -> float:
         """The column's header (nextf[k], its block size, its free count;

@@ -483,8 +483,8 @@ class StructureCanvas(QGraphicsView):
         self._press = None
         self._hovered = -1
         self.zoom = 1.0
-        #: what :meth:`reveal` showed last, shown again when the viewport
-        #: changes size, until the user scrolls
+        #: the scroll :meth:`reveal` or :meth:`keep_scrolled` made last, made
+        #: again when the viewport changes size, until the user scrolls
         self._revealed = None
         for bar in (self.horizontalScrollBar(), self.verticalScrollBar()):
             bar.actionTriggered.connect(self._user_scrolled)
@@ -500,12 +500,22 @@ class StructureCanvas(QGraphicsView):
         drawn and the view's size only, not on where the last step left it
         (one picture per state: a step reached by a seek and the same step
         played to its end look the same)."""
-        self._revealed = (rect, xmargin, ymargin)
-        if callable(rect):
-            rect = rect()
-        self.horizontalScrollBar().setValue(self.horizontalScrollBar().minimum())
-        self.verticalScrollBar().setValue(self.verticalScrollBar().minimum())
-        self.ensureVisible(rect, xmargin, ymargin)
+        def scroll() -> None:
+            shown = rect() if callable(rect) else rect
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().minimum())
+            self.verticalScrollBar().setValue(self.verticalScrollBar().minimum())
+            self.ensureVisible(shown, xmargin, ymargin)
+        self.keep_scrolled(scroll)
+
+    def keep_scrolled(self, scroll) -> None:
+        """Run ``scroll()`` (a function of no arguments that scrolls the view
+        for the viewport's size now) at once and again whenever the viewport
+        changes size, until the user scrolls: the view's scroll is then a
+        function of the state drawn and the view's size, never of the scroll
+        an earlier step or an earlier size left (a height the layout settles
+        on after the drawing is scrolled for the state, not the old one)."""
+        self._revealed = scroll
+        scroll()
 
     def _user_scrolled(self, *_) -> None:
         self._revealed = None        # a resize keeps the user's scroll
@@ -530,7 +540,7 @@ class StructureCanvas(QGraphicsView):
         if event.oldSize().width() != event.size().width():
             self.width_changed.emit()
         if self._revealed is not None:
-            self.reveal(*self._revealed)
+            self._revealed()
 
     def wheelEvent(self, event) -> None:
         self._revealed = None

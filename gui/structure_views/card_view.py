@@ -224,6 +224,7 @@ class CardView(StructureView):
         self.summary = ""
         self._say(self.info, "nothing loaded")
         self.canvas.finish()
+        self.canvas.keep_scrolled(lambda: None)      # nothing drawn: no step's scroll to make again
 
     def _clear_transient(self) -> None:
         scene = self.canvas.scene()
