@@ -247,7 +247,7 @@ def map_texts(m) -> list[tuple[str, float]]:
 
 def known_presenter_cut(view, rects, inside, pres) -> bool:
     """Left alone, and reported (issue 24): in presenter mode at 1280 x 720
-    the buckets' column is cut at the bottom (below); the ring and arena views' canvas is about 360 x 160 design pixels.  A
+    the ring and arena views' canvas is about 360 x 160 design pixels.  A
     note beside a card (wrapped to at least NOTE_MIN_W) runs past the right
     edge, its card in the frame; and a search longer than the canvas is
     tall leaves its first examined blocks above the frame (first fit at
@@ -255,15 +255,7 @@ def known_presenter_cut(view, rects, inside, pres) -> bool:
     so.  Exactly those cases: presenter mode, a card column view, and the
     item either starting inside the frame and running past its right edge
     or lying wholly above or below it."""
-    from heapscope.gui.structure_views.buckets_view import BucketsView
     from heapscope.gui.structure_views.card_column import CardColumnView
-    if pres.presenter and isinstance(view, BucketsView):
-        # and the buckets' column taller than the frame: the step's block
-        # below its bottom edge, the header in view (a scroll to the block
-        # made the animation's last frame differ from the still picture:
-        # gui/test_render.py's one-step GIF, so it waits for a fix that keeps
-        # one picture per state)
-        return all(r.top() >= inside.bottom() - r.height() for r in rects)
     if not (pres.presenter and isinstance(view, CardColumnView)):
         return False
     return all(inside.left() <= r.left() < inside.right() < r.right()
