@@ -256,7 +256,8 @@ class BucketsView(CardView):
         self.canvas.centerOn(left + width / 2, top + height / 2)
         self.summary = self._folded_summary
         if cut is not None:
-            self.summary = f"{self.summary} The header of nextf[{cut}] is above the frame.".strip()
+            where = "above the frame" if top >= TOP + HEADER_H else "cut at the top edge"
+            self.summary = f"{self.summary} The header of nextf[{cut}] is {where}.".strip()
         self._say(self.info, self._words + ("\n" + self.summary if self.summary else ""))
 
     def _draw_column(self, x: float, k: int, addrs: list[int], block_size: int, step: BucketStep,

@@ -218,3 +218,41 @@ def test_a_json_round_trip_of_the_structure_draws_the_same(qtbot, small_trace):
     before = view.drawn()
     view.show_step(json.loads(json.dumps(structure)), explained)
     assert view.drawn() == before
+
+
+def test_a_short_view_scrolls_to_the_steps_block_and_says_how_the_header_is_cut(qtbot, small_trace):
+    """A column taller than the view (issue 24, presenter mode at 720): the
+    block the step took or pushed is whole in the frame, and the line under
+    the drawing says the header is "above the frame" only when none of it
+    shows, "cut at the top edge" when part of it does, nothing when it is
+    whole (three heights of view: its canvas about 70, 140 and 260 px tall)."""
+    tl = Timeline(small_trace, "bsd-buckets").build()
+    seen = {"whole": 0, "cut": 0, "above": 0}
+    for height in (260, 330, 450):
+        view = make_view(qtbot, width=330, height=height)
+        qtbot.waitExposed(view)
+        for t in range(60, tl.n + 1, 3):
+            tl.seek(t)
+            view.show_step(tl.strategy.structure(), explain_step(tl.strategy, tl.last_record))
+            visible = view.canvas.mapToScene(view.canvas.viewport().rect()).boundingRect()
+            cards = [c for c in view.canvas.root.childItems() if isinstance(c, Card)]
+            marks = [c for c in cards if c.role in ("taken", "pushed")]
+            if not marks:
+                continue
+            mark = marks[0].mapToScene(marks[0].rect()).boundingRect()
+            assert visible.contains(mark), (height, t, marks[0].lines)
+            [header] = [c for c in cards if c.role in ("header", "refill")
+                        and c.scenePos().x() <= mark.left() < c.scenePos().x() + c.w]
+            r = header.mapToScene(header.rect()).boundingRect()
+            name = header.lines[0]
+            if r.bottom() <= visible.top():
+                assert f"The header of {name} is above the frame." in view.summary, (height, t, view.summary)
+                seen["above"] += 1
+            elif r.top() < visible.top() - 0.5:
+                assert f"The header of {name} is cut at the top edge." in view.summary, (height, t, view.summary)
+                seen["cut"] += 1
+            else:
+                assert "The header of" not in view.summary, (height, t, view.summary)
+                seen["whole"] += 1
+        view.close()
+    assert all(seen.values()), seen
