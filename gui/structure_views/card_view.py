@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout
 
 from .base import StructureView
 from .canvas import Card, Legend, Pointer, StructureCanvas
+from .scene_view import LinesLabel
 from .transition import Morph, cross_fade
 
 
@@ -62,7 +63,11 @@ class CardView(StructureView):
         self.canvas = StructureCanvas()
         self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.canvas.setMinimumSize(200, CANVAS_MIN_HEIGHT)
-        self.info = QLabel(" ")
+        # four lines, a longer text cut at a word with "…" and whole in the
+        # tooltip (issue 24: next fit's summary on the SQLite trace in
+        # presenter mode ran on under the label's bottom edge, cut mid-line)
+        self.info = LinesLabel(4)
+        self.info.setText(" ")
         self.info.setWordWrap(True)
         inf = self.info.font()
         inf.setPixelSize(15)

@@ -389,3 +389,33 @@ def test_a_free_walk_is_worded_as_a_walk_not_a_search():
     assert step.note(0x300) == "the freed block goes right after it"
     search = read_step([Visit(0x100, 64, True)], {0x100}, {0x100: 64}, "rover", lifo=False)
     assert search.note(0x100) == "big enough"
+
+
+def test_the_line_under_the_drawing_fits_its_label_and_keeps_the_whole_text(qtbot, big_heaps):
+    """The summary under a ring keeps four lines: a longer one is cut at a
+    word with "…" and the whole of it is in the tooltip (next fit's summary
+    on the SQLite trace in presenter mode ran on under the label's bottom
+    edge, cut mid-line).  Ten thousand free blocks, a wide and a narrow view."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QLabel
+    cut = whole = 0
+    for width in (560, 200):
+        view = make_view(qtbot, "address-ring", width=width, height=600)
+        info = view.info
+        metrics = info.fontMetrics()
+        four = metrics.boundingRect(QRect(0, 0, 1000, 1000), Qt.TextWordWrap, "a\nb\nc\nd").height()
+        for structure, explained in big_heaps["next-fit"]:
+            view.show_step(structure, explained)
+            full, drawn = info.text(), QLabel.text(info)
+            assert view.summary in full
+            height = metrics.boundingRect(QRect(0, 0, info.contentsRect().width(), 1 << 20),
+                                          Qt.TextWordWrap, drawn).height()
+            assert height <= min(four, info.contentsRect().height()), (width, drawn)
+            if drawn != full:
+                cut += 1
+                assert drawn.endswith("…") and full.startswith(drawn[:-1].rstrip()), drawn
+                assert info.toolTip() == full
+            else:
+                whole += 1
+                assert info.toolTip() == ""
+    assert cut and whole, (cut, whole)
