@@ -345,7 +345,7 @@ class CompareHeapMap(HeapMapWidget):
                   if area < room]
         view = self.vb.sceneBoundingRect()
         first = None
-        in_view = []            # (area of symbols covered, order, text, anchor, at)
+        in_view = []            # (area of symbols covered, of blocks, order, text, anchor, at)
         places = []
         for arrow, at, v in (("▼", y, 1), ("▲", y + 1, 0)):
             sides = [(f"{arrow} {said}", (0, v)), (f"{said} {arrow}", (1, v))]
@@ -354,6 +354,15 @@ class CompareHeapMap(HeapMapWidget):
         def covered(r: QRectF, hits: list) -> float:
             return sum(r.intersected(q).width() * r.intersected(q).height() for q in hits)
 
+        def weigh(r: QRectF, text, anchor, at, at_x=x) -> bool:
+            """Note the place if it is in the view; True if it covers nothing."""
+            hits = [q for q in symbols if r.intersects(q)]
+            over = [q for q in blocks if r.intersects(q)]
+            if view.contains(r):
+                in_view.append((covered(r, hits), covered(r, over), len(in_view), text, anchor, at, at_x))
+                return not hits and not over
+            return False
+
         for text, anchor, at in places:
             label.setText(text)
             label.setAnchor(anchor)
@@ -361,27 +370,47 @@ class CompareHeapMap(HeapMapWidget):
             label.updateTransform()
             r = label.mapRectToScene(label.boundingRect())
             hits = [q for q in symbols if r.intersects(q)]
-            over = [q for q in blocks if r.intersects(q)]
-            if view.contains(r):
-                in_view.append((covered(r, hits + over), len(in_view), text, anchor, at))
+            if weigh(r, text, anchor, at):
+                return
             if hits and anchor[1] == 1:
                 # above a short row: lift it clear of the symbols under the row
                 lift = max(r.bottom() - q.top() for q in hits) + 1
                 r = r.translated(0, -lift)
                 at -= lift * self.vb.viewPixelSize()[1]
                 label.setPos(x, at)
-                hits = [q for q in symbols if r.intersects(q)]
-                over = [q for q in blocks if r.intersects(q)]
-            if view.contains(r) and not hits and not over:
-                return
+                if weigh(r, text, anchor, at):
+                    return
+                r, at = r.translated(0, lift), at + lift * self.vb.viewPixelSize()[1]
+            if hits and abs(dx := self._sidestep(r, hits, anchor)) <= self.pointers.half + 1:
+                # a nudge sideways off the symbol, the arrow still on its block
+                # (the symbol is drawn at the block): V7's allocp in the top row
+                nudged = x + dx * self.vb.viewPixelSize()[0]
+                if weigh(r.translated(dx, 0), text, anchor, at, nudged):
+                    label.setPos(nudged, at)
+                    return
             first = first or (text, anchor, at)
-        # a tall row's label may cover a little of a symbol rather than be cut;
-        # a short row's (seven rows) keeps the first place, off every symbol
-        best = min(in_view)[2:] if in_view and self._tall() else first
+        # No place covers nothing.  A tall row's label may cover a little of a
+        # symbol rather than be cut; a short row's (seven rows) takes the place
+        # in view off every symbol, covering the fewest blocks; lifted off V7's
+        # allocp in the top row, the first place was cut at the map's top.
+        if in_view and self._tall():
+            best = min(in_view, key=lambda c: (c[0] + c[1], c[2]))[3:]
+        elif in_view:
+            best = min(in_view)[3:]
+        else:
+            best = first
         if best is not None:
             label.setText(best[0])
             label.setAnchor(best[1])
-            label.setPos(x, best[2])
+            label.setPos(best[3] if len(best) > 3 else x, best[2])
+
+    @staticmethod
+    def _sidestep(r: QRectF, hits: list, anchor) -> float:
+        """How far (scene pixels) to move ``r`` along its text's direction, away
+        from its arrow, to clear the symbols ``hits``."""
+        if anchor[0] == 1:          # the text to the left of its arrow
+            return -(r.right() - min(q.left() for q in hits) + 1)
+        return max(q.right() for q in hits) - r.left() + 1
 
     def _tall(self) -> bool:
         return self.vb.sceneBoundingRect().height() >= self.ID_LABEL_MIN_PX

@@ -338,6 +338,34 @@ def test_in_presenter_mode_the_request_id_stays_inside_its_map(qtbot, loaded):
     assert seen > 100 * len(steps) / 50      # the deep suite's 100 of 150 labels, in share
 
 
+def test_with_seven_rows_at_720_the_request_id_stays_inside_its_map_and_off_the_pointers(qtbot, window):
+    """Issue 24: with seven rows at 1280 x 720 (maps about 50 px tall) V7's
+    "id 1270 ▼" at step 2004 of the default trace was lifted off allocp's
+    symbol, under it, and out through the top of its map: half its text was
+    cut.  Read back at steps around that one, in every row: the label is
+    inside its map's view and covers no pointer's symbol."""
+    from heapscope import traces
+    from .conftest import wait_loaded
+    wait_loaded(qtbot, window, lambda: window.open_trace(str(traces.default_trace_path())), timeout=60000)
+    at_size(qtbot, window, 1280, 720)
+    compare(qtbot, window, ["next-fit", "first-fit", "splay-best-fit", "tlsf", "buddy", "dlmalloc", "v7-malloc"])
+    seen = 0
+    for t in pick((2004, 5003), (1998, 2001, 2004, 2007, 5003)):
+        window.seek(t)
+        QApplication.processEvents()
+        qtbot.wait(5)
+        for row in window.compare.view.shown_rows():
+            m = row.map
+            assert m.request_label.isVisible(), (row.name.text(), t)
+            r, view = scene_rect(m.request_label), m.vb.sceneBoundingRect()
+            assert view.contains(r), (row.name.text(), t, r, view)
+            symbols = [q for text, q in map_labels(m) if text == "symbol"]
+            over = [q for q in symbols if r.intersected(q).width() > 1 and r.intersected(q).height() > 1]
+            assert not over, (row.name.text(), t, "covers a pointer's symbol", r, over)
+            seen += 1
+    assert seen >= 14
+
+
 def test_a_note_on_a_pointer_at_no_block_covers_no_data(qtbot, window):
     """Issue 24: dlmalloc's "last_remainder: at no block" floated in the
     map's bottom-right corner over the heap's last rows.  At steps of the
