@@ -74,11 +74,14 @@ class NodeItem(Glyph):
         if not self.visit:
             return QRectF(box.topLeft(), box.topLeft())
         r = self._badge_radius() + 1
-        return QRectF(box.left() - 4 - r, box.top() - 2 - r, 2 * r, 2 * r)
+        return QRectF(box.left() - 4 - r, box.top() - 2 - 15, 2 * r, 30)
 
     def _badge_radius(self) -> float:
+        """Half the disc's width: 14, or wide enough for its numbers at the
+        smallest legible size ("2,3" was drawn at 13 px in a 14 px disc,
+        below the 16 the views keep)."""
         text = ",".join(map(str, self.visit))
-        return 14 if len(text) < 3 else 7 + 4 * len(text)
+        return max(14.0, QFontMetricsF(font(MIN_DESIGN_PX, True)).horizontalAdvance(text) / 2 + 6)
 
     def squares(self) -> list[QRectF]:
         out = []
@@ -177,10 +180,11 @@ class NodeItem(Glyph):
             centre = QPointF(box.left() - 4, box.top() - 2)
             painter.setPen(pen("#FFFFFF", 2))
             painter.setBrush(QBrush(QColor(VISITED)))
-            painter.drawEllipse(centre, r, r)
+            # a disc, or an ellipse as tall as the disc where the numbers need more width
+            painter.drawEllipse(centre, r, 14)
             painter.setPen(pen(INK))
-            painter.setFont(font(16 if len(text) < 3 else 13, True))
-            painter.drawText(QRectF(centre.x() - r, centre.y() - r, 2 * r, 2 * r), Qt.AlignCenter, text)
+            painter.setFont(font(MIN_DESIGN_PX, True))
+            painter.drawText(QRectF(centre.x() - r, centre.y() - 14, 2 * r, 28), Qt.AlignCenter, text)
 
 
 class MarkerItem(Glyph):

@@ -570,3 +570,33 @@ def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
                     assert visible.contains(rect), ((width, presenter), t, item.addr, rect, visible)
                     checked += 1
     assert checked >= 9
+
+
+@pytest.mark.parametrize("visit", [(1,), (2, 3), (10, 11, 12)])
+def test_a_visited_nodes_numbers_are_drawn_legibly_inside_their_disc(qtbot, visit):
+    """Issue 24: the wilderness's "2,3" (examined twice when the heap grows)
+    was drawn at 13 px, under the 16 design px every view keeps.  Read back
+    from what the node paints: its numbers at MIN_DESIGN_PX or more, and
+    their width (measured with the painted font) inside the disc drawn."""
+    from PySide6.QtGui import QFontMetricsF
+    from heapscope.gui.structure_views.scene_view import MIN_DESIGN_PX
+    from heapscope.gui.structure_views.tree_items import NodeItem
+    from .test_real_trace_views import FontsPainted
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+    node = NodeItem(0x1000, "wild")
+    node.set_content(4096, [0x1000], 1, 0)
+    node.visit = visit
+    text = ",".join(map(str, visit))
+    image = QImage(8, 8, QImage.Format_ARGB32)      # kept: the painter draws on it
+    painter = FontsPainted(image)
+    try:
+        node.paint(painter, QStyleOptionGraphicsItem(), None)
+    finally:
+        painter.end()
+    fonts = [f for f, t in painter.fonts if t == text]
+    assert fonts, painter.fonts
+    assert fonts[0].pixelSize() >= MIN_DESIGN_PX or fonts[0].pointSizeF() * 96 / 72 >= MIN_DESIGN_PX
+    (centre, rx, ry, _), = [d for d in EllipsesPainted(node).discs]
+    assert QFontMetricsF(fonts[0]).horizontalAdvance(text) <= 2 * rx - 4, (text, rx)
+    assert node.badge_rect().width() >= 2 * rx and node.badge_rect().height() >= 2 * ry
