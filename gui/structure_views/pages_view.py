@@ -50,9 +50,11 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFontMetricsF
 
 from heapscope.allocators import events as ev
 from .. import palette
+from ..predict_bar import wrap_lines
 from . import register_view
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Badge, Card, Fold, Pointer,
                      count_text, hex_addr, label, mono_font, pen, size_text, swatch_css, text_font)
@@ -220,6 +222,7 @@ class _PagesView(CardView):
         step = self.step = PagesStep(self._events(), unit)
         wanted: set = set()
         self._wanted = wanted
+        self._heading_of: dict = {}      # a card's key -> the heading of its section or row
         summary = []
         y = self._draw_table(s, unit, step, TOP, wanted, summary)
         y = self._draw_runs(s, sizes, step, y + SECTION_GAP, wanted, summary)
@@ -257,6 +260,7 @@ class _PagesView(CardView):
                 self._draw_tile(("tile", addr), addr, state, lines, tip, step.unit_roles.get(addr),
                                 LEFT + col * (TILE_W + TILE_GAP), y)
                 wanted.add(("tile", addr))
+                self._heading_of[("tile", addr)] = self._heading_item
                 col += 1
                 if col == per_row:
                     col = 0
@@ -292,6 +296,7 @@ class _PagesView(CardView):
             else:
                 self._draw_run(a, x, y, sizes, step, pointer)
                 wanted.add(("run", a))
+                self._heading_of[("run", a)] = self._heading_item
             col += 1
             x += CARD_W + CARD_GAP
             if col == per_line:
@@ -342,6 +347,7 @@ class _PagesView(CardView):
                 card.setPos(x, y)
                 card.setToolTip(f"{self.unit_word} {hex_addr(a)}: {n} free chunks of {size} bytes")
                 wanted.add(("class", a))
+                self._heading_of[("class", a)] = self._heading_item
                 x += CARD_W + CARD_GAP
                 if x + CARD_W > max(self._visible_width() - 24, LEFT + CARD_W + CARD_GAP):
                     x = LEFT
@@ -376,10 +382,22 @@ class _PagesView(CardView):
     def _scroll_to_step(self) -> None:
         """Bring the cards the step changed into view: its size row or run
         first, then its tile; the top when it changed none."""
-        touched = [c for k, c in self._cards.items() if c.role and k[0] != "tile"] + \
-            [c for k, c in self._cards.items() if c.role and k[0] == "tile"]
+        touched = [(k, c) for k, c in self._cards.items() if c.role and k[0] != "tile"] + \
+            [(k, c) for k, c in self._cards.items() if c.role and k[0] == "tile"]
         if touched:
-            self.canvas.reveal(touched[0].sceneBoundingRect(), 20, 40)
+            key, card = touched[0]
+            heading = self._heading_of.get(key)
+
+            def wanted() -> QRectF:
+                # the card with its heading, where both fit: scrolled to the
+                # card alone, "_fraghead[8] (256 B …" was cut at the top edge
+                r = card.sceneBoundingRect()
+                if heading is None:
+                    return r
+                both = r.united(heading.sceneBoundingRect())
+                room = self.canvas.viewport().height() / max(self.canvas.zoom, 1e-6) - 40
+                return both if both.height() <= room else r
+            self.canvas.reveal(wanted, 20, 20)
         else:
             top_left = self.canvas.root.childrenBoundingRect().topLeft()
             self.canvas.reveal(QRectF(top_left.x(), top_left.y(), 1, 1), 1, 1)
@@ -400,9 +418,16 @@ class _PagesView(CardView):
         return out
 
     def _heading(self, text: str, y: float) -> float:
-        item = self._add(label(text, text_font(TEXT_PX, bold=True)))
+        """A heading at ``y``, wrapped at words to the view's width (GNU
+        malloc's "_fraghead[8] (256 B fragments): 4 free in 1 …" ran off the
+        right edge in presenter mode); returns the y under it."""
+        f = text_font(TEXT_PX, bold=True)
+        metrics = QFontMetricsF(f)
+        width = max(self._visible_width() - LEFT - 16, 12 * metrics.averageCharWidth())
+        lines = wrap_lines(text, metrics, width, 1 << 10)
+        item = self._heading_item = self._add(label(lines, f))
         item.setPos(LEFT, y)
-        return y + HEAD_H
+        return y + HEAD_H + (lines.count("\n")) * metrics.lineSpacing()
 
     def _style(self, card: Card, fill: str, role: str) -> None:
         if role:
@@ -440,7 +465,7 @@ class _PagesView(CardView):
             if card.selected:
                 selected = addr
         ordered = sorted(self._cards.items(), key=lambda kv: (kv[1].scenePos().y(), kv[1].scenePos().x()))
-        headings = sorted(((i.scenePos().y(), i.text()) for i in root.childItems()
+        headings = sorted(((i.scenePos().y(), i.text().replace("\n", " ")) for i in root.childItems()
                            if type(i).__name__ == "QGraphicsSimpleTextItem"), key=lambda t: t[0])
         for key, card in ordered:
             section, addr = key

@@ -195,3 +195,32 @@ def test_micro_steps_draw_the_table_after_each_event(qtbot, name):
         d = check_drawing(view, states.at(i), explained[:i + 1])
         runs.append(len(d["runs"]))
     assert runs[0] == 2 and runs[-1] == 1        # two runs before the joins, one after
+
+
+@pytest.mark.parametrize("name", ["phkmalloc", "gnu-malloc"])
+def test_in_a_narrow_view_headings_wrap_and_the_steps_card_shows_with_its_heading(qtbot, name):
+    """Issue 24: in presenter mode at 1280 x 720 (about 530 x 140 pixels of
+    canvas) GNU malloc's "_fraghead[8] (256 B fragments): 4 free in 1
+    block" at step 5003 of the default trace ran off the right edge, and the
+    view scrolled to the taken card left the heading cut at its top.  Read
+    back at that size: no heading reaches past the viewport's right edge,
+    and the heading of the step's card is wholly in view with the card."""
+    from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
+    tl = Timeline(traces.load_trace(traces.default_trace_path()), name).build()
+    tl.seek(5003)
+    view = make_view(qtbot, tl.strategy.structure()["kind"], width=530, height=330)
+    assert 130 <= view.canvas.viewport().height() <= 160    # as in presenter mode at 720
+    show(view, tl.strategy, tl.last_record)
+    QApplication.processEvents()
+    canvas = view.canvas
+    seen = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+    headings = [i for i in canvas.root.childItems() if type(i) is QGraphicsSimpleTextItem
+                and i.font().bold()]
+    assert headings
+    for h in headings:
+        assert h.sceneBoundingRect().right() <= seen.left() + canvas.viewport().width() / canvas.zoom, h.text()
+    card = next(c for k, c in view._cards.items() if c.role and k[0] != "tile" and c.parentItem() is not None)
+    assert seen.contains(card.sceneBoundingRect()), (seen, card.sceneBoundingRect())
+    above = [h for h in headings if h.sceneBoundingRect().bottom() <= card.sceneBoundingRect().top() + 1]
+    own = max(above, key=lambda h: h.sceneBoundingRect().bottom())
+    assert seen.contains(own.sceneBoundingRect()), (own.text(), own.sceneBoundingRect(), seen)
