@@ -368,6 +368,7 @@ class AvailRowItem(Glyph):
         self.chips: list[int] = []
         self.numbers: list[int] = []
         self.empty_probe = False
+        self.note_folded = False         # its "was empty" would not fit: said under the drawing
         self.taken: int | None = None
         self.inserted: set[int] = set()
         self.selected_addr: int | None = None
@@ -439,13 +440,13 @@ class AvailRowItem(Glyph):
             painter.setPen(pen(INK))
             painter.setFont(font(MIN_DESIGN_PX, True))
             painter.drawText(QRectF(x, 0, 80, BAND_H), Qt.AlignVCenter | Qt.AlignLeft, f"+{hidden}")
-        if self.empty_probe:
+        if self.empty_probe and not self.note_folded:
             # R1 found it empty; a split of this step may have pushed a block since
-            x = CHIPS_X + len(self.chips) * (CHIP_W + CHIP_GAP)
+            x = CHIPS_X + len(self.chips) * (CHIP_W + CHIP_GAP) + (MORE_W if hidden > 0 else 0)
             painter.setPen(pen(VISITED))
             painter.setFont(font(16, True))
             painter.drawText(QRectF(x, 0, 200, BAND_H), Qt.AlignVCenter | Qt.AlignLeft,
-                             "was empty" if self.chips else "empty")
+                             "was empty" if self.count else "empty")
         if self.numbers:
             text = ",".join(map(str, self.numbers))
             c = QPointF(AVAIL_X - 22, BAND_H / 2)
@@ -773,6 +774,7 @@ class BuddyView(SceneStructureView):
 
         # the AVAIL rows
         shown = self.chips_shown = chips_that_fit(self.legible_room()[0])
+        self._notes_folded: list[int] = []     # rows whose "was empty" is in the line under the drawing
         taken_from = {k: a for a, k in step.removed}
         inserted_in: dict[int, set] = {}
         for a, k in step.inserted:
@@ -791,11 +793,15 @@ class BuddyView(SceneStructureView):
                 chips = [row.taken] + members[:shown - 1]
             else:
                 row.taken = None
+            row.empty_probe = any(order == k and first is None for _, order, first in step.probes)
+            row.note_folded = row.empty_probe and bool(chips) and \
+                not note_fits_beside(len(chips), row.count, self.legible_room()[0])
+            if row.note_folded:
+                self._notes_folded.append(k)
             row.chips = chips
             row.shown = shown
             row.inserted = inserted_in.get(k, set())
             row.numbers = [n for n, order, _ in step.probes if order == k]
-            row.empty_probe = any(order == k and first is None for _, order, first in step.probes)
             row.setPos(0, band_y[k])
             row.show()
             row.update()
@@ -1055,7 +1061,8 @@ class BuddyView(SceneStructureView):
         another number of chips draws the rows again (as a lone view would)."""
         if self._structure is not None and chips_that_fit(self.legible_room()[0]) != self.chips_shown:
             return self._rebuild(follow=self.following)
-        said = left_out(self) + self._said
+        said = [f"AVAIL[{k}] was empty when R1 probed it (a split pushed a block on it since)"
+                for k in getattr(self, "_notes_folded", ())] + left_out(self) + self._said
         self.set_summary("Summarised: " + "; ".join(said) + "." if said else "")
 
 
@@ -1072,6 +1079,16 @@ def chips_that_fit(room: float) -> int:
     right = room - 40.0 + FOCUS_MARGIN - 8
     n = int((right - CHIPS_X - MORE_W) // (CHIP_W + CHIP_GAP))
     return min(max(n, 0), CHIPS_SHOWN)
+
+
+def note_fits_beside(chips: int, count: int, room: float) -> bool:
+    """Whether "was empty", after a row's ``chips`` chips and the "+N" of the
+    rest, ends inside ``room`` (as :func:`chips_that_fit`).  Where it does
+    not, the line under the drawing says it: in presenter mode at 1280 x 720
+    AVAIL[8]'s was cut to "was em" at the right edge (issue 24)."""
+    right = room - 40.0 + FOCUS_MARGIN - 8
+    note = QFontMetricsF(font(16, True)).horizontalAdvance("was empty") + 8
+    return CHIPS_X + chips * (CHIP_W + CHIP_GAP) + (MORE_W if count > chips else 0) + note <= right
 
 
 def caption_html(title: str, s: dict, avail: dict, chunks: list, step: BuddyStep) -> str:

@@ -600,3 +600,65 @@ def test_a_visited_nodes_numbers_are_drawn_legibly_inside_their_disc(qtbot, visi
     (centre, rx, ry, _), = [d for d in EllipsesPainted(node).discs]
     assert QFontMetricsF(fonts[0]).horizontalAdvance(text) <= 2 * rx - 4, (text, rx)
     assert node.badge_rect().width() >= 2 * rx and node.badge_rect().height() >= 2 * ry
+
+
+def painted_words(item) -> list[tuple[str, QRectF]]:
+    """(text, rectangle in the item's coordinates) of each text ``item``
+    paints, the rectangle as wide as the text (measured with the font it is
+    painted in) from where the painter put it."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+    words = []
+
+    class Recording(QPainter):
+        def drawText(self, *args):            # noqa: N802 (Qt's name)
+            rect, flags, text = (args + (None,))[:3]
+            if isinstance(rect, QRectF) and isinstance(text, str) and text.strip():
+                width = QFontMetricsF(self.font()).horizontalAdvance(text)
+                left = rect.left() if not flags & Qt.AlignRight else rect.right() - width
+                words.append((text, QRectF(left, rect.top(), width, rect.height())))
+            return super().drawText(*args)
+
+    image = QImage(8, 8, QImage.Format_ARGB32)
+    painter = Recording(image)
+    try:
+        item.paint(painter, QStyleOptionGraphicsItem(), None)
+    finally:
+        painter.end()
+    return words
+
+
+def test_a_list_r1_found_empty_says_so_inside_the_frame_or_under_the_drawing(qtbot, loaded):
+    """Issue 24: at step 5003 of the default trace R1 probes AVAIL[8], finds
+    it empty, and the split pushes 0x5cd00 on it; in presenter mode at
+    1280 x 720 the row's "was empty" after that chip ran past the right
+    edge ("was em").  Read back on every screen: each row R1 found empty
+    either paints "was empty" wholly inside the frame, or paints no such
+    word and the line under the drawing names the list as empty when
+    probed; on the 1920 x 1080 screen there is room in the row."""
+    w = loaded
+    wait_loaded(qtbot, w, lambda: w.set_strategy("buddy"))
+    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+    said_below = 0
+    for width, height, presenter in SCREENS:
+        at_size(qtbot, w, width, height, presenter=presenter)
+        w.seek(5003)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        view = w.structure_panel.view
+        visible = view.box.viewRect()
+        rows = [i for i in view.graphics.scene().items() if isinstance(i, bv.AvailRowItem) and i.isVisible()
+                and i.empty_probe]
+        assert [r.k for r in rows] == [8], (width, presenter)
+        for row in rows:
+            notes = [r for text, r in painted_words(row) if "empty" in text]
+            if notes:
+                rect = view.view_rect_of(row, notes[0])
+                assert visible.contains(rect), ((width, presenter), rect, visible)
+            else:
+                assert f"AVAIL[{row.k}] was empty when R1 probed it" in view.summary, ((width, presenter),
+                                                                                   view.summary)
+                assert (width, height) != (1920, 1080)
+                said_below += 1
+    assert said_below, "presenter mode at 720 has no room for the word in the row"
