@@ -274,11 +274,19 @@ def parse_steps(text: str, n: int) -> StepRange:
 
 
 def settle() -> None:
-    """Let the views finish what they deferred (a relayout, a redraw)."""
+    """Let the views finish what they deferred (a relayout, a redraw), and
+    hold every map's failure hatch still: it flashes when a failure appears
+    (on a 160 ms timer), and a frame taken between two flashes showed step
+    95 of a 48 KiB next-fit replay without its hatch while the still picture
+    of that step had it (one picture per state, issue 24)."""
+    from .heap_map import HeapMapWidget
     app = QApplication.instance()
     if app is not None:
         for _ in range(2):
             app.processEvents()
+        for widget in app.allWidgets():
+            if isinstance(widget, HeapMapWidget):
+                widget.marks_layer.hold_still()
 
 
 def frames_of_step(window, position: int, fps: float, animate: bool = False,

@@ -465,7 +465,7 @@ class HeapMapWidget(Subscriber, QWidget):
     def _place_labels(self) -> None:
         """Put the numbers and the pointers' names on screen (:meth:`heapscope.gui.map_labels.
         MapLabels.place`), off the pointers' symbols, what the map keeps clear and the step's marks."""
-        occupied = list(self._reserved_rects()) + self.pointers.symbol_squares(self.vb)
+        occupied = [*self._reserved_rects(), *self.pointers.symbol_squares(self.vb), *self.marks_layer.hatch_rects()]
         self.labels.place(self.vb, occupied, self.pointers.half, self.layout_.row_bytes, self.marks)
         self._say_search()
 

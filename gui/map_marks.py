@@ -272,6 +272,22 @@ class StepMarksLayer:
     def _heap_rects(self, widget, vb) -> list[QRect]:
         return heap_rects(widget, vb, *self._heap_end)
 
+    def hatch_rects(self) -> list[tuple[float, float, float, float]]:
+        """The failed request's hatch past the break as a scene rectangle
+        (x0, y0, x1, y1), or none: a mark, which no label covers (next fit's
+        "rover" lay on it at step 95 of a 48 KiB heap)."""
+        if self.failed.path().isEmpty():
+            return []
+        r = self.failed.mapRectToScene(self.failed.path().boundingRect())
+        return [(r.left(), r.top(), r.right(), r.bottom())]
+
+    def hold_still(self) -> None:
+        """End a flash now, the hatch shown (a picture of the step)."""
+        if self._flash.isActive():
+            self._flash.stop()
+            self._flash_left = 0
+            self.failed.setVisible(True)
+
     def _flash_tick(self) -> None:
         self._flash_left -= 1
         self.failed.setVisible(self._flash_left % 2 == 0)
