@@ -79,7 +79,11 @@ class MapAxes:
         for axis in axes:
             axis_style.centre_label(axis)      # centred again at its new size
         fm = QFontMetrics(font)
-        self.left.setWidth(fm.horizontalAdvance("0x00000000") + 2 * fm.height() + 8)
+        # room for the title only where it is shown: a compare row hides it,
+        # and its map lost 2 text heights of width to nothing (165 px of a
+        # 380 px row in presenter mode)
+        title = 2 * fm.height() if self.left.label.isVisible() else 0
+        self.left.setWidth(fm.horizontalAdvance("0x00000000") + title + 8)
 
     def show_scale(self, texts, width: float) -> None:
         """The longest of ``texts`` that fits under a map ``width`` pixels wide."""

@@ -454,3 +454,27 @@ def test_no_label_lies_on_a_failed_requests_hatch(qtbot, window, small_trace_pat
                 assert not (common.width() > 1 and common.height() > 1), (presenter, t, text, r, hatch)
                 checked += 1
     assert checked
+
+
+def test_a_compare_rows_address_axis_keeps_no_room_for_the_title_it_hides(qtbot, loaded):
+    """Issue 24, presenter mode never leaves a map too narrow: a compare row
+    hides its address axis's title ("row address"), but the axis kept two
+    text heights of room for it, and at 1280 x 720 in presenter mode each
+    map lost 165 of its row's 380 pixels to blank.  Read back in presenter
+    mode and at 720: a row's axis is no wider than a 32-bit address in its
+    tick font plus less than one text height; the lone map, whose title
+    shows, keeps its room."""
+    from PySide6.QtGui import QFontMetrics
+    for presenter in (True, False):
+        at_size(qtbot, loaded, 1280, 720, presenter=presenter)
+        lone = loaded.heap_map.plot.getAxis("left")
+        fm = QFontMetrics(lone.style["tickFont"] or lone.font())
+        assert lone.label.isVisible()
+        assert lone.width() >= fm.horizontalAdvance("0x00000000") + 2 * fm.height()
+        rows = compare(qtbot, loaded, ["next-fit", "splay-best-fit", "tlsf"])
+        for row in rows:
+            axis = row.map.plot.getAxis("left")
+            fm = QFontMetrics(axis.style["tickFont"] or axis.font())
+            assert not axis.label.isVisible()
+            assert axis.width() < fm.horizontalAdvance("0x00000000") + fm.height(), (presenter, axis.width())
+        loaded.compare.leave()
