@@ -438,7 +438,10 @@ class SceneStructureView(StructureView):
         cx, cy = rect.center().x(), rect.center().y()
         # how far inside the edges the anchor must stay
         keep_x, keep_y = min(8 * margin, 0.2 * w), min(8 * margin, 0.12 * h)
-        if need_w > w:
+        # a focus that fits only without its margins is shown whole, centred:
+        # kept 8 margins inside the edge, the wilderness (the anchor) pushed
+        # the root the splay search started at out by 7 px in presenter mode
+        if rect.width() > w:
             if anchor is not None:
                 cx = min(max(cx, anchor.x() - w / 2 + keep_x), anchor.x() + w / 2 - keep_x)
             else:

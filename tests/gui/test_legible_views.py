@@ -539,8 +539,8 @@ def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
     discs on their top-left corners).  At steps of the default trace, on
     every screen, read back from what each visited node paints: a visited
     node whose box is in the frame has its number's disc (with its ring)
-    whole in the frame too; at 1280 x 720 and 1920 x 1080 every visited
-    node of step 500 is in it."""
+    whole in the frame too; on every screen every visited node of step 500
+    is in it."""
     from heapscope.gui.structure_views.tree_items import NodeItem
     w = loaded
     wait_loaded(qtbot, w, lambda: w.set_strategy("splay-best-fit"))
@@ -559,7 +559,9 @@ def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
                     continue
                 box = view.view_rect_of(item, item.box())
                 if not visible.contains(box):
-                    assert presenter or t != 500, (width, t, item.addr)
+                    # step 500's root and wilderness fit at the legible zoom
+                    # on every screen (presenter 720: the root was cut by 7 px)
+                    assert t != 500, ((width, presenter), t, item.addr, box, visible)
                     continue
                 discs = EllipsesPainted(item).discs
                 assert discs, (t, item.addr)
