@@ -146,8 +146,7 @@ class ArenaRingView(CardColumnView):
 
     kinds = ("arena-ring",)
     role_words = {"placed": "the placed block", "rest": "the idle rest", "freed": "the freed block",
-                  "new": "the new memory at", "absorbed": "the absorbed block",
-                  "examined": "a block stood on"}
+                  "new": "the new memory at", "absorbed": "the absorbed block"}
 
     def __init__(self, parent=None) -> None:
         super().__init__([

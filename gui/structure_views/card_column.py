@@ -21,6 +21,8 @@ at its edge, and says so again after a scroll or a resize.
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QPointF, QRectF
 
 from .. import palette
@@ -50,6 +52,11 @@ NOTE_RIGHT = 22
 #: a row this much past the frame's edge still counts as in it (outlines'
 #: pens stand out of the card by half their width)
 FRAME_TOLERANCE = 4
+#: the margin a step's rows are brought into view with, above and below
+STEP_MARGIN = 20
+#: room kept above a row the frame's top edge is moved to (a pointer's name
+#: stands above its card's top)
+ROW_HEADROOM = 12
 
 
 class CardColumnView(CardView):
@@ -196,7 +203,7 @@ class CardColumnView(CardView):
                 continue
             top, bottom = self._spans[key]
             box = card.sceneBoundingRect()
-            r = QRectF(box.left(), top - 20, box.width(), bottom - top + 40)
+            r = QRectF(box.left(), top - STEP_MARGIN, box.width(), bottom - top + 2 * STEP_MARGIN)
             grown = r if rect is None else rect.united(r)
             if rect is None or grown.height() <= height:
                 rect = grown
@@ -204,9 +211,32 @@ class CardColumnView(CardView):
 
     def _follow(self, rect) -> None:
         """Scroll to ``rect`` (a function of no arguments giving it, for the
-        canvas's size now) as the canvas's reveal does, and say what of the
+        canvas's size now) as the canvas's reveal does, with no row cut at
+        the frame's top edge (:meth:`_clear_top_edge`), and say what of the
         step is outside the frame then (again after a resize)."""
-        self.canvas.reveal(rect, 10, 10, then=self._say_summary)
+        def then(shown: QRectF) -> None:
+            self._clear_top_edge(shown.adjusted(0, STEP_MARGIN, 0, -STEP_MARGIN))
+            self._say_summary()
+        self.canvas.reveal(rect, 10, 10, then=then)
+
+    def _clear_top_edge(self, core: QRectF) -> None:
+        """A row the frame's top edge cuts (the note under a card showing
+        without its card, or half an address) is brought whole into the
+        frame when the rows ``core`` stay in it, else scrolled out above."""
+        bar = self.canvas.verticalScrollBar()
+        zoom = max(self.canvas.zoom, 1e-6)
+        shown = self.canvas.mapToScene(self.canvas.viewport().rect()).boundingRect()
+        t = FRAME_TOLERANCE
+        for top, bottom in sorted(self._spans.values()):
+            if not (top < shown.top() - t and bottom > shown.top() + t):
+                continue
+            up = shown.top() - (top - ROW_HEADROOM)
+            down = bottom + NOTE_UNDER_AFTER - shown.top()
+            if core.bottom() <= shown.bottom() - up:
+                bar.setValue(bar.value() - math.ceil(up * zoom))
+            elif core.top() >= shown.top() + down:
+                bar.setValue(bar.value() + math.ceil(down * zoom))
+            return
 
     def _draw_nothing(self) -> None:
         self._spans, self._named, self._numbers_of = {}, [], {}
@@ -262,6 +292,7 @@ class CardColumnView(CardView):
         """The cards ``keys`` as the line names them: the examined by their
         numbers (one with its address), the others by role and address."""
         numbers = sorted(n for k in keys for n in self._numbers_of.get(k, ()))
+        unnumbered = [k for k in keys if not self._numbers_of.get(k) and self._role(k) == "examined"]
         parts = []
         if len(numbers) == 1:
             key = next(k for k in keys if self._numbers_of.get(k))
@@ -276,13 +307,19 @@ class CardColumnView(CardView):
             words = [ordinal(a) if a == b else f"{ordinal(a)} to {ordinal(b)}" for a, b in runs]
             listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
             parts.append(f"the {listed} examined")
+        if len(unnumbered) == 1:
+            parts.append(f"{'one more' if numbers else 'one'} examined ({self._key_text(unnumbered[0])})")
+        elif unnumbered:
+            parts.append(f"{len(unnumbered)} {'more ' if numbers else ''}examined")
         for key in keys:
-            if self._numbers_of.get(key):
+            if self._numbers_of.get(key) or key in unnumbered:
                 continue
-            card = self._cards.get(key)
-            role = card.role if card is not None else ""
-            parts.append(f"{self.role_words.get(role, 'the block')} {self._key_text(key)}")
+            parts.append(f"{self.role_words.get(self._role(key), 'the block')} {self._key_text(key)}")
         return ", ".join(parts)
+
+    def _role(self, key) -> str:
+        card = self._cards.get(key)
+        return card.role if card is not None else ""
 
     @staticmethod
     def _key_text(key) -> str:

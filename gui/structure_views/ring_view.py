@@ -97,7 +97,7 @@ class _RingView(CardColumnView):
     fold_x = X_CARD - 30
     role_words = {"split": "the split block", "unlinked": "the block handed out whole",
                   "inserted": "the freed block", "joined": "the joined block", "grown": "the new memory at",
-                  "absorbed": "the absorbed block", "examined": "an examined block"}
+                  "absorbed": "the absorbed block"}
 
     def __init__(self, parent=None) -> None:
         super().__init__([
