@@ -221,8 +221,10 @@ class CardColumnView(CardView):
 
     def _clear_top_edge(self, core: QRectF) -> None:
         """A row the frame's top edge cuts (the note under a card showing
-        without its card, or half an address) is brought whole into the
-        frame when the rows ``core`` stay in it, else scrolled out above."""
+        without its card, or half an address) is scrolled out above when the
+        rows ``core`` stay in the frame (what comes in at the bottom is the
+        step's more often than not: its rows run down from where the search
+        started), else brought whole into the frame when they stay in it."""
         bar = self.canvas.verticalScrollBar()
         zoom = max(self.canvas.zoom, 1e-6)
         shown = self.canvas.mapToScene(self.canvas.viewport().rect()).boundingRect()
@@ -232,10 +234,10 @@ class CardColumnView(CardView):
                 continue
             up = shown.top() - (top - ROW_HEADROOM)
             down = bottom + NOTE_UNDER_AFTER - shown.top()
-            if core.bottom() <= shown.bottom() - up:
-                bar.setValue(bar.value() - math.ceil(up * zoom))
-            elif core.top() >= shown.top() + down:
+            if core.top() >= shown.top() + down:
                 bar.setValue(bar.value() + math.ceil(down * zoom))
+            elif core.bottom() <= shown.bottom() - up:
+                bar.setValue(bar.value() - math.ceil(up * zoom))
             return
 
     def _draw_nothing(self) -> None:
