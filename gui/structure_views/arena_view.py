@@ -46,9 +46,9 @@ from PySide6.QtCore import QRectF
 from heapscope.allocators import events as ev
 from .. import palette
 from . import register_view
-from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Badge, Note, count_text, hex_addr, label, pen,
+from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Badge, Note, count_text, hex_addr, pen,
                      size_text, swatch_css, text_font)
-from .card_column import CARD_H, ROW, TOP, X_CARD, CardColumn, CardColumnView
+from .card_column import CARD_H, NOTE_MIN_W, NOTE_RIGHT, ROW, X_CARD, CardColumn, CardColumnView
 from .step_reader import StepReader
 from .summarise import fold, spread
 
@@ -145,6 +145,8 @@ class ArenaRingView(CardColumnView):
     """V7's ring of all blocks from the static ``allocs``, with ``allocp``."""
 
     kinds = ("arena-ring",)
+    role_words = {"placed": "the placed block", "rest": "the idle rest", "freed": "the freed block",
+                  "new": "the new memory at", "absorbed": "the absorbed block"}
 
     def __init__(self, parent=None) -> None:
         super().__init__([
@@ -187,9 +189,8 @@ class ArenaRingView(CardColumnView):
 
         def draw_card(row, y):
             if row[0] == "allocs":
-                self._draw_allocs(y)
-            else:
-                self._draw_node(row[1], state_of.get(row[1]), y, step, shown_numbers.get(row[1], []))
+                return self._draw_allocs(y)
+            return self._draw_node(row[1], state_of.get(row[1]), y, step, shown_numbers.get(row[1], []))
 
         y_of = self._lay_rows(rows, draw_card)
         self._draw_loop(y_of[0], y_of[-1])
@@ -200,9 +201,9 @@ class ArenaRingView(CardColumnView):
         for key, card in self._cards.items():
             card.set_selected(key == self._selection)
         if len(ring) == 0:
-            note = self._add(label("no sbrk yet: the arena is the two static words", text_font(TEXT_PX, italic=True),
-                                   MUTED))
-            note.setPos(X_CARD, TOP + ROW)
+            note = self._add(Note("no sbrk yet: the arena is the two static words", text_font(TEXT_PX, italic=True),
+                                  MUTED, max(NOTE_MIN_W, self._visible_width() - X_CARD - NOTE_RIGHT)))
+            note.setPos(X_CARD, self._spans["allocs"][1] + ROW - CARD_H)
         self.canvas.finish()
 
         busy = sum(1 for _, _, st in ring if st == "busy")
@@ -213,17 +214,19 @@ class ArenaRingView(CardColumnView):
                          f"{count_text(step.busy_visits)} of them busy (or the top word)")
         if step.grow_failed is not None:
             words.append(f"sbrk({size_text(step.grow_failed)}) failed: out of memory")
-        self.summary = ""
+        summary = ""
         if folded:
-            self.summary = (f"Summarised: {count_text(len(order) - folded)} of {count_text(len(order))} "
+            summary = (f"Summarised: {count_text(len(order) - folded)} of {count_text(len(order))} "
                             f"blocks shown (allocp, the first and last {VISIT_ENDS} stood on, the changed "
                             f"blocks, the ends); {count_text(folded)} folded in {count_text(folded_runs)} "
                             f"run{'s' if folded_runs != 1 else ''}"
                             + (f", {count_text(folded_visited)} of them stood on" if folded_visited else "")
                             + ".")
-        self._say(self.info, " · ".join(words) + ("\n" + self.summary if self.summary else ""))
+        self._set_words(" · ".join(words), summary, step.visits + step.changed(), shown_numbers)
         if scroll:
             self._scroll_to(where, step)
+        else:
+            self._say_summary()
 
     def _fold_plan(self, order: list[int], step: ArenaStep, pointer) -> tuple[list, dict]:
         """Which blocks of the ring (``order``, addresses) stay drawn when it
@@ -243,18 +246,19 @@ class ArenaRingView(CardColumnView):
                 keep.append((index[a], 0))
         return fold(len(order), keep), shown_numbers
 
-    def _draw_allocs(self, y: float) -> None:
+    def _draw_allocs(self, y: float) -> float:
         card = self._card("allocs", None, CARD_W, CARD_H)
         card.set_row("allocs", "static")
         card.set_style(palette.META_GREY, pen("#000000", 1.5), "#FFFFFF", "allocs")
         card.setPos(X_CARD, y)
         card.setToolTip("allocs[0] and allocs[1]: two static words outside the heap that close "
                         "the ring; the link from allocs[1] to the heap is marked busy (the gap)")
-        item = self._add(Note("the static words that close the ring", text_font(SMALL_PX, italic=True),
-                              MUTED, self._note_width(X_BADGE)))
-        item.setPos(X_BADGE, y + (CARD_H - item.boundingRect().height()) / 2)
+        return self._place_note("the static words that close the ring", text_font(SMALL_PX, italic=True),
+                                MUTED, X_BADGE, y, optional=True)
 
-    def _draw_node(self, addr: int, info, y: float, step: ArenaStep, numbers: list[int]) -> None:
+    def _draw_node(self, addr: int, info, y: float, step: ArenaStep, numbers: list[int]) -> float:
+        """The block's card at row ``y``, its visit numbers and its note;
+        returns the bottom of what was drawn."""
         card = self._card(addr, addr, CARD_W, CARD_H)
         ghost = info is None
         size, state = (step.ghosts[addr][0], "free") if ghost else info
@@ -280,16 +284,17 @@ class ArenaRingView(CardColumnView):
             x += badge.w + 8
             tip.append("the search stood on it: " + ", ".join(str(n) for n in numbers))
         note = step.notes.get(addr)
+        bottom = y + CARD_H
         if note:
             colour = ROLE_STYLE.get(role, ROLE_STYLE["examined"])[3]
-            item = self._add(Note(note, text_font(SMALL_PX, bold=role not in ("examined", "absorbed")),
-                                  colour, self._note_width(x), addr))
-            item.setPos(x, y + (CARD_H - item.boundingRect().height()) / 2)
+            bottom = self._place_note(note, text_font(SMALL_PX, bold=role not in ("examined", "absorbed")),
+                                      colour, x, y, addr)
             tip.append(note)
         card.setToolTip("\n".join(tip))
+        return bottom
 
     def _scroll_to(self, pointer, step: ArenaStep) -> None:
-        self.canvas.reveal(lambda: self._step_rect(pointer, step), 10, 10)
+        self._follow(lambda: self._step_rect(pointer, step))
 
     def _step_rect(self, pointer, step: ArenaStep) -> QRectF:
         """What :meth:`_scroll_to` brings into view, for the canvas's height now."""

@@ -493,18 +493,22 @@ class StructureCanvas(QGraphicsView):
         """Fit the scene to the drawing after the items moved."""
         self._scene.setSceneRect(self.root.fit())
 
-    def reveal(self, rect, xmargin: int = 10, ymargin: int = 10) -> None:
+    def reveal(self, rect, xmargin: int = 10, ymargin: int = 10, then=None) -> None:
         """Scroll until ``rect`` (scene units; or a function of no arguments
         giving it, asked again whenever the viewport changes size) is in view,
         from the drawing's top left: where the view ends depends on the state
         drawn and the view's size only, not on where the last step left it
         (one picture per state: a step reached by a seek and the same step
-        played to its end look the same)."""
+        played to its end look the same).  ``then(rect)``, if given, runs
+        after each such scroll (a view adjusting it to its rows, saying what
+        the frame left out)."""
         def scroll() -> None:
             shown = rect() if callable(rect) else rect
             self.horizontalScrollBar().setValue(self.horizontalScrollBar().minimum())
             self.verticalScrollBar().setValue(self.verticalScrollBar().minimum())
             self.ensureVisible(shown, xmargin, ymargin)
+            if then is not None:
+                then(shown)
         self.keep_scrolled(scroll)
 
     def keep_scrolled(self, scroll) -> None:

@@ -60,10 +60,10 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .. import palette
 from . import register_view
-from .card_column import CARD_H, TOP, X_CARD, CardColumn, CardColumnView
+from .card_column import CARD_H, NOTE_MIN_W, NOTE_RIGHT, TOP, X_CARD, CardColumn, CardColumnView
 from .card_view import int_keys
 from .canvas import (MUTED, SELECTED, SMALL_PX, TEXT_PX, Arrow, Badge, Note,
-                     count_text, hex_addr, label, ordinal, pen, size_text, swatch_css, text_font)
+                     count_text, hex_addr, ordinal, pen, size_text, swatch_css, text_font)
 from .ring_step import RingStep, read_step
 from .summarise import fold, spread
 
@@ -95,6 +95,9 @@ class _RingView(CardColumnView):
     #: a 'base' sentinel heads the drawing
     has_base = False
     fold_x = X_CARD - 30
+    role_words = {"split": "the split block", "unlinked": "the block handed out whole",
+                  "inserted": "the freed block", "joined": "the joined block", "grown": "the new memory at",
+                  "absorbed": "the absorbed block"}
 
     def __init__(self, parent=None) -> None:
         super().__init__([
@@ -145,16 +148,15 @@ class _RingView(CardColumnView):
 
         def draw_card(row, y):
             if row[0] == "base":
-                self._draw_base(y, pointer)
-            else:
-                self._draw_node(row[1], row[2], y, sizes, step)
+                return self._draw_base(y, pointer)
+            return self._draw_node(row[1], row[2], y, sizes, step)
 
         y_of = self._lay_rows(rows, draw_card)
         if rows:
             self._draw_loop(y_of[0], y_of[-1])
         else:
-            empty = self._add(label("the free list is empty (head = NULL)", text_font(TEXT_PX, italic=True),
-                                    MUTED))
+            empty = self._add(Note("the free list is empty (head = NULL)", text_font(TEXT_PX, italic=True),
+                                   MUTED, max(NOTE_MIN_W, self._visible_width() - X_CARD - NOTE_RIGHT)))
             empty.setPos(X_CARD, TOP)
 
         before = None
@@ -165,12 +167,14 @@ class _RingView(CardColumnView):
         for key, card in self._cards.items():
             card.set_selected(key == self._selection)
         self.canvas.finish()
-        self.summary = self._summary_text(len(ring), folded_nodes, folded_runs, folded_examined, step,
-                                          pointer is not None)
-        info = self._info_text(sizes, ring, pointer, step)
-        self._say(self.info, info + ("\n" + self.summary if self.summary else ""))
+        folded = self._summary_text(len(ring), folded_nodes, folded_runs, folded_examined, step,
+                                    pointer is not None)
+        self._set_words(self._info_text(sizes, ring, pointer, step), folded, step.visits + step.changed(),
+                        {a: step.numbers(a) for a in self._spans if isinstance(a, int)})
         if scroll:
             self._scroll_to_step(pointer, step)
+        else:
+            self._say_summary()
 
     def _fold_plan(self, order: list[int], step: RingStep, pointer) -> list:
         """What must stay visible when the list is folded, as summarise.fold's
@@ -188,21 +192,24 @@ class _RingView(CardColumnView):
                 keep.append((index[a], 1))
         return fold(len(order), keep)
 
-    def _draw_base(self, y: float, pointer) -> None:
+    def _draw_base(self, y: float, pointer) -> float:
         card = self._card("base", None, CARD_W, CARD_H)
         card.set_row("base", "0 B")
         card.set_style(palette.META_GREY, pen("#000000", 1.5), "#FFFFFF", "base")
         card.setPos(X_CARD, y)
-        card.setToolTip("K&R's base: a header of size 0 in static storage, below every heap "
-                        "address; it closes the ring and is never handed out")
         note = "K&R's sentinel: a 0-byte header below the heap"
         if pointer is None:
             note = "first fit: every search starts here, after base"
-        item = self._add(Note(note, text_font(SMALL_PX, italic=pointer is not None, bold=pointer is None),
-                              MUTED if pointer else "#000000", self._note_width(X_BADGE)))
-        item.setPos(X_BADGE, y + (CARD_H - item.boundingRect().height()) / 2)
+        # the tooltip says what the note does: a narrow view leaves the note out
+        card.setToolTip("K&R's base: a header of size 0 in static storage, below every heap "
+                        "address; it closes the ring and is never handed out"
+                        + ("\n" + note if pointer is None else ""))
+        return self._place_note(note, text_font(SMALL_PX, italic=pointer is not None, bold=pointer is None),
+                                MUTED if pointer else "#000000", X_BADGE, y, optional=True)
 
-    def _draw_node(self, addr: int, ghost, y: float, sizes: dict, step: RingStep) -> None:
+    def _draw_node(self, addr: int, ghost, y: float, sizes: dict, step: RingStep) -> float:
+        """The block's card at row ``y``, its visit numbers and its note;
+        returns the bottom of what was drawn."""
         card = self._card(addr, addr, CARD_W, CARD_H)
         size = ghost.size if ghost is not None else sizes.get(addr, 0)
         card.set_row(hex_addr(addr), size_text(size))
@@ -226,21 +233,22 @@ class _RingView(CardColumnView):
             x += badge.w + 8
             tip.append("examined " + ", ".join(ordinal(n) for n in numbers) + " this step")
         text = step.note(addr)
+        bottom = y + CARD_H
         if text:
             colour = ROLE_STYLE[role][3] if role else "#000000"
-            item = self._add(Note(text, text_font(SMALL_PX, bold=role not in ("examined", "absorbed")),
-                                  colour, self._note_width(x), addr))
-            item.setPos(x, y + (CARD_H - item.boundingRect().height()) / 2)
+            bottom = self._place_note(text, text_font(SMALL_PX, bold=role not in ("examined", "absorbed")),
+                                      colour, x, y, addr)
             tip.append(text)
         if ghost is not None:
             tip.insert(0, "no longer on the free list after this step")
         card.setToolTip("\n".join(tip))
+        return bottom
 
     def _scroll_to_step(self, pointer, step: RingStep) -> None:
         """Bring what the step did into view, as much as fits, in this order:
         the blocks it changed, the pointer, where the pointer was (the
         search started there), the first nodes examined."""
-        self.canvas.reveal(lambda: self._step_rect(pointer, step), 10, 10)
+        self._follow(lambda: self._step_rect(pointer, step))
 
     def _step_rect(self, pointer, step: RingStep) -> QRectF:
         """What :meth:`_scroll_to_step` brings into view, for the canvas's height now."""

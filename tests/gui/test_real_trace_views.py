@@ -245,23 +245,6 @@ def map_texts(m) -> list[tuple[str, float]]:
             if i is not None and i.isVisible() and i.textItem.toPlainText().strip()]
 
 
-def known_presenter_cut(view, rects, inside, pres) -> bool:
-    """Left alone, and reported (issue 24): in presenter mode at 1280 x 720
-    the ring and arena views' canvas is about 360 x 160 design pixels.  A
-    note beside a card (wrapped to at least NOTE_MIN_W) runs past the right
-    edge, its card in the frame; and a search longer than the canvas is
-    tall leaves its first examined blocks above the frame (first fit at
-    step 150 000: four visits) without the line under the drawing saying
-    so.  Exactly those cases: presenter mode, a card column view, and the
-    item either starting inside the frame and running past its right edge
-    or lying wholly above or below it."""
-    from heapscope.gui.structure_views.card_column import CardColumnView
-    if not (pres.presenter and isinstance(view, CardColumnView)):
-        return False
-    return all(inside.left() <= r.left() < inside.right() < r.right()
-               or r.bottom() <= inside.top() + SLACK or r.top() >= inside.bottom() - SLACK for r in rects)
-
-
 def the_steps_block(events) -> tuple[int, int] | None:
     """The block the step placed or released (address, size)."""
     for e in events:
@@ -294,8 +277,6 @@ def check_step(w, where) -> tuple[int, int]:
         rects = [item_rect(view, item) for item in items]
         if any(grown.contains(r) for r in rects):
             shown += 1
-        elif known_presenter_cut(view, rects, inside, w.presentation):
-            continue
         else:       # only where the line under the drawing says it left it out of the frame
             assert "the frame" in view.summary, (where, kind, name, rects, inside, view.summary)
     assert shown, (where, "no item the step names is inside the view", inside, view.summary)
