@@ -145,8 +145,19 @@ def live_bytes_of(trace) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("name", strategy_names())
-@pytest.mark.parametrize("example", [ex.name for ex in walked_examples()])
+def trace_and_strategy_pairs():
+    """(bundled trace, strategy) pairs of the walked bundled traces: every
+    pair in the deep suite; in the quick one a third of them, spread so that
+    every strategy meets at least one trace and every trace four strategies
+    (trace i with strategy j when i + j is a multiple of 3), the others
+    marked ``deep`` (tests/depth.py; docs/testing.md's table)."""
+    traces_, names = [ex.name for ex in walked_examples()], strategy_names()
+    return [pytest.param(ex, name, id=f"{ex}-{name}",
+                         marks=() if (i + j) % 3 == 0 else pytest.mark.deep)
+            for i, ex in enumerate(traces_) for j, name in enumerate(names)]
+
+
+@pytest.mark.parametrize("example, name", trace_and_strategy_pairs())
 def test_every_bundled_trace_packs_its_live_bytes_exactly(example, name):
     whole = load_trace(example)
     n = min(len(whole), 12_000)         # a prefix of a valid trace is one: kept fast
@@ -180,8 +191,7 @@ SUMMARY_PARAMS = pick([{"heap_limit": 96 << 10}],
 
 
 @pytest.mark.parametrize("params", SUMMARY_PARAMS, ids=lambda p: ",".join(p) or "sbrk")
-@pytest.mark.parametrize("name", strategy_names())
-@pytest.mark.parametrize("example", [ex.name for ex in walked_examples()])
+@pytest.mark.parametrize("example, name", trace_and_strategy_pairs())
 def test_compares_folded_build_gives_the_whole_series_summary_on_bundled_traces(example, name, params):
     """What a ``compare`` worker builds (no series, the rows folded into the
     summary as they come) gives the summary of the whole series a window's
