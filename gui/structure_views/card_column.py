@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, Slot
 
 from .. import palette
 from .canvas import MUTED, Arrow, Badge, Card, Fold, Note, Pointer, hex_addr, ordinal
@@ -84,7 +84,7 @@ class CardColumnView(CardView):
         self._words = ""
         self._folded_summary = ""
         self.summary = ""
-        self.canvas.verticalScrollBar().valueChanged.connect(self._say_summary)
+        self.canvas.verticalScrollBar().valueChanged.connect(self._scrolled)
 
     def _folded_rows(self, order: list, runs: list, node_row, examined) -> tuple[list, int, int, int]:
         """The rows for ``order`` (addresses) under ``runs`` (summarise.fold):
@@ -254,7 +254,14 @@ class CardColumnView(CardView):
         self._named = [k for k in dict.fromkeys(named) if k in self._spans]
         self._numbers_of = numbers
 
-    def _say_summary(self, *_) -> None:
+    @Slot(int)
+    def _scrolled(self, _value: int) -> None:
+        # the bar moves while a closed view is torn down, its attributes gone
+        # (AttributeError: no 'canvas', after a script closed a ring view)
+        if "canvas" in self.__dict__:
+            self._say_summary()
+
+    def _say_summary(self) -> None:
         """:attr:`summary` and the line under the drawing: where the step's
         cards are not all in the frame, which are above or below it (first:
         it is about this step), then what was folded."""

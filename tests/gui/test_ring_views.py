@@ -419,3 +419,33 @@ def test_the_line_under_the_drawing_fits_its_label_and_keeps_the_whole_text(qtbo
                 whole += 1
                 assert info.toolTip() == ""
     assert cut and whole, (cut, whole)
+
+
+def test_a_closed_ring_view_torn_down_raises_nothing(qtbot):
+    """A closed card view's scroll bar still moves while Python tears the
+    view down (its attributes gone): the slot that says the line under the
+    drawing again after a scroll raised AttributeError ('no canvas'), caught
+    here by pytest-qt as an exception in a Qt callback.  Two views in turn,
+    as a script drawing pictures of several steps does."""
+    import gc
+    from PySide6.QtWidgets import QApplication
+    from heapscope import traces
+    from heapscope.allocators.explain import explain_step
+    from heapscope.allocators.replay import Timeline
+    from heapscope.gui.structure_views import view_for
+    trace = traces.load_trace(str(traces.default_trace_path()))
+    for name, step in (("next-fit", 2056), ("rotating-list", 2099), ("first-fit", 2056)):
+        tl = Timeline(trace, name).build()
+        tl.seek(step)
+        s = tl.strategy.structure()
+        view = view_for(s["kind"])()
+        view.resize(520, 600)
+        view.show()
+        QApplication.processEvents()
+        view.show_step(s, explain_step(tl.strategy, tl.last_record), tl.last_record)
+        QApplication.processEvents()
+        view.close()
+        QApplication.processEvents()
+    del view            # the last one; the others went as the name was bound again
+    gc.collect()
+    QApplication.processEvents()
