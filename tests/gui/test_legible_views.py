@@ -25,6 +25,12 @@ STEPS = (120, 10_000, 19_500)
 SCREENS = [(1280, 720, False), (1920, 1080, False), (1280, 720, True)]
 
 
+def on_default_trace(qtbot, w, strategy: str) -> None:
+    """The window ``w`` showing the bundled default trace through ``strategy``."""
+    wait_loaded(qtbot, w, lambda: w.set_strategy(strategy))
+    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+
+
 #: the TLSF view's steps: step 250 names five rows, more than presenter
 #: mode at 1280 x 720 holds at a legible zoom
 TLSF_STEPS = (120, 250, 10_000, 19_500)
@@ -476,8 +482,7 @@ def test_the_splay_tags_are_inside_the_frame_and_legible(qtbot, loaded):
     node's box (or else the line under the drawing names it)."""
     from heapscope.gui.structure_views.tree_items import NodeItem
     w = loaded
-    wait_loaded(qtbot, w, lambda: w.set_strategy("splay-best-fit"))
-    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+    on_default_trace(qtbot, w, "splay-best-fit")
     from heapscope.allocators import events as ev
     for width, height, presenter in SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
@@ -508,13 +513,26 @@ def test_the_splay_tags_are_inside_the_frame_and_legible(qtbot, loaded):
                     assert not any(r.intersects(b) for b in boxes), ((width, presenter), t, kind, r)
 
 
+def paint_into(item, painter_class):
+    """``item.paint`` into a small image through a ``painter_class`` (a
+    recording QPainter); returns the painter, ended."""
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+    image = QImage(8, 8, QImage.Format_ARGB32)      # kept: the painter draws on it
+    painter = painter_class(image)
+    try:
+        item.paint(painter, QStyleOptionGraphicsItem(), None)
+    finally:
+        painter.end()
+    return painter
+
+
 class EllipsesPainted:
     """What an item's ``paint`` draws as ellipses (centre, rx, ry), and the
     width of the pen each is drawn with, recorded from a real painter."""
 
     def __init__(self, item) -> None:
-        from PySide6.QtGui import QImage, QPainter
-        from PySide6.QtWidgets import QStyleOptionGraphicsItem
+        from PySide6.QtGui import QPainter
         self.discs = []
         outer = self
 
@@ -525,12 +543,7 @@ class EllipsesPainted:
                 outer.discs.append((QPointF(centre), rx, ry, self.pen().widthF()))
                 return super().drawEllipse(*args)
 
-        image = QImage(8, 8, QImage.Format_ARGB32)
-        painter = Recording(image)
-        try:
-            item.paint(painter, QStyleOptionGraphicsItem(), None)
-        finally:
-            painter.end()
+        paint_into(item, Recording)
 
 
 def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
@@ -543,8 +556,7 @@ def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
     is in it."""
     from heapscope.gui.structure_views.tree_items import NodeItem
     w = loaded
-    wait_loaded(qtbot, w, lambda: w.set_strategy("splay-best-fit"))
-    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+    on_default_trace(qtbot, w, "splay-best-fit")
     checked = 0
     for width, height, presenter in SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
@@ -584,18 +596,11 @@ def test_a_visited_nodes_numbers_are_drawn_legibly_inside_their_disc(qtbot, visi
     from heapscope.gui.structure_views.scene_view import MIN_DESIGN_PX
     from heapscope.gui.structure_views.tree_items import NodeItem
     from .test_real_trace_views import FontsPainted
-    from PySide6.QtGui import QImage
-    from PySide6.QtWidgets import QStyleOptionGraphicsItem
     node = NodeItem(0x1000, "wild")
     node.set_content(4096, [0x1000], 1, 0)
     node.visit = visit
     text = ",".join(map(str, visit))
-    image = QImage(8, 8, QImage.Format_ARGB32)      # kept: the painter draws on it
-    painter = FontsPainted(image)
-    try:
-        node.paint(painter, QStyleOptionGraphicsItem(), None)
-    finally:
-        painter.end()
+    painter = paint_into(node, FontsPainted)
     fonts = [f for f, t in painter.fonts if t == text]
     assert fonts, painter.fonts
     assert fonts[0].pixelSize() >= MIN_DESIGN_PX or fonts[0].pointSizeF() * 96 / 72 >= MIN_DESIGN_PX
@@ -609,8 +614,7 @@ def painted_words(item) -> list[tuple[str, QRectF]]:
     paints, the rectangle as wide as the text (measured with the font it is
     painted in) from where the painter put it."""
     from PySide6.QtCore import Qt
-    from PySide6.QtGui import QImage, QPainter
-    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+    from PySide6.QtGui import QPainter
     words = []
 
     class Recording(QPainter):
@@ -622,12 +626,7 @@ def painted_words(item) -> list[tuple[str, QRectF]]:
                 words.append((text, QRectF(left, rect.top(), width, rect.height())))
             return super().drawText(*args)
 
-    image = QImage(8, 8, QImage.Format_ARGB32)
-    painter = Recording(image)
-    try:
-        item.paint(painter, QStyleOptionGraphicsItem(), None)
-    finally:
-        painter.end()
+    paint_into(item, Recording)
     return words
 
 
@@ -640,8 +639,7 @@ def test_a_list_r1_found_empty_says_so_inside_the_frame_or_under_the_drawing(qtb
     word and the line under the drawing names the list as empty when
     probed; on the 1920 x 1080 screen there is room in the row."""
     w = loaded
-    wait_loaded(qtbot, w, lambda: w.set_strategy("buddy"))
-    wait_loaded(qtbot, w, lambda: w.open_trace(str(traces.default_trace_path())), timeout=60000)
+    on_default_trace(qtbot, w, "buddy")
     said_below = 0
     for width, height, presenter in SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
