@@ -32,7 +32,10 @@ def model_at(trace, strategy, kind, start=20, at_least=1):
     """A model showing the first step from ``start`` with an event of type
     ``kind`` (at least ``at_least`` of them) after its first event."""
     key = strategy
-    if key not in _timelines:
+    # the module's trace fixture is made again when a worker comes back to
+    # this module after another (xdist's worksteal): a timeline of the old
+    # trace object is refused by the model ("replays another trace")
+    if key not in _timelines or _timelines[key].trace is not trace:
         _timelines[key] = Timeline(trace, strategy).build()
     model = ShowModel()
     model.set_trace(trace)
@@ -477,3 +480,13 @@ def test_kinds_drawn_as_lists_show_the_structure_after_each_event(qtbot, trace, 
     view.set_current_event(i, MOVE_MS)
     assert nothing_runs(view)
     assert addr in before and addr not in listed()
+
+
+def test_the_timeline_cache_follows_the_trace_object(trace):
+    """The module's trace is made again when an xdist worker comes back to
+    this module (CI failed with "the timeline replays another trace than the
+    model's"): a second trace object gets a timeline of its own."""
+    first = model_at(trace, "next-fit", "Visit")
+    again = traces.make_workload("vo1989", steps=500, seed=11)
+    second = model_at(again, "next-fit", "Visit")
+    assert second.trace is again and first.trace is trace
