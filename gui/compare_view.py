@@ -330,10 +330,14 @@ class CompareHeapMap(HeapMapWidget):
         block, its text towards the middle; else with its text the other way,
         else under the block -- the first that covers no pointer's symbol,
         no block the search's numbers point at nor the step's marks, and
-        stays in the view (it hid next fit's rover at step 2004).  Where none
-        does, in a tall row, the place in view covering the least of them:
-        lifted off next fit's rover above the first row, it was cut at the
-        map's top edge in presenter mode (issue 24)."""
+        stays in the view (it hid next fit's rover at step 2004).  Each place
+        may be lifted off the symbols under a short row, or nudged sideways
+        off one by up to half a symbol (its arrow still on the block).  Where
+        none is clean: in a tall row, the place in view covering the least of
+        them (lifted off next fit's rover above the first row, it was cut at
+        the map's top edge in presenter mode); in a short row, the place in
+        view off every symbol covering the fewest blocks; only where no
+        place is in view, the first (issue 24)."""
         label = self.request_label
         symbols = [QRectF(QPointF(a, b), QPointF(c, d)) for a, b, c, d in self.pointers.symbol_squares(self.vb)]
         # the blocks the search's numbers point at and the step's marks, as
@@ -388,7 +392,7 @@ class CompareHeapMap(HeapMapWidget):
                 if weigh(r.translated(dx, 0), text, anchor, at, nudged):
                     label.setPos(nudged, at)
                     return
-            first = first or (text, anchor, at)
+            first = first or (text, anchor, at, x)
         # No place covers nothing.  A tall row's label may cover a little of a
         # symbol rather than be cut; a short row's (seven rows) takes the place
         # in view off every symbol, covering the fewest blocks; lifted off V7's
@@ -402,7 +406,7 @@ class CompareHeapMap(HeapMapWidget):
         if best is not None:
             label.setText(best[0])
             label.setAnchor(best[1])
-            label.setPos(best[3] if len(best) > 3 else x, best[2])
+            label.setPos(best[3], best[2])
 
     @staticmethod
     def _sidestep(r: QRectF, hits: list, anchor) -> float:

@@ -217,11 +217,11 @@ class ArenaRingView(CardColumnView):
         summary = ""
         if folded:
             summary = (f"Summarised: {count_text(len(order) - folded)} of {count_text(len(order))} "
-                            f"blocks shown (allocp, the first and last {VISIT_ENDS} stood on, the changed "
-                            f"blocks, the ends); {count_text(folded)} folded in {count_text(folded_runs)} "
-                            f"run{'s' if folded_runs != 1 else ''}"
-                            + (f", {count_text(folded_visited)} of them stood on" if folded_visited else "")
-                            + ".")
+                       f"blocks shown (allocp, the first and last {VISIT_ENDS} stood on, the changed "
+                       f"blocks, the ends); {count_text(folded)} folded in {count_text(folded_runs)} "
+                       f"run{'s' if folded_runs != 1 else ''}"
+                       + (f", {count_text(folded_visited)} of them stood on" if folded_visited else "")
+                       + ".")
         self._set_words(" · ".join(words), summary, step.visits + step.changed(), shown_numbers)
         if scroll:
             self._scroll_to(where, step)
