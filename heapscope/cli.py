@@ -53,7 +53,14 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from .allocators import plugins
+# Before numpy's import (heapscope.allocators makes it): heapscope does no
+# linear algebra, and the OpenBLAS thread pool numpy starts when imported
+# costs about 0.1 s of CPU at every process start -- the command's, and each
+# worker of `compare`, `sweep` and the window's builds, which inherit this.
+# A user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from .allocators import plugins  # noqa: E402 (after the setting above)
 from .allocators.params import Param, ParamError, declared, parse_param
 from .allocators.phrases import count
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names

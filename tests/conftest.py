@@ -15,6 +15,13 @@ from tests import depth
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# As heapscope/cli.py does for the command: one OpenBLAS thread, set before
+# any test module imports numpy, and inherited by the xdist workers and every
+# process a test starts (a `heapscope`, a worker of compare or of the
+# window's builds).  The pool of threads numpy's import starts otherwise
+# costs about 0.1 s of CPU a process; heapscope does no linear algebra.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 
 def pytest_addoption(parser):
     parser.addoption("--deep", action="store_true",

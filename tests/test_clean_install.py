@@ -5,8 +5,9 @@ lessons it reads are in the package, not only beside it.
 
 Slow (about a minute: building the wheel, a venv, installing numpy, PySide6
 and the rest from pip's cache), so it is one test, whose venv serves every
-command, and it runs in the README's test command like the rest: under
-pytest-xdist it takes one worker while the others run the suite.  Nothing
+command, and it runs in the deep suite (``pytest --deep``, which CI runs),
+not the README's quick one: under pytest-xdist it held one worker for a
+tenth of the quick suite's wall time.  Nothing
 is taken from the checkout's own environment: the fresh venv has no
 ``--system-site-packages``.  ``-m "not clean_install"`` leaves it out of a
 quick local run.  The wheel's contents are checked here too (one top-level
@@ -29,7 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #: what the wheel is built from: pyproject.toml's packages (their folders) and the readme
 SOURCES = ("pyproject.toml", "README.md", "heapscope", "allocators", "traces", "gui")
 
-pytestmark = pytest.mark.clean_install
+# in the deep suite only, which CI runs (.ci/run): in the quick one it held an
+# xdist worker 33 s (20 CPU-s in pip and the venv), a tenth of its wall time
+pytestmark = [pytest.mark.clean_install, pytest.mark.deep]
 
 
 def _run(argv, **kwargs) -> subprocess.CompletedProcess:

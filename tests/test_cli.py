@@ -332,3 +332,20 @@ def test_inspect_of_a_readable_trace_shows_the_step_the_lines_say(tmp_path, caps
     code, out, err = hs(capsys, "inspect", trace, "-s", "first-fit", "--step", "3")
     assert code == 0, err
     assert "free of a (id 0), 40 B" in out and "trace line 4" in out
+
+
+@pytest.mark.parametrize("given, expected", [(None, "1"), ("3", "3")])
+def test_the_command_runs_numpy_with_one_blas_thread_unless_told(given, expected):
+    """heapscope/cli.py: importing the command sets OPENBLAS_NUM_THREADS=1
+    before numpy loads (its thread pool costs a tenth of a second of CPU a
+    process, and heapscope does no linear algebra), unless the user set it.
+    Read back from a fresh interpreter: numpy's OpenBLAS takes the variable
+    when it loads, so the setting must be there before that."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    probe = ("import sys, os, heapscope.cli; "
+             "print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == [expected, "True"]
