@@ -234,7 +234,7 @@ def _throttled(send) -> Callable[[int, int], None]:
 #: a build streamed to a window (keep="stream": the window's background
 #: builds) runs this much nicer than the window: the window's event loop,
 #: drawing what comes in, gets a core before seven workers do (issue 25's
-#: stall probe: a compare row's 50 ms of CPU took 0.3-0.7 s of wall beside them)
+#: stall probe: a compare row's 50 ms of CPU took 0.12-0.31 s of wall beside them)
 STREAM_NICE = 5
 
 
