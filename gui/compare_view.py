@@ -1279,19 +1279,6 @@ class CompareView(Subscriber, QWidget):
         """Rows are still joining the view (one per turn: _join_next)."""
         return self._joining
 
-    def finish_joining(self) -> None:
-        """Every shown row joins now (a caller that needs them all at once)."""
-        if self._joining:
-            self._joining = False
-            self._join_timer.stop()
-            while self.model is not None and len(self.rows) < len(self.model.shown):
-                self._join(self._take_row())
-            if self.model is not None:
-                self._arrange()
-            else:
-                self._drop_slots()
-            self.rows_joined.emit()
-
     def _hold_slots(self, n: int) -> None:
         """Empty slots in the splitter for the rows still to join, so that
         the splitter's sizes are set once: a row joining takes its slot's
