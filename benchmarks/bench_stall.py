@@ -64,6 +64,13 @@ LESSON = "vo1989-table"
 SOURCE = str(Path(__file__).resolve().parent.parent)
 
 
+def _source_of_heapscope() -> str:
+    """The tree the heapscope imported comes from (this script run with another
+    tree's venv, a copy of it elsewhere, names that tree's frames)."""
+    import heapscope
+    return str(Path(heapscope.__file__).resolve().parent.parent)
+
+
 class StallProbe(QObject):
     """Longest gap between ticks of a 10 ms timer, per phase, with where it was."""
 
@@ -72,6 +79,9 @@ class StallProbe(QObject):
         self.phase = "start"
         self.worst: dict[str, tuple[float, str]] = {}
         self.stalls: dict[str, int] = collections.Counter()
+        #: this process's CPU seconds (every thread; not the workers') per phase
+        self.cpu: dict[str, float] = collections.Counter()
+        self._cpu_at = time.process_time()
         self._last = time.perf_counter()
         self._samples: list[str] = []
         self._main = threading.main_thread().ident
@@ -103,6 +113,9 @@ class StallProbe(QObject):
 
     def set_phase(self, phase: str) -> None:
         self._tick()            # the gap so far belongs to the phase before
+        now = time.process_time()
+        self.cpu[self.phase] += now - self._cpu_at
+        self._cpu_at = now
         self.phase = phase
         self.worst.setdefault(phase, (0.0, ""))
 
@@ -215,7 +228,8 @@ def built(window) -> bool:
 def rows_ready(window) -> bool:
     """Compare mode shows every row, each built to its end."""
     building = getattr(window.model, "building", None)
-    return (window.compare.active and not window.compare.busy
+    joining = getattr(window.compare.view, "joining", lambda: False)     # rows joining a turn at a time
+    return (window.compare.active and not window.compare.busy and not joining()
             and len(window.model.shown) == len(COMPARED) and not (building and building()))
 
 
@@ -303,6 +317,8 @@ def main(argv=None) -> int:
                    help="without what gui/app.py does once the window shows (gc.freeze, the forkserver)")
     args = p.parse_args(argv)
     phases = args.phases.split(",")
+    global SOURCE
+    SOURCE = _source_of_heapscope()
 
     app = QApplication.instance() or QApplication([])
     from heapscope.traces.bundled import example_path
@@ -339,7 +355,7 @@ def main(argv=None) -> int:
         for phase in phases:
             gap, where = probe.worst.get(phase, (0.0, ""))
             print(f"  {phase:9} longest gap {1e3 * gap:7.0f} ms  stalls>100ms {probe.stalls[phase]:3}"
-                  f"  took {figures.get(phase + ' took', 0):6.1f} s  {where}")
+                  f"  took {figures.get(phase + ' took', 0):6.1f} s  CPU {probe.cpu[phase]:5.1f} s  {where}")
         window.compare.loader.cancel()
         window.close()
         window.deleteLater()

@@ -90,6 +90,7 @@ class CompareMode(QObject):
         # predict mode (gui/predict_mode.py) asks every row: a click in a row
         # answers for that row, an open question quiets the rows
         self.view.row_clicked.connect(window.predict_click)
+        self.view.rows_joined.connect(self._rows_joined)
         # the View menu's Structure View says what the rows show (a row's own
         # button opens one and closes another), so S and a lesson's stop
         # always turn it the way they mean
@@ -257,32 +258,55 @@ class CompareMode(QObject):
             w.bind_single_views(True)
         self._sync_action()
 
-    def _show(self, names: list[str], position: int, keys=None) -> None:
+    def _show(self, names: list[str], position: int, keys=None, in_turns: bool = False) -> None:
+        """Show ``names`` at ``position``; ``in_turns``: rows not made yet
+        join the view one per turn of the event loop (CompareView._join_next),
+        and :attr:`changed` is emitted once every row has joined."""
         w = self.window
         w.player.pause()
         self.names = names
         if keys is None:
             keys = [timeline_key(n, w.params_for(n)) for n in names]
         self._activate_page()
-        w.model.show(keys, position)
-        self.densify_shown()
-        if self.view.model is not w.model:
-            self.view.bind(w.model)
+        self.view.join_in_turns = in_turns
+        try:
+            w.model.show(keys, position)
+            self.densify_shown()
+            if self.view.model is not w.model:
+                self.view.bind(w.model)
+        finally:
+            self.view.join_in_turns = False
+        label = w.model.label or "trace"
+        w.setWindowTitle(f"heapscope — {label}[*] — compare: {', '.join(names)}")
+        w.trace_label.setText(f"{label} · {w.model.n:,} steps")
+        w.strategy_title.setText(self.title())
+        if self.view.joining():
+            w.statusBar().showMessage(f"{label}: {len(names)} strategies side by side; "
+                                      f"rows joining…")
+            return               # _rows_joined, once every row is there
+        self._rows_joined()
+
+    def _rows_joined(self) -> None:
+        """Every shown row is in the view: predict bands, the Structure
+        action, and :attr:`changed`."""
+        w = self.window
+        if not self.active or self.view.model is not w.model:
+            return
+        names = self.names
         self._structures_changed(self.view.any_structure_open())
         self._predict_bars()
         if w.predict.active:
             w.predict.set_active(True)           # every row asks
         label = w.model.label or "trace"
-        w.setWindowTitle(f"heapscope — {label}[*] — compare: {', '.join(names)}")
-        w.trace_label.setText(f"{label} · {w.model.n:,} steps")
-        w.strategy_title.setText(self.title())
         w.statusBar().showMessage(f"{label}: {len(names)} strategies side by side; "
                                   f"C shows one strategy, Shift+C picks others")
         self.changed.emit(True)
 
     def show_rows(self, names: list[str], position: int) -> None:
-        """Show the kept timelines of ``names`` side by side at ``position``."""
-        self._show(names, position)
+        """Show the kept timelines of ``names`` side by side at ``position``,
+        rows not made yet joining one per turn (compare_rows.py's rows, as
+        each is built)."""
+        self._show(names, position, in_turns=True)
 
     def densify_shown(self) -> None:
         """Denser checkpoints for the rows shown whose build has ended (a

@@ -74,6 +74,9 @@ STRUCTURE_ROW_PX = 330
 SUMMARY_LATER_FROM = 50_000
 #: rows a long running summary grows by in one turn of the event loop (RankingTable._summarize_next)
 SUMMARY_ROWS_PER_TURN = 1 << 16
+#: the wait (ms) between two rows made ahead or joining the view: a timer, not a
+#: zero-time call, so that the event loop's other timers and paints run between
+TURN_MS = 1
 #: the width of a row's name and gauges (px)
 HEADER_WIDTH = 250
 #: a map row is at least this tall on screen (px)
@@ -1072,10 +1075,31 @@ class CompareView(Subscriber, QWidget):
     #: a block was clicked in a row's map or structure view: (row, address)
     #: (predict mode takes it as that row's answer)
     row_clicked = Signal(int, object)
+    #: a row joined the view (it is in :attr:`rows` now)
+    row_joined = Signal()
+    #: every row shown has joined the view (after rows joined one per turn)
+    rows_joined = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.scale = SharedScale()
+        #: rows missing when the model shows more join one per turn of the
+        #: event loop (a view shown on screen only; compare mode sets it)
+        self.join_in_turns = False
+        self._joining = False
+        self._join_timer = QTimer(self)
+        self._join_timer.setSingleShot(True)
+        self._join_timer.setInterval(TURN_MS)
+        self._join_timer.timeout.connect(self._join_next)
+        #: rows made ahead (prepare_rows), not in the view yet; their hidden parent
+        self._stock: list[CompareRow] = []
+        self._stock_holder = QWidget(self)
+        self._stock_holder.hide()
+        self._prepare_to = 0
+        #: the splitter's empty slots for the rows still to join
+        self._slots: list[QFrame] = []
+        #: a row joined since the last arrangement asks for the structure views to open
+        self._open_later = False
         self.scale.geometry = self._map_geometry
         self._note_timer = QTimer(self)
         self._note_timer.setSingleShot(True)
@@ -1160,17 +1184,37 @@ class CompareView(Subscriber, QWidget):
     def _model_shown(self) -> None:
         model = self.model
         n = len(model.shown)
+        if len(self.rows) < n and self.join_in_turns and self.isVisible():
+            # rows join one per turn of the event loop (_join_next), each
+            # painted before the next is made, into slots sized once
+            self._hold_slots(n)
+            self._arrange(final=False)
+            self._joining = True
+            self._join_timer.start()
+            return
+        was_joining, self._joining = self._joining, False
+        self._join_timer.stop()
+        while len(self.rows) < n:
+            self._join(self._take_row())
+        self._arrange()
+        if was_joining:
+            self.rows_joined.emit()
+
+    def _arrange(self, final: bool = True) -> None:
+        """Bind the rows made so far to the model's shown rows, hide the
+        others; ``final`` (every shown row has joined): open the structure
+        views that have room, share the height, rank and say the scale."""
+        model = self.model
+        n = len(model.shown)
         # before a row joins the layout: seven rows of two-line maps would
         # grow the window past a 720-pixel screen, and it would not shrink back
         info_lines = 2 if n <= TWO_INFO_LINES_UP_TO else 1
         for row in self.rows:
             row.map.info.set_lines(info_lines)
-        while len(self.rows) < n:
-            self._new_row().map.info.set_lines(info_lines)
         open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
                            else self._structures_open)
         shown = model.shown
-        opened = False
+        opened = self._open_later
         for i, row in enumerate(self.rows):
             if i < n:
                 # Rebind a row whose strategy changed even where its index
@@ -1189,23 +1233,99 @@ class CompareView(Subscriber, QWidget):
             else:
                 row.unbind()
                 row.hide()
+        if not final:
+            self._open_later = opened
+            self._share_height()
+            return
+        self._open_later = False
+        self._drop_slots()
         if opened:
             self.open_structures()
         self._share_height()
         self._show_ranks({name: i + 1 for i, name in enumerate(self.table.order)})
         self._note_scale_soon()
 
+    def _join_next(self) -> None:
+        """One more row joins the view (made now, or taken from those made
+        ahead), bound and shown in the slot kept for it; the next joins at
+        the next turn, after this one is painted.  Seven rows made and shown
+        at once held the event loop 1.6-3.4 s (issue 25's stall probe)."""
+        if not self._joining:
+            return
+        model = self.model
+        if model is None:
+            self._joining = False
+            self._drop_slots()
+            self.rows_joined.emit()
+            return
+        n = len(model.shown)
+        if len(self.rows) < n and not self._stock:
+            # made in a turn of its own, bound and shown in the next (each
+            # was 50-70 ms of CPU on gcc-cc1, the two together over 100 ms)
+            self._stock.append(self._new_row())
+            self._join_timer.start()
+            return
+        if len(self.rows) < n:
+            self._join(self._take_row())
+        if len(self.rows) < n:
+            self._arrange(final=False)
+            self._join_timer.start()
+            return
+        self._joining = False
+        self._arrange()
+        self.rows_joined.emit()
+
+    def joining(self) -> bool:
+        """Rows are still joining the view (one per turn: _join_next)."""
+        return self._joining
+
+    def _hold_slots(self, n: int) -> None:
+        """Empty slots in the splitter for the rows still to join, so that
+        the splitter's sizes are set once: a row joining takes its slot's
+        place and size (QSplitter.replaceWidget), and the rows already
+        there are not resized and laid out again as each one joins."""
+        while self._slots and len(self.rows) + len(self._slots) > n:
+            slot = self._slots.pop()
+            slot.hide()
+            slot.setParent(None)
+            slot.deleteLater()
+        while len(self.rows) + len(self._slots) < n:
+            slot = QFrame()
+            slot.setFrameShape(QFrame.StyledPanel)
+            self.rows_split.addWidget(slot)
+            self._slots.append(slot)
+
+    def _drop_slots(self) -> None:
+        for slot in self._slots:
+            slot.hide()
+            slot.setParent(None)
+            slot.deleteLater()
+        self._slots = []
+
+    def _take_row(self) -> "CompareRow":
+        return self._stock.pop(0) if self._stock else self._new_row()
+
+    def _join(self, row: "CompareRow") -> None:
+        """``row`` joins the splitter after the rows there (in the first slot held for it)."""
+        index = len(self.rows)
+        if self._slots:
+            slot = self._slots.pop(0)
+            self.rows_split.replaceWidget(index, row)
+            slot.deleteLater()
+        else:
+            self.rows_split.insertWidget(index, row)
+        self.rows.append(row)
+        self.row_joined.emit()
+
     def _new_row(self) -> "CompareRow":
-        """One more row's widgets, at the end of :attr:`rows` (not bound)."""
-        row = CompareRow(self.scale)
+        """One more row's widgets (not bound, not in the view: :meth:`_join` puts it there)."""
+        row = CompareRow(self.scale, self._stock_holder)
         row.apply_presentation(self.presentation)
         row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
         row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
         row.map.relaid.connect(self._relayout_rows)
         row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
         row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
-        self.rows.append(row)
-        self.rows_split.addWidget(row)
         return row
 
     def prepare_rows(self, n: int) -> None:
@@ -1213,15 +1333,14 @@ class CompareView(Subscriber, QWidget):
         event loop (compare mode's rows being built in the background,
         gui/compare_rows.py): made when the rows show, seven rows' maps
         held the loop 1.5-1.9 s in one go (issue 25's stall probe)."""
-        self._prepare_to = max(getattr(self, "_prepare_to", 0), n)
-        QTimer.singleShot(0, self, self._prepare_next)
+        self._prepare_to = max(self._prepare_to, n)
+        QTimer.singleShot(TURN_MS, self, self._prepare_next)
 
     def _prepare_next(self) -> None:
-        if len(self.rows) >= getattr(self, "_prepare_to", 0):
-            return
-        row = self._new_row()
-        row.hide()
-        QTimer.singleShot(0, self, self._prepare_next)
+        if self._joining or len(self.rows) + len(self._stock) >= self._prepare_to:
+            return                  # (rows joining make their own, a turn each)
+        self._stock.append(self._new_row())
+        QTimer.singleShot(TURN_MS, self, self._prepare_next)
 
     def _share_height(self) -> None:
         """Rows with their structure view open get :data:`OPEN_ROW_WEIGHT`
@@ -1229,7 +1348,8 @@ class CompareView(Subscriber, QWidget):
         :data:`STRUCTURE_ROW_PX` (at most 60 % of the rows' height)."""
         weights = [(OPEN_ROW_WEIGHT if r.structure_visible() else 1) if r.bound else 0
                    for r in self.rows]
-        total = max(self.rows_split.height(), 100 * len(self.rows))
+        weights += [1] * len(self._slots)       # a row still to join, as one with its structure closed
+        total = max(self.rows_split.height(), 100 * len(weights))
         unit = total / max(sum(weights), 1)
         sizes = [int(w * unit) for w in weights]
         opened = [i for i, r in enumerate(self.rows) if r.bound and r.structure_visible()]
@@ -1239,7 +1359,8 @@ class CompareView(Subscriber, QWidget):
             # their least height; past that the rows scroll (to the open one)
             i = opened[0]
             tall = max(sizes[i], STRUCTURE_ROW_PX)
-            others = [r.minimumSizeHint().height() for k, r in enumerate(self.rows) if weights[k] and k != i]
+            others = [w.minimumSizeHint().height() for k, w in enumerate(self.rows + self._slots)
+                      if weights[k] and k != i]
             least = tall + sum(others) + self.rows_split.handleWidth() * len(others)
             total = max(total, least)
             rest = (total - tall) / len(others)

@@ -81,6 +81,8 @@ class SandboxEdits(QObject):
         self._hook_map(window.heap_map, lambda: 0)
         self._hook_structure(window.structure_panel)
         self.model.shown_changed.connect(self._hook_compare_rows)
+        # rows made later join the view a turn at a time (CompareView._join_next)
+        window.compare.view.row_joined.connect(self._hook_compare_rows)
         self.model.trace_changed.connect(self.refresh)
 
     def _make_actions(self) -> None:

@@ -242,3 +242,25 @@ def test_a_strategy_registered_in_this_process_builds_in_a_fresh_worker():
             Timeline(TRACE, "bsd-buckets").build().summary())
     finally:
         del registry.STRATEGIES[RegisteredHere.name]
+
+
+def _niceness(trace, spec, note):
+    import os
+    return os.nice(0)
+
+
+def test_a_build_streamed_to_a_window_runs_nicer_than_one_for_a_result():
+    """A window's background builds (keep="stream") run STREAM_NICE nicer:
+    seven workers at the window's own priority left its event loop 10 % of
+    a core (a compare row's 50 ms of CPU took 0.3-0.7 s beside them, issue
+    25's stall probe); builds whose result is awaited keep theirs."""
+    import os
+    from heapscope.allocators.parallel import STREAM_NICE, BuildSpec, ParallelBuild
+    got = {}
+    for keep in ("stream", "timeline"):
+        build = ParallelBuild(None, [BuildSpec("tlsf", key=keep, job=_niceness)], keep=keep).start()
+        build.wait()
+        got.update(build.results)
+    server = got["timeline"]          # the worker's niceness without it (its server's)
+    assert server >= os.nice(0)
+    assert got["stream"] == min(19, server + STREAM_NICE)

@@ -200,6 +200,8 @@ def test_compare_rows_widgets_are_made_ahead_a_row_a_turn_while_they_build(qtbot
     window.compare.compare(names)
     assert len(view.rows) == had                      # none made in the call
     qtbot.waitUntil(lambda: len(model.shown) == 3, timeout=120000)
+    # the rows then join the view a turn at a time (CompareView._join_next)
+    qtbot.waitUntil(lambda: not view.joining(), timeout=30000)
     assert max(ahead) <= 1 and sum(ahead) == len(made) == max(0, 3 - had)
     assert [r.key[0] for r in view.shown_rows()] == names
     assert all(r.map.model is model and r.isVisible() for r in view.shown_rows())
