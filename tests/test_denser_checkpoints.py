@@ -15,7 +15,8 @@ from heapscope.allocators.registry import strategy_names
 from heapscope.allocators.replay import MIN_CHECKPOINT_GAP, BackCache, Timeline
 from heapscope.traces import default_trace_path, read_rep
 
-from .test_step_back import EXAMPLES, forward, plain_states, random_trace, state_of
+from .test_step_back import (EXAMPLES, forward, plain_states, random_trace, state_of,
+                             strategy_and_params_pairs)
 from tests.depth import pick, some_in_quick
 
 
@@ -90,9 +91,8 @@ def spans(tl: Timeline) -> list[int]:
     return [b - a for a, b in zip(steps, steps[1:] + [tl.n])]
 
 
-@pytest.mark.parametrize("params", [{}, {"pool_size": 60_000}, {"heap_limit": 50_000}],
-                         ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()) or "default")
-@pytest.mark.parametrize("name", strategy_names())
+@pytest.mark.parametrize("name, params",
+                         strategy_and_params_pairs([{}, {"pool_size": 60_000}, {"heap_limit": 50_000}]))
 def test_a_densified_timeline_seeks_to_the_same_heaps_replaying_less(name, params):
     trace = random_trace(3, n=1500)
     tl = built(trace, name, params, every=600)
