@@ -213,12 +213,25 @@ def test_a_user_strategy_error_crosses_a_process_boundary():
 
 
 # ------------------------------------------------------- at the file's top level
-@pytest.mark.parametrize("body, said", [
+AT_IMPORT = [
     ("while True:\n    pass\n", "importing it gave no answer in 1 s"),
     ("import os\nos._exit(0)\n", "importing it ended the process with exit status 0"),
     ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "importing it killed the process (signal SIGKILL)"),
-])
-@pytest.mark.parametrize("command", ["grade", "compare"])
+]
+
+
+def at_import_cases():
+    """(command, body, said): every pair in the deep suite.  The quick one
+    runs the loop under both commands (each passes its own --time-limit to
+    the probe) and each exit under one of them in turn (the probe that
+    reports it is the same code for both); the others marked ``deep``."""
+    return [pytest.param(command, body, said, id=f"{command}-{k}",
+                         marks=() if k == 0 or (k + c) % 2 == 0 else pytest.mark.deep)
+            for c, command in enumerate(["grade", "compare"])
+            for k, (body, said) in enumerate(AT_IMPORT)]
+
+
+@pytest.mark.parametrize("command, body, said", at_import_cases())
 def test_a_file_that_loops_or_exits_while_imported_is_named_and_stopped(tmp_path, body, said, command):
     bad = tmp_path / "atimport.py"
     bad.write_text("from heapscope import UserStrategy\n" + body)

@@ -213,8 +213,24 @@ def walk_back(tl: Timeline, ref: Timeline, start: int, count: int, rng: random.R
 PARAMS = [{}, {"word": 4}, {"pool_size": 60_000}, {"heap_limit": 50_000}]
 
 
-@pytest.mark.parametrize("params", PARAMS, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()) or "default")
-@pytest.mark.parametrize("name", strategy_names())
+def params_id(params: dict) -> str:
+    return "-".join(f"{k}={v}" for k, v in params.items()) or "default"
+
+
+def strategy_and_params_pairs(params_list):
+    """(strategy, params) pairs: every pair in the deep suite; in the quick
+    one each strategy with the defaults (``params_list[0]``, ``{}``) and with
+    one of the others in turn (strategy i with params j >= 1 when i + j is a
+    multiple of ``len(params_list) - 1``), so every strategy meets a
+    parameter and every parameter a share of the strategies; the other
+    pairs marked ``deep`` (tests/depth.py; docs/testing.md's table)."""
+    others = len(params_list) - 1
+    return [pytest.param(name, params, id=f"{name}-{params_id(params)}",
+                         marks=() if j == 0 or (i + j) % others == 0 else pytest.mark.deep)
+            for i, name in enumerate(strategy_names()) for j, params in enumerate(params_list)]
+
+
+@pytest.mark.parametrize("name, params", strategy_and_params_pairs(PARAMS))
 def test_steps_back_give_the_heap_a_plain_seek_gives(name, params):
     for seed in pick((1,), (1, 2)):
         trace = random_trace(seed)
