@@ -339,13 +339,19 @@ def test_the_command_runs_numpy_with_one_blas_thread_unless_told(given, expected
     """heapscope/cli.py: importing the command sets OPENBLAS_NUM_THREADS=1
     before numpy loads (its thread pool costs a tenth of a second of CPU a
     process, and heapscope does no linear algebra), unless the user set it.
-    Read back from a fresh interpreter: numpy's OpenBLAS takes the variable
-    when it loads, so the setting must be there before that."""
+    Read back from a fresh interpreter.  OpenBLAS reads the variable when it
+    loads, so a setting made after numpy's import would leave its worker
+    thread running: with ours, the process has its main thread alone (Linux,
+    where /proc lists the threads; OpenBLAS starts one a core past the first)."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if given is not None:
         env["OPENBLAS_NUM_THREADS"] = given
     probe = ("import sys, os, heapscope.cli; "
-             "print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
-                         text=True, check=True).stdout.split()
-    assert out == [expected, "True"]
+             "print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules, "
+             "len(os.listdir('/proc/self/task')) if os.path.isdir('/proc/self/task') else 1)")
+    setting, numpy_loaded, threads = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+        check=True).stdout.split()
+    assert (setting, numpy_loaded) == (expected, "True")
+    if given is None:
+        assert threads == "1"
