@@ -1285,10 +1285,7 @@ class CompareView(Subscriber, QWidget):
         place and size (QSplitter.replaceWidget), and the rows already
         there are not resized and laid out again as each one joins."""
         while self._slots and len(self.rows) + len(self._slots) > n:
-            slot = self._slots.pop()
-            slot.hide()
-            slot.setParent(None)
-            slot.deleteLater()
+            self._drop_slot(self._slots.pop())
         while len(self.rows) + len(self._slots) < n:
             slot = QFrame()
             slot.setFrameShape(QFrame.StyledPanel)
@@ -1297,10 +1294,14 @@ class CompareView(Subscriber, QWidget):
 
     def _drop_slots(self) -> None:
         for slot in self._slots:
-            slot.hide()
-            slot.setParent(None)
-            slot.deleteLater()
+            self._drop_slot(slot)
         self._slots = []
+
+    @staticmethod
+    def _drop_slot(slot: QFrame) -> None:
+        slot.hide()
+        slot.setParent(None)          # out of the splitter now, deleted later
+        slot.deleteLater()
 
     def _take_row(self) -> "CompareRow":
         return self._stock.pop(0) if self._stock else self._new_row()
