@@ -310,10 +310,11 @@ def _curve_data(measures, x: np.ndarray, a: int, b: int) -> list:
     """(x, y) of each curve over rows ``a..b - 1`` (``x``: their steps)."""
     s = measures.series
     mallocs = s.is_malloc[a:b] & ~s.failed[a:b]
-    mean = measures.search_mean[a:b]
+    derived = measures.columns(a, b)        # those rows only: a million held at once cost 8 MB a column
+    mean = derived["search_mean"]
     ok = np.isfinite(mean)
     return [(x, s.heap[a:b] / 1024.0), (x, s.live[a:b] / 1024.0),
-            (x, 100.0 * measures.external[a:b]), (x, 100.0 * measures.external_no_top[a:b]),
+            (x, 100.0 * derived["external"]), (x, 100.0 * derived["external_no_top"]),
             (x[mallocs], s.search[a:b][mallocs].astype(np.float64)), (x[ok], mean[ok])]
 
 

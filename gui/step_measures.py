@@ -1,7 +1,8 @@
 """The measures the gauges and plots show, per position of the timeline.
 
-Pure numpy over a :class:`heapscope.allocators.metrics.MetricSeries`, computed once per
-replay so that showing a step is a lookup.  Position ``t`` (the heap after t
+Pure numpy over a :class:`heapscope.allocators.metrics.MetricSeries`, derived
+from the series' rows when they are asked for (a step's gauges, the rows a
+plot draws), from running values kept every :data:`STRIDE` rows.  Position ``t`` (the heap after t
 operations) reads row ``t - 1`` of the series; position 0 is the empty heap.
 
 * external fragmentation = 1 - Fmax / F, with and without the top block
@@ -25,35 +26,52 @@ import numpy as np
 from heapscope.allocators.metrics import MetricSeries
 
 
+#: the running values are kept at every this many rows (:class:`StepMeasures`)
+STRIDE = 4096
+_LOWEST = np.iinfo(np.int64).min
+_INTEGER = ("max_live", "max_heap", "searches_so_far")
+
+
 class StepMeasures:
-    """Per-row derived columns of one replay.
+    """The derived measures of one replay, by row.
 
     ``built``: how many rows of ``series`` are written (default: all).  A
     timeline built in the background (gui/background_build.py) writes its
-    rows as it goes: :meth:`grow` derives the new rows only, from the last
-    row's running values (maxima, sums), so a million rows cost what they
-    cost once, however many chunks they come in.  The columns read here
-    (``external``, ``search_mean``, ...) and :attr:`series` are the first
-    :attr:`n` rows."""
+    rows as it goes, and :meth:`grow` takes the new ones.
+
+    Nothing is kept per row: a column of a million rows of float64 is 8 MB,
+    and eight of them beside the series' own 56 bytes a row held 640 MB more
+    in the window at ten million operations (issue 25's 2 GB budget).  The
+    running values (largest live and heap bytes so far, the mallocs that
+    succeeded so far and their searches) are kept at every
+    :data:`STRIDE`-th row, so any rows' columns are derived from the series
+    from the nearest mark before them (:meth:`columns`), and one position's
+    gauges from at most :data:`STRIDE` rows (:meth:`at`).  The columns read
+    as attributes (``external``, ``search_mean``, ...) are the first
+    :attr:`n` rows derived at once: for tests and short traces; the plots
+    ask for the rows they draw."""
 
     _COLUMNS = ("external", "external_no_top", "max_live", "max_heap", "utilisation", "waste",
                 "searches_so_far", "search_mean")
 
     def __init__(self, series, built: int | None = None) -> None:
-        #: the whole series (its first :attr:`n` rows derived so far)
+        #: the whole series (its first :attr:`n` rows taken so far)
         self.full_series = series
         total = series.n
-        self._columns = {name: np.zeros(total, dtype=np.int64 if name in (
-            "max_live", "max_heap", "searches_so_far") else np.float64) for name in self._COLUMNS}
-        self._search_total = 0
+        marks = total // STRIDE + 1
+        # mark j: the running values over rows [0, j * STRIDE); mark 0 is the empty prefix
+        self._max_live_before = np.full(marks, _LOWEST, dtype=np.int64)
+        self._max_heap_before = np.full(marks, _LOWEST, dtype=np.int64)
+        self._searches_before = np.zeros(marks, dtype=np.int64)
+        self._search_sum_before = np.zeros(marks, dtype=np.int64)
+        self._marks_set = 1
         self.n = 0
         self.search_max = 0
         self.grow(total if built is None else built)
 
     def __getattr__(self, name: str):
-        columns = self.__dict__.get("_columns")
-        if columns is not None and name in columns:
-            return columns[name][:self.n]
+        if name in StepMeasures._COLUMNS and "n" in self.__dict__:
+            return self.columns(0, self.n)[name]
         raise AttributeError(name)
 
     @property
@@ -62,32 +80,56 @@ class StepMeasures:
         return self.full_series.prefix(self.n)
 
     def grow(self, built: int) -> None:
-        """Derive the rows up to ``built`` (those written since the last call)."""
+        """Take the rows up to ``built`` (those written since the last call)."""
         a, b = self.n, min(int(built), self.full_series.n)
         if b <= a:
             return
-        s, c = self.full_series.prefix(b), self._columns
-        part = MetricSeriesRows(s, a, b)
-        c["external"][a:b] = part.external(True)
-        c["external_no_top"][a:b] = part.external(False)
-        prev_live = c["max_live"][a - 1] if a else part.live[0]
-        prev_heap = c["max_heap"][a - 1] if a else part.heap[0]
-        max_live = c["max_live"][a:b] = np.maximum.accumulate(np.maximum(part.live, prev_live))
-        max_heap = c["max_heap"][a:b] = np.maximum.accumulate(np.maximum(part.heap, prev_heap))
-        heap = max_heap.astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c["utilisation"][a:b] = np.where(heap > 0, max_live / np.where(heap > 0, heap, 1), np.nan)
-            ml = max_live.astype(np.float64)
-            c["waste"][a:b] = np.where(ml > 0, (max_heap - ml) / np.where(ml > 0, ml, 1), np.nan)
-        counted = part.is_malloc & ~part.failed
-        before = c["searches_so_far"][a - 1] if a else 0
-        so_far = c["searches_so_far"][a:b] = before + np.cumsum(counted)
-        total = self._search_total + np.cumsum(np.where(counted, part.search, 0))
-        self._search_total = int(total[-1])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c["search_mean"][a:b] = np.where(so_far > 0, total / np.maximum(so_far, 1), np.nan)
-        self.search_max = max(self.search_max, int(part.search.max()))
+        s = self.full_series
+        self.search_max = max(self.search_max, int(s.search[a:b].max()))
+        while self._marks_set * STRIDE <= b:
+            self._set_mark(self._marks_set)
+            self._marks_set += 1
         self.n = b
+
+    def _set_mark(self, j: int) -> None:
+        """Mark ``j`` from mark ``j - 1`` and the :data:`STRIDE` rows between them."""
+        s, lo, hi = self.full_series, (j - 1) * STRIDE, j * STRIDE
+        self._max_live_before[j] = max(self._max_live_before[j - 1], int(s.live[lo:hi].max()))
+        self._max_heap_before[j] = max(self._max_heap_before[j - 1], int(s.heap[lo:hi].max()))
+        counted = s.is_malloc[lo:hi] & ~s.failed[lo:hi]
+        self._searches_before[j] = self._searches_before[j - 1] + int(np.count_nonzero(counted))
+        self._search_sum_before[j] = (self._search_sum_before[j - 1]
+                                      + int(s.search[lo:hi][counted].sum(dtype=np.int64)))
+
+    def columns(self, a: int, b: int) -> dict[str, np.ndarray]:
+        """Every derived column over rows ``a``..``b - 1`` (within the first :attr:`n`)."""
+        a, b = max(int(a), 0), min(int(b), self.n)
+        if b <= a:
+            return {name: np.zeros(0, dtype=np.int64 if name in _INTEGER else np.float64)
+                    for name in self._COLUMNS}
+        j = a // STRIDE
+        start = j * STRIDE
+        s = self.full_series
+        out = {}
+        rows = MetricSeriesRows(s, a, b)
+        out["external"] = rows.external(True)
+        out["external_no_top"] = rows.external(False)
+        # the running values from mark j's row, the rows before ``a`` cut off after
+        cut = a - start
+        max_live = np.maximum.accumulate(np.maximum(s.live[start:b], self._max_live_before[j]))[cut:]
+        max_heap = np.maximum.accumulate(np.maximum(s.heap[start:b], self._max_heap_before[j]))[cut:]
+        counted = s.is_malloc[start:b] & ~s.failed[start:b]
+        so_far = (self._searches_before[j] + np.cumsum(counted, dtype=np.int64))[cut:]
+        total = (self._search_sum_before[j]
+                 + np.cumsum(np.where(counted, s.search[start:b], 0), dtype=np.int64))[cut:]
+        heap = max_heap.astype(np.float64)
+        ml = max_live.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["utilisation"] = np.where(heap > 0, max_live / np.where(heap > 0, heap, 1), np.nan)
+            out["waste"] = np.where(ml > 0, (max_heap - ml) / np.where(ml > 0, ml, 1), np.nan)
+            out["search_mean"] = np.where(so_far > 0, total / np.maximum(so_far, 1), np.nan)
+        out["max_live"], out["max_heap"], out["searches_so_far"] = max_live, max_heap, so_far
+        return out
 
     def at(self, position: int) -> dict | None:
         """Everything the gauges show at ``position``; None at position 0."""
@@ -95,20 +137,21 @@ class StepMeasures:
             return None
         r = position - 1
         s = self.full_series
+        c = {name: column[0] for name, column in self.columns(r, position).items()}
         return {
-            "external": float(self.external[r]),
-            "external_no_top": float(self.external_no_top[r]),
+            "external": float(c["external"]),
+            "external_no_top": float(c["external_no_top"]),
             "free": int(s.free[r]),
             "largest_free": int(s.largest_free[r]),
             "search": int(s.search[r]),
             "is_malloc": bool(s.is_malloc[r]),
             "failed": bool(s.failed[r]),
-            "search_mean": float(self.search_mean[r]),
-            "mallocs_so_far": int(self.searches_so_far[r]),
-            "utilisation": float(self.utilisation[r]),
-            "waste": float(self.waste[r]),
-            "max_live": int(self.max_live[r]),
-            "max_heap": int(self.max_heap[r]),
+            "search_mean": float(c["search_mean"]),
+            "mallocs_so_far": int(c["searches_so_far"]),
+            "utilisation": float(c["utilisation"]),
+            "waste": float(c["waste"]),
+            "max_live": int(c["max_live"]),
+            "max_heap": int(c["max_heap"]),
             "heap": int(s.heap[r]),
             "live": int(s.live[r]),
             "in_use": int(s.in_use[r]),

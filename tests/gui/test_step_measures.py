@@ -85,3 +85,72 @@ def test_a_growing_curve_keeps_each_columns_low_and_high_whatever_the_runs():
     assert list(xs[0::2]) == [1 + 10 * c for c in range(10)]
     assert list(ys[0::2]) == [min(y[10 * c:10 * c + 10]) for c in range(10)]
     assert list(ys[1::2]) == [max(y[10 * c:10 * c + 10]) for c in range(10)]
+
+
+def _by_hand(s: MetricSeries) -> list[dict]:
+    """Every position's derived measures (index t - 1 for position t), a row
+    at a time in plain Python with running values (the definitions in
+    gui/step_measures.py's docstring)."""
+    out, max_live, max_heap, so_far, searched = [], None, None, 0, 0
+    for r in range(s.n):
+        live, heap = int(s.live[r]), int(s.heap[r])
+        max_live = live if max_live is None else max(max_live, live)
+        max_heap = heap if max_heap is None else max(max_heap, heap)
+        if s.is_malloc[r] and not s.failed[r]:
+            so_far += 1
+            searched += int(s.search[r])
+        free, largest = int(s.free[r]), int(s.largest_free[r])
+        free_nt, largest_nt = free - int(s.top_free[r]), int(s.largest_below_top[r])
+        out.append({"external": 1 - largest / free if free else 0.0,
+                    "external_no_top": 1 - largest_nt / free_nt if free_nt else 0.0,
+                    "max_live": max_live, "max_heap": max_heap,
+                    "utilisation": max_live / max_heap if max_heap else math.nan,
+                    "waste": (max_heap - max_live) / max_live if max_live else math.nan,
+                    "searches_so_far": so_far,
+                    "search_mean": searched / so_far if so_far else math.nan})
+    return out
+
+
+def _random_series(n: int, seed: int) -> MetricSeries:
+    rng = np.random.default_rng(seed)
+    heap = np.cumsum(rng.integers(-40, 64, n)).clip(0)
+    free = rng.integers(0, 500, n)
+    top = free // rng.integers(2, 9, n)
+    return series_of(heap=heap, live=(heap // 2 - rng.integers(0, 16, n)).clip(0),
+                     search=rng.integers(0, 40, n), is_malloc=rng.random(n) < 0.6,
+                     failed=rng.random(n) < 0.05, free=free, largest_free=free // 3,
+                     top_free=top, largest_below_top=(free - top) // 2)
+
+
+@pytest.mark.parametrize("stride", [7, None])
+def test_any_rows_measures_equal_the_definitions_worked_row_by_row(monkeypatch, stride):
+    # The running values are kept only every STRIDE rows (nothing per row:
+    # issue 25's memory); each position's gauges and any span of rows a plot
+    # asks for must still be what the definitions give, whichever marks the
+    # rows fall between, for a series grown in chunks as a background build
+    # gives it.  ``stride`` 7 puts many marks inside a short series.
+    from heapscope.gui import step_measures
+    if stride:
+        monkeypatch.setattr(step_measures, "STRIDE", stride)
+    n = 3 * step_measures.STRIDE + 123
+    s = _random_series(n, seed=11)
+    m = StepMeasures(s, built=0)
+    for stop in (1, step_measures.STRIDE - 1, step_measures.STRIDE, 2 * step_measures.STRIDE + 5, n):
+        m.grow(stop)
+    rng = np.random.default_rng(5)
+    positions = sorted(set(range(1, 40)) | set(rng.integers(1, n + 1, 60).tolist())
+                       | {step_measures.STRIDE, step_measures.STRIDE + 1, n})
+    hand = _by_hand(s)
+    for t in positions:
+        got = m.at(t)
+        for name, value in hand[t - 1].items():
+            key = "mallocs_so_far" if name == "searches_so_far" else name
+            assert got[key] == pytest.approx(value, nan_ok=True), (t, name)
+    for a, b in [(0, n), (5, 9), (step_measures.STRIDE - 2, step_measures.STRIDE + 3)] + [
+            tuple(sorted(rng.integers(0, n + 1, 2).tolist())) for _ in range(8)]:
+        columns = m.columns(a, b)
+        for name in StepMeasures._COLUMNS:
+            want = np.array([row[name] for row in hand[a:b]], dtype=np.float64)
+            assert len(columns[name]) == b - a
+            assert np.allclose(columns[name], want, equal_nan=True), (a, b, name)
+    assert m.search_max == int(s.search.max())
