@@ -16,8 +16,10 @@ from heapscope.gui.step_animator import MAX_ANIMATED_SPEED, plan, step_frames
 from heapscope.gui.structure_views import view_for
 from tests.depth import some_in_quick
 
-#: how long each test transition lasts: long enough to be caught mid-way
-MOVE_MS = 60
+#: how long each test transition lasts (ms): it is caught running as it starts
+#: (nothing runs between the start and that look), then waited for to end on
+#: its clock: 30 ms is two of Qt's animation ticks
+MOVE_MS = 30
 
 
 @pytest.fixture(scope="module")

@@ -92,7 +92,7 @@ def test_each_map_transition_ends_on_the_static_map_and_stops(qtbot, trace, stra
     events = played.step().record.events
     moved = set()
     for i in range(len(events)):
-        played.transition_ms = 80
+        played.transition_ms = 40         # (waited for to end on its clock)
         played.set_event(i)
         played.transition_ms = 0
         if hm.animating():
