@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from heapscope.allocators.predict import GROW, reveal
+from heapscope.gui.step_animator import MAX_ANIMATED_SPEED
 from heapscope.traces.trace import ALLOC
 
 from .conftest import SMALL_STEPS, wait_loaded
@@ -288,7 +289,7 @@ def test_in_compare_mode_each_row_answers_for_its_own_policy(qtbot):
 
 def test_at_a_slow_speed_the_answered_step_plays_its_events(qtbot, predicting):
     w = predicting
-    w.player.set_speed(1)
+    w.player.set_speed(MAX_ANIMATED_SPEED)     # the fastest that plays events: the script ends soonest
     s = w.predict.session(0)
     t, verdict, free, others = question_with_a_block_and_another(qtbot, w)
     click_block(qtbot, w, verdict.answer, free[verdict.answer])

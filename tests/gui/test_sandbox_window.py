@@ -20,6 +20,17 @@ from heapscope.traces.trace import ALLOC, FREE
 from .conftest import wait_loaded
 
 STATES = {0: "used", 1: "free", 2: "meta"}
+
+
+@pytest.fixture(autouse=True)
+def short_typing_pause(monkeypatch):
+    """The trace editor replays the text after a pause in the typing
+    (gui/trace_editor.py's TYPING_PAUSE_MS, 350 ms, read when an editor is
+    made): here 40 ms, so a test waiting for the replay waits that long.  A
+    test's keystrokes come in one go (nothing runs between them), so the
+    pause still falls after the last one, as a person's does."""
+    from heapscope.gui import trace_editor
+    monkeypatch.setattr(trace_editor, "TYPING_PAUSE_MS", 40)
 ROWS = ["first-fit", "tlsf", "buddy"]
 
 

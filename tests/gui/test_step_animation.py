@@ -16,8 +16,10 @@ from heapscope.gui.step_animator import MAX_ANIMATED_SPEED, plan, step_frames
 from heapscope.gui.structure_views import view_for
 from tests.depth import some_in_quick
 
-#: how long each test transition lasts: long enough to be caught mid-way
-MOVE_MS = 60
+#: how long each test transition lasts (ms): it is caught running as it starts
+#: (nothing runs between the start and that look), then waited for to end on
+#: its clock: 30 ms is two of Qt's animation ticks
+MOVE_MS = 30
 
 
 @pytest.fixture(scope="module")
@@ -237,9 +239,9 @@ def slow(qtbot, loaded):
     w.player.set_speed(1)
     assert w.animator.animates
     t = 60
+    nxt = Timeline(w.trace, "next-fit").build()
     while True:
         w.seek(t)
-        nxt = Timeline(w.trace, "next-fit").build()
         nxt.seek(t + 1)
         if len(nxt.last_record.events) >= 3:
             break
@@ -258,8 +260,21 @@ def static_drawing(qtbot, w, index=None):
     return d
 
 
+def every_event_at_the_fastest_animated_speed(w):
+    """The window at MAX_ANIMATED_SPEED, where the next step's script still
+    shows each of its events (no run of looks thinned): a test that waits
+    for a whole script waits a quarter of 1 step/s's time for it."""
+    w.player.set_speed(MAX_ANIMATED_SPEED)
+    assert w.animator.animates
+    nxt = Timeline(w.trace, w.strategy_name).build()
+    nxt.seek(w.model.position + 1)
+    events = nxt.last_record.events
+    assert len(plan(events, MAX_ANIMATED_SPEED)) == len(events) >= 3
+
+
 def test_a_step_forward_plays_its_events_and_ends_on_the_whole_step(qtbot, slow):
     w = slow
+    every_event_at_the_fastest_animated_speed(w)
     p = w.model.position
     seen = []
     w.model.event_changed.connect(seen.append)
@@ -383,6 +398,7 @@ def test_micro_steps_visit_every_event_in_order_and_back(qtbot, slow):
 
 def test_micro_step_forward_moves_and_the_next_key_lands_it(qtbot, slow):
     w = slow
+    w.player.set_speed(MAX_ANIMATED_SPEED)     # a micro-step moves in a quarter of 1 step/s's time
     p = w.model.position
     qtbot.keyClick(w, Qt.Key_Right, Qt.ShiftModifier)
     assert (w.model.position, w.model.event_index) == (p + 1, 0)

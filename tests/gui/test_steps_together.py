@@ -26,7 +26,7 @@ from heapscope.gui.step_animator import move_ms, plan
 from heapscope.gui.structure_panel import StructurePanel
 
 from .test_heap_map_steps import plot_image, sixty_visit_search, visible_numbers
-from .test_step_animation import make_view, nothing_runs
+from .test_step_animation import every_event_at_the_fastest_animated_speed, make_view, nothing_runs
 from tests.depth import some_in_quick
 from tests.depth import pick
 
@@ -92,7 +92,7 @@ def test_each_map_transition_ends_on_the_static_map_and_stops(qtbot, trace, stra
     events = played.step().record.events
     moved = set()
     for i in range(len(events)):
-        played.transition_ms = 80
+        played.transition_ms = 40         # (waited for to end on its clock)
         played.set_event(i)
         played.transition_ms = 0
         if hm.animating():
@@ -171,6 +171,7 @@ def test_a_key_pressed_during_a_micro_step_lands_the_maps_transition(qtbot, slow
 
 def test_a_step_reached_by_its_animation_looks_like_the_step_jumped_to(qtbot, slow):
     w = slow
+    every_event_at_the_fastest_animated_speed(w)
     p = w.model.position
     qtbot.keyClick(w, Qt.Key_Right)
     assert w.animator.running
@@ -193,6 +194,7 @@ def test_a_step_reached_by_its_animation_looks_like_the_step_jumped_to(qtbot, sl
 
 def test_the_explain_panel_marks_each_event_as_the_step_plays(qtbot, slow):
     w = slow
+    every_event_at_the_fastest_animated_speed(w)
     marked = []
     w.model.event_changed.connect(
         lambda i: marked.append((i, [t for t in w.explain_panel.texts() if t.startswith("▶")])))
