@@ -31,6 +31,8 @@ def short_typing_pause(monkeypatch):
     pause still falls after the last one, as a person's does."""
     from heapscope.gui import trace_editor
     monkeypatch.setattr(trace_editor, "TYPING_PAUSE_MS", 40)
+
+
 ROWS = ["first-fit", "tlsf", "buddy"]
 
 
