@@ -65,7 +65,6 @@ from .allocators.params import Param, ParamError, declared, parse_param
 from .allocators.phrases import count
 from .allocators.registry import STRATEGIES, make_strategy, strategy_names
 from .allocators.isolation import DEFAULT_TIME_LIMIT, time_limit_text
-from .allocators.parallel import BuildFailed, BuildSpec, build_timelines, default_start_method
 from .allocators.replay import ReplayCancelled
 from .allocators.strategy import Strategy
 from .allocators.user import UserStrategyError
@@ -239,6 +238,14 @@ def _warn_unused_policy(policy: dict[str, dict], names: list[str]) -> None:
                   f"(only {', '.join(dict.fromkeys(names))}); ignored", file=sys.stderr)
 
 
+def default_start_method() -> str:
+    """allocators.parallel's start method for the workers, imported when a
+    command starts workers: the module and multiprocessing's are about 28 ms
+    of every other command's start (``--help``, ``--version``, ``replay``)."""
+    from .allocators.parallel import default_start_method as start_method
+    return start_method()
+
+
 def compare_rows(trace, names: list[str], params: dict, progress=None,
                  policy: dict[str, dict] | None = None,
                  time_limit: float | None = DEFAULT_TIME_LIMIT) -> list[dict]:
@@ -252,6 +259,7 @@ def compare_rows(trace, names: list[str], params: dict, progress=None,
     worker (wall time means little while the workers share the cores).
     A user strategy silent for ``time_limit`` seconds is stopped: its row
     says "no answer in N s at step S"."""
+    from .allocators.parallel import BuildFailed, BuildSpec, build_timelines
     refused: dict[str, str] = {}
     specs = []
     for name in dict.fromkeys(names):
@@ -1094,16 +1102,34 @@ def _workers(text: str) -> int:
     return value
 
 
+#: in an option's help, replaced by the experiments' names when help is printed
+EXPERIMENT_NAMES = "<experiment names>"
+
+
+class _ExperimentHelp(argparse.HelpFormatter):
+    """``experiment --help``'s formatter: it names the experiments only when
+    the help is printed.  The parser is built at every start of every
+    command, and the registry of experiments imports each seed's module and
+    the runner (about 30 ms of CPU) that no other command uses."""
+
+    def _get_help_string(self, action):
+        text = super()._get_help_string(action)
+        if text and EXPERIMENT_NAMES in text:
+            from .experiments import EXPERIMENTS
+            text = text.replace(EXPERIMENT_NAMES, ", ".join(EXPERIMENTS))
+        return text
+
+
 def _experiment_options(p: argparse.ArgumentParser) -> None:
-    from .experiments import EXPERIMENTS
     from .experiments.output import FORMATS
+    p.formatter_class = _ExperimentHelp
     p.description = ("Rerun a seed's experiment: its workload with its parameters, over the "
                      "seed's allocators and ours, printed in the seed's own columns with its "
                      "published figures beside ours (docs/experiments.md). Times are ours: "
                      "work units and wall time on this machine. Exit status 0, or 1 when a "
                      "strategy failed (its row says why), 2 for bad input or usage.")
     p.add_argument("name", nargs="?", metavar="NAME",
-                   help=f"one of: {', '.join(EXPERIMENTS)} (none: list them with their settings)")
+                   help=f"one of: {EXPERIMENT_NAMES} (none: list them with their settings)")
     p.add_argument("--strategy", "-s", action="append", metavar="NAME",
                    help="only this strategy (repeatable; default: the seed's and all of ours)")
     p.add_argument("--workload", "-W", action="append", type=_assignment, metavar="KEY=VALUE",

@@ -24,8 +24,11 @@ DATA = ROOT / "tests" / "data"
 MISBEHAVING = DATA / "misbehaving.py"
 #: one small run: a bump allocator replays it in well under a second
 SMALL = ["-X", "runs=1", "-X", "machines=vax", "-W", "steps=300", "-f", "csv"]
-#: (not 1: the import probe of the plugin, a fresh interpreter, counts against it too)
-LIMIT = 3
+#: the limit the looping plugin is given: its worker burns a core until then.
+#: (It was 3 while the import probe counted its own interpreter's start
+#: against the limit; the probe now times the file's top level alone: the
+#: last test of this file.  tests/test_isolation.py gives the CLI's runs 1 too.)
+LIMIT = 1
 #: the most any run here may take (the limit, worker starts; the machine is shared)
 WITHIN = 20
 
@@ -106,12 +109,12 @@ def test_a_plugin_timed_out_once_is_not_run_again_and_the_built_ins_go_on(loaded
     loops = loaded(f"{MISBEHAVING}:Loops")
     jobs = _jobs(loops, range(1, 7)) + _jobs("tlsf", range(1, 3))
     t0 = time.monotonic()
-    rows = run_jobs(jobs, workers=2, time_limit=2)
+    rows = run_jobs(jobs, workers=2, time_limit=1)
     assert time.monotonic() - t0 < WITHIN
     # the first failure heard withdraws the runs not yet started: at most the
     # two running then and the two started as they ended run to the limit
     errors = [rows[j.key]["error"] for j in jobs[:6]]
-    timed_out = [e for e in errors if "no answer in 2 s at step 5" in e and "not run" not in e]
+    timed_out = [e for e in errors if "no answer in 1 s at step 5" in e and "not run" not in e]
     withdrawn = [e for e in errors if ": not run: loops, seed " in e and "failed first (no answer" in e]
     assert len(timed_out) <= 4 and len(withdrawn) >= 2 and len(timed_out) + len(withdrawn) == 6
     assert all(e.startswith("loops (") and ") on vo1989:seed=" in e for e in errors)

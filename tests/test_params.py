@@ -158,7 +158,29 @@ def test_every_accepted_extreme_replays_in_bounded_memory(name, p, small_trace):
 
 
 # ------------------------------------------------------------ command line
-@pytest.mark.parametrize("name,p", EVERY_PARAM, ids=IDS)
+def command_line_cases():
+    """EVERY_PARAM for the command-line test: all in the deep suite.  The
+    quick one keeps the first parameter of each shape (kind, choices or a
+    range, powers of two, ``none`` accepted: each spells its bad values and
+    its range differently) and each strategy's last parameter (every
+    strategy's ``-s NAME -P NAME.PARAM`` once); the others are ``deep``.
+    The -P path is one for all: the value's check per parameter is
+    test_building_checks_every_value_by_make_strategy_and_by_the_class's,
+    every parameter in both suites.  (Each case runs heapscope's main() up
+    to eight times, 58 ms a case: 4.3 of this file's 6.9 CPU-s.)"""
+    shapes, kept, last = set(), set(), {}
+    for i, (name, p) in enumerate(EVERY_PARAM):
+        shape = (p.kind, bool(p.choices), bool(p.power_of_two), bool(p.none_ok))
+        if shape not in shapes:
+            shapes.add(shape)
+            kept.add(i)
+        last[name] = i
+    kept |= set(last.values())
+    return [case if i in kept else pytest.param(*case, marks=pytest.mark.deep)
+            for i, case in enumerate(EVERY_PARAM)]
+
+
+@pytest.mark.parametrize("name,p", command_line_cases(), ids=IDS)
 def test_every_parameter_on_the_command_line_refuses_bad_values_naming_its_range(capsys, name, p):
     texts = wrong_type_texts(p) + [str(v) for v in out_of_range_values(p)]
     for text in texts:

@@ -53,8 +53,16 @@ def test_random_traces_in_a_fixed_pool_keep_every_invariant(name, ops, pool, wor
     check_against_heap(s.structure(), s.check())     # the views' data agrees in a pool too
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("word", [4, 8])
+def strategy_and_word_pairs():
+    """(name, word) for the pool test: both words for every strategy in the
+    deep suite; the quick one gives the j-th strategy word 4 when j is even
+    and 8 when odd (each word half the strategies), the other pair ``deep``."""
+    return [pytest.param(name, word, id=f"{word}-{name}",
+                         marks=() if (j + k) % 2 == 0 else pytest.mark.deep)
+            for k, word in enumerate([4, 8]) for j, name in enumerate(NAMES)]
+
+
+@pytest.mark.parametrize("name, word", strategy_and_word_pairs())
 def test_a_pool_runs_out_then_serves_again_once_freed(name, word):
     s = make_strategy(name, pool_size=64 * 1024, word=word)
     rnd = random.Random(7)
