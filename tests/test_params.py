@@ -122,6 +122,8 @@ def test_issue_7_values_are_refused():
 #: accepted value that makes one huge page or chunk past both.  The largest
 #: peak of the right code is 1.2 MiB at 100 steps, 1.9 MiB at 400.
 MEMORY_BOUND = pick(4 << 20, 16 << 20)
+#: strategies this process has replayed once (their modules imported)
+_REPLAYED_HERE: set[str] = set()
 
 
 def _extremes(p):
@@ -147,6 +149,11 @@ def test_every_accepted_extreme_replays_in_bounded_memory(name, p, small_trace):
             # min_order=40 needs max_order >= 40, and says so)
             assert re.search(r"accepts", str(exc)), str(exc)
             continue
+        if name not in _REPLAYED_HERE:
+            # a process's first replay of a strategy imports its fast path
+            # and measures (and numpy.ma): 1.9 MiB that is not the replay's
+            Timeline(small_trace, name, {p.name: value}).build().summary()
+            _REPLAYED_HERE.add(name)
         tracemalloc.start()
         try:
             summary = Timeline(small_trace, name, {p.name: value}).build().summary()
