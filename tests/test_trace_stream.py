@@ -102,7 +102,7 @@ def test_a_gzip_bomb_of_blank_lines_stops_at_the_byte_limit(tmp_path):
     """The deep suite: 320 MiB of text against a 256 MiB limit, which the
     cap could not hold beside Python.  The quick one: 80 MiB against 64 MiB
     (1.9 -> 0.5 CPU-s); the text held whole fits under the cap then, but a
-    byte of memory kept per blank line (67 million of them) does not, and
+    list entry kept per blank line (67 million: 512 MiB) does not, and
     test_a_gzip_bomb_of_zeros_stops_at_the_line_limit inflates 1 GiB."""
     bomb = tmp_path / "blank.rep"            # a .rep name: gzip is known by its magic bytes
     limit, shown = pick((64 << 20, "64 MiB of text (67,108,864 bytes)"),
