@@ -160,7 +160,9 @@ def test_a_jobs_trace_is_named_as_the_command_line_reads_it():
     assert trace_text("gcc-cc1") == "gcc-cc1"
 
 
-def _slow(trace, spec, note, seconds=0.3):
+def _slow(trace, spec, note, seconds=0.05):
+    """A job that takes a moment (0.3 s once: the withdrawal does not race it,
+    as start() launches the first job and only poll() launches the next)."""
     time.sleep(seconds)
     return spec.key
 

@@ -25,6 +25,8 @@ from heapscope.cli import _grade_progress, default_grade_traces, main
 from heapscope.traces import TraceError, load_trace, read_rep
 from heapscope.traces.trace import Trace
 
+from tests.depth import deep
+
 ROOT = Path(__file__).resolve().parent.parent
 
 BUMP = '''
@@ -474,15 +476,39 @@ def test_bundled_names_win_over_files_of_the_current_folder(tmp_path, monkeypatc
         assert source is None or Path(source).parent != tmp_path, name
 
 
+#: the quick suite grades each default trace's first operations only
+GRADED_OPS = 300
+
+
 def test_grade_with_no_trace_names_grades_the_bundled_ones(tmp_path, monkeypatch, capsys):
+    """A decoy of three operations in the folder for each default name; grade
+    with no trace must load the bundled trace of every name, whole.  The deep
+    suite grades them whole (ten traces, the 40k-row sqlite among them,
+    with the timed runs: 9 s); the quick one grades each trace's first
+    GRADED_OPS operations, after checking that grade loaded the bundled
+    trace itself (the decoys are what a wrong resolution would read)."""
+    from heapscope import cli
+    decoy = "0\n2\n3\n1\na 0 8\na 1 8\nf 0\n"
     for name in default_grade_traces():
-        (tmp_path / name).write_text("0\n2\n3\n1\na 0 8\na 1 8\nf 0\n")
+        (tmp_path / name).write_text(decoy)
     monkeypatch.chdir(tmp_path)
+    loaded = {}
+    if not deep():
+        def load_head(name):
+            trace = load_trace(name)
+            loaded[name] = len(trace)
+            return Trace.from_ops(list(trace)[:GRADED_OPS], name=trace.name)
+        monkeypatch.setattr(cli, "load_trace", load_head)
     assert main(["grade", f"{ROOT}/examples/bump.py:Bump", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     plugins.forget("bump")
     assert [t["trace"] for t in data["traces"]] == default_grade_traces()
     assert all(t["ops"] > 3 for t in data["traces"])
+    if not deep():
+        # every default name was loaded as its bundled trace or workload, whole
+        monkeypatch.chdir(ROOT)
+        assert loaded == {name: len(load_trace(name)) for name in default_grade_traces()}
+        assert all(ops > GRADED_OPS for ops in loaded.values())
 
 
 # --------------------------------------------------------------- baseline

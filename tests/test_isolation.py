@@ -17,6 +17,7 @@ from heapscope.allocators import isolation, plugins
 from heapscope.allocators.parallel import BuildFailed, BuildSpec, build_timelines
 from heapscope.allocators.user import UserStrategyError
 from heapscope.traces import make_workload
+from tests.depth import deep
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "misbehaving.py"
@@ -41,9 +42,35 @@ def plugin(cls: str) -> str:
 
 
 # ------------------------------------------------------------------ looping
-def test_grade_stops_a_looping_plugin_at_its_time_limit(tmp_path):
-    status, out, err, seconds = heapscope("grade", plugin("Loops"), TRACE, "--time-limit", LIMIT,
-                                          cwd=tmp_path)
+def test_grade_stops_a_looping_plugin_at_its_time_limit(tmp_path, monkeypatch, capsys):
+    """The deep suite runs the real command line, and its --format json in
+    the test below.  The quick one grades once, in this process, with
+    --format json, and reads the text report of the same result beside it
+    (cli.grade_text, what the command prints without --format): one looping
+    run to the limit, not two.  (compare, inspect and render below run the
+    real command line on a looping plugin in both suites.)"""
+    if deep():
+        status, out, err, seconds = heapscope("grade", plugin("Loops"), TRACE, "--time-limit", LIMIT,
+                                              cwd=tmp_path)
+    else:
+        from heapscope import cli
+        texts, real_json = [], cli.grade_json
+
+        def text_and_json(result, spec, reopen):
+            texts.append(cli.grade_text(result, spec, reopen))
+            return real_json(result, spec, reopen)
+        monkeypatch.setattr(cli, "grade_json", text_and_json)
+        monkeypatch.chdir(tmp_path)
+        t0 = time.monotonic()
+        try:
+            status = cli.main(["grade", plugin("Loops"), TRACE, "--time-limit", str(LIMIT),
+                               "--format", "json"])
+        finally:
+            plugins.forget("loops")
+        seconds = time.monotonic() - t0
+        captured = capsys.readouterr()
+        assert_names_the_step_in_json(captured.out)
+        (out,), err = texts, captured.err
     assert status == 1
     assert seconds < WITHIN
     assert f"no answer in {LIMIT} s at step 5" in out
@@ -52,16 +79,22 @@ def test_grade_stops_a_looping_plugin_at_its_time_limit(tmp_path):
     assert "Traceback" not in err + out
 
 
-def test_grade_json_names_the_step_of_a_looping_plugin(tmp_path):
+def assert_names_the_step_in_json(out: str) -> None:
     import json
-    status, out, err, seconds = heapscope("grade", plugin("Loops"), TRACE, "--time-limit", LIMIT,
-                                          "--format", "json", cwd=tmp_path)
-    assert status == 1 and seconds < WITHIN
     report = json.loads(out)
     error = report["traces"][0]["error"]
     assert report["valid"] is False and report["perf_index"] == 0
     assert error["step"] == 5 and error["class"] == "Loops" and error["method"] == "misbehave"
     assert error["message"].startswith(f"no answer in {LIMIT} s at step 5")
+
+
+@pytest.mark.deep
+def test_grade_json_names_the_step_of_a_looping_plugin(tmp_path):
+    """(The quick suite reads this JSON in the test above.)"""
+    status, out, err, seconds = heapscope("grade", plugin("Loops"), TRACE, "--time-limit", LIMIT,
+                                          "--format", "json", cwd=tmp_path)
+    assert status == 1 and seconds < WITHIN
+    assert_names_the_step_in_json(out)
 
 
 def test_compare_reports_the_looping_row_and_goes_on_with_the_others(tmp_path):
@@ -116,7 +149,20 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("cls, said", FAULTS)
+def fault_cases(command: int):
+    """FAULTS as parameters of the ``command``-th test (grade 0, render 1):
+    every one in the deep suite.  The quick one gives each command one
+    exception that escaped the user's code and one death of the worker
+    (grade: SystemExit, SIGKILL; render: os._exit, GeneratorExit): the
+    worker's code that tells each fault is the same for both commands
+    (allocators/parallel.py, isolation.py), what each command makes of a
+    failed build is its own."""
+    kept = {0: ("SysExits", "KillsItself"), 1: ("HardExits", "RaisesGeneratorExit")}[command]
+    return [pytest.param(cls, said, id=cls, marks=() if cls in kept else pytest.mark.deep)
+            for cls, said in FAULTS]
+
+
+@pytest.mark.parametrize("cls, said", fault_cases(0))
 def test_grade_gives_an_exiting_plugin_a_graded_error(tmp_path, cls, said):
     status, out, err, _ = heapscope("grade", plugin(cls), TRACE, cwd=tmp_path)
     assert status == 1
@@ -125,7 +171,7 @@ def test_grade_gives_an_exiting_plugin_a_graded_error(tmp_path, cls, said):
     assert "Traceback" not in err + out
 
 
-@pytest.mark.parametrize("cls, said", FAULTS)
+@pytest.mark.parametrize("cls, said", fault_cases(1))
 def test_render_of_an_exiting_plugin_fails_and_writes_nothing(tmp_path, cls, said):
     target = tmp_path / "out.png"
     status, out, err, _ = heapscope("render", TRACE, "--allocator", plugin(cls), "-n", 10,

@@ -429,14 +429,21 @@ def test_a_recording_at_the_limit_stops_and_says_so_while_the_program_goes_on(
     had run, naming a raw file already removed.  Here the limits are small:
     the message comes while the program still runs (before it writes its
     'done' file), the program ends normally, and the trace is the part that
-    fits, marked partial."""
-    done = tmp_path / "done"
-    prog = (ALLOCATE_THEN_SLEEP.replace("time.sleep(120)", "time.sleep(1.5)")
+    fits, marked partial.  The program waits for the message (the 'heard'
+    file the first one makes), 20 s at most: it slept a fixed 1.5 s, the
+    time the message had to come in; a message that comes only once the
+    program has ended still fails, after the 20 s."""
+    done, heard = tmp_path / "done", tmp_path / "heard"
+    prog = (ALLOCATE_THEN_SLEEP.replace(
+        "time.sleep(120)", f"end = time.monotonic() + 20\n"
+                           f"while not os.path.exists({str(heard)!r}) and time.monotonic() < end:\n"
+                           f"    time.sleep(0.01)")
             + f"open({str(done)!r}, 'w').close()\n")
     said = []
 
     def say(line):
         said.append((line, done.exists()))
+        heard.touch()
 
     limits = {"max_ops": 2000} if limit == "ops" else {"max_bytes": 32 * 1500}
     out = tmp_path / "out.rep"
@@ -701,7 +708,10 @@ kept = [bytearray(30000 + i) for i in range(10)]
 print("ready", flush=True)
 while not got:
     time.sleep(0.05)
-time.sleep(1.5)                          # time for a second one, if it comes
+# time for heapscope's handler to run while the program still runs (it
+# decides then, in milliseconds, whether to pass the SIGINT on; once the
+# program has ended it would note a late signal instead): 1.5 s once
+time.sleep(0.5)
 print(f"count={len(got)}", flush=True)
 """
 

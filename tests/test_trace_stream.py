@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from heapscope.traces import (DEFAULT_LIMITS, ReadCancelled, ReadLimits, Trace, TraceError,
                               load_trace, parse_rep, read_rep, write_rep)
 from heapscope.traces import source as source_module
+from tests.depth import deep, pick
 from tests.test_rep import FORM_OPS, FORMS, assert_same_ops, mutated_rep_texts
 
 #: address space of the reading subprocess: Python + numpy take about 100 MB of it
@@ -43,13 +44,14 @@ def run_capped(*args: str) -> subprocess.CompletedProcess:
                           text=True, preexec_fn=_cap, timeout=120)
 
 
-def read_capped(path, max_bytes: int) -> subprocess.CompletedProcess:
-    """``read_rep(path)`` with a byte limit, under MEMORY_CAP, reporting as the
-    command does (the default limit, 2 GiB, would take long to reach)."""
+def read_capped(path, **limits: int) -> subprocess.CompletedProcess:
+    """``read_rep(path)`` with limits (ReadLimits' fields), under MEMORY_CAP,
+    reporting as the command does (the default byte limit, 2 GiB, would take
+    long to reach)."""
     code = ("import sys\n"
             "from heapscope.traces import ReadLimits, TraceError, read_rep\n"
             "try:\n"
-            f"    read_rep(sys.argv[1], limits=ReadLimits(max_bytes={max_bytes}))\n"
+            f"    read_rep(sys.argv[1], limits=ReadLimits(**{limits!r}))\n"
             "except TraceError as e:\n"
             "    print(f'heapscope: error: {e}', file=sys.stderr)\n"
             "    sys.exit(2)\n")
@@ -97,10 +99,17 @@ def test_a_gzip_bomb_of_zeros_stops_at_the_line_limit(tmp_path):
 
 
 def test_a_gzip_bomb_of_blank_lines_stops_at_the_byte_limit(tmp_path):
+    """The deep suite: 320 MiB of text against a 256 MiB limit, which the
+    cap could not hold beside Python.  The quick one: 80 MiB against 64 MiB
+    (1.9 -> 0.5 CPU-s); the text held whole fits under the cap then, but a
+    list entry kept per blank line (67 million: 512 MiB) does not, and
+    test_a_gzip_bomb_of_zeros_stops_at_the_line_limit inflates 1 GiB."""
     bomb = tmp_path / "blank.rep"            # a .rep name: gzip is known by its magic bytes
-    gzip_repeated(bomb, b"0\n1\n0\n1\n", b"\n" * (16 << 20), 20)   # 320 MiB of text
-    assert_refused(read_capped(bomb, 256 << 20), f"{bomb}:",
-                   "more than 256 MiB of text (268,435,456 bytes), the most heapscope reads")
+    limit, shown = pick((64 << 20, "64 MiB of text (67,108,864 bytes)"),
+                        (256 << 20, "256 MiB of text (268,435,456 bytes)"))
+    gzip_repeated(bomb, b"0\n1\n0\n1\n", b"\n" * (16 << 20), (limit >> 24) * 5 // 4)
+    assert_refused(read_capped(bomb, max_bytes=limit), f"{bomb}:",
+                   f"more than {shown}, the most heapscope reads")
 
 
 def test_dev_zero_stops_with_a_message():
@@ -169,11 +178,19 @@ class FifoWriter(threading.Thread):
 
 
 def test_an_endless_fifo_of_valid_ops_stops_at_the_op_limit(tmp_path):
+    """The deep suite: ``heapscope check`` at its own limit, 10 million
+    operations (1.9 CPU-s).  The quick one reads the FIFO under a limit of 2
+    million (read_capped): packed, they fit under the cap; an object per
+    operation (about 100 bytes each) does not."""
     fifo = tmp_path / "endless"
     with FifoWriter(fifo, b"0 1 4 1\n", b"a 0 8\nf 0\n" * 6554) as writer:
-        result = run_capped("check", str(fifo))
-    assert_refused(result, f"{fifo}:10000002: ",
-                   "more than 10,000,000 operations, the most heapscope reads")
+        if deep():
+            result, most = run_capped("check", str(fifo)), 10_000_000
+        else:
+            most = 2_000_000
+            result = read_capped(fifo, max_ops=most)
+    assert_refused(result, f"{fifo}:{most + 2}: ",
+                   f"more than {most:,} operations, the most heapscope reads")
     assert writer.reader_left
 
 
