@@ -85,7 +85,6 @@ def check_tlsf_labels(qtbot, w, screen) -> None:
     for t in TLSF_STEPS:
         w.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = w.structure_panel.view
         assert view.following, (screen, t)        # the view chose its own range
         visible = view.box.viewRect()
@@ -138,7 +137,6 @@ def test_the_buddy_view_follows_the_avail_lists_its_step_names(qtbot, buddy_wind
     for t in STEPS:
         w.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = w.structure_panel.view
         visible, buttons = view.box.viewRect(), buttons_rect(view)
         named = set()
@@ -176,7 +174,6 @@ def test_on_a_big_heap_the_buddy_view_follows_the_small_orders(qtbot, window, tm
     for t in (len(ops) - 2, len(ops) - 1, len(ops)):
         window.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = window.structure_panel.view
         named = set()
         for e in window.model.step().record.events:
@@ -207,7 +204,6 @@ def test_the_dlmalloc_view_shows_the_bin_its_step_took_from(qtbot, window):
     for t in (5003,) + STEPS:
         window.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = window.structure_panel.view
         canvas = view.canvas
         shown = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
@@ -324,7 +320,6 @@ def test_the_buddy_view_at_late_steps_of_a_real_trace_shows_the_step_whole(qtbot
         for t in (60_000, 63_000, n - 1):
             window.seek(t)
             QApplication.processEvents()
-            qtbot.wait(20)
             view = window.structure_panel.view
             strip = view.buttons
             assert strip.width() == view.graphics.width() and strip.y() == 0
@@ -489,7 +484,6 @@ def test_the_splay_tags_are_inside_the_frame_and_legible(qtbot, loaded):
         for t in SPLAY_STEPS:
             w.seek(t)
             QApplication.processEvents()
-            qtbot.wait(20)
             view = w.structure_panel.view
             assert view.following
             kinds = sorted(getattr(e, "event", e).kind for e in w.model.step().record.events
@@ -563,7 +557,6 @@ def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
         for t in (500, 187, 282):
             w.seek(t)
             QApplication.processEvents()
-            qtbot.wait(20)
             view = w.structure_panel.view
             visible = view.box.viewRect()
             for item in view.graphics.scene().items():
@@ -645,7 +638,6 @@ def test_a_list_r1_found_empty_says_so_inside_the_frame_or_under_the_drawing(qtb
         at_size(qtbot, w, width, height, presenter=presenter)
         w.seek(5003)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = w.structure_panel.view
         visible = view.box.viewRect()
         rows = [i for i in view.graphics.scene().items() if isinstance(i, bv.AvailRowItem) and i.isVisible()
