@@ -223,6 +223,7 @@ def test_a_structure_that_loops_while_drawn_is_stopped(qtbot, shown):
     w.time_limit = 1.0
     started = time.monotonic()
     w.set_strategy("loops-in-structure")    # built in a worker, with 1 s
+    assert w.loader.request.time_limit == 1.0
     w.time_limit = IN_WINDOW_LIMIT           # then drawn here
     box = stopped_dialog(qtbot, w, "loops-in-structure", within=15)
     assert time.monotonic() - started < 15
