@@ -19,10 +19,17 @@ from heapscope.gui.structure_views.tlsf_view import CellItem, FlBitItem, RowFold
 
 from .conftest import wait_loaded
 from .test_presenter import at_size
+from tests.depth import pick
 
 #: early, middle and late steps of the default trace (20 000 operations)
 STEPS = (120, 10_000, 19_500)
 SCREENS = [(1280, 720, False), (1920, 1080, False), (1280, 720, True)]
+#: the screens the tests that walk the screens in turn walk: the quick suite
+#: leaves out 1920 x 1080, the roomiest (what is cut or crowded is cut at
+#: 720 lines, in presenter mode most; each screen is a resize whose repaint
+#: of the whole window is most of a screen's cost); --deep walks all three,
+#: and the buddy view's avail-list case draws 1920 x 1080 in both (issue 20)
+WALKED_SCREENS = pick([s for s in SCREENS if s[:2] != (1920, 1080)], SCREENS)
 
 
 def on_default_trace(qtbot, w, strategy: str) -> None:
@@ -74,7 +81,7 @@ def test_the_tlsf_view_shows_every_label_whole_and_legible(qtbot, tlsf_window):
     rectangle with no scrolling: what does not fit is folded, not cut.  One
     load of the default trace for the three screens."""
     w = tlsf_window
-    for width, height, presenter in SCREENS:
+    for width, height, presenter in WALKED_SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
         check_tlsf_labels(qtbot, w, (width, presenter))
     check_scan_numbers(qtbot, w)
@@ -85,7 +92,6 @@ def check_tlsf_labels(qtbot, w, screen) -> None:
     for t in TLSF_STEPS:
         w.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = w.structure_panel.view
         assert view.following, (screen, t)        # the view chose its own range
         visible = view.box.viewRect()
@@ -138,7 +144,6 @@ def test_the_buddy_view_follows_the_avail_lists_its_step_names(qtbot, buddy_wind
     for t in STEPS:
         w.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = w.structure_panel.view
         visible, buttons = view.box.viewRect(), buttons_rect(view)
         named = set()
@@ -176,7 +181,6 @@ def test_on_a_big_heap_the_buddy_view_follows_the_small_orders(qtbot, window, tm
     for t in (len(ops) - 2, len(ops) - 1, len(ops)):
         window.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = window.structure_panel.view
         named = set()
         for e in window.model.step().record.events:
@@ -207,7 +211,6 @@ def test_the_dlmalloc_view_shows_the_bin_its_step_took_from(qtbot, window):
     for t in (5003,) + STEPS:
         window.seek(t)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = window.structure_panel.view
         canvas = view.canvas
         shown = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
@@ -319,12 +322,11 @@ def test_the_buddy_view_at_late_steps_of_a_real_trace_shows_the_step_whole(qtbot
     qtbot.waitUntil(lambda: not window.model.building(), timeout=60000)
     n = window.model.n
     assert n == 63_678
-    for width, height, presenter in SCREENS:
+    for width, height, presenter in WALKED_SCREENS:
         at_size(qtbot, window, width, height, presenter=presenter)
         for t in (60_000, 63_000, n - 1):
             window.seek(t)
             QApplication.processEvents()
-            qtbot.wait(20)
             view = window.structure_panel.view
             strip = view.buttons
             assert strip.width() == view.graphics.width() and strip.y() == 0
@@ -484,12 +486,11 @@ def test_the_splay_tags_are_inside_the_frame_and_legible(qtbot, loaded):
     w = loaded
     on_default_trace(qtbot, w, "splay-best-fit")
     from heapscope.allocators import events as ev
-    for width, height, presenter in SCREENS:
+    for width, height, presenter in WALKED_SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
         for t in SPLAY_STEPS:
             w.seek(t)
             QApplication.processEvents()
-            qtbot.wait(20)
             view = w.structure_panel.view
             assert view.following
             kinds = sorted(getattr(e, "event", e).kind for e in w.model.step().record.events
@@ -558,12 +559,11 @@ def test_a_visited_nodes_number_is_not_cut_at_the_frames_edge(qtbot, loaded):
     w = loaded
     on_default_trace(qtbot, w, "splay-best-fit")
     checked = 0
-    for width, height, presenter in SCREENS:
+    for width, height, presenter in WALKED_SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
         for t in (500, 187, 282):
             w.seek(t)
             QApplication.processEvents()
-            qtbot.wait(20)
             view = w.structure_panel.view
             visible = view.box.viewRect()
             for item in view.graphics.scene().items():
@@ -641,11 +641,10 @@ def test_a_list_r1_found_empty_says_so_inside_the_frame_or_under_the_drawing(qtb
     w = loaded
     on_default_trace(qtbot, w, "buddy")
     said_below = 0
-    for width, height, presenter in SCREENS:
+    for width, height, presenter in WALKED_SCREENS:
         at_size(qtbot, w, width, height, presenter=presenter)
         w.seek(5003)
         QApplication.processEvents()
-        qtbot.wait(20)
         view = w.structure_panel.view
         visible = view.box.viewRect()
         rows = [i for i in view.graphics.scene().items() if isinstance(i, bv.AvailRowItem) and i.isVisible()
