@@ -235,7 +235,8 @@ def test_steps_back_give_the_heap_a_plain_seek_gives(name, params):
     for seed in pick((1,), (1, 2)):
         trace = random_trace(seed)
         tl = Timeline(trace, name, params, checkpoint_every=150).build()
-        walk_back(tl, forward(trace, name, params), len(trace), 140, random.Random(seed))
+        # 70 moves in the quick suite, 140 with --deep
+        walk_back(tl, forward(trace, name, params), len(trace), pick(70, 140), random.Random(seed))
         assert tl.copies_taken >= 30, "the steps back did not start from the cache's copies"
 
 
