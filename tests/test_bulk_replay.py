@@ -22,6 +22,8 @@ from heapscope.allocators.replay import (COUNTERS, Program, Timeline, apply_op, 
 from heapscope.allocators.strategy import LiveBlock
 from heapscope.traces import Trace, make_workload
 
+from tests.depth import some_in_quick
+
 from .heap_harness import op_sequences
 
 #: settings that make requests fail: a heap limit, a small fixed pool
@@ -110,7 +112,11 @@ def test_built_measures_equal_the_heap_read_after_each_op(name, params, ops):
         assert_same_program(tl.program, ref_program)
 
 
-@pytest.mark.parametrize("name", strategy_names())
+#: the blocks of rows are the build's, one code for every strategy: the quick
+#: suite crosses them with the four strategies of tests/depth.py (every
+#: strategy's rows are compared on the random traces in both suites), --deep
+#: with every strategy
+@pytest.mark.parametrize("name", some_in_quick(strategy_names()))
 def test_a_long_build_equals_the_plain_replay_across_blocks_of_rows(name):
     # Longer than a progress block (4096 steps), with failures.
     trace = make_workload("vo1989", steps=2600, seed=11)

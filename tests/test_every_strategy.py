@@ -61,8 +61,22 @@ def programs(draw, max_ops: int = 80):
     return ops
 
 
-@pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("name", strategy_names())
+def strategy_and_mode_pairs():
+    """(strategy, mode) pairs: every pair in the deep suite; in the quick one
+    each strategy in ``sbrk`` and in two of the other five modes (strategy i
+    with mode j >= 1 when (i + j) % 5 is 0 or 2), so that every mode meets
+    four or five strategies; the other pairs marked ``deep`` (tests/depth.py;
+    docs/testing.md's table).  Each strategy meets every mode in the quick
+    suite elsewhere: tests/test_pools_and_alignment.py (both words, an
+    alignment, a pool run out), tests/test_bulk_replay.py (a heap limit, a
+    pool)."""
+    modes = list(MODES)
+    return [pytest.param(name, mode, id=f"{name}-{mode}",
+                         marks=() if j == 0 or (i + j) % 5 in (0, 2) else pytest.mark.deep)
+            for i, name in enumerate(strategy_names()) for j, mode in enumerate(modes)]
+
+
+@pytest.mark.parametrize("name, mode", strategy_and_mode_pairs())
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=programs())
 def test_random_programs_keep_every_invariant(name, mode, ops):

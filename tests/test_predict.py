@@ -28,6 +28,9 @@ def malloc_steps(timeline, params=None):
         kind, _, size = tl.op(t)
         if kind != ALLOC:
             continue
+        # the heap before the step: the timeline walks forward, one step at a
+        # time (state_at(t - 1) would restore a checkpoint and replay to it)
+        tl.seek(t - 1)
         before = tl.state_at(t - 1)
         tl.seek(t)
         hb = int(tl.series.heap[t - 2]) if t > 1 else 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.depth import pick
+from tests.depth import pick, some_in_quick
 
 from heapscope import traces
 from heapscope.allocators import plugins
@@ -235,11 +235,12 @@ def test_steps_back_give_the_heap_a_plain_seek_gives(name, params):
     for seed in pick((1,), (1, 2)):
         trace = random_trace(seed)
         tl = Timeline(trace, name, params, checkpoint_every=150).build()
-        walk_back(tl, forward(trace, name, params), len(trace), 140, random.Random(seed))
+        # 70 moves in the quick suite, 140 with --deep
+        walk_back(tl, forward(trace, name, params), len(trace), pick(70, 140), random.Random(seed))
         assert tl.copies_taken >= 30, "the steps back did not start from the cache's copies"
 
 
-@pytest.mark.parametrize("name", strategy_names())
+@pytest.mark.parametrize("name", some_in_quick(strategy_names()))
 def test_a_small_cache_still_gives_the_same_heaps(name):
     """Two copies at most: the cache is refilled often, never wrong."""
     trace = random_trace(5)
@@ -273,7 +274,12 @@ def built_once(default_trace):
     return built
 
 
-@pytest.mark.parametrize("name", strategy_names())
+#: the quick suite walks the bundled trace with the four strategies of
+#: tests/depth.py (a ring, a tree, bitmaps, buddies); every strategy's copies
+#: are checked on the random traces in both suites (and by
+#: test_a_copy_is_the_heap_itself), and every strategy walks the bundled
+#: trace in the deep one
+@pytest.mark.parametrize("name", some_in_quick(strategy_names()))
 def test_steps_back_on_the_bundled_trace(default_trace, built_once, name):
     tl = built_once(name, 1500)
     walk_back(tl, forward(default_trace, name), 9_000, pick(30, 80), random.Random(3))
