@@ -27,6 +27,8 @@ from heapscope.gui.structure_views import view_for
 from heapscope.gui.ranking import MEASURES, RunningSummary, ranked
 from heapscope.traces.trace import ALLOC, FREE
 
+from tests.depth import pick
+
 from .conftest import wait_loaded
 from .shared_compare import SharedCompare
 
@@ -131,10 +133,13 @@ def test_playing_moves_every_row_in_lockstep(qtbot, compared):
     qtbot.waitUntil(lambda: w.model.position >= 160, timeout=10000)
     w.toggle_play()
     t = w.model.position
-    qtbot.wait(200)     # throttled views catch up with the last step
+    expected = {row.name.text(): walk_at(w.trace, row.name.text(), t)
+                for row in w.compare.view.shown_rows()}
+    # throttled views catch up with the last step (waited for, not for a time)
+    qtbot.waitUntil(lambda: all(drawn_blocks(row) == expected[row.name.text()]
+                                for row in w.compare.view.shown_rows()), timeout=5000)
+    assert w.model.position == t
     for row in w.compare.view.shown_rows():
-        name = row.name.text()
-        assert drawn_blocks(row) == walk_at(w.trace, name, t)
         assert row.map.model.step(row.row).position == t
 
 
@@ -843,9 +848,13 @@ def test_every_change_of_the_row_set_rebinds_every_row(qtbot, loaded):
     of that name) name one strategy."""
     w = loaded
     w.seek(300)
-    for names in (SEVEN_NEWER, ["next-fit", "splay-best-fit", "tlsf"],
-                  ["next-fit", "tlsf"], ["buddy", "next-fit", "first-fit"],
-                  ["buddy", "tlsf", "first-fit"]):
+    # the quick suite: seven rows, the issue's three, then another first row,
+    # a row moved up and one new (issue 20)
+    for names in pick([SEVEN_NEWER, ["next-fit", "splay-best-fit", "tlsf"],
+                       ["buddy", "tlsf", "first-fit"]],
+                      [SEVEN_NEWER, ["next-fit", "splay-best-fit", "tlsf"],
+                       ["next-fit", "tlsf"], ["buddy", "next-fit", "first-fit"],
+                       ["buddy", "tlsf", "first-fit"]]):
         rows = compare(qtbot, w, names)
         w.compare.view.set_structures_visible(True)
         qtbot.wait(20)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTe
 
 from .test_compare_mode import compare
 from .test_presenter import at_size
-from tests.depth import pick, some_in_quick
+from tests.depth import deep, pick, some_in_quick
 
 #: steps of the small trace (500 operations) with searches of every length
 #: (the quick suite looks at every third of them: tests/depth.py)
@@ -266,7 +266,8 @@ def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small
     leaves the hatched bytes the request needed in view; in a compare row
     it covers none of the heap's bytes either, or it folds into the line
     under the map, which says the failure (bsd-buckets at step 45 in
-    presenter mode: the banner, wider than the map, lay over its first rows)."""
+    presenter mode: the banner, wider than the map, lay over its first rows).
+    The quick suite's compare rows only in presenter mode (its case)."""
     from PySide6.QtCore import QRect
     from .conftest import wait_loaded
     window.params = {"heap_limit": 48 * 1024}
@@ -294,6 +295,8 @@ def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small
             assert "cannot grow by" in hm.info.text()
             folded += 1
     assert folded           # the 48 KiB heap fills its map: every place covers its bytes
+    if not presenter and not deep():
+        return      # the quick suite's compare rows: in presenter mode, bsd-buckets' case (issue 20)
     compare(qtbot, window, ["next-fit", "buddy", "bsd-buckets"])
     checked = 0
     # every 7th step in the deep suite, every 21st in the quick one (issue
