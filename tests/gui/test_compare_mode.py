@@ -31,6 +31,7 @@ from tests.depth import pick
 
 from .conftest import wait_loaded
 from .shared_compare import SharedCompare
+from .speed_box import forget_off_list_speeds
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 THREE = ["next-fit", "tlsf", "buddy"]
@@ -665,10 +666,17 @@ def test_an_animated_step_plays_every_row_in_lockstep(qtbot, compared):
     w.seek(t - 1)
     w.player.set_speed(MAX_ANIMATED_SPEED)
     seen = []
-    w.model.event_changed.connect(lambda i: seen.append((i, [row.map.event_index for row in rows])))
+
+    def note(i):
+        seen.append((i, [row.map.event_index for row in rows]))
+    w.model.event_changed.connect(note)
     qtbot.keyClick(w, Qt.Key_Right)
     assert w.animator.running and w.model.position == t
     qtbot.waitUntil(lambda: not w.animator.running, timeout=20000)
+    # (no slot of the test's nor a speed off the list left behind: the
+    # shared window is kept for the next test)
+    w.model.event_changed.disconnect(note)
+    forget_off_list_speeds(w)
     script = [i for i, _ in plan(longest_events, MAX_ANIMATED_SPEED)]
     assert [i for i, _ in seen] == script + [None]
     for i, shown in seen[:-1]:
