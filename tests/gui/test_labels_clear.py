@@ -6,12 +6,11 @@ another.  All read back from the drawn items, in scene coordinates, at
 1280 x 720."""
 
 import pytest
-import shiboken6
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem
 
 
-from .shared_window import destroy, make_window, quiet
+from .one_window import _one_window, case_window  # noqa: F401
 from .test_compare_mode import compare
 from .test_presenter import at_size
 from tests.depth import deep, pick, some_in_quick
@@ -197,53 +196,15 @@ def drawn_words(view) -> list[tuple[str, QRectF]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def _one_window(qapp):
-    """The quick suite's structure-view cases' window (see ``structure_window``)."""
-    held = {}
-    yield held
-    w = held.get("w")
-    if w is not None and shiboken6.isValid(w):
-        quiet(w)
-        destroy(w)
-
-
-@pytest.fixture
-def structure_window(request, qtbot, _one_window):
-    """(window, made for this case).  The deep suite: a new window each
-    case.  The quick one: one window for the module's cases, each case's
-    strategy chosen in it in turn (the cases' views are of different kinds,
-    so no case draws in a view another case drew in), thrown away after a
-    case that failed; a new window and a load cost about 0.3 s a case
-    (issue 20)."""
-    if deep():
-        w = make_window(qtbot)
-        qtbot.addWidget(w)
-        yield w, True
-        quiet(w)
-        destroy(w)
-        return
-    w = _one_window.get("w")
-    made = w is None or not shiboken6.isValid(w)
-    if made:
-        w = _one_window["w"] = make_window(qtbot)
-    yield w, made
-    quiet(w)
-    report = getattr(request.node, "report_call", None)
-    if report is None or report.failed:
-        destroy(w)
-        _one_window["w"] = None
-
-
 @pytest.mark.parametrize("strategy", some_in_quick(
     ["next-fit", "rotating-list", "bsd-buckets", "splay-best-fit", "buddy",
      "tlsf", "dlmalloc", "phkmalloc", "gnu-malloc", "v7-malloc"], every=2))
-def test_no_structure_view_draws_words_over_words(qtbot, structure_window, small_trace_path, strategy):
+def test_no_structure_view_draws_words_over_words(qtbot, case_window, small_trace_path, strategy):
     """The TLSF view's no-overlap check, for every view: ring, buckets,
     tree, buddy, dlmalloc's bins, the page directory, the block table and
     the arena."""
     from .conftest import wait_loaded
-    window, made = structure_window
+    window, made = case_window         # (tests/gui/one_window.py)
     if made:
         window.set_strategy(strategy)
         wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
