@@ -51,9 +51,18 @@ def case_window(request, qtbot, _one_window):
     made = w is None or not shiboken6.isValid(w)
     if made:
         w = _one_window["w"] = make_window(qtbot)
+    else:
+        w.show()
+        qtbot.waitExposed(w)
+        w.activateWindow()
     yield w, made
     quiet(w)
     report = getattr(request.node, "report_call", None)
     if report is None or report.failed:
         destroy(w)
         _one_window["w"] = None
+    else:
+        # hidden until the next case: the module's other tests (presenter
+        # mode's font, the dark theme's palette, set for the application)
+        # would have it lay out and paint again with theirs
+        w.hide()
