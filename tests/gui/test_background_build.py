@@ -193,8 +193,8 @@ def test_compare_rows_widgets_are_made_ahead_a_row_a_turn_while_they_build(qtbot
     monkeypatch.setattr(CompareView, "_prepare_next", one_turn)
     open_building(qtbot, window, big_trace_path)
     model, view = window.model, window.compare.view
-    qtbot.waitUntil(lambda: model.ready >= 40_000, timeout=120000)
-    window.seek(40_000)        # the rows show once built to here: a second or two (their
+    qtbot.waitUntil(lambda: model.ready >= 20_000, timeout=120000)
+    window.seek(20_000)        # the rows show once built to here: about a second (their
     # widgets, made ahead meanwhile, took 0.2 s in all on this machine)
     had = len(view.rows)
     names = ["next-fit", "first-fit", "tlsf"]

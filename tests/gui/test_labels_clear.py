@@ -10,9 +10,10 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QGraphicsTextItem
 
 
+from .one_window import _one_window, case_window  # noqa: F401
 from .test_compare_mode import compare
 from .test_presenter import at_size
-from tests.depth import pick, some_in_quick
+from tests.depth import deep, pick, some_in_quick
 
 #: steps of the small trace (500 operations) with searches of every length
 #: (the quick suite looks at every third of them: tests/depth.py)
@@ -198,14 +199,19 @@ def drawn_words(view) -> list[tuple[str, QRectF]]:
 @pytest.mark.parametrize("strategy", some_in_quick(
     ["next-fit", "rotating-list", "bsd-buckets", "splay-best-fit", "buddy",
      "tlsf", "dlmalloc", "phkmalloc", "gnu-malloc", "v7-malloc"], every=2))
-def test_no_structure_view_draws_words_over_words(qtbot, window, small_trace_path, strategy):
+def test_no_structure_view_draws_words_over_words(qtbot, case_window, small_trace_path, strategy):
     """The TLSF view's no-overlap check, for every view: ring, buckets,
     tree, buddy, dlmalloc's bins, the page directory, the block table and
     the arena."""
     from .conftest import wait_loaded
-    window.set_strategy(strategy)
-    wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
-    at_size(qtbot, window, 1280, 720)
+    window, made = case_window         # (tests/gui/one_window.py)
+    if made:
+        window.set_strategy(strategy)
+        wait_loaded(qtbot, window, lambda: window.open_trace(small_trace_path))
+        at_size(qtbot, window, 1280, 720)
+    else:           # the window at 1280 x 720 with the small trace: this case's strategy in it
+        wait_loaded(qtbot, window, lambda: window.set_strategy(strategy))
+        assert window.timeline.strategy_name == strategy and (window.width(), window.height()) == (1280, 720)
     checked = 0
     for t in (60, 250, 490):
         window.seek(t)
@@ -266,7 +272,8 @@ def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small
     leaves the hatched bytes the request needed in view; in a compare row
     it covers none of the heap's bytes either, or it folds into the line
     under the map, which says the failure (bsd-buckets at step 45 in
-    presenter mode: the banner, wider than the map, lay over its first rows)."""
+    presenter mode: the banner, wider than the map, lay over its first rows).
+    The quick suite's compare rows only in presenter mode (its case)."""
     from PySide6.QtCore import QRect
     from .conftest import wait_loaded
     window.params = {"heap_limit": 48 * 1024}
@@ -294,6 +301,8 @@ def test_the_failure_banner_leaves_the_failed_bytes_in_view(qtbot, window, small
             assert "cannot grow by" in hm.info.text()
             folded += 1
     assert folded           # the 48 KiB heap fills its map: every place covers its bytes
+    if not presenter and not deep():
+        return      # the quick suite's compare rows: in presenter mode, bsd-buckets' case (issue 20)
     compare(qtbot, window, ["next-fit", "buddy", "bsd-buckets"])
     checked = 0
     # every 7th step in the deep suite, every 21st in the quick one (issue

@@ -6,6 +6,7 @@ import gc
 import time
 
 import pytest
+import shiboken6
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QApplication
 
@@ -20,19 +21,35 @@ from heapscope.gui.subscriber import Subscriber
 from .conftest import Counter, wait_loaded
 
 
-def drawing_counters(w) -> dict:
+@pytest.fixture
+def count(loaded):
+    """``Counter(obj, name)``, each method unwrapped after the test: a method
+    left wrapped on an instance of the shared window's parts makes the next
+    test's window anew (tests/gui/shared_window.py; issue 20)."""
+    made = []
+
+    def count(obj, name: str) -> Counter:
+        made.append((obj, name))
+        return Counter(obj, name)
+    yield count
+    for obj, name in reversed(made):
+        if shiboken6.isValid(obj) and name in vars(obj):
+            delattr(obj, name)
+
+
+def drawing_counters(w, count) -> dict:
     """What each subscribed view does to draw a step."""
     return {
-        "heap map": Counter(w.heap_map, "show_blocks"),
-        "gauges": Counter(w.gauges, "show_measures"),
-        "plots": Counter(w.plots, "set_position"),
-        "timeline bar": Counter(w.bar, "show_position"),
-        "explain panel": Counter(w.explain_panel, "show_events"),
-        "structure view": Counter(w.structure_panel.view, "show_step"),
+        "heap map": count(w.heap_map, "show_blocks"),
+        "gauges": count(w.gauges, "show_measures"),
+        "plots": count(w.plots, "set_position"),
+        "timeline bar": count(w.bar, "show_position"),
+        "explain panel": count(w.explain_panel, "show_events"),
+        "structure view": count(w.structure_panel.view, "show_step"),
     }
 
 
-def test_stepping_updates_every_subscriber_once_per_step(qtbot, loaded):
+def test_stepping_updates_every_subscriber_once_per_step(qtbot, loaded, count):
     w = loaded
     w.seek(100)
     steps = 7
@@ -46,7 +63,7 @@ def test_stepping_updates_every_subscriber_once_per_step(qtbot, loaded):
         free_all_along = free if free_all_along is None else free_all_along & free
     w.heap_map._mouse_moved(w.heap_map.scene_pos_of(min(free_all_along)))
     assert "in the free list" in w.heap_map.info.text()
-    counters = drawing_counters(w)
+    counters = drawing_counters(w, count)
     explains, structures = w.model.explain_calls, w.model.structure_calls
     for _ in range(steps):
         qtbot.keyClick(w, Qt.Key_Right)
@@ -64,14 +81,14 @@ def test_stepping_updates_every_subscriber_once_per_step(qtbot, loaded):
     assert "in the free list" in w.heap_map.info.text()
 
 
-def test_seeking_to_the_shown_step_redraws_nothing(qtbot, loaded):
+def test_seeking_to_the_shown_step_redraws_nothing(qtbot, loaded, count):
     loaded.seek(50)
-    counters = drawing_counters(loaded)
+    counters = drawing_counters(loaded, count)
     loaded.seek(50)
     assert all(len(c) == 0 for c in counters.values())
 
 
-def test_a_closed_view_gets_no_more_updates_and_raises_nothing(qtbot, loaded):
+def test_a_closed_view_gets_no_more_updates_and_raises_nothing(qtbot, loaded, count):
     w = loaded
     w.seek(10)
     # a second map and explain panel on the same model, as compare mode will add
@@ -86,7 +103,7 @@ def test_a_closed_view_gets_no_more_updates_and_raises_nothing(qtbot, loaded):
     extra_map.close()
     extra_explain.close()
     assert extra_map.model is None and extra_explain.model is None
-    structure = Counter(w.structure_panel.view, "show_step")
+    structure = count(w.structure_panel.view, "show_step")
     w.structure_panel.close()
     for _ in range(3):
         w.step_forward()
@@ -140,12 +157,12 @@ def test_a_new_trace_forgets_the_old_timelines(qtbot, loaded, tmp_path):
     assert loaded.timeline.n == 100
 
 
-def test_while_playing_the_structure_view_may_skip_steps_but_draws_the_last(qtbot, loaded):
+def test_while_playing_the_structure_view_may_skip_steps_but_draws_the_last(qtbot, loaded, count):
     w = loaded
     w.seek(200)
     qtbot.wait(200)     # longer than the play interval since the last redraw
     view = w.structure_panel.view
-    draws = Counter(view, "show_step")
+    draws = count(view, "show_step")
     w.model.playing = True
     t0 = time.perf_counter()
     for t in range(201, 221):
@@ -163,13 +180,13 @@ def test_while_playing_the_structure_view_may_skip_steps_but_draws_the_last(qtbo
     assert draws.calls[-1][0] == w.timeline.strategy.structure()
 
 
-def test_a_hidden_structure_view_costs_nothing_and_catches_up_when_shown(qtbot, loaded):
+def test_a_hidden_structure_view_costs_nothing_and_catches_up_when_shown(qtbot, loaded, count):
     w = loaded
     w.seek(20)
     w.act_structure.trigger()             # View > Structure View: hide it
     assert not w.structure_panel.isVisible() and not w.act_structure.isChecked()
     view = w.structure_panel.view
-    draws = Counter(view, "show_step")
+    draws = count(view, "show_step")
     before = w.model.structure_calls
     for _ in range(5):
         w.step_forward()
