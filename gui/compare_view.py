@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGr
 from heapscope.allocators.registry import STRATEGIES
 from heapscope.traces.trace import FREE
 
-from . import heap_cells, palette
+from . import axis_style, heap_cells, palette
 from .gauges import NO_VALUE, human_bytes, percent
 from .heap_map import HeapMapWidget, Legend, typical_block_bytes
 from .map_marks import folded_notes
@@ -208,6 +208,8 @@ class CompareHeapMap(HeapMapWidget):
         self.plot.hideAxis("bottom")
         axis = self.plot.getAxis("left")
         axis.showLabel(False)
+        # a row's axes show no title: no SI prefix to work out when its view moves
+        axis_style.without_si_prefix([axis, self.plot.getAxis("bottom")])
         # no axis title in a row: room for a 32-bit address only
         axis.setWidth(QFontMetrics(self.font()).horizontalAdvance("0x00000000") + 10)
         #: (address, size) of the current request's block, or None
