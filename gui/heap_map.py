@@ -54,7 +54,7 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainterPath
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from . import axis_style, block_facts, heap_cells
+from . import block_facts, heap_cells
 from heapscope.allocators.heap_edits import Pointer, TrackedHeap
 from .line_label import LineLabel
 from .map_axes import AddressAxis, MapAxes, scale_texts
@@ -93,6 +93,25 @@ def typical_block_bytes(trace) -> float | None:
     return mean + 16 if mean else None
 
 
+def fit_moved_view(view) -> bool:
+    """Fit the map ``view`` to its heap if it follows it (:meth:`HeapMapWidget.fit`);
+    True if that moved its view: the view's labels and separators were then
+    placed for it already (by ``sigRangeChanged``), and placing them again
+    drew the same things twice."""
+    if not view.follow:
+        return False
+    moved = []
+
+    def note(*_) -> None:
+        moved.append(True)
+    view.vb.sigRangeChanged.connect(note)
+    try:
+        view.fit()
+    finally:
+        view.vb.sigRangeChanged.disconnect(note)
+    return bool(moved)
+
+
 def _forward(part: str, name: str, doc: str, settable: bool = False) -> property:
     """A property reading (and, if ``settable``, writing) ``self.<part>.<name>``."""
     def get(self):
@@ -120,14 +139,7 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def __init__(self, parent=None, max_cells: int = heap_cells.MAX_CELLS) -> None:
         super().__init__(parent)
-        #: one relayout after a burst of resizes (a row of compare mode is
-        #: resized eight or nine times while the rows are arranged: each
-        #: queued its own relayout, the same work at the same final size)
-        self._relayout_timer = QTimer(self)
-        self._relayout_timer.setSingleShot(True)
-        self._relayout_timer.timeout.connect(self._relayout_if_needed)
-        #: how many times the view's labels and separators were placed for its range
-        self.range_placings = 0
+        self._relayout_timer = QTimer(self, singleShot=True, timeout=self._relayout_if_needed)
         self.max_cells = max_cells
         #: the shown step, and the heap drawn (the heap after it, or a micro-step of it)
         self.drawn_step = DrawnStep()
@@ -162,8 +174,6 @@ class HeapMapWidget(Subscriber, QWidget):
         plot = self.plot = self.plot_widget.getPlotItem()
         plot.hideButtons()
         self.axes = MapAxes(plot)
-        # the hidden top and right axes follow the view too: no SI prefix to work out
-        axis_style.without_si_prefix([plot.getAxis("top"), plot.getAxis("right")])
         self.vb = plot.getViewBox()
         self.vb.invertY(True)
         self.vb.setMouseEnabled(x=True, y=True)
@@ -385,12 +395,7 @@ class HeapMapWidget(Subscriber, QWidget):
                                [p.name for p in self.heap.pointers if p.role == MARKER])
         self._draw_marks()
         self._show_scale()
-        placed = self.range_placings
-        if self.follow:
-            self.fit()
-        if self.range_placings == placed:
-            # (a fit that moved the view placed them already, for this very
-            # view: placing them twice drew the same thing twice)
+        if not fit_moved_view(self):
             self._view_range_changed()
         # The hover line described the old heap: describe the same spot in the new one.
         self._show_info()
@@ -464,7 +469,6 @@ class HeapMapWidget(Subscriber, QWidget):
         """The view moved or resized: separators and label places depend on its scale."""
         if self.layout_ is None:
             return
-        self.range_placings += 1
         if self.marks.visits and self._label_budget() != self.labels.numbered_for:
             # The map was resized: number as many visits as a map of this size
             # numbers when a step is drawn on it (one picture per step, whether
@@ -493,8 +497,7 @@ class HeapMapWidget(Subscriber, QWidget):
         super().resizeEvent(event)
         self._place_notes()
         self._show_scale()
-        # Owned by the map, the timer dies with it; restarted, it runs once
-        # after the last of a burst of resizes, at the size they left.
+        # (the map's timer, restarted: one relayout after a burst of resizes, not one each)
         self._relayout_timer.start(0)
 
     def _relayout_if_needed(self) -> None:
