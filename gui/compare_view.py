@@ -284,7 +284,7 @@ class CompareHeapMap(HeapMapWidget):
     def _draw_request(self, place: bool = True) -> None:
         """Outline the request's block, once the row shows its whole step (a
         micro-step before the end would give away where the search ends);
-        ``place``: put the label, and the search's numbers out of its way, now."""
+        ``place``: put the search's numbers out of its label's way now."""
         step = self.model.step(self.row) if self.model is not None else None
         # (quiet: predict mode asks about the next malloc; the last one's block is no help)
         whole = self.shown_heap is self.heap and not self.quiet
@@ -319,11 +319,9 @@ class CompareHeapMap(HeapMapWidget):
         label.setColor("w")
         label.show()
         self._request_at = (said, middle, y, middle < lay.row_bytes / 2)
-        # Placed with the search's numbers, which make way for it: now, or
-        # (a step drawn) by the render, which places them next.  (It was
-        # placed here as well, and placed again there: the same place.)
+        self._put_request_label(*self._request_at)
         if place:
-            self._place_labels()
+            self._place_labels()      # the search's numbers make way for it
 
     def _place_labels(self) -> None:
         # the view moved (a new scale, a resize): the request's label chooses
