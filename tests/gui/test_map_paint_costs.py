@@ -1,4 +1,4 @@
-"""What the heap map and the plots no longer do for nothing (issues 20, 25):
+"""What the heap map, the plots and compare rows no longer do for nothing (issues 20, 25):
 a burst of resizes lays the map out once, a step whose fit moves the view
 places its labels once, and the axes whose title is never shown work out
 no SI prefix (nor write that title again) when the view moves."""
@@ -82,3 +82,15 @@ def test_axes_without_a_title_work_out_no_si_prefix(qtbot):
     assert written and all(a in shown for a in written)
     assert all(a.autoSIPrefixScale == 1.0 for a in quiet)
 
+
+
+def test_a_compare_row_that_changed_shape_is_the_only_one_laid_out_again(qtbot, loaded, monkeypatch):
+    from .test_compare_mode import compare
+    rows = compare(qtbot, loaded, ["next-fit", "tlsf", "buddy"])
+    qtbot.wait(10)
+    laid, drawn = [], []
+    real_lay, real_draw = CompareHeapMap._relayout_if_needed, CompareHeapMap._render
+    monkeypatch.setattr(CompareHeapMap, "_relayout_if_needed", lambda self: (laid.append(self), real_lay(self)))
+    monkeypatch.setattr(CompareHeapMap, "_render", lambda self: (drawn.append(self), real_draw(self)))
+    rows[1].map.relaid.emit()           # its shape changed, the shared scale did not
+    assert laid == [rows[1].map] and drawn == []        # (every row's laid out again: three)
