@@ -8,7 +8,8 @@ alike.  :func:`centre_label` puts an axis's title where pyqtgraph puts it
 when the axis is resized: pyqtgraph centres the title only on a resize, so
 a title that grew (a longer text, a bigger font) in an axis that kept its
 size would run off its end.  Only public calls are used: ``setLabel``,
-``setStyle``, ``setTextPen``, ``setPen``, ``showLabel`` and the title's own
+``setStyle``, ``setTextPen``, ``setPen``, ``showLabel``,
+``enableAutoSIPrefix`` (:func:`without_si_prefix`) and the title's own
 ``QGraphicsTextItem`` (``axis.label``); tests/gui/test_axis_style.py
 checks gui/ for the private ones (``_updateLabel()``, ``axis.picture =
 None``, ``resizeEvent()`` called by hand).
@@ -44,6 +45,18 @@ def style_axes(axes, pres, font: QFont) -> None:
         axis.setStyle(tickFont=font)
         axis.label.setFont(font)
         set_label_style(axis, style)
+
+
+def without_si_prefix(axes) -> None:
+    """No automatic SI prefix on ``axes``, each an axis whose title is never
+    shown (a hidden axis, or one whose title is hidden for good): pyqtgraph
+    works the prefix out only for a shown title, so it is 1 on these
+    whatever the range, yet with the prefix on, every change of the view's
+    range wrote the (hidden) title's HTML again and resized the axis for
+    it.  Off, a range change only redraws the axis's ticks."""
+    for axis in axes:
+        assert not axis.label.isVisible(), f"the {axis.orientation} axis shows its title"
+        axis.enableAutoSIPrefix(False)
 
 
 def set_label_style(axis: pg.AxisItem, style: dict) -> None:

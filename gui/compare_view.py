@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGr
 from heapscope.allocators.registry import STRATEGIES
 from heapscope.traces.trace import FREE
 
-from . import heap_cells, palette
+from . import axis_style, heap_cells, palette
 from .gauges import NO_VALUE, human_bytes, percent
 from .heap_map import HeapMapWidget, Legend, typical_block_bytes
 from .map_marks import folded_notes
@@ -208,6 +208,8 @@ class CompareHeapMap(HeapMapWidget):
         self.plot.hideAxis("bottom")
         axis = self.plot.getAxis("left")
         axis.showLabel(False)
+        # a row's axes show no title: no SI prefix to work out when its view moves
+        axis_style.without_si_prefix([axis, self.plot.getAxis("bottom")])
         # no axis title in a row: room for a 32-bit address only
         axis.setWidth(QFontMetrics(self.font()).horizontalAdvance("0x00000000") + 10)
         #: (address, size) of the current request's block, or None
@@ -233,6 +235,11 @@ class CompareHeapMap(HeapMapWidget):
         # fixed in pixels at points of the view, are placed again (a number
         # stayed under "id 2782 ▼" in a row of seven).
         self.vb.sigResized.connect(self._view_resized)
+
+    def render_if_rescaled(self) -> None:
+        """Draw the step again if the shared scale now lays it out otherwise."""
+        if self.layout_ is not None and self.layout_for(max(self.heap.blocks.brk, self.layout_.heap)) != self.layout_:
+            self._render()
 
     def _view_resized(self, *_) -> None:
         if self.layout_ is not None:
@@ -1324,7 +1331,7 @@ class CompareView(Subscriber, QWidget):
         row.apply_presentation(self.presentation)
         row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
         row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
-        row.map.relaid.connect(self._relayout_rows)
+        row.map.relaid.connect(lambda r=row: self._relayout_rows(r.map))
         row.map.block_clicked.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
         row.structure.block_selected.connect(lambda addr, r=row: self.row_clicked.emit(r.row, addr))
         return row
@@ -1423,10 +1430,16 @@ class CompareView(Subscriber, QWidget):
         width, height = min(r.width() for r in rects), min(r.height() for r in rects)
         return width / height, height
 
-    def _relayout_rows(self) -> None:
-        """A row's map changed shape: the scale may change, for every row."""
+    def _relayout_rows(self, moved: "CompareHeapMap | None" = None) -> None:
+        """A row's map (``moved``) changed shape: the scale may change, for
+        every row.  A row the scale leaves as it was does not place its
+        labels again: it placed them at its own last change (seven rows
+        resized once each placed them 7 x 7 times)."""
         for row in self.shown_rows():
-            row.map._relayout_if_needed()
+            if moved is None or row.map is moved:
+                row.map._relayout_if_needed()
+            else:
+                row.map.render_if_rescaled()
         self._note_scale_soon()
 
     def _note_scale_soon(self, position: int | None = None) -> None:

@@ -93,6 +93,25 @@ def typical_block_bytes(trace) -> float | None:
     return mean + 16 if mean else None
 
 
+def fit_moved_view(view) -> bool:
+    """Fit the map ``view`` to its heap if it follows it (:meth:`HeapMapWidget.fit`);
+    True if that moved its view: the view's labels and separators were then
+    placed for it already (by ``sigRangeChanged``), and placing them again
+    drew the same things twice."""
+    if not view.follow:
+        return False
+    moved = []
+
+    def note(*_) -> None:
+        moved.append(True)
+    view.vb.sigRangeChanged.connect(note)
+    try:
+        view.fit()
+    finally:
+        view.vb.sigRangeChanged.disconnect(note)
+    return bool(moved)
+
+
 def _forward(part: str, name: str, doc: str, settable: bool = False) -> property:
     """A property reading (and, if ``settable``, writing) ``self.<part>.<name>``."""
     def get(self):
@@ -120,6 +139,7 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def __init__(self, parent=None, max_cells: int = heap_cells.MAX_CELLS) -> None:
         super().__init__(parent)
+        self._relayout_timer = QTimer(self, singleShot=True, timeout=self._relayout_if_needed)
         self.max_cells = max_cells
         #: the shown step, and the heap drawn (the heap after it, or a micro-step of it)
         self.drawn_step = DrawnStep()
@@ -375,9 +395,8 @@ class HeapMapWidget(Subscriber, QWidget):
                                [p.name for p in self.heap.pointers if p.role == MARKER])
         self._draw_marks()
         self._show_scale()
-        if self.follow:
-            self.fit()
-        self._view_range_changed()
+        if not fit_moved_view(self):
+            self._view_range_changed()
         # The hover line described the old heap: describe the same spot in the new one.
         self._show_info()
 
@@ -478,8 +497,8 @@ class HeapMapWidget(Subscriber, QWidget):
         super().resizeEvent(event)
         self._place_notes()
         self._show_scale()
-        # With self as the context the call is dropped if the map is deleted first.
-        QTimer.singleShot(0, self, self._relayout_if_needed)
+        # (the map's timer, restarted: one relayout after a burst of resizes, not one each)
+        self._relayout_timer.start(0)
 
     def _relayout_if_needed(self) -> None:
         if self.layout_ is None:

@@ -69,6 +69,8 @@ class MapAxes:
         self.bottom: pg.AxisItem = plot.getAxis("bottom")
         self.bottom.setLabel("byte offset within the row")
         self.left.setLabel("row address")
+        # the plot's hidden top and right axes follow the view too: no SI prefix to work out
+        axis_style.without_si_prefix([plot.getAxis("top"), plot.getAxis("right")])
 
     def apply_presentation(self, pres, base_font) -> None:
         """The theme's colours and the presentation's tick font (``base_font``

@@ -144,6 +144,8 @@ class PlotPanel(Subscriber, QWidget):
             ax.setStyle(tickFont=tick_font)
         p.getAxis("left").setLabel(unit, color="#222")
         p.getAxis("bottom").setLabel("step", color="#222")
+        # the hidden top and right axes follow the view too: no SI prefix to work out
+        axis_style.without_si_prefix([p.getAxis("top"), p.getAxis("right")])
         p.showGrid(x=True, y=True, alpha=0.25)
         p.setMouseEnabled(x=True, y=False)
         p.hideButtons()
