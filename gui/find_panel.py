@@ -17,6 +17,8 @@ from heapscope.allocators.conditions import reference
 #: what the condition box says when empty
 PLACEHOLDER = "e.g. failed   search > 100   merges >= 3   grew and frag > 0.5"
 ERROR_INK = "#b3261e"
+#: what the status line says before the first condition is typed
+FIND_PROMPT = "Type a condition and press Enter."
 
 
 class FindPanel(QWidget):
@@ -54,7 +56,7 @@ class FindPanel(QWidget):
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(8)
         self.progress.hide()
-        self.status = QLabel("Type a condition and press Enter.")
+        self.status = QLabel(FIND_PROMPT)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.status.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)

@@ -390,6 +390,7 @@ class Loader(QObject):
         self.thread.join()
         self.thread = None
         self.job = None
+        self._request = None          # a finished load keeps nothing of what it read
         self._stragglers = [(t, job) for t, job in self._stragglers if t.is_alive()]
         if not self._stragglers:
             self.collector.release()

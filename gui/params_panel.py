@@ -230,6 +230,8 @@ class ParamsPanel(QWidget):
                         f"{format_size(int(series.in_use.max()))} of blocks. The small-demo constants "
                         "keep each policy and shrink its growth to this trace.")
                     break
+        if not offered:
+            self.offer_label.setText("")     # no old offer's words under a hidden label
         self.offer_label.setVisible(offered)
         self.small_button.setEnabled(trace is not None and any(p.params for p in self.presets()))
         return offered

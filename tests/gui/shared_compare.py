@@ -26,17 +26,17 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
-from .shared_window import _close_others, connected, destroy, make_window, quiet, wrapped_methods
+from .shared_window import (_close_others, _fresh_predict_bar, connected, destroy, fresh_speed_box,
+                            make_window, quiet, wrapped_methods)
 from .window_state import differences, window_state
 
 
 def reset(w, position: int, counters: dict) -> None:
     """Put the compare window ``w`` back as it was when it was new, at ``position``."""
-    from heapscope.gui.player import DEFAULT_SPEED
     from heapscope.gui.ranking import MEASURES
     quiet(w)
     _close_others(w)
-    w.player.set_speed(DEFAULT_SPEED)
+    fresh_speed_box(w)
     w.statusBar().clearMessage()
     view = w.compare.view
     table = view.table
@@ -49,6 +49,7 @@ def reset(w, position: int, counters: dict) -> None:
     if w.predict.active:
         w.set_predict(False)
     w.reset_predict_score()
+    _fresh_predict_bar(w.predict_bar)
     for row in view.shown_rows():
         row.select(None)
         # the last request's label place, kept for a redraw while it shows
@@ -143,7 +144,6 @@ class SharedCompare:
         self.position = w.model.position
         self.counters = dict(vars(w.model.counts))
         self.actions = len(w.findChildren(QAction))
-        self.request = w.loader._request
         self.placeholders = {str(tmp_path): "<tmp>"}
         reset(w, self.position, self.counters)
         self.pristine = window_state(w, self.placeholders)
@@ -164,7 +164,7 @@ class SharedCompare:
         if (failed or names != self.names or w.trace is not self.trace or w.predict.active
                 or w.lessons.player.active or w.edits.dirty or w.params or w.check_steps.on
                 or w.presentation != w._fresh_presentation or w.size() != w._fresh_size
-                or w._fresh_dock_shown or w.loader._request is not self.request
+                or w._fresh_dock_shown
                 # a row's structure view once shown keeps its actions
                 or len(w.findChildren(QAction)) != self.actions
                 or wrapped_methods(w) or connected(w, self._receivers)):

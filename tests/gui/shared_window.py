@@ -164,11 +164,24 @@ def _fresh_predict_bar(bar) -> None:
         button.setEnabled(True)
 
 
+def fresh_speed_box(w) -> None:
+    """The default speed, and the speed box's items only gui/player.py's
+    SPEEDS: a speed off that list (``MAX_ANIMATED_SPEED``, 4 steps/s, the
+    fastest that plays a step's events) gets an item of its own
+    (``TimelineBar.show_speed``), which a fresh window does not have."""
+    from heapscope.gui.player import DEFAULT_SPEED, SPEEDS
+    w.player.set_speed(DEFAULT_SPEED)
+    box = w.bar.speed_box
+    for i in reversed(range(box.count())):
+        if box.itemData(i) not in SPEEDS:
+            box.removeItem(i)
+
+
 def reset(w) -> None:
     """Put ``w`` back as a fresh window is, before a test takes it (see the
     module's docstring); what it leaves, :class:`SharedWindow` notices."""
     from heapscope.gui.main_window import DEFAULT_STRATEGY, open_settings
-    from heapscope.gui.player import DEFAULT_SPEED
+    from heapscope.gui.find_panel import FIND_PROMPT
     from heapscope.gui.sandbox_edits import CUT_SETTING, setting_bool
     quiet(w)
     _close_others(w)
@@ -180,6 +193,7 @@ def reset(w) -> None:
     w.loading.stop()
     w.finder.stop()
     w.finder.dock.hide()
+    w.finder.panel.say(FIND_PROMPT)
     # the sandbox of the trace shown (made on first use: the trace editor,
     # a block's menu), its undo and redo with it; unsaved edits never get here
     w.edits.sandbox = None
@@ -196,7 +210,7 @@ def reset(w) -> None:
     if w.presentation != w._fresh_presentation:
         w.apply_presentation(w._fresh_presentation)
     w.edits.act_cut.setChecked(setting_bool(settings.value(CUT_SETTING, False)))
-    w.player.set_speed(DEFAULT_SPEED)
+    fresh_speed_box(w)
     w.strategy_name = DEFAULT_STRATEGY
     w.loading.last_builtin = DEFAULT_STRATEGY
     w.sync_strategy_widgets()

@@ -31,7 +31,6 @@ from tests.depth import pick
 
 from .conftest import wait_loaded
 from .shared_compare import SharedCompare
-from .speed_box import forget_off_list_speeds
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 THREE = ["next-fit", "tlsf", "buddy"]
@@ -130,7 +129,7 @@ def test_the_shared_compare_window_is_reset_or_replaced(qtbot, compared, _shared
     """tests/gui/shared_compare.py: a compare window moved to another step,
     zoomed, with a block selected, the table ranked by another measure and
     the player's speed changed is reset to a state equal to the one it had
-    when new; what the reset does not undo (the predict bar's words) makes
+    when new; what the reset does not undo (the find panel's status line) makes
     the next test get a new window.  (On the module's shared compare window:
     a SharedCompare of the test's own made two more windows, issue 20; it
     comes second in the module, so that the window it takes is one the
@@ -149,11 +148,11 @@ def test_the_shared_compare_window_is_reset_or_replaced(qtbot, compared, _shared
     again = shared.take(qtbot, shared.trace_path, shared.folder, compare)
     assert again is w                                                      # reset, not replaced
     assert shared.made == made and len(shared.replaced) == replaced and w.model.position == shared.position
-    w.predict_bar.question.set_full_text("left behind")
+    w.finder.panel.say("A status line left behind")     # (the widgets are listed sorted by their text)
     shared.give_back(failed=False)
     assert shared.take(qtbot, shared.trace_path, shared.folder, compare) is not w
     assert shared.made == made + 1 and len(shared.replaced) == replaced + 1
-    assert "predict_bar.question" in shared.replaced[-1]
+    assert "A status line left behind" in shared.replaced[-1]
 
 
 def test_playing_moves_every_row_in_lockstep(qtbot, compared):
@@ -700,10 +699,9 @@ def test_an_animated_step_plays_every_row_in_lockstep(qtbot, compared):
     qtbot.keyClick(w, Qt.Key_Right)
     assert w.animator.running and w.model.position == t
     qtbot.waitUntil(lambda: not w.animator.running, timeout=20000)
-    # (no slot of the test's nor a speed off the list left behind: the
-    # shared window is kept for the next test)
+    # (no slot of the test's left behind: the shared window is kept for
+    # the next test)
     w.model.event_changed.disconnect(note)
-    forget_off_list_speeds(w)
     script = [i for i, _ in plan(longest_events, MAX_ANIMATED_SPEED)]
     assert [i for i, _ in seen] == script + [None]
     for i, shown in seen[:-1]:

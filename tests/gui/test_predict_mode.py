@@ -12,7 +12,6 @@ from heapscope.gui.step_animator import MAX_ANIMATED_SPEED
 from heapscope.traces.trace import ALLOC
 
 from .conftest import SMALL_STEPS, wait_loaded
-from .speed_box import forget_off_list_speeds
 
 
 def settle(qtbot):
@@ -298,7 +297,6 @@ def test_at_a_slow_speed_the_answered_step_plays_its_events(qtbot, predicting):
     assert w.animator.running and w.model.event_index is not None      # the events, one after another
     qtbot.waitUntil(lambda: not w.animator.running, timeout=15000)
     assert w.model.event_index is None                                 # ... ending on the whole step
-    forget_off_list_speeds(w)           # the shared window is kept for the next test
 
 
 def test_predict_off_with_a_question_open_gives_the_map_its_marks_back(qtbot, predicting):

@@ -26,7 +26,6 @@ from heapscope.gui.step_animator import move_ms, plan
 from heapscope.gui.structure_panel import StructurePanel
 
 from .test_heap_map_steps import plot_image, sixty_visit_search, visible_numbers
-from .speed_box import forget_off_list_speeds
 from .test_step_animation import every_event_at_the_fastest_animated_speed, make_view, nothing_runs
 from tests.depth import some_in_quick
 from tests.depth import pick
@@ -191,7 +190,6 @@ def test_a_step_reached_by_its_animation_looks_like_the_step_jumped_to(qtbot, sl
     w.animator.finish()
     w.model.set_event(None)
     assert (map_state(w.heap_map), plot_image(w.heap_map)) == animated
-    forget_off_list_speeds(w)           # the shared window is kept for the next test
 
 
 def test_the_explain_panel_marks_each_event_as_the_step_plays(qtbot, slow):
@@ -208,7 +206,6 @@ def test_the_explain_panel_marks_each_event_as_the_step_plays(qtbot, slow):
     # neither the test's slot nor a speed off the list left behind: the
     # shared window is kept for the next test
     w.model.event_changed.disconnect(mark)
-    forget_off_list_speeds(w)
     n = w.model.step().event_count
     assert n >= 3 and [i for i, _ in marked] == list(range(n)) + [None]
     for i, lines in marked:
