@@ -94,8 +94,9 @@ def wait(app, condition, timeout: float = 600) -> None:
         time.sleep(0.01)
 
 
-def settle(app) -> None:
-    for _ in range(5):
+def settle(app, rounds: int = 5) -> None:
+    """Let the window's queued work run: ``rounds`` turns of the event loop."""
+    for _ in range(rounds):
         app.processEvents()
         time.sleep(0.01)
 

@@ -26,23 +26,14 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-SEVEN = ["next-fit", "rotating-list", "splay-best-fit", "buddy", "tlsf", "bsd-buckets", "dlmalloc"]
-
-
-def wait(app, condition, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        app.processEvents(QEventLoop.AllEvents, 50)
-        time.sleep(0.01)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_compare_step import SEVEN, settle as _settle, wait  # noqa: E402  (one copy of the helpers)
 
 
 def settle(app) -> None:
-    for _ in range(3):
-        app.processEvents()
-        time.sleep(0.01)
+    _settle(app, rounds=3)
 
 
 def cpu(fn, n: int) -> float:
