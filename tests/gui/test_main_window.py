@@ -114,15 +114,16 @@ def test_keys_step_jump_and_play(qtbot, loaded):
     assert w.bar.slider.value() == n
     qtbot.keyClick(w, Qt.Key_Home)
     assert w.timeline.position == 0 and w.bar.slider.value() == 0
-    # Space plays (at 10 steps/s, a few steps in half a second), Space pauses
-    w.player.set_speed(50)
+    # Space plays (at 200 steps/s, a few steps in a few ticks), Space pauses:
+    # 50 ms after, ten steps' time at that speed, it has not moved
+    w.player.set_speed(200)
     qtbot.keyClick(w, Qt.Key_Space)
     assert w.player.playing
     qtbot.waitUntil(lambda: w.timeline.position >= 3, timeout=3000)
     qtbot.keyClick(w, Qt.Key_Space)
     assert not w.player.playing
     stopped = w.timeline.position
-    qtbot.wait(150)
+    qtbot.wait(50)
     assert w.timeline.position == stopped
     assert step_text(w).startswith(f"step {stopped}:")
 
