@@ -32,21 +32,6 @@ def at_size(qtbot, w, width, height, screen_height=None, **presentation):
     assert (w.width(), w.height()) == (width, height)
 
 
-@pytest.fixture
-def given_back(qtbot, loaded):
-    """``loaded``, its presentation and size put back as they were after the
-    test: the shared window left resized, in presenter mode or on another
-    screen is thrown away (tests/gui/shared_window.py, far_from_fresh) and
-    the next test pays for a new one.  Whether the window put back is a
-    fresh one's the shared window checks before the next test has it."""
-    presentation, size = loaded.presentation, loaded.size()
-    yield loaded
-    if not loaded.compare.names:
-        loaded.apply_presentation(presentation)
-        loaded.set_window_size(size.width(), size.height())
-        settle(qtbot)
-
-
 def whole_in_window(widget, window) -> bool:
     """The widget is shown, inside the window, and nothing of it is cut off
     by the widgets it sits in (a scroll area's viewport, a splitter, the
@@ -109,8 +94,8 @@ GAUGE_LOOKS = [("light", False), ("light", True), ("dark", False), ("dark", True
 
 @pytest.mark.parametrize("theme, presenter", some_in_quick(GAUGE_LOOKS, keep=(("light", False), ("dark", True))),
                          ids=[f"{t}-{'presenter' if p else 'normal'}" for t, p in GAUGE_LOOKS])
-def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, given_back, presenter, theme):
-    w = given_back
+def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, loaded, presenter, theme):
+    w = loaded
     at_size(qtbot, w, 1280, 720, presenter=presenter, theme_name=theme)
     w.seek(300)         # a step shown after the resize (as heapscope render does)
     settle(qtbot)
@@ -139,8 +124,8 @@ def test_at_1280x720_every_gauge_is_whole_in_the_window(qtbot, given_back, prese
             assert whole_in_window(entry, w), key
 
 
-def test_a_tall_window_has_the_gauges_in_a_column_and_a_short_one_in_a_strip(qtbot, given_back):
-    w = given_back
+def test_a_tall_window_has_the_gauges_in_a_column_and_a_short_one_in_a_strip(qtbot, loaded):
+    w = loaded
     at_size(qtbot, w, 1400, 1000, screen_height=900)        # a tall window on a 900-line screen
     assert w.gauges.arrangement == w.gauges.COLUMN and w.gauge_scroll.isVisible()
     for g in w.gauges.all:
@@ -232,11 +217,11 @@ def test_presenter_mode_raises_every_font_and_turning_it_off_restores_them(qtbot
     assert font_sizes(w) == pytest.approx(before, rel=0.02)
 
 
-def test_text_follows_the_screen(qtbot, given_back):
+def test_text_follows_the_screen(qtbot, loaded):
     assert Presentation(screen_height=900).body_pt == BASE_PT
     assert Presentation(screen_height=1080).body_pt == pytest.approx(13.2)
     assert screen_factor(720) < screen_factor(1080) < screen_factor(1440)
-    w = given_back
+    w = loaded
     seek_to_a_search(w)
     w.apply_presentation(w.presentation.with_(screen_height=1080))
     settle(qtbot)
@@ -291,8 +276,8 @@ def test_presenter_mode_and_theme_are_remembered(qtbot, loaded):
 
 
 # ---------------------------------------------------------------- legibility
-def test_the_hover_line_has_the_maps_width_and_wraps_between_words(qtbot, given_back):
-    w = given_back
+def test_the_hover_line_has_the_maps_width_and_wraps_between_words(qtbot, loaded):
+    w = loaded
     w.seek(300)
     at_size(qtbot, w, 1280, 720)
     hm = w.heap_map
@@ -427,9 +412,9 @@ def stacked_without_overlap(widget) -> bool:
 
 # (the quick suite: the dark theme here, the light one for the seven rows below)
 @pytest.mark.parametrize("theme", some_in_quick(["light", "dark"], keep=("dark",)))
-def test_at_1280x720_in_presenter_mode_a_predict_question_fits(qtbot, given_back, theme):
+def test_at_1280x720_in_presenter_mode_a_predict_question_fits(qtbot, loaded, theme):
     from heapscope.traces.trace import ALLOC
-    w = given_back
+    w = loaded
     at_size(qtbot, w, 1280, 720, presenter=True, theme_name=theme)
     w.seek(299)
     w.set_predict(True)
@@ -594,7 +579,7 @@ def test_a_short_row_says_the_numbers_it_left_out_in_words_not_over_its_map(qtbo
     assert w.heap_map.skip_label.isVisible()
 
 
-def test_presenter_modes_font_and_palette_are_put_back_after_a_test(qtbot, given_back, _fresh_look):
+def test_presenter_modes_font_and_palette_are_put_back_after_a_test(qtbot, loaded, _fresh_look):
     """The autouse fixture's step (tests/gui/conftest.py): presenter mode in
     the dark theme changes the application's font and palette; put back,
     they are a fresh window's again (the tests no longer restore them
@@ -602,7 +587,7 @@ def test_presenter_modes_font_and_palette_are_put_back_after_a_test(qtbot, given
     from .conftest import put_back_look
     font, palette = _fresh_look
     assert QApplication.font() == font and QApplication.palette() == palette     # as this test began
-    given_back.apply_presentation(given_back.presentation.with_(presenter=True, theme_name="dark"))
+    loaded.apply_presentation(loaded.presentation.with_(presenter=True, theme_name="dark"))
     assert QApplication.font().pointSizeF() > font.pointSizeF()
     assert QApplication.palette().window().color() != palette.window().color()
     put_back_look(QApplication.instance(), font, palette)
