@@ -217,8 +217,10 @@ def test_a_file_changed_on_disk_is_read_again_on_the_same_step(qtbot, window, tm
     w.edits.malloc(16)
     settle(qtbot)
     w.animator.finish()
-    assert w.edits.save_to(str(path))
-    settle(qtbot, 400)
+    # the watcher sees the save and, SETTLE_MS later, looks at the file: not read back
+    with qtbot.waitSignal(w.file_watch._timer.timeout, timeout=5000):
+        assert w.edits.save_to(str(path))
+    settle(qtbot)
     assert w.file_watch.reloads == 1 and not w.isWindowModified()
     assert len(read_rep(path)) == 6
 
