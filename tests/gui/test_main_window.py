@@ -64,11 +64,12 @@ def test_a_recent_file_opens_again_from_its_menu(qtbot, loaded, small_trace_path
     assert loaded.timeline is not first and loaded.timeline.n == first.n
 
 
-def test_a_gzipped_trace_opens(qtbot, window, tmp_path, small_trace):
+def test_a_gzipped_trace_opens(qtbot, loaded, tmp_path, small_trace):
+    window = loaded                  # the shared window, showing small.rep
     path = tmp_path / "small.rep.gz"
     traces.write_rep(small_trace, path)
     wait_loaded(qtbot, window, lambda: window.open_trace(str(path)))
-    assert window.timeline.n == len(small_trace)
+    assert window.trace_source == str(path) and window.timeline.n == len(small_trace)
 
 
 def test_a_broken_trace_is_reported_with_file_and_line_and_the_old_one_stays(
@@ -114,15 +115,16 @@ def test_keys_step_jump_and_play(qtbot, loaded):
     assert w.bar.slider.value() == n
     qtbot.keyClick(w, Qt.Key_Home)
     assert w.timeline.position == 0 and w.bar.slider.value() == 0
-    # Space plays (at 10 steps/s, a few steps in half a second), Space pauses
-    w.player.set_speed(50)
+    # Space plays (at 200 steps/s, a few steps in a few ticks), Space pauses:
+    # 50 ms after, ten steps' time at that speed, it has not moved
+    w.player.set_speed(200)
     qtbot.keyClick(w, Qt.Key_Space)
     assert w.player.playing
     qtbot.waitUntil(lambda: w.timeline.position >= 3, timeout=3000)
     qtbot.keyClick(w, Qt.Key_Space)
     assert not w.player.playing
     stopped = w.timeline.position
-    qtbot.wait(150)
+    qtbot.wait(50)
     assert w.timeline.position == stopped
     assert step_text(w).startswith(f"step {stopped}:")
 
@@ -362,7 +364,8 @@ def test_a_value_out_of_range_keeps_the_workload_dialog_open(qtbot):
     assert not dialog.isVisible() and dialog.result() == 1
 
 
-def test_the_workload_dialog_generates_a_trace(qtbot, window):
+def test_the_workload_dialog_generates_a_trace(qtbot, loaded):
+    window = loaded                  # the shared window, showing small.rep
     def fill_in():
         dialog = QApplication.activeModalWidget()
         assert isinstance(dialog, WorkloadDialog)
@@ -380,7 +383,8 @@ def test_the_workload_dialog_generates_a_trace(qtbot, window):
     assert window.trace_source is None
 
 
-def test_the_windows_workload_dialog_offers_each_seeds_workload_with_its_parameters(qtbot, window):
+def test_the_windows_workload_dialog_offers_each_seeds_workload_with_its_parameters(qtbot, loaded):
+    window = loaded                  # the shared window, showing small.rep
     from heapscope.experiments import EXPERIMENTS
     from heapscope.experiments.coppa2010 import REAL
     seen, errors = {}, []
@@ -479,7 +483,8 @@ def test_main_opens_the_window_with_options(qtbot, monkeypatch):
     assert w.timeline.strategy.max_order == 10
 
 
-def test_picking_a_strategy_while_loading_redoes_the_load(qtbot, window, small_trace_path):
+def test_picking_a_strategy_while_loading_redoes_the_load(qtbot, loaded, small_trace_path):
+    window = loaded                  # the shared window, showing small.rep
     with qtbot.waitSignal(window.timeline_changed, timeout=20000):
         window.open_trace(small_trace_path)
         window.set_strategy("first-fit")
@@ -488,7 +493,8 @@ def test_picking_a_strategy_while_loading_redoes_the_load(qtbot, window, small_t
     assert window.trace_source == small_trace_path
 
 
-def test_a_second_load_replaces_the_first(qtbot, window, small_trace_path):
+def test_a_second_load_replaces_the_first(qtbot, loaded, small_trace_path):
+    window = loaded                  # the shared window, showing small.rep
     with qtbot.waitSignal(window.timeline_changed, timeout=20000):
         window.load_workload("vo1989", {"steps": 20_000})
         window.open_trace(small_trace_path)

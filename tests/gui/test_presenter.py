@@ -507,16 +507,20 @@ def test_compare_rows_take_the_dark_theme(qtbot, loaded):
     rows = compare_rows(qtbot, w, ["next-fit", "tlsf", "buddy"])
     w.seek(400)
     w.set_theme("dark")
-    settle(qtbot, 200)          # the table redraws at most every 125 ms
+    settle(qtbot)
     view = w.compare.view
     for row in rows:
         assert row.map.presentation.theme is DARK
         assert QColor(row.map.plot_widget.backgroundBrush().color()) == QColor(DARK.background)
         assert DARK.contrast.lower() in row.gauges.values["heap"].styleSheet().lower()
     table = view.table.table
-    best = [table.item(r, c).background().color() for r in range(3) for c in range(2, table.columnCount())
-            if table.item(r, c) is not None and table.item(r, c).background().style() != Qt.NoBrush]
-    assert best and all(c == QColor(DARK.best) for c in best)
+
+    def best():
+        return [table.item(r, c).background().color() for r in range(3) for c in range(2, table.columnCount())
+                if table.item(r, c) is not None and table.item(r, c).background().style() != Qt.NoBrush]
+
+    # the table redraws at most every 125 ms: waited for, up to a second
+    qtbot.waitUntil(lambda: best() and all(c == QColor(DARK.best) for c in best()), timeout=1000)
     rows += compare_rows(qtbot, w, ["next-fit", "tlsf", "buddy", "bsd-buckets"])[3:]
     assert rows[3].map.presentation.theme is DARK          # a row made after the switch too
 

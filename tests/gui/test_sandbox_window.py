@@ -18,6 +18,7 @@ from heapscope.traces import load_trace, read_rep
 from heapscope.traces.trace import ALLOC, FREE
 
 from .conftest import wait_loaded
+from tests.depth import deep
 
 STATES = {0: "used", 1: "free", 2: "meta"}
 
@@ -132,11 +133,9 @@ def test_four_operations_by_hand_are_the_saved_file_at_every_step(qtbot, new_com
             report = inspect_step(saved, name, t)
             assert map_blocks(w.compare.view.rows[r].map) == report["blocks"], (name, t)
     # and the command line says the same for the last step
-    out = subprocess.run([sys.executable, "-m", "heapscope", "inspect", str(path), "-s", "first-fit",
-                          "-n", "4", "-f", "json"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
     import json
-    assert json.loads(out.stdout)["blocks"] == map_blocks(w.compare.view.rows[0].map)
+    printed = command_line("inspect", str(path), "-s", "first-fit", "-n", "4", "-f", "json")
+    assert json.loads(printed)["blocks"] == map_blocks(w.compare.view.rows[0].map)
 
 
 def test_free_by_right_click_then_undo_gives_back_the_heap(qtbot, loaded):
@@ -218,8 +217,10 @@ def test_a_file_changed_on_disk_is_read_again_on_the_same_step(qtbot, window, tm
     w.edits.malloc(16)
     settle(qtbot)
     w.animator.finish()
-    assert w.edits.save_to(str(path))
-    settle(qtbot, 400)
+    # the watcher sees the save and, SETTLE_MS later, looks at the file: not read back
+    with qtbot.waitSignal(w.file_watch._timer.timeout, timeout=5000):
+        assert w.edits.save_to(str(path))
+    settle(qtbot)
     assert w.file_watch.reloads == 1 and not w.isWindowModified()
     assert len(read_rep(path)) == 6
 
@@ -347,14 +348,30 @@ def type_lines(qtbot, editor, lines) -> None:
         qtbot.keyClick(editor.text, Qt.Key_Return)
 
 
+def command_line(*args) -> str:
+    """What ``heapscope ARGS`` prints (exit status 0): in this process in the
+    quick suite (heapscope.cli.main, the command's own code), in a new one
+    (``python -m heapscope``) in the deep suite -- a process is most of a
+    second of CPU."""
+    if not deep():
+        import contextlib
+        import io
+        from heapscope.cli import main
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            assert main(list(args)) == 0
+        return printed.getvalue()
+    out = subprocess.run([sys.executable, "-m", "heapscope", *args], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def compare_json(path) -> list:
     """`heapscope compare -f json` of a file, without its timings and name."""
-    out = subprocess.run([sys.executable, "-m", "heapscope", "compare", str(path), "-f", "json",
-                          "-s", "first-fit", "-s", "tlsf", "-s", "buddy"],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
     import json
-    rows = json.loads(out.stdout)
+    rows = json.loads(command_line("compare", str(path), "-f", "json",
+                                   "-s", "first-fit", "-s", "tlsf", "-s", "buddy"))
     rows = rows["rows"] if isinstance(rows, dict) and "rows" in rows else rows
     return [{k: v for k, v in row.items() if not k.endswith("_s") and k not in ("trace", "cpu_s")}
             for row in rows]
