@@ -199,8 +199,8 @@ class CompareHeapMap(HeapMapWidget):
     #: the request label's font (points) in a tall map and in a short one
     LABEL_POINTS, SHORT_LABEL_POINTS = 11, 9
 
-    def __init__(self, scale: SharedScale, parent=None) -> None:
-        super().__init__(parent)
+    def __init__(self, scale: SharedScale, parent=None, plot_widget=None) -> None:
+        super().__init__(parent, plot_widget=plot_widget)
         self.scale = scale
         self.marks_layer.banner_may_fold = True
         self.legend.hide()
@@ -615,7 +615,8 @@ class CompareRow(QFrame):
     #: the row's structure view was opened or closed (argument: open)
     structure_toggled = Signal(bool)
 
-    def __init__(self, scale: SharedScale, parent=None) -> None:
+    def __init__(self, scale: SharedScale, parent=None, heap_map: "CompareHeapMap | None" = None) -> None:
+        """``heap_map``: the row's map, made ahead (CompareView._row_parts)."""
         super().__init__(parent)
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("compareRow")
@@ -651,7 +652,7 @@ class CompareRow(QFrame):
         head.addLayout(head_line)
         head.addWidget(self.gauges)
         head.addStretch(1)
-        self.map = CompareHeapMap(scale)
+        self.map = heap_map if heap_map is not None else CompareHeapMap(scale)
         self.structure = RowStructurePanel()
         # A short row scrolls its structure view rather than squeeze its
         # title, drawing and notes on top of each other.
@@ -1103,6 +1104,8 @@ class CompareView(Subscriber, QWidget):
         self._stock_holder = QWidget(self)
         self._stock_holder.hide()
         self._prepare_to = 0
+        #: the parts of the row in making, one a turn (_row_parts), or None
+        self._making = None
         #: the splitter's empty slots for the rows still to join
         self._slots: list[QFrame] = []
         #: a row joined since the last arrangement asks for the structure views to open
@@ -1267,9 +1270,10 @@ class CompareView(Subscriber, QWidget):
             return
         n = len(model.shown)
         if len(self.rows) < n and not self._stock:
-            # made in a turn of its own, bound and shown in the next (each
-            # was 50-70 ms of CPU on gcc-cc1, the two together over 100 ms)
-            self._stock.append(self._new_row())
+            # made in parts, a turn each (_row_parts), bound and shown in the
+            # turn after (a row made in one turn was 50-70 ms of CPU on
+            # gcc-cc1 under load, made and joined together over 100 ms)
+            self._make_part()
             self._join_timer.start()
             return
         if len(self.rows) < n:
@@ -1311,7 +1315,22 @@ class CompareView(Subscriber, QWidget):
         slot.deleteLater()
 
     def _take_row(self) -> "CompareRow":
-        return self._stock.pop(0) if self._stock else self._new_row()
+        if not self._stock:
+            while not self._make_part():        # the rest of a row in making, at once
+                pass
+        return self._stock.pop(0)
+
+    def _make_part(self) -> bool:
+        """Make the next part of the row in making (a new row's first part
+        if none is); True when that finished the row (it is in the stock)."""
+        if self._making is None:
+            self._making = self._row_parts()
+        row = next(self._making)
+        if row is None:
+            return False
+        self._making = None
+        self._stock.append(row)
+        return True
 
     def _join(self, row: "CompareRow") -> None:
         """``row`` joins the splitter after the rows there (in the first slot held for it)."""
@@ -1325,9 +1344,22 @@ class CompareView(Subscriber, QWidget):
         self.rows.append(row)
         self.row_joined.emit()
 
-    def _new_row(self) -> "CompareRow":
-        """One more row's widgets (not bound, not in the view: :meth:`_join` puts it there)."""
-        row = CompareRow(self.scale, self._stock_holder)
+    def _row_parts(self):
+        """One more row's widgets (not bound, not in the view: :meth:`_join`
+        puts it there), made in three parts, a turn each when rows join or
+        are made ahead: the map's plot, the rest of the map, the row around
+        it.  Yields None after each part but the last, then the row.  (CPU on
+        an idle machine: 4-5, 7-9 and 4-8 ms; made in one turn, 16-31 ms.)"""
+        plot_widget = HeapMapWidget.new_plot_widget()
+        yield None
+        heap_map = CompareHeapMap(self.scale, plot_widget=plot_widget)
+        yield None
+        yield self._new_row(heap_map)
+
+    def _new_row(self, heap_map: "CompareHeapMap | None" = None) -> "CompareRow":
+        """One more row's widgets (not bound, not in the view: :meth:`_join` puts it
+        there) around ``heap_map`` if given (:meth:`_row_parts`)."""
+        row = CompareRow(self.scale, self._stock_holder, heap_map=heap_map)
         row.apply_presentation(self.presentation)
         row.map.vb.sigRangeChangedManually.connect(lambda *_, r=row: self._zoom_from(r))
         row.structure_toggled.connect(lambda visible, r=row: self._row_toggled(r, visible))
@@ -1346,8 +1378,8 @@ class CompareView(Subscriber, QWidget):
 
     def _prepare_next(self) -> None:
         if self._joining or len(self.rows) + len(self._stock) >= self._prepare_to:
-            return                  # (rows joining make their own, a turn each)
-        self._stock.append(self._new_row())
+            return                  # (rows joining make their own, a part a turn)
+        self._make_part()           # a part of a row a turn (_row_parts)
         QTimer.singleShot(TURN_MS, self, self._prepare_next)
 
     def _share_height(self) -> None:

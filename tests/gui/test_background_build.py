@@ -181,9 +181,9 @@ def test_compare_rows_widgets_are_made_ahead_a_row_a_turn_while_they_build(qtbot
     made, ahead = [], []
     new_row, prepare_next = CompareView._new_row, CompareView._prepare_next
 
-    def counted(self):
+    def counted(self, *args, **kwargs):
         made.append(self)
-        return new_row(self)
+        return new_row(self, *args, **kwargs)
 
     def one_turn(self):
         before = len(made)

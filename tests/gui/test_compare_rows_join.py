@@ -58,9 +58,38 @@ def _state(w) -> dict:
             "scale note": view.scale_note.text()}
 
 
+def _log_parts(monkeypatch):
+    """Which parts of a row (CompareView._row_parts) and joins each turn of
+    ``CompareView._join_next`` made: a list of lists, one a turn."""
+    from heapscope.gui.compare_view import CompareHeapMap, CompareRow, CompareView
+    from heapscope.gui.heap_map import HeapMapWidget
+    turns = []
+
+    def logged(name, f):
+        def g(*args, **kwargs):
+            if turns:
+                turns[-1].append(name)
+            return f(*args, **kwargs)
+        return g
+    monkeypatch.setattr(HeapMapWidget, "new_plot_widget",
+                        staticmethod(logged("plot", HeapMapWidget.new_plot_widget)))
+    monkeypatch.setattr(CompareHeapMap, "__init__", logged("map", CompareHeapMap.__init__))
+    monkeypatch.setattr(CompareRow, "__init__", logged("row", CompareRow.__init__))
+    monkeypatch.setattr(CompareView, "_join", logged("join", CompareView._join))
+    join_next = CompareView._join_next
+
+    def one_turn(self):
+        turns.append([])
+        join_next(self)
+    monkeypatch.setattr(CompareView, "_join_next", one_turn)
+    return turns
+
+
 @pytest.mark.fresh_window
-def test_rows_join_one_per_turn_each_painted_first_and_end_as_rows_shown_at_once(qtbot, loaded, small_trace):
+def test_rows_join_one_per_turn_each_painted_first_and_end_as_rows_shown_at_once(qtbot, loaded, small_trace,
+                                                                                monkeypatch):
     w = loaded
+    turns = _log_parts(monkeypatch)
     w.resize(1280, 720)
     view = w.compare.view
     assert view.rows == []
@@ -86,6 +115,11 @@ def test_rows_join_one_per_turn_each_painted_first_and_end_as_rows_shown_at_once
     assert [n for n, _, _ in joined] == [1, 2, 3, 4]
     assert [b for _, b, _ in joined] == [0, 1, 2, 3]
     assert all(painted for _, _, painted in joined)
+    # a row's widgets are made in parts, one a turn, and it joins in a turn of its own
+    parts = [p for turn in turns for p in turn]
+    assert parts == ["plot", "map", "row", "join"] * len(NAMES)
+    assert all(len(turn) <= 1 for turn in turns)
+    turns.clear()
     qtbot.wait(50)              # the rows' resize timers, as the reference's
     got = _state(w)
 
