@@ -49,7 +49,7 @@ from heapscope.traces.trace import FREE
 
 from . import axis_style, heap_cells, palette
 from .gauges import NO_VALUE, human_bytes, percent
-from .heap_map import HeapMapWidget, Legend, typical_block_bytes
+from .heap_map import HeapMapWidget, Legend, new_map_plot, typical_block_bytes
 from .map_marks import folded_notes
 from .ranking import MEASURE_BY_KEY, MEASURES, RunningSummary, ranked
 from .step_words import outcome
@@ -1350,7 +1350,7 @@ class CompareView(Subscriber, QWidget):
         are made ahead: the map's plot, the rest of the map, the row around
         it.  Yields None after each part but the last, then the row.  (CPU on
         an idle machine: 4-5, 7-9 and 4-8 ms; made in one turn, 16-31 ms.)"""
-        plot_widget = HeapMapWidget.new_plot_widget()
+        plot_widget = new_map_plot()
         yield None
         heap_map = CompareHeapMap(self.scale, plot_widget=plot_widget)
         yield None

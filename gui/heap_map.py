@@ -122,6 +122,13 @@ def _forward(part: str, name: str, doc: str, settable: bool = False) -> property
     return property(get, set_ if settable else None, doc=doc)
 
 
+def new_map_plot() -> pg.PlotWidget:
+    """A heap map's plot, not yet any map's: a third of making a map.  Compare
+    mode makes a row's widgets in parts, a turn each, and hands this to
+    ``HeapMapWidget(plot_widget=...)``; a map made without one makes its own."""
+    return pg.PlotWidget(axisItems={"left": AddressAxis()}, background="w", enableMenu=False)
+
+
 class HeapMapWidget(Subscriber, QWidget):
     """The heap map with its legend and a line naming the block under the mouse."""
 
@@ -139,8 +146,6 @@ class HeapMapWidget(Subscriber, QWidget):
 
     def __init__(self, parent=None, max_cells: int = heap_cells.MAX_CELLS,
                  plot_widget: pg.PlotWidget | None = None) -> None:
-        """``plot_widget``: the map's plot, made ahead by :meth:`new_plot_widget`
-        (compare mode makes a row's widgets in parts, a turn each)."""
         super().__init__(parent)
         self._relayout_timer = QTimer(self, singleShot=True, timeout=self._relayout_if_needed)
         self.max_cells = max_cells
@@ -166,7 +171,7 @@ class HeapMapWidget(Subscriber, QWidget):
 
         self.legend = Legend()
         # no pyqtgraph context menu (it used to be built, then disabled at once)
-        self.plot_widget = plot_widget if plot_widget is not None else self.new_plot_widget()
+        self.plot_widget = plot_widget if plot_widget is not None else new_map_plot()
         self.plot_widget.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         # (a legend wrapped onto four or five lines, this and the line under
         # it fill the map's share of a 1280 x 720 window, 262 px: a taller
@@ -223,11 +228,6 @@ class HeapMapWidget(Subscriber, QWidget):
         self.plot_widget.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.apply_presentation(self.presentation)
         self.show_heap(None)
-
-    @staticmethod
-    def new_plot_widget() -> pg.PlotWidget:
-        """The map's plot, not yet the map's (a third of making a map)."""
-        return pg.PlotWidget(axisItems={"left": AddressAxis()}, background="w", enableMenu=False)
 
     def _name_parts(self) -> None:
         """The parts' items under the map's own names (tests, compare mode

@@ -61,8 +61,8 @@ def _state(w) -> dict:
 def _log_parts(monkeypatch):
     """Which parts of a row (CompareView._row_parts) and joins each turn of
     ``CompareView._join_next`` made: a list of lists, one a turn."""
+    from heapscope.gui import compare_view
     from heapscope.gui.compare_view import CompareHeapMap, CompareRow, CompareView
-    from heapscope.gui.heap_map import HeapMapWidget
     turns = []
 
     def logged(name, f):
@@ -71,8 +71,7 @@ def _log_parts(monkeypatch):
                 turns[-1].append(name)
             return f(*args, **kwargs)
         return g
-    monkeypatch.setattr(HeapMapWidget, "new_plot_widget",
-                        staticmethod(logged("plot", HeapMapWidget.new_plot_widget)))
+    monkeypatch.setattr(compare_view, "new_map_plot", logged("plot", compare_view.new_map_plot))
     monkeypatch.setattr(CompareHeapMap, "__init__", logged("map", CompareHeapMap.__init__))
     monkeypatch.setattr(CompareRow, "__init__", logged("row", CompareRow.__init__))
     monkeypatch.setattr(CompareView, "_join", logged("join", CompareView._join))
