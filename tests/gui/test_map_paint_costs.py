@@ -83,7 +83,6 @@ def test_axes_without_a_title_work_out_no_si_prefix(qtbot):
     assert all(a.autoSIPrefixScale == 1.0 for a in quiet)
 
 
-
 def test_a_compare_row_that_changed_shape_is_the_only_one_laid_out_again(qtbot, loaded, monkeypatch):
     from .test_compare_mode import compare
     rows = compare(qtbot, loaded, ["next-fit", "tlsf", "buddy"])
