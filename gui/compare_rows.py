@@ -86,7 +86,7 @@ class RowsAsBuilt(QObject):
         for name in names:
             key = timeline_key(name, w.params_for(name))
             timeline = model.timelines().get(key)
-            if timeline is not None and (not model.building(key) or timeline.built >= at):
+            if timeline is not None and (not model.building(key) or model.built_steps(key) >= at):
                 ready.append(name)
         if len(ready) == len(names):
             self.pending = None

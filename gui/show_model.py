@@ -354,12 +354,21 @@ class ShowModel(QObject):
             return any(k in self._building for k in self._shown)
         return key in self._building
 
+    def built_steps(self, key: TimelineKey) -> int:
+        """How many of ``key``'s steps can be shown: all of them once built;
+        while it builds, the steps its measures have taken in
+        (:meth:`grown`).  A chunk's rows reach ``timeline.built`` first, up
+        to :data:`~heapscope.gui.background_build.GROW_EVERY` before the
+        measures take them: a step shown in between had no gauges."""
+        if key in self._building:
+            return min(self._timelines[key].built, self._measures[key].n)
+        return self._timelines[key].n
+
     @property
     def ready(self) -> int:
         """The last position a seek reaches now: every shown timeline is
         built that far (:attr:`n` when none is being built)."""
-        return min((self._timelines[k].built if k in self._building else self._timelines[k].n
-                    for k in self._shown), default=0)
+        return min((self.built_steps(k) for k in self._shown), default=0)
 
     def grown(self, key: TimelineKey, done: bool = False) -> None:
         """``key``'s timeline has more steps built (``done``: all of them,
