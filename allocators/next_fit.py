@@ -175,20 +175,21 @@ class NextFit(Strategy):
     def _malloc(self, nbytes: int) -> int | None:
         unit = self.unit
         size = self.size
-        nxt = self.next
         nunits = (nbytes + unit - 1) // unit + 1
         if not self.roving:
             self.freep = BASE
-        if self.indexed and self.rec.events is None:
+        rec = self.rec
+        events = rec.events
+        if events is None and self.indexed:
             found = self._search_indexed(nunits)
         else:
             found = self._search(nunits)
         if found is None:
             return None
         prevp, p = found
-        events = self.rec.events
         psize = size[p]
         if psize == nunits:
+            nxt = self.next
             nxt[prevp] = nxt.pop(p)
             self.free_index.remove(p, psize * unit)
             if events is not None:
@@ -200,11 +201,14 @@ class NextFit(Strategy):
             self.free_index.resize(p, psize * unit, rest * unit)
             taken = p + rest * unit
             size[taken] = nunits
-            self.rec.splits += 1
+            rec.splits += 1
             if events is not None:
                 events.append(Split(p, psize * unit, taken, nunits * unit, p, rest * unit))
             p = taken
-        self._move_rover(prevp)
+        if events is None:
+            self.freep = prevp              # _move_rover, with no event to make
+        else:
+            self._move_rover(prevp)
         payload = p + unit
         self._note_alloc(payload, p, nunits * unit, nbytes, unit)
         if events is not None:
@@ -239,12 +243,17 @@ class NextFit(Strategy):
         the rover's successor round to the rover itself, so the first fit is
         a scan of the sizes, and the search length the blocks before it."""
         index = self.free_index
+        addrs, sizes = index.addrs, index.bytes
         need = nunits * self.unit
         rec = self.rec
         while True:
-            n = len(index.addrs)
-            r = index.position(self.freep)
-            i = index.first_fit(need, r, n)
+            n = len(addrs)
+            freep = self.freep
+            r = 0 if freep == BASE else bisect_left(addrs, freep) + 1     # index.position(freep)
+            if r < n and sizes[r] >= need:     # the rover's successor fits: the common case
+                i = r
+            else:
+                i = index.first_fit(need, r, n)
             if i >= 0:
                 rec.visits += i - r + 1
             else:
@@ -252,7 +261,7 @@ class NextFit(Strategy):
                 if i >= 0:
                     rec.visits += n - r + i + 1
             if i >= 0:
-                return (index.addrs[i - 1] if i else BASE), index.addrs[i]
+                return (addrs[i - 1] if i else BASE), addrs[i]
             rec.visits += n            # every block, the rover last, and none fits
             if self._morecore(nunits) is None:
                 return None
@@ -280,7 +289,9 @@ class NextFit(Strategy):
         self._insert_free(bp)
 
     def _insert_free(self, bp: int) -> None:
-        """K&R's free() body: find the address-ordered place, join neighbours."""
+        """K&R's free() body: find the address-ordered place, join neighbours.
+        The free size index is told only the outcome: the upper neighbour
+        gone, the lower one grown, or the new block, of its joined size."""
         size = self.size
         nxt = self.next
         unit = self.unit
@@ -290,7 +301,7 @@ class NextFit(Strategy):
         # map); inside malloc (morecore) it is work, but not part of the search
         # that malloc's view numbers (WalkStep events).
         is_search = rec.kind == FREE
-        if self.indexed and events is None:
+        if events is None and self.indexed:
             p, walked = self._place_indexed(bp)
         else:
             p, walked = self._place(bp, is_search)
@@ -299,34 +310,39 @@ class NextFit(Strategy):
         else:
             rec.walked += walked
         index = self.free_index
-        index.add(bp, size[bp] * unit)
+        bsize = size[bp] * unit
         q = nxt[p]
         if events is not None:
-            events.append(InsertionPoint(bp, size[bp] * unit, self._pointer_addr(p), self._pointer_addr(q)))
-        if bp + size[bp] * unit == q:      # join to the upper neighbour: bp takes q's place
+            events.append(InsertionPoint(bp, bsize, self._pointer_addr(p), self._pointer_addr(q)))
+        if bp + bsize == q:      # join to the upper neighbour: bp takes q's place
             rec.merges += 1
+            qsize = size[q] * unit
             if events is not None:
-                events.append(ListRemove(q, size[q] * unit, ONE_LIST))
-                events.append(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
-            index.remove(q, size[q] * unit)
-            index.resize(bp, size[bp] * unit, (size[bp] + size[q]) * unit)
+                events.append(ListRemove(q, qsize, ONE_LIST))
+                events.append(Coalesce(bp, bsize, q, qsize))
+            index.remove(q, qsize)
+            bsize += qsize
             size[bp] += size.pop(q)
             nxt[bp] = nxt.pop(q)
         else:
             nxt[bp] = q
         if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour: bp is never linked
             rec.merges += 1
+            psize = size[p] * unit
             if events is not None:
-                events.append(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
-            index.remove(bp, size[bp] * unit)
-            index.resize(p, size[p] * unit, (size[p] + size[bp]) * unit)
+                events.append(Coalesce(p, psize, bp, bsize))
+            index.resize(p, psize, psize + bsize)
             size[p] += size.pop(bp)
             nxt[p] = nxt.pop(bp)
         else:
+            index.add(bp, bsize)
             nxt[p] = bp
             if events is not None:
-                events.append(ListInsert(bp, size[bp] * unit, ONE_LIST))
-        self._move_rover(p)
+                events.append(ListInsert(bp, bsize, ONE_LIST))
+        if events is None:
+            self.freep = p                  # _move_rover, with no event to make
+        else:
+            self._move_rover(p)
 
     def _place(self, bp: int, is_search: bool) -> tuple[int, int]:
         """K&R free()'s walk from the rover: the free block after which ``bp``
@@ -356,14 +372,15 @@ class NextFit(Strategy):
         """:meth:`_place` by ranks: the walk ends at the highest free block
         below ``bp`` (base if none), having passed the ring positions from the
         rover's to that one's, base not counted."""
-        index = self.free_index
-        r = index.position(self.freep)
-        j = bisect_left(index.addrs, bp)      # the place's ring position
+        addrs = self.free_index.addrs
+        freep = self.freep
+        r = 0 if freep == BASE else bisect_left(addrs, freep) + 1     # index.position(freep)
+        j = bisect_left(addrs, bp)            # the place's ring position
         if j >= r:
             walked = j - r
         else:                                 # round the end, past base
-            walked = len(index.addrs) - r + j
-        return (index.addrs[j - 1] if j else BASE), walked
+            walked = len(addrs) - r + j
+        return (addrs[j - 1] if j else BASE), walked
 
     def _move_rover(self, new: int) -> None:
         if new != self.freep and self.roving and self.rec.events is not None:
