@@ -50,6 +50,7 @@ View: the rover arrow moving round the ring, the scanned blocks lit in order.
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left
 from heapq import heappush
 from itertools import compress, islice
@@ -68,6 +69,11 @@ BASE = -1
 NALLOC = 1024
 #: K&R has one free list: ListInsert/ListRemove carry no index
 ONE_LIST: tuple[int, ...] = ()
+#: the build's row of measures (:meth:`NextFit.measure_row`): no largest_free
+#: (the max of the two after it) nor the rotations K&R never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "walked", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class RingIndex(FreeSizeIndex):
@@ -493,6 +499,27 @@ class NextFit(Strategy):
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         return self.free_index.probe(self.arena.brk)
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row (:data:`ROW_FIELDS`) through the free size index's
+        probe, looked up once, and the counters K&R adds to; a subclass with
+        a probe of its own gets the default row.  It holds the index of now:
+        a bulk replay's lifetime."""
+        if type(self).fragmentation_probe is not NextFit.fragmentation_probe:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        probe = self.free_index.probe
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            brk = arena.brk
+            free, _, top, below = probe(brk)
+            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, row
 
     def free_blocks(self) -> Iterator[tuple[int, int]]:
         unit = self.unit
