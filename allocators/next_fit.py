@@ -53,7 +53,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left
 from heapq import heappush
-from itertools import compress, islice
+from itertools import accumulate, compress, islice, takewhile
 from typing import Iterator
 
 from .events import (FREE, Coalesce, Grow, GrowFailed, InsertionPoint, ListInsert, ListRemove, Placed,
@@ -79,26 +79,39 @@ _ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 class RingIndex(FreeSizeIndex):
     """The measures' free size index, plus K&R's ring as two parallel lists
     sorted by address: the free blocks' addresses and their sizes in bytes.
-    Position 0 of the ring is ``base``, position ``i + 1`` is ``addrs[i]``."""
+    Position 0 of the ring is ``base``, position ``i + 1`` is ``addrs[i]``.
 
-    __slots__ = ("addrs", "bytes")
+    A search from base (first fit's every search, next fit's once it wraps)
+    is a bisection of the sizes' running maximum, ``prefix_max[i]`` being
+    the largest of ``bytes[:i + 1]``: the first block that fits is the first
+    place that maximum reaches the request.  Only its first ``valid`` entries
+    hold: a block that comes, goes or changes size at index ``i`` cuts it
+    back to ``i``, and a search extends it over the blocks it scanned."""
+
+    __slots__ = ("addrs", "bytes", "prefix_max", "valid")
 
     def __init__(self) -> None:
         super().__init__()
         self.addrs: list[int] = []
         self.bytes: list[int] = []
+        self.prefix_max: list[int] = []
+        self.valid = 0
 
     def add(self, addr: int, size: int) -> None:
         super().add(addr, size)
         i = bisect_left(self.addrs, addr)
         self.addrs.insert(i, addr)
         self.bytes.insert(i, size)
+        if i < self.valid:
+            self.valid = i
 
     def remove(self, addr: int, size: int) -> None:
         super().remove(addr, size)
         i = bisect_left(self.addrs, addr)
         del self.addrs[i]
         del self.bytes[i]
+        if i < self.valid:
+            self.valid = i
 
     def resize(self, addr: int, old: int, new: int) -> None:
         # FreeSizeIndex.remove and add, without the by_end lookups they
@@ -110,7 +123,10 @@ class RingIndex(FreeSizeIndex):
         by_end = self.by_end
         del by_end[addr + old]
         by_end[addr + new] = new
-        self.bytes[bisect_left(self.addrs, addr)] = new
+        i = bisect_left(self.addrs, addr)
+        self.bytes[i] = new
+        if i < self.valid:
+            self.valid = i
         if len(self.heap) > 2 * len(by_end) + 64:
             self.compact()
 
@@ -120,9 +136,28 @@ class RingIndex(FreeSizeIndex):
 
     def first_fit(self, need: int, lo: int, hi: int) -> int:
         """Index of the first block in ``addrs[lo:hi]`` of at least ``need``
-        bytes, or -1: a scan in C, not a Python loop."""
+        bytes, or -1: a scan in C, not a Python loop (from base, a bisection
+        of the running maximum as far as it holds, then the scan)."""
+        if not lo:
+            return self._first_fit_from_base(need, hi)
         fits = map(need.__le__, islice(self.bytes, lo, hi))
         return next(compress(range(lo, hi), fits), -1)
+
+    def _first_fit_from_base(self, need: int, hi: int) -> int:
+        """:meth:`first_fit` of ``addrs[:hi]``: where the running maximum
+        reaches ``need``; past where it holds, it is extended block by block
+        (in C) while it stays below ``need``, and the block that stops it fits."""
+        prefix_max = self.prefix_max
+        valid = self.valid
+        if valid and prefix_max[valid - 1] >= need:
+            i = bisect_left(prefix_max, need, 0, valid)
+            return i if i < hi else -1
+        del prefix_max[valid:]
+        running = accumulate(islice(self.bytes, valid, hi), max, initial=prefix_max[-1] if valid else 0)
+        next(running)                   # the initial value, not a block's
+        prefix_max.extend(takewhile(need.__gt__, running))
+        self.valid = end = len(prefix_max)
+        return end if end < hi else -1
 
 
 class NextFit(Strategy):
@@ -586,6 +621,10 @@ class NextFit(Strategy):
         if index.addrs != ring or index.bytes != [b[1] for b in free_blocks]:
             fail(False, f"ring index {index.addrs[:8]} {index.bytes[:8]} does not match the ring "
                         f"{ring[:8]} and its sizes")
+        held = index.prefix_max[:index.valid]
+        if index.valid > len(index.bytes) or held != list(accumulate(index.bytes[:index.valid], max)):
+            fail(False, f"ring index's running maximum {held[:8]} (valid {index.valid}) is not that of "
+                        f"the sizes {index.bytes[:8]}")
         free_sizes = sorted(b[1] for b in free_blocks)
         if list(index.sizes) != free_sizes or index.total != sum(free_sizes):
             fail(False, f"free size index {list(index.sizes)[:8]} (total {index.total}) does not match "
