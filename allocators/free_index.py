@@ -56,6 +56,7 @@ class FreeSizeIndex:
         return sorted(self.by_end.values())
 
     def _largest(self) -> int:
+        """The largest live size: stale entries popped off the top first."""
         heap, stale = self.heap, self.stale
         while True:
             size = -heap[0]
@@ -68,18 +69,29 @@ class FreeSizeIndex:
             else:
                 stale[size] = n - 1
 
+    def largest(self) -> int:
+        """The largest free block's size, 0 if there is none."""
+        if not self.by_end:
+            return 0
+        size = -self.heap[0]
+        return self._largest() if size in self.stale else size
+
     def probe(self, top_end: int) -> tuple[int, int, int, int]:
         """(F, largest, top block size or 0, largest other than the top), the top
         block being the free block that ends at ``top_end``."""
-        if not self.by_end:
+        by_end = self.by_end
+        if not by_end:
             return 0, 0, 0, 0
-        largest = self._largest()
-        top = self.by_end.get(top_end, 0)
+        heap = self.heap
+        largest = -heap[0]
+        if largest in self.stale:           # a stale top: pop it (and any under it)
+            largest = self._largest()
+        top = by_end.get(top_end, 0)
         if top and top == largest:
-            if len(self.by_end) > 1:
-                heappop(self.heap)          # the top block's entry, for a moment
+            if len(by_end) > 1:
+                heappop(heap)               # the top block's entry, for a moment
                 below = self._largest()
-                heappush(self.heap, -largest)
+                heappush(heap, -largest)
             else:
                 below = 0
         else:

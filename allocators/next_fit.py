@@ -50,9 +50,10 @@ View: the rover arrow moving round the ring, the scanned blocks lit in order.
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left
 from heapq import heappush
-from itertools import compress, islice
+from itertools import accumulate, compress, islice, takewhile
 from typing import Iterator
 
 from .events import (FREE, Coalesce, Grow, GrowFailed, InsertionPoint, ListInsert, ListRemove, Placed,
@@ -68,31 +69,49 @@ BASE = -1
 NALLOC = 1024
 #: K&R has one free list: ListInsert/ListRemove carry no index
 ONE_LIST: tuple[int, ...] = ()
+#: the build's row of measures (:meth:`NextFit.measure_row`): no largest_free
+#: (the max of the two after it) nor the rotations K&R never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "walked", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class RingIndex(FreeSizeIndex):
     """The measures' free size index, plus K&R's ring as two parallel lists
     sorted by address: the free blocks' addresses and their sizes in bytes.
-    Position 0 of the ring is ``base``, position ``i + 1`` is ``addrs[i]``."""
+    Position 0 of the ring is ``base``, position ``i + 1`` is ``addrs[i]``.
 
-    __slots__ = ("addrs", "bytes")
+    A search from base (first fit's every search, next fit's once it wraps)
+    is a bisection of the sizes' running maximum, ``prefix_max[i]`` being
+    the largest of ``bytes[:i + 1]``: the first block that fits is the first
+    place that maximum reaches the request.  Only its first ``valid`` entries
+    hold: a block that comes, goes or changes size at index ``i`` cuts it
+    back to ``i``, and a search extends it over the blocks it scanned."""
+
+    __slots__ = ("addrs", "bytes", "prefix_max", "valid")
 
     def __init__(self) -> None:
         super().__init__()
         self.addrs: list[int] = []
         self.bytes: list[int] = []
+        self.prefix_max: list[int] = []
+        self.valid = 0
 
     def add(self, addr: int, size: int) -> None:
         super().add(addr, size)
         i = bisect_left(self.addrs, addr)
         self.addrs.insert(i, addr)
         self.bytes.insert(i, size)
+        if i < self.valid:
+            self.valid = i
 
     def remove(self, addr: int, size: int) -> None:
         super().remove(addr, size)
         i = bisect_left(self.addrs, addr)
         del self.addrs[i]
         del self.bytes[i]
+        if i < self.valid:
+            self.valid = i
 
     def resize(self, addr: int, old: int, new: int) -> None:
         # FreeSizeIndex.remove and add, without the by_end lookups they
@@ -104,7 +123,10 @@ class RingIndex(FreeSizeIndex):
         by_end = self.by_end
         del by_end[addr + old]
         by_end[addr + new] = new
-        self.bytes[bisect_left(self.addrs, addr)] = new
+        i = bisect_left(self.addrs, addr)
+        self.bytes[i] = new
+        if i < self.valid:
+            self.valid = i
         if len(self.heap) > 2 * len(by_end) + 64:
             self.compact()
 
@@ -114,9 +136,28 @@ class RingIndex(FreeSizeIndex):
 
     def first_fit(self, need: int, lo: int, hi: int) -> int:
         """Index of the first block in ``addrs[lo:hi]`` of at least ``need``
-        bytes, or -1: a scan in C, not a Python loop."""
+        bytes, or -1: a scan in C, not a Python loop (from base, a bisection
+        of the running maximum as far as it holds, then the scan)."""
+        if not lo:
+            return self._first_fit_from_base(need, hi)
         fits = map(need.__le__, islice(self.bytes, lo, hi))
         return next(compress(range(lo, hi), fits), -1)
+
+    def _first_fit_from_base(self, need: int, hi: int) -> int:
+        """:meth:`first_fit` of ``addrs[:hi]``: where the running maximum
+        reaches ``need``; past where it holds, it is extended block by block
+        (in C) while it stays below ``need``, and the block that stops it fits."""
+        prefix_max = self.prefix_max
+        valid = self.valid
+        if valid and prefix_max[valid - 1] >= need:
+            i = bisect_left(prefix_max, need, 0, valid)
+            return i if i < hi else -1
+        del prefix_max[valid:]
+        running = accumulate(islice(self.bytes, valid, hi), max, initial=prefix_max[-1] if valid else 0)
+        next(running)                   # the initial value, not a block's
+        prefix_max.extend(takewhile(need.__gt__, running))
+        self.valid = end = len(prefix_max)
+        return end if end < hi else -1
 
 
 class NextFit(Strategy):
@@ -175,20 +216,21 @@ class NextFit(Strategy):
     def _malloc(self, nbytes: int) -> int | None:
         unit = self.unit
         size = self.size
-        nxt = self.next
         nunits = (nbytes + unit - 1) // unit + 1
         if not self.roving:
             self.freep = BASE
-        if self.indexed and self.rec.events is None:
+        rec = self.rec
+        events = rec.events
+        if events is None and self.indexed:
             found = self._search_indexed(nunits)
         else:
             found = self._search(nunits)
         if found is None:
             return None
         prevp, p = found
-        events = self.rec.events
         psize = size[p]
         if psize == nunits:
+            nxt = self.next
             nxt[prevp] = nxt.pop(p)
             self.free_index.remove(p, psize * unit)
             if events is not None:
@@ -200,11 +242,14 @@ class NextFit(Strategy):
             self.free_index.resize(p, psize * unit, rest * unit)
             taken = p + rest * unit
             size[taken] = nunits
-            self.rec.splits += 1
+            rec.splits += 1
             if events is not None:
                 events.append(Split(p, psize * unit, taken, nunits * unit, p, rest * unit))
             p = taken
-        self._move_rover(prevp)
+        if events is None:
+            self.freep = prevp              # _move_rover, with no event to make
+        else:
+            self._move_rover(prevp)
         payload = p + unit
         self._note_alloc(payload, p, nunits * unit, nbytes, unit)
         if events is not None:
@@ -239,12 +284,17 @@ class NextFit(Strategy):
         the rover's successor round to the rover itself, so the first fit is
         a scan of the sizes, and the search length the blocks before it."""
         index = self.free_index
+        addrs, sizes = index.addrs, index.bytes
         need = nunits * self.unit
         rec = self.rec
         while True:
-            n = len(index.addrs)
-            r = index.position(self.freep)
-            i = index.first_fit(need, r, n)
+            n = len(addrs)
+            freep = self.freep
+            r = 0 if freep == BASE else bisect_left(addrs, freep) + 1     # index.position(freep)
+            if r < n and sizes[r] >= need:     # the rover's successor fits: the common case
+                i = r
+            else:
+                i = index.first_fit(need, r, n)
             if i >= 0:
                 rec.visits += i - r + 1
             else:
@@ -252,7 +302,7 @@ class NextFit(Strategy):
                 if i >= 0:
                     rec.visits += n - r + i + 1
             if i >= 0:
-                return (index.addrs[i - 1] if i else BASE), index.addrs[i]
+                return (addrs[i - 1] if i else BASE), addrs[i]
             rec.visits += n            # every block, the rover last, and none fits
             if self._morecore(nunits) is None:
                 return None
@@ -280,7 +330,9 @@ class NextFit(Strategy):
         self._insert_free(bp)
 
     def _insert_free(self, bp: int) -> None:
-        """K&R's free() body: find the address-ordered place, join neighbours."""
+        """K&R's free() body: find the address-ordered place, join neighbours.
+        The free size index is told only the outcome: the upper neighbour
+        gone, the lower one grown, or the new block, of its joined size."""
         size = self.size
         nxt = self.next
         unit = self.unit
@@ -290,7 +342,7 @@ class NextFit(Strategy):
         # map); inside malloc (morecore) it is work, but not part of the search
         # that malloc's view numbers (WalkStep events).
         is_search = rec.kind == FREE
-        if self.indexed and events is None:
+        if events is None and self.indexed:
             p, walked = self._place_indexed(bp)
         else:
             p, walked = self._place(bp, is_search)
@@ -299,34 +351,39 @@ class NextFit(Strategy):
         else:
             rec.walked += walked
         index = self.free_index
-        index.add(bp, size[bp] * unit)
+        bsize = size[bp] * unit
         q = nxt[p]
         if events is not None:
-            events.append(InsertionPoint(bp, size[bp] * unit, self._pointer_addr(p), self._pointer_addr(q)))
-        if bp + size[bp] * unit == q:      # join to the upper neighbour: bp takes q's place
+            events.append(InsertionPoint(bp, bsize, self._pointer_addr(p), self._pointer_addr(q)))
+        if bp + bsize == q:      # join to the upper neighbour: bp takes q's place
             rec.merges += 1
+            qsize = size[q] * unit
             if events is not None:
-                events.append(ListRemove(q, size[q] * unit, ONE_LIST))
-                events.append(Coalesce(bp, size[bp] * unit, q, size[q] * unit))
-            index.remove(q, size[q] * unit)
-            index.resize(bp, size[bp] * unit, (size[bp] + size[q]) * unit)
+                events.append(ListRemove(q, qsize, ONE_LIST))
+                events.append(Coalesce(bp, bsize, q, qsize))
+            index.remove(q, qsize)
+            bsize += qsize
             size[bp] += size.pop(q)
             nxt[bp] = nxt.pop(q)
         else:
             nxt[bp] = q
         if p != BASE and p + size[p] * unit == bp:   # join to the lower neighbour: bp is never linked
             rec.merges += 1
+            psize = size[p] * unit
             if events is not None:
-                events.append(Coalesce(p, size[p] * unit, bp, size[bp] * unit))
-            index.remove(bp, size[bp] * unit)
-            index.resize(p, size[p] * unit, (size[p] + size[bp]) * unit)
+                events.append(Coalesce(p, psize, bp, bsize))
+            index.resize(p, psize, psize + bsize)
             size[p] += size.pop(bp)
             nxt[p] = nxt.pop(bp)
         else:
+            index.add(bp, bsize)
             nxt[p] = bp
             if events is not None:
-                events.append(ListInsert(bp, size[bp] * unit, ONE_LIST))
-        self._move_rover(p)
+                events.append(ListInsert(bp, bsize, ONE_LIST))
+        if events is None:
+            self.freep = p                  # _move_rover, with no event to make
+        else:
+            self._move_rover(p)
 
     def _place(self, bp: int, is_search: bool) -> tuple[int, int]:
         """K&R free()'s walk from the rover: the free block after which ``bp``
@@ -356,14 +413,15 @@ class NextFit(Strategy):
         """:meth:`_place` by ranks: the walk ends at the highest free block
         below ``bp`` (base if none), having passed the ring positions from the
         rover's to that one's, base not counted."""
-        index = self.free_index
-        r = index.position(self.freep)
-        j = bisect_left(index.addrs, bp)      # the place's ring position
+        addrs = self.free_index.addrs
+        freep = self.freep
+        r = 0 if freep == BASE else bisect_left(addrs, freep) + 1     # index.position(freep)
+        j = bisect_left(addrs, bp)            # the place's ring position
         if j >= r:
             walked = j - r
         else:                                 # round the end, past base
-            walked = len(index.addrs) - r + j
-        return (index.addrs[j - 1] if j else BASE), walked
+            walked = len(addrs) - r + j
+        return (addrs[j - 1] if j else BASE), walked
 
     def _move_rover(self, new: int) -> None:
         if new != self.freep and self.roving and self.rec.events is not None:
@@ -477,6 +535,27 @@ class NextFit(Strategy):
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         return self.free_index.probe(self.arena.brk)
 
+    def measure_row(self, rec) -> tuple:
+        """The build's row (:data:`ROW_FIELDS`) through the free size index's
+        probe, looked up once, and the counters K&R adds to; a subclass with
+        a probe of its own gets the default row.  It holds the index of now:
+        a bulk replay's lifetime."""
+        if type(self).fragmentation_probe is not NextFit.fragmentation_probe:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        probe = self.free_index.probe
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            brk = arena.brk
+            free, _, top, below = probe(brk)
+            pack(buf, off, s.touched_high - s.touched_low if fixed else brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, row
+
     def free_blocks(self) -> Iterator[tuple[int, int]]:
         unit = self.unit
         for addr in self.next:
@@ -542,6 +621,10 @@ class NextFit(Strategy):
         if index.addrs != ring or index.bytes != [b[1] for b in free_blocks]:
             fail(False, f"ring index {index.addrs[:8]} {index.bytes[:8]} does not match the ring "
                         f"{ring[:8]} and its sizes")
+        held = index.prefix_max[:index.valid]
+        if index.valid > len(index.bytes) or held != list(accumulate(index.bytes[:index.valid], max)):
+            fail(False, f"ring index's running maximum {held[:8]} (valid {index.valid}) is not that of "
+                        f"the sizes {index.bytes[:8]}")
         free_sizes = sorted(b[1] for b in free_blocks)
         if list(index.sizes) != free_sizes or index.total != sum(free_sizes):
             fail(False, f"free size index {list(index.sizes)[:8]} (total {index.total}) does not match "

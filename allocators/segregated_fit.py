@@ -63,6 +63,7 @@ insertion passes (``rec.walked``), ``Split``, ``Coalesce``, ``Grow``,
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -78,6 +79,11 @@ ALLOC_BIT = 1
 CHUNK = 4096
 #: CS:APP's example classes end with {2049-4096}, {4097-inf}
 LAST_CLASS = 4096
+#: the build's row of measures (:meth:`SegregatedFirstFit.measure_row`): no
+#: largest_free (the max of the two after it) nor the rotations it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "walked", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,11 +193,14 @@ class SegregatedFirstFit(Strategy):
 
     # -------------------------------------------------------------- lists
     def _insert(self, b: int, size: int) -> None:
-        k = self.size_class(size)
+        # size_class(size), a block being never below the smallest class
+        k = (size - 1).bit_length()
+        if k > self.last_class:
+            k = self.last_class
         nxt, prv = self._next, self._prev
         at = ~k
+        rec = self.rec
         if self.address_ordered:
-            rec = self.rec
             p = nxt[at]
             while p != ~k and p < b:
                 rec.walked += 1
@@ -206,8 +215,8 @@ class SegregatedFirstFit(Strategy):
         nxt[at] = b
         self._free_bytes += size
         self._free_index.add(b, size)
-        if self.rec.events is not None:
-            self._emit(ListInsert, b, size, (k,))
+        if rec.events is not None:
+            rec.events.append(ListInsert(b, size, (k,)))
 
     def _remove(self, b: int, size: int) -> None:
         nxt, prv = self._next, self._prev
@@ -217,8 +226,9 @@ class SegregatedFirstFit(Strategy):
         prv[after] = before
         self._free_bytes -= size
         self._free_index.remove(b, size)
-        if self.rec.events is not None:
-            self._emit(ListRemove, b, size, (self.size_class(size),))
+        events = self.rec.events
+        if events is not None:
+            events.append(ListRemove(b, size, (self.size_class(size),)))
 
     def _set(self, b: int, word: int) -> None:
         """Write header and footer of the block at ``b``."""
@@ -258,10 +268,12 @@ class SegregatedFirstFit(Strategy):
 
     # ------------------------------------------------------------- malloc
     def _malloc(self, size: int) -> int | None:
-        W = self.word
         if self._epilogue is None and not self._init_heap():
             return None
-        asize = max(self.min_block, align_up(size + 2 * W, self.grain))
+        grain = self.grain
+        asize = (size + 2 * self.word + grain - 1) & -grain       # align_up(size + 2W, grain)
+        if asize < self.min_block:
+            asize = self.min_block
         b = self._find_fit(asize)
         if b is None:
             b = self._extend(max(asize, self.chunk))
@@ -275,15 +287,20 @@ class SegregatedFirstFit(Strategy):
         rec = self.rec
         events = rec.events
         hdr, nxt = self._hdr, self._next
-        for k in range(self.size_class(asize), self.last_class + 1):
-            head = nxt[~k]
+        last = self.last_class
+        k = (asize - 1).bit_length()        # size_class(asize): asize is at least min_block
+        if k > last:
+            k = last
+        while k <= last:
+            end = ~k
+            head = nxt[end]
             rec.probes += 1
             rec.visits += 1
             if events is not None:
-                events.append(ClassProbe(k, None if head == ~k else head))
+                events.append(ClassProbe(k, None if head == end else head))
             p = head
-            while p != ~k:
-                size = hdr[p] & ~ALLOC_BIT
+            while p != end:
+                size = hdr[p]               # a listed block is free: no allocated bit to mask
                 fits = size >= asize
                 rec.visits += 1
                 if events is not None:
@@ -291,36 +308,42 @@ class SegregatedFirstFit(Strategy):
                 if fits:
                     return p
                 p = nxt[p]
+            k += 1
         return None
 
     def _place(self, b: int, asize: int, request: int) -> int:
         """CS:APP's ``place``: take ``b`` off its list; split off the rest
         when it makes a minimum block."""
-        size = self._hdr[b] & ~ALLOC_BIT
+        hdr, ftr = self._hdr, self._ftr
+        W = self.word
+        size = hdr[b]                       # b is free: no allocated bit to mask
         self._remove(b, size)
         rest = size - asize
+        rec = self.rec
         if rest >= self.min_block:
-            self._set(b, asize | ALLOC_BIT)
-            self._set(b + asize, rest)
-            rec = self.rec
+            # _set(b, asize | ALLOC_BIT), then _set(b + asize, rest)
+            hdr[b] = ftr[b + asize - W] = asize | ALLOC_BIT
+            hdr[b + asize] = ftr[b + size - W] = rest
             rec.splits += 1
             if rec.events is not None:
                 rec.events.append(Split(b, size, b, asize, b + asize, rest))
             self._insert(b + asize, rest)
             size = asize
         else:
-            self._set(b, size | ALLOC_BIT)
-        payload = b + self.word
-        self._note_alloc(payload, b, size, request, 2 * self.word)
-        self._emit(Placed, b, size, payload, request)
+            hdr[b] = ftr[b + size - W] = size | ALLOC_BIT          # _set(b, size | ALLOC_BIT)
+        payload = b + W
+        self._note_alloc(payload, b, size, request, 2 * W)
+        if rec.events is not None:
+            rec.events.append(Placed(b, size, payload, request))
         return payload
 
     # --------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
         b, size = lb.block_addr, lb.block_size
-        self._emit(Released, b, size)
-        self._set(b, size)
+        if self.rec.events is not None:
+            self.rec.events.append(Released(b, size))
+        self._hdr[b] = self._ftr[b + size - self.word] = size           # _set(b, size)
         self._coalesce(b, size)
 
     def _coalesce(self, b: int, size: int) -> int:
@@ -340,7 +363,7 @@ class SegregatedFirstFit(Strategy):
             del ftr[b - W]
             b = prv
             size += psize
-            self._set(b, size)
+            hdr[b] = ftr[b + size - W] = size           # _set(b, size)
         nxt = b + size
         next_word = hdr[nxt]
         if not next_word & ALLOC_BIT:
@@ -352,7 +375,7 @@ class SegregatedFirstFit(Strategy):
             del hdr[nxt]
             del ftr[nxt - W]
             size += nsize
-            self._set(b, size)
+            hdr[b] = ftr[b + size - W] = size           # _set(b, size)
         self._insert(b, size)
         return b
 
@@ -397,11 +420,31 @@ class SegregatedFirstFit(Strategy):
         every step; the base's walk of every free block cost five times the
         replay).  No listed block touches the break, which the epilogue ends;
         only a pool's tail not handed out yet does."""
-        total, largest, _, _ = self._free_index.probe(-1)
+        index = self._free_index
+        total, largest = index.total, index.largest()
         tail = self.arena.brk - self.core_top
         if tail <= 0:
             return total, largest, 0, largest
         return total + tail, tail if tail > largest else largest, tail, largest
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row (:data:`ROW_FIELDS`) through this policy's probe,
+        looked up once, and the counters it adds to; a subclass with a probe
+        of its own gets the default row."""
+        if type(self).fragmentation_probe is not SegregatedFirstFit.fragmentation_probe:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        probe = self.fragmentation_probe
+        pack = _ROW.pack_into
+
+        def row(buf, off, live_bytes, payload):
+            free, _, top, below = probe()
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, row
 
     def _policy_signature(self) -> tuple:
         return tuple((k, tuple(self.class_list(k))) for k in range(self.min_class, self.last_class + 1))
