@@ -42,6 +42,7 @@ used, the scanned blocks lit in order, LIFO pushes at the head.
 
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from . import structure
@@ -50,6 +51,7 @@ from .events import (Coalesce, Grow, ListInsert, ListRemove, Placed, PointerMove
 from .free_index import FreeSizeIndex
 from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
+from .strategy_measures import probed_row_writer
 from .word_heap import WordHeap
 
 #: low bit of a tag word: the block is free (Knuth's TAG = "-")
@@ -60,6 +62,11 @@ CHUNK = 4096
 NEXT_WORD, PREV_WORD = 1, 2
 #: the free list is one list: ListInsert/ListRemove carry no index
 ONE_LIST: tuple[int, ...] = ()
+#: the build's row of measures (RotatingList.measure_row): no largest_free (the
+#: max of the two after it) nor the rotations and walked it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class RotatingList(WordHeap):
@@ -330,8 +337,26 @@ class RotatingList(WordHeap):
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """From the running free-size index, without walking the ring; the top
-        block is the free block ending at the break."""
-        return self.free_index.probe(self.arena.brk)
+        block is the free block ending at the break (:meth:`_probe`)."""
+        return self._probe()()
+
+    def _probe(self):
+        """The fragmentation probe, its containers bound once (see
+        :func:`~heapscope.allocators.strategy_measures.probed_row_writer`)."""
+        index_probe = self.free_index.probe
+        arena = self.arena
+
+        def probe():
+            return index_probe(arena.brk)
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through this policy's own probe and counters
+        (:func:`~heapscope.allocators.strategy_measures.probed_row_writer`); a subclass
+        gets the default row."""
+        if type(self) is not RotatingList:
+            return super().measure_row(rec)
+        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
 
     def _payload_capacity(self, payload: int) -> int:
         # The footer tag occupies the last word of the block.

@@ -74,6 +74,7 @@ adds the merges and the split.
 
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from . import structure
@@ -82,10 +83,16 @@ from .events import (ArenaExtended, Coalesce, Grow, Note, Placed, PointerMove, R
 from .free_index import FreeSizeIndex
 from .params import SIZE, MAX_CHUNK, Param
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
+from .strategy_measures import probed_row_writer
 
 #: V7's BLOCK: the least sbrk, in bytes
 BLOCK = 1024
 BUSY = 1
+#: the build's row of measures (V7Malloc.measure_row): no largest_free (the
+#: max of the two after it) nor the rotations and walked it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class V7Malloc(Strategy):
@@ -408,11 +415,38 @@ class V7Malloc(Strategy):
             yield self.core_top, reserve
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        total, largest, top, below = self.free_index.probe(self.arena.brk)
-        reserve = self.arena.brk - self.core_top
-        if reserve:
-            return total + reserve, max(largest, reserve), reserve, largest
-        return total, largest, top, below
+        """From the running free-size index (:meth:`_probe`)."""
+        return self._probe()()
+
+    def _probe(self):
+        """The fragmentation probe, its containers bound once (see
+        :func:`~heapscope.allocators.strategy_measures.probed_row_writer`): the
+        free-size index, and in a fixed pool the part not carved yet, a free
+        block at the break.  (With sbrk, the carved core ends at the break.)"""
+        index_probe = self.free_index.probe
+        arena = self.arena
+        if not arena.fixed:
+            def probe():
+                return index_probe(arena.brk)
+            return probe
+        s = self
+
+        def probe():
+            brk = arena.brk
+            total, largest, top, below = index_probe(brk)
+            reserve = brk - s.core_top
+            if reserve:
+                return total + reserve, max(largest, reserve), reserve, largest
+            return total, largest, top, below
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through this policy's own probe and counters
+        (:func:`~heapscope.allocators.strategy_measures.probed_row_writer`); a subclass
+        gets the default row."""
+        if type(self) is not V7Malloc:
+            return super().measure_row(rec)
+        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
 
     def _blocks(self):
         W = self.unit
