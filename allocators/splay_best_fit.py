@@ -153,7 +153,10 @@ class SplayBestFit(WordHeap):
 
     # ------------------------------------------------------------ malloc
     def _malloc(self, request: int) -> int | None:
-        need = max(align_up(request + self.word, self.grain), self.min_block)
+        grain = self.grain
+        need = (request + self.word + grain - 1) & -grain      # align_up
+        if need < self.min_block:
+            need = self.min_block
         mem = self.mem
         rec = self.rec
         events = rec.events
@@ -178,8 +181,9 @@ class SplayBestFit(WordHeap):
                 x = right[x]
         rec.visits += visits
         if best is not None:
-            self._splay(best)
-            self.root = best
+            if self.parent[best] is not None:
+                self._splay(best)
+                self.root = best
             size = mem[best] & SIZE_MASK
             self._take_root(size)
             return self._place(best, size, need, request, False)
@@ -209,12 +213,13 @@ class SplayBestFit(WordHeap):
         tree) to the request; a big enough rest stays free."""
         mem = self.mem
         word = self.word
+        events = self.rec.events
         rest = size - need
         if rest >= self.min_block:          # leftover >= MINSIZE + W
             r = b + need
             self.rec.splits += 1
-            if self.rec.events is not None:
-                self._event(Split(b, size, b, need, r, rest))
+            if events is not None:
+                events.append(Split(b, size, b, need, r, rest))
             mem[b] = need | BUSY | (mem[b] & PFREE)
             mem[r] = rest                    # its lower neighbour b is busy: no PFREE
             mem[r + rest - word] = r         # self word (the old one of b, now r's)
@@ -234,8 +239,8 @@ class SplayBestFit(WordHeap):
         self.free_bytes -= need
         payload = b + word
         self._note_alloc(payload, b, need, request, word)
-        if self.rec.events is not None:
-            self._event(Placed(b, need, payload, request))
+        if events is not None:
+            events.append(Placed(b, need, payload, request))
         return payload
 
     def _extend_wilderness(self, shortfall: int) -> bool:
@@ -271,27 +276,28 @@ class SplayBestFit(WordHeap):
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
-        lb = self._note_free(payload)
-        b, size = lb.block_addr, lb.block_size
-        if self.rec.events is not None:
-            self._event(Released(b, size))
+        b, size, _, _ = self._note_free(payload)
+        rec = self.rec
+        events = rec.events
+        if events is not None:
+            events.append(Released(b, size))
         self.free_bytes += size
         mem, word = self.mem, self.word
-        rec = self.rec
         header = mem[b]
         if header & PFREE:
             low = mem[b - word]              # the lower block's self word: LAST(b)
             low_size = mem[low] & SIZE_MASK
             self._tree_remove(low, low_size)
             rec.merges += 1
-            if self.rec.events is not None:
-                self._event(Coalesce(low, low_size, b, size))
+            if events is not None:
+                events.append(Coalesce(low, low_size, b, size))
             del mem[b - word], mem[b]
             header = mem[low]
             b = low
             size += low_size
         upper = b + size
-        if upper < self.top:
+        top = self.top
+        if upper < top:
             upper_header = mem[upper]
             if not upper_header & BUSY:
                 upper_size = upper_header & SIZE_MASK
@@ -300,14 +306,14 @@ class SplayBestFit(WordHeap):
                 if upper != self.wilderness:
                     self._tree_remove(upper, upper_size)
                 rec.merges += 1
-                if self.rec.events is not None:
-                    self._event(Coalesce(b, size, upper, upper_size))
+                if events is not None:
+                    events.append(Coalesce(b, size, upper, upper_size))
                 del mem[upper]
                 size += upper_size
         mem[b] = size | (header & PFREE)
         mem[b + size - word] = b
         upper = b + size
-        if upper == self.top:
+        if upper == top:
             self._set_wilderness(b)
         else:
             mem[upper] |= PFREE
@@ -387,14 +393,16 @@ class SplayBestFit(WordHeap):
             if self.rec.events is not None:
                 self._event(TreeRemove(b, size, None))
             return
-        self._splay(b)
-        self.root = b
+        if self.parent[b] is not None:
+            self._splay(b)
+            self.root = b
         self._take_root(size)
 
     def _take_root(self, size: int) -> None:
         """Remove the root node: its first list member takes its place, or its
         subtrees are joined."""
         left, right, parent, link = self.left, self.right, self.parent, self.link
+        events = self.rec.events
         x = self.root
         lo, hi = left.pop(x), right.pop(x)
         del parent[x]
@@ -408,11 +416,11 @@ class SplayBestFit(WordHeap):
             if hi is not None:
                 parent[hi] = member
             self.root = member
-            if self.rec.events is not None:
-                self._event(TreeRemove(x, size, member))
+            if events is not None:
+                events.append(TreeRemove(x, size, member))
             return
-        if self.rec.events is not None:
-            self._event(TreeRemove(x, size, None))
+        if events is not None:
+            events.append(TreeRemove(x, size, None))
         if size == self.tree_max:
             self.tree_max = -1      # found again when the measures ask (_probe)
         if lo is None or hi is None:
@@ -420,8 +428,8 @@ class SplayBestFit(WordHeap):
             if root is not None:
                 parent[root] = None
             self.root = root
-            if self.rec.events is not None:
-                self._event(TreeJoin(lo, hi, root))
+            if events is not None:
+                events.append(TreeJoin(lo, hi, root))
             return
         # Join: splay the least node of the right subtree to its top; it has no
         # left child then, so the left subtree hangs there.
@@ -430,12 +438,13 @@ class SplayBestFit(WordHeap):
         least = hi
         while left[least] is not None:
             least = left[least]
-        self._splay(least)
+        if least != hi:
+            self._splay(least)
         left[least] = lo
         parent[lo] = least
         self.root = least
-        if self.rec.events is not None:
-            self._event(TreeJoin(lo, hi, least))
+        if events is not None:
+            events.append(TreeJoin(lo, hi, least))
 
     def _splay(self, x: int) -> None:
         """Bottom-up splay (Sleator & Tarjan 1985): raise ``x`` until it has no
@@ -699,10 +708,11 @@ class SplayBestFit(WordHeap):
             wild = s.wilderness
             wild_size = mem[wild] & SIZE_MASK if wild is not None else 0
             if s.top == arena.brk:
-                top, below = wild_size, tree_max
-            else:               # a fixed pool's META tail: nothing touches the break
-                top, below = 0, max(tree_max, wild_size)
-            return s.free_bytes, max(top, below), top, below
+                return (s.free_bytes, wild_size if wild_size > tree_max else tree_max,
+                        wild_size, tree_max)
+            # a fixed pool's META tail: nothing touches the break
+            below = wild_size if wild_size > tree_max else tree_max
+            return s.free_bytes, below, 0, below
         return probe
 
     def measure_row(self, rec) -> tuple:
