@@ -111,7 +111,10 @@ class RotatingList(WordHeap):
     # ------------------------------------------------------------ malloc
     def _malloc(self, request: int) -> int | None:
         word = self.word
-        need = max(align_up(request + 2 * word, self.grain), self.min_block)
+        grain = self.grain
+        need = (request + 2 * word + grain - 1) & -grain       # align_up
+        if need < self.min_block:
+            need = self.min_block
         mem = self.mem
         rec = self.rec
         events = rec.events
@@ -119,10 +122,12 @@ class RotatingList(WordHeap):
         b = head
         if b is not None:
             # First fit, once round the ring from the head.
+            visits = 0
             while True:
                 size = mem[b] & -2
-                rec.visits += 1
+                visits += 1
                 if size >= need:
+                    rec.visits += visits
                     if events is not None:
                         events.append(Visit(b, size, True))
                     return self._take(b, size, need, request)
@@ -131,6 +136,7 @@ class RotatingList(WordHeap):
                 b = mem[b + word]
                 if b == head:
                     break
+            rec.visits += visits
         b = self._morecore(need)
         if b is None:
             return None
@@ -142,16 +148,19 @@ class RotatingList(WordHeap):
         """Hand out ``need`` bytes of free block ``b`` and rotate the head past it."""
         word = self.word
         mem = self.mem
+        events = self.rec.events
         succ = mem[b + word]
         rest = size - need
         if rest >= self.min_block:
             # Knuth A4: allocate the upper part; b keeps its address and ring place.
             mem[b] = mem[b + rest - word] = rest | FREE_TAG
-            self.free_index.resize(b, size, rest)
+            index = self.free_index
+            index.remove(b, size)
+            index.add(b, rest)
             taken = b + rest
             self.rec.splits += 1
-            if self.rec.events is not None:
-                self._event(Split(b, size, taken, need, b, rest))
+            if events is not None:
+                events.append(Split(b, size, taken, need, b, rest))
             new_head = succ
         else:
             need = size
@@ -159,11 +168,14 @@ class RotatingList(WordHeap):
             self._unlink(b, size)
             new_head = None if succ == b else succ
         mem[taken] = mem[taken + need - word] = need
-        self._move_head(new_head)
+        if events is not None:
+            self._move_head(new_head)
+        else:
+            self.head = new_head
         payload = taken + word
         self._note_alloc(payload, taken, need, request, 2 * word)
-        if self.rec.events is not None:
-            self._event(Placed(taken, need, payload, request))
+        if events is not None:
+            events.append(Placed(taken, need, payload, request))
         return payload
 
     def _morecore(self, need: int) -> int | None:
@@ -178,10 +190,10 @@ class RotatingList(WordHeap):
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
-        lb = self._note_free(payload)
+        b, size, _, _ = self._note_free(payload)
         if self.rec.events is not None:
-            self._event(Released(lb.block_addr, lb.block_size))
-        self._release(lb.block_addr, lb.block_size)
+            self._event(Released(b, size))
+        self._release(b, size)
 
     def _release(self, b: int, size: int) -> int:
         """Knuth's algorithm C: join block ``b`` with its free neighbours through
@@ -189,6 +201,7 @@ class RotatingList(WordHeap):
         word = self.word
         mem = self.mem
         rec = self.rec
+        events = rec.events
         if b > self.start:
             lower_tag = mem[b - word]          # the lower neighbour's footer
             if lower_tag & FREE_TAG:
@@ -196,8 +209,8 @@ class RotatingList(WordHeap):
                 low = b - lower_size
                 self._ring_remove(low, lower_size)
                 rec.merges += 1
-                if self.rec.events is not None:
-                    self._event(Coalesce(low, lower_size, b, size))
+                if events is not None:
+                    events.append(Coalesce(low, lower_size, b, size))
                 del mem[b - word], mem[b]
                 b = low
                 size += lower_size
@@ -208,8 +221,8 @@ class RotatingList(WordHeap):
                 upper_size = upper_tag & -2
                 self._ring_remove(upper, upper_size)
                 rec.merges += 1
-                if self.rec.events is not None:
-                    self._event(Coalesce(b, size, upper, upper_size))
+                if events is not None:
+                    events.append(Coalesce(b, size, upper, upper_size))
                 del mem[upper - word], mem[upper]
                 size += upper_size
         mem[b] = mem[b + size - word] = size | FREE_TAG
@@ -234,7 +247,9 @@ class RotatingList(WordHeap):
         self.free_index.add(b, size)
         if self.rec.events is not None:
             self._event(ListInsert(b, size, ONE_LIST))
-        self._move_head(b)
+            self._move_head(b)
+        else:
+            self.head = b
 
     def _unlink(self, b: int, size: int) -> None:
         """Take ``b`` off the ring (the head is the caller's business)."""
@@ -254,7 +269,11 @@ class RotatingList(WordHeap):
         successor first (a PointerMove before the ListRemove)."""
         if b == self.head:
             succ = self.mem[b + self.word]
-            self._move_head(None if succ == b else succ)
+            new = None if succ == b else succ
+            if self.rec.events is not None:
+                self._move_head(new)
+            else:
+                self.head = new
         self._unlink(b, size)
 
     def _move_head(self, new: int | None) -> None:
