@@ -169,9 +169,9 @@ class V7Malloc(Strategy):
             visits = -2 if p < base else 0
             while True:
                 lp = link[p]
-                if lp & BUSY:
+                if lp & 1:              # testbusy(p->ptr): BUSY is the low bit
                     visits += 1
-                    nxt = lp - BUSY
+                    nxt = lp - 1
                     if events is not None and p >= base:
                         events.append(Visit(p, (nxt if nxt >= base else p + W) - p, False, busy=True))
                     if nxt > p:
@@ -186,7 +186,7 @@ class V7Malloc(Strategy):
                     continue
                 q = lp
                 lq = link[q]
-                merged = not lq & BUSY
+                merged = not lq & 1
                 if merged:
                     # p's entry in the free index is made again once, after its last merge
                     index_remove(p, q - p)
@@ -202,7 +202,7 @@ class V7Malloc(Strategy):
                             self._move_allocp(p)
                         q = lq
                         lq = link[q]
-                        if lq & BUSY:
+                        if lq & 1:
                             break
                     link[p] = q
                 visits += 1
