@@ -42,6 +42,7 @@ used, the scanned blocks lit in order, LIFO pushes at the head.
 
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from . import structure
@@ -50,6 +51,7 @@ from .events import (Coalesce, Grow, ListInsert, ListRemove, Placed, PointerMove
 from .free_index import FreeSizeIndex
 from .params import MAX_CHUNK, SIZE, Param
 from .strategy import META, Block, align_up
+from .strategy_measures import probed_row_writer
 from .word_heap import WordHeap
 
 #: low bit of a tag word: the block is free (Knuth's TAG = "-")
@@ -60,6 +62,11 @@ CHUNK = 4096
 NEXT_WORD, PREV_WORD = 1, 2
 #: the free list is one list: ListInsert/ListRemove carry no index
 ONE_LIST: tuple[int, ...] = ()
+#: the build's row of measures (RotatingList.measure_row): no largest_free (the
+#: max of the two after it) nor the rotations and walked it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class RotatingList(WordHeap):
@@ -104,7 +111,10 @@ class RotatingList(WordHeap):
     # ------------------------------------------------------------ malloc
     def _malloc(self, request: int) -> int | None:
         word = self.word
-        need = max(align_up(request + 2 * word, self.grain), self.min_block)
+        grain = self.grain
+        need = (request + 2 * word + grain - 1) & -grain       # align_up
+        if need < self.min_block:
+            need = self.min_block
         mem = self.mem
         rec = self.rec
         events = rec.events
@@ -112,10 +122,12 @@ class RotatingList(WordHeap):
         b = head
         if b is not None:
             # First fit, once round the ring from the head.
+            visits = 0
             while True:
                 size = mem[b] & -2
-                rec.visits += 1
+                visits += 1
                 if size >= need:
+                    rec.visits += visits
                     if events is not None:
                         events.append(Visit(b, size, True))
                     return self._take(b, size, need, request)
@@ -124,6 +136,7 @@ class RotatingList(WordHeap):
                 b = mem[b + word]
                 if b == head:
                     break
+            rec.visits += visits
         b = self._morecore(need)
         if b is None:
             return None
@@ -135,16 +148,19 @@ class RotatingList(WordHeap):
         """Hand out ``need`` bytes of free block ``b`` and rotate the head past it."""
         word = self.word
         mem = self.mem
+        events = self.rec.events
         succ = mem[b + word]
         rest = size - need
         if rest >= self.min_block:
             # Knuth A4: allocate the upper part; b keeps its address and ring place.
             mem[b] = mem[b + rest - word] = rest | FREE_TAG
-            self.free_index.resize(b, size, rest)
+            index = self.free_index
+            index.remove(b, size)
+            index.add(b, rest)
             taken = b + rest
             self.rec.splits += 1
-            if self.rec.events is not None:
-                self._event(Split(b, size, taken, need, b, rest))
+            if events is not None:
+                events.append(Split(b, size, taken, need, b, rest))
             new_head = succ
         else:
             need = size
@@ -152,11 +168,14 @@ class RotatingList(WordHeap):
             self._unlink(b, size)
             new_head = None if succ == b else succ
         mem[taken] = mem[taken + need - word] = need
-        self._move_head(new_head)
+        if events is not None:
+            self._move_head(new_head)
+        else:
+            self.head = new_head
         payload = taken + word
         self._note_alloc(payload, taken, need, request, 2 * word)
-        if self.rec.events is not None:
-            self._event(Placed(taken, need, payload, request))
+        if events is not None:
+            events.append(Placed(taken, need, payload, request))
         return payload
 
     def _morecore(self, need: int) -> int | None:
@@ -171,10 +190,10 @@ class RotatingList(WordHeap):
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
-        lb = self._note_free(payload)
+        b, size, _, _ = self._note_free(payload)
         if self.rec.events is not None:
-            self._event(Released(lb.block_addr, lb.block_size))
-        self._release(lb.block_addr, lb.block_size)
+            self._event(Released(b, size))
+        self._release(b, size)
 
     def _release(self, b: int, size: int) -> int:
         """Knuth's algorithm C: join block ``b`` with its free neighbours through
@@ -182,6 +201,7 @@ class RotatingList(WordHeap):
         word = self.word
         mem = self.mem
         rec = self.rec
+        events = rec.events
         if b > self.start:
             lower_tag = mem[b - word]          # the lower neighbour's footer
             if lower_tag & FREE_TAG:
@@ -189,8 +209,8 @@ class RotatingList(WordHeap):
                 low = b - lower_size
                 self._ring_remove(low, lower_size)
                 rec.merges += 1
-                if self.rec.events is not None:
-                    self._event(Coalesce(low, lower_size, b, size))
+                if events is not None:
+                    events.append(Coalesce(low, lower_size, b, size))
                 del mem[b - word], mem[b]
                 b = low
                 size += lower_size
@@ -201,8 +221,8 @@ class RotatingList(WordHeap):
                 upper_size = upper_tag & -2
                 self._ring_remove(upper, upper_size)
                 rec.merges += 1
-                if self.rec.events is not None:
-                    self._event(Coalesce(b, size, upper, upper_size))
+                if events is not None:
+                    events.append(Coalesce(b, size, upper, upper_size))
                 del mem[upper - word], mem[upper]
                 size += upper_size
         mem[b] = mem[b + size - word] = size | FREE_TAG
@@ -227,7 +247,9 @@ class RotatingList(WordHeap):
         self.free_index.add(b, size)
         if self.rec.events is not None:
             self._event(ListInsert(b, size, ONE_LIST))
-        self._move_head(b)
+            self._move_head(b)
+        else:
+            self.head = b
 
     def _unlink(self, b: int, size: int) -> None:
         """Take ``b`` off the ring (the head is the caller's business)."""
@@ -247,7 +269,11 @@ class RotatingList(WordHeap):
         successor first (a PointerMove before the ListRemove)."""
         if b == self.head:
             succ = self.mem[b + self.word]
-            self._move_head(None if succ == b else succ)
+            new = None if succ == b else succ
+            if self.rec.events is not None:
+                self._move_head(new)
+            else:
+                self.head = new
         self._unlink(b, size)
 
     def _move_head(self, new: int | None) -> None:
@@ -330,8 +356,26 @@ class RotatingList(WordHeap):
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """From the running free-size index, without walking the ring; the top
-        block is the free block ending at the break."""
-        return self.free_index.probe(self.arena.brk)
+        block is the free block ending at the break (:meth:`_probe`)."""
+        return self._probe()()
+
+    def _probe(self):
+        """The fragmentation probe, its containers bound once (see
+        :func:`~heapscope.allocators.strategy_measures.probed_row_writer`)."""
+        index_probe = self.free_index.probe
+        arena = self.arena
+
+        def probe():
+            return index_probe(arena.brk)
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through this policy's own probe and counters
+        (:func:`~heapscope.allocators.strategy_measures.probed_row_writer`); a subclass
+        gets the default row."""
+        if type(self) is not RotatingList:
+            return super().measure_row(rec)
+        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
 
     def _payload_capacity(self, payload: int) -> int:
         # The footer tag occupies the last word of the block.

@@ -65,6 +65,7 @@ path lit, the rotations animated step by step; the wilderness drawn apart.
 
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from . import structure
@@ -86,6 +87,11 @@ CHUNK = 4096
 NODE_WORDS = 4
 #: the Note that says a malloc's search moves from the tree to the wilderness
 WILDERNESS_NOTE = "no block in the tree fits: the wilderness is tried"
+#: the build's row of measures (SplayBestFit.measure_row): no largest_free (the
+#: max of the two after it) nor the walked it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "rotations", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class SplayBestFit(WordHeap):
@@ -130,6 +136,9 @@ class SplayBestFit(WordHeap):
         self.wilderness: int | None = None
         #: F, kept for the measures (fragmentation_probe)
         self.free_bytes = 0
+        #: the largest size in the tree (0 when empty), kept for the measures;
+        #: -1 when the node of that size has left and the rightmost node is to be found
+        self.tree_max = 0
         if self.arena.fixed:
             self._pool_init()
 
@@ -144,7 +153,10 @@ class SplayBestFit(WordHeap):
 
     # ------------------------------------------------------------ malloc
     def _malloc(self, request: int) -> int | None:
-        need = max(align_up(request + self.word, self.grain), self.min_block)
+        grain = self.grain
+        need = (request + self.word + grain - 1) & -grain      # align_up
+        if need < self.min_block:
+            need = self.min_block
         mem = self.mem
         rec = self.rec
         events = rec.events
@@ -152,9 +164,10 @@ class SplayBestFit(WordHeap):
         # Best fit: remember the least size >= need on the way down.
         x = self.root
         best = last = None
+        visits = 0
         while x is not None:
             size = mem[x] & SIZE_MASK
-            rec.visits += 1
+            visits += 1
             if events is not None:
                 events.append(Visit(x, size, size >= need))
             last = x
@@ -166,9 +179,11 @@ class SplayBestFit(WordHeap):
                 x = left[x]
             else:
                 x = right[x]
+        rec.visits += visits
         if best is not None:
-            self._splay(best)
-            self.root = best
+            if self.parent[best] is not None:
+                self._splay(best)
+                self.root = best
             size = mem[best] & SIZE_MASK
             self._take_root(size)
             return self._place(best, size, need, request, False)
@@ -198,12 +213,13 @@ class SplayBestFit(WordHeap):
         tree) to the request; a big enough rest stays free."""
         mem = self.mem
         word = self.word
+        events = self.rec.events
         rest = size - need
         if rest >= self.min_block:          # leftover >= MINSIZE + W
             r = b + need
             self.rec.splits += 1
-            if self.rec.events is not None:
-                self._event(Split(b, size, b, need, r, rest))
+            if events is not None:
+                events.append(Split(b, size, b, need, r, rest))
             mem[b] = need | BUSY | (mem[b] & PFREE)
             mem[r] = rest                    # its lower neighbour b is busy: no PFREE
             mem[r + rest - word] = r         # self word (the old one of b, now r's)
@@ -223,8 +239,8 @@ class SplayBestFit(WordHeap):
         self.free_bytes -= need
         payload = b + word
         self._note_alloc(payload, b, need, request, word)
-        if self.rec.events is not None:
-            self._event(Placed(b, need, payload, request))
+        if events is not None:
+            events.append(Placed(b, need, payload, request))
         return payload
 
     def _extend_wilderness(self, shortfall: int) -> bool:
@@ -260,27 +276,28 @@ class SplayBestFit(WordHeap):
 
     # -------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
-        lb = self._note_free(payload)
-        b, size = lb.block_addr, lb.block_size
-        if self.rec.events is not None:
-            self._event(Released(b, size))
+        b, size, _, _ = self._note_free(payload)
+        rec = self.rec
+        events = rec.events
+        if events is not None:
+            events.append(Released(b, size))
         self.free_bytes += size
         mem, word = self.mem, self.word
-        rec = self.rec
         header = mem[b]
         if header & PFREE:
             low = mem[b - word]              # the lower block's self word: LAST(b)
             low_size = mem[low] & SIZE_MASK
             self._tree_remove(low, low_size)
             rec.merges += 1
-            if self.rec.events is not None:
-                self._event(Coalesce(low, low_size, b, size))
+            if events is not None:
+                events.append(Coalesce(low, low_size, b, size))
             del mem[b - word], mem[b]
             header = mem[low]
             b = low
             size += low_size
         upper = b + size
-        if upper < self.top:
+        top = self.top
+        if upper < top:
             upper_header = mem[upper]
             if not upper_header & BUSY:
                 upper_size = upper_header & SIZE_MASK
@@ -289,14 +306,14 @@ class SplayBestFit(WordHeap):
                 if upper != self.wilderness:
                     self._tree_remove(upper, upper_size)
                 rec.merges += 1
-                if self.rec.events is not None:
-                    self._event(Coalesce(b, size, upper, upper_size))
+                if events is not None:
+                    events.append(Coalesce(b, size, upper, upper_size))
                 del mem[upper]
                 size += upper_size
         mem[b] = size | (header & PFREE)
         mem[b + size - word] = b
         upper = b + size
-        if upper == self.top:
+        if upper == top:
             self._set_wilderness(b)
         else:
             mem[upper] |= PFREE
@@ -308,19 +325,21 @@ class SplayBestFit(WordHeap):
         in that node's list right after the node; no splaying."""
         mem = self.mem
         left, right, parent, link = self.left, self.right, self.parent, self.link
+        rec = self.rec
+        if size > self.tree_max >= 0:
+            self.tree_max = size
         x = self.root
         if x is None:
             self.root = b
             left[b] = right[b] = parent[b] = link[b] = None
-            if self.rec.events is not None:
+            if rec.events is not None:
                 self._event(TreeInsert(b, size, None, "root"))
             return
-        rec = self.rec
         # A free's insertion walk is its search length: counted and shown.
         events = rec.events if count_visits else None
+        depth = 0
         while True:
-            if count_visits:
-                rec.visits += 1
+            depth += 1
             node_size = mem[x] & SIZE_MASK
             if size < node_size:
                 child = left[x]
@@ -339,6 +358,8 @@ class SplayBestFit(WordHeap):
                     side = "right"
                     break
             else:
+                if count_visits:
+                    rec.visits += depth
                 if events is not None:
                     events.append(Visit(x, node_size, True, True))
                 first = link[x]
@@ -347,13 +368,15 @@ class SplayBestFit(WordHeap):
                     self.prev[first] = b
                 link[x] = b
                 self.prev[b] = x
-                if self.rec.events is not None:
+                if rec.events is not None:
                     self._event(TreeInsert(b, size, x, "list"))
                 return
             x = child
+        if count_visits:
+            rec.visits += depth
         left[b] = right[b] = link[b] = None
         parent[b] = x
-        if self.rec.events is not None:
+        if rec.events is not None:
             self._event(TreeInsert(b, size, x, side))
 
     def _tree_remove(self, b: int, size: int) -> None:
@@ -370,14 +393,16 @@ class SplayBestFit(WordHeap):
             if self.rec.events is not None:
                 self._event(TreeRemove(b, size, None))
             return
-        self._splay(b)
-        self.root = b
+        if self.parent[b] is not None:
+            self._splay(b)
+            self.root = b
         self._take_root(size)
 
     def _take_root(self, size: int) -> None:
         """Remove the root node: its first list member takes its place, or its
         subtrees are joined."""
         left, right, parent, link = self.left, self.right, self.parent, self.link
+        events = self.rec.events
         x = self.root
         lo, hi = left.pop(x), right.pop(x)
         del parent[x]
@@ -391,18 +416,20 @@ class SplayBestFit(WordHeap):
             if hi is not None:
                 parent[hi] = member
             self.root = member
-            if self.rec.events is not None:
-                self._event(TreeRemove(x, size, member))
+            if events is not None:
+                events.append(TreeRemove(x, size, member))
             return
-        if self.rec.events is not None:
-            self._event(TreeRemove(x, size, None))
+        if events is not None:
+            events.append(TreeRemove(x, size, None))
+        if size == self.tree_max:
+            self.tree_max = -1      # found again when the measures ask (_probe)
         if lo is None or hi is None:
             root = hi if lo is None else lo
             if root is not None:
                 parent[root] = None
             self.root = root
-            if self.rec.events is not None:
-                self._event(TreeJoin(lo, hi, root))
+            if events is not None:
+                events.append(TreeJoin(lo, hi, root))
             return
         # Join: splay the least node of the right subtree to its top; it has no
         # left child then, so the left subtree hangs there.
@@ -411,67 +438,91 @@ class SplayBestFit(WordHeap):
         least = hi
         while left[least] is not None:
             least = left[least]
-        self._splay(least)
+        if least != hi:
+            self._splay(least)
         left[least] = lo
         parent[lo] = least
         self.root = least
-        if self.rec.events is not None:
-            self._event(TreeJoin(lo, hi, least))
+        if events is not None:
+            events.append(TreeJoin(lo, hi, least))
 
     def _splay(self, x: int) -> None:
         """Bottom-up splay (Sleator & Tarjan 1985): raise ``x`` until it has no
         parent, by zig, zig-zig and zig-zag steps.  The caller makes ``x`` the
-        root of whatever (sub)tree it was splayed in."""
-        parent, left = self.parent, self.left
-        rec = self.rec
-        events = rec.events
-        rotate = self._rotate_up
+        root of whatever (sub)tree it was splayed in.
+
+        Each step's single rotations are written out, for the side ``x`` is on:
+        ``near`` is the child map on that side (``left`` when ``x`` is a left
+        child), ``far`` the other.  A rotation of a child ``c`` above its parent
+        ``d`` moves ``c``'s far subtree under ``d`` (as its near child) and
+        ``d`` under ``c`` (as its far child)."""
+        parent = self.parent
         p = parent[x]
         if p is None:
             return
+        left, right = self.left, self.right
+        rec = self.rec
+        events = rec.events
         key = self.mem[x] & SIZE_MASK if events is not None else 0
+        rotations = 0
         while p is not None:
             g = parent[p]
             x_left = left[p] == x
+            near, far = (left, right) if x_left else (right, left)
             if g is None:
                 kind = "zig"
-                rotate(x, p)
-                rec.rotations += 1
-            elif (left[g] == p) == x_left:
-                kind = "zig-zig"
-                rotate(p, g)
-                rotate(x, p)
-                rec.rotations += 2
+                # x above p
+                inner = far[x]
+                near[p] = inner
+                if inner is not None:
+                    parent[inner] = p
+                far[x] = p
+                parent[p] = x
+                parent[x] = None
+                rotations += 1
             else:
-                kind = "zig-zag"
-                rotate(x, p)
-                rotate(x, g)
-                rec.rotations += 2
+                gg = parent[g]
+                if near[g] == p:
+                    kind = "zig-zig"
+                    # p above g, then x above p
+                    inner = far[p]
+                    near[g] = inner
+                    if inner is not None:
+                        parent[inner] = g
+                    far[p] = g
+                    parent[g] = p
+                    inner = far[x]
+                    near[p] = inner
+                    if inner is not None:
+                        parent[inner] = p
+                    far[x] = p
+                    parent[p] = x
+                else:
+                    kind = "zig-zag"
+                    # x above p, then x above g (p is g's far child)
+                    inner = far[x]
+                    near[p] = inner
+                    if inner is not None:
+                        parent[inner] = p
+                    inner = near[x]
+                    far[g] = inner
+                    if inner is not None:
+                        parent[inner] = g
+                    far[x] = p
+                    near[x] = g
+                    parent[p] = x
+                    parent[g] = x
+                parent[x] = gg
+                if gg is not None:
+                    if left[gg] == g:
+                        left[gg] = x
+                    else:
+                        right[gg] = x
+                rotations += 2
             if events is not None:
                 events.append(Rotation(kind, key, x, p, g, "left" if x_left else "right"))
             p = parent[x]
-
-    def _rotate_up(self, x: int, p: int) -> None:
-        """One rotation: child ``x`` goes above its parent ``p``."""
-        left, right, parent = self.left, self.right, self.parent
-        g = parent[p]
-        if left[p] == x:
-            inner = right[x]
-            left[p] = inner
-            right[x] = p
-        else:
-            inner = left[x]
-            right[p] = inner
-            left[x] = p
-        if inner is not None:
-            parent[inner] = p
-        parent[p] = x
-        parent[x] = g
-        if g is not None:
-            if left[g] == p:
-                left[g] = x
-            else:
-                right[g] = x
+        rec.rotations += rotations
 
     # ----------------------------------------------------------- explain
     def explain_event(self, e) -> str | None:
@@ -634,22 +685,54 @@ class SplayBestFit(WordHeap):
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
         """(F, largest free block, free block at the break or 0, largest other
         free block): F is kept as a running total, the wilderness is the block
-        at the break, and the largest tree block is the rightmost node."""
-        mem = self.mem
-        right = self.right
-        tree_max = 0
-        x = self.root
-        if x is not None:
-            while right[x] is not None:
-                x = right[x]
-            tree_max = mem[x] & SIZE_MASK
-        wild = self.wilderness
-        wild_size = mem[wild] & SIZE_MASK if wild is not None else 0
-        if self.top == self.arena.brk:
-            top, below = wild_size, tree_max
-        else:               # a fixed pool's META tail: nothing touches the break
-            top, below = 0, max(tree_max, wild_size)
-        return self.free_bytes, max(top, below), top, below
+        at the break, and the largest tree block is ``tree_max``, the rightmost
+        node's size found again only after the largest node left (:meth:`_probe`)."""
+        return self._probe()()
+
+    def _probe(self):
+        """The fragmentation probe, its containers bound once: a bulk
+        replay's lifetime (see :meth:`measure_row`)."""
+        s = self
+        mem, right, arena = self.mem, self.right, self.arena
+
+        def probe():
+            tree_max = s.tree_max
+            if tree_max < 0:
+                x = s.root
+                tree_max = 0
+                if x is not None:
+                    while right[x] is not None:
+                        x = right[x]
+                    tree_max = mem[x] & SIZE_MASK
+                s.tree_max = tree_max
+            wild = s.wilderness
+            wild_size = mem[wild] & SIZE_MASK if wild is not None else 0
+            if s.top == arena.brk:
+                return (s.free_bytes, wild_size if wild_size > tree_max else tree_max,
+                        wild_size, tree_max)
+            # a fixed pool's META tail: nothing touches the break
+            below = wild_size if wild_size > tree_max else tree_max
+            return s.free_bytes, below, 0, below
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row (``Strategy.measure_row``) through :meth:`_probe`
+        and the counters this policy adds to, rotations among them; a
+        subclass gets the default row."""
+        if type(self) is not SplayBestFit:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        probe = self._probe()
+        pack = _ROW.pack_into
+
+        def write(buf, off, live_bytes, payload):
+            free, _, top, below = probe()
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.rotations, rec.grows, payload)
+        return ROW_FIELDS, write
 
     def _in_use(self, header: int) -> bool:
         return bool(header & BUSY)
@@ -751,6 +834,10 @@ class SplayBestFit(WordHeap):
             fail(False, f"stale list back links: {sorted(set(prev) ^ members)[:5]}")
         if set(link) != in_tree:
             fail(False, f"stale link words: {sorted(set(link) ^ in_tree)[:5]}")
+        tree_sizes = [free_size[x] for x in nodes]
+        if self.tree_max >= 0 and self.tree_max != max(tree_sizes, default=0):
+            fail(False, f"the largest tree size is booked as {self.tree_max} but the tree's "
+                        f"largest node is {max(tree_sizes, default=0)}")
         if self.free_bytes != sum(free_size.values()):
             fail(False, f"F is booked as {self.free_bytes} bytes but the free blocks "
                         f"add up to {sum(free_size.values())}")

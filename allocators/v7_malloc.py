@@ -74,6 +74,7 @@ adds the merges and the split.
 
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from . import structure
@@ -82,10 +83,16 @@ from .events import (ArenaExtended, Coalesce, Grow, Note, Placed, PointerMove, R
 from .free_index import FreeSizeIndex
 from .params import SIZE, MAX_CHUNK, Param
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
+from .strategy_measures import probed_row_writer
 
 #: V7's BLOCK: the least sbrk, in bytes
 BLOCK = 1024
 BUSY = 1
+#: the build's row of measures (V7Malloc.measure_row): no largest_free (the
+#: max of the two after it) nor the rotations and walked it never adds to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "payload")
+_ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class V7Malloc(Strategy):
@@ -150,74 +157,93 @@ class V7Malloc(Strategy):
         base = self.arena.base
         rec = self.rec
         events = rec.events
-        index = self.free_index
+        index_add = self.free_index.add
+        index_remove = self.free_index.remove
         p = self.allocp
         while True:
             temp = 0
-            visits = 0
+            # The static words allocs[0] and allocs[1] do not count: a search
+            # starting at allocs[0] steps on both before the heap, and so does
+            # each pass back to allocs (below), so each busy step counts and
+            # these two are taken off.
+            visits = -2 if p < base else 0
             while True:
                 lp = link[p]
-                if not lp & BUSY:
-                    q = lp
-                    lq = link[q]
-                    while not lq & BUSY:
+                if lp & 1:              # testbusy(p->ptr): BUSY is the low bit
+                    visits += 1
+                    nxt = lp - 1
+                    if events is not None and p >= base:
+                        events.append(Visit(p, (nxt if nxt >= base else p + W) - p, False, busy=True))
+                    if nxt > p:
+                        p = nxt
+                        continue
+                    # the top's link leads back to allocs: once, then twice
+                    p = nxt
+                    temp += 1
+                    if temp > 1:
+                        break
+                    visits -= 2
+                    continue
+                q = lp
+                lq = link[q]
+                merged = not lq & 1
+                if merged:
+                    # p's entry in the free index is made again once, after its last merge
+                    index_remove(p, q - p)
+                    while True:
                         # absorb the free block q: p->ptr = q->ptr
-                        index.remove(q, lq - q)
-                        index.remove(p, q - p)
-                        index.add(p, lq - p)
+                        index_remove(q, lq - q)
                         rec.merges += 1
                         if events is not None:
                             events.append(Coalesce(p, q - p, q, lq - q))
                         del link[q]
-                        link[p] = lq
                         if q == self.allocp:
                             # only a search that fails leaves allocp here
                             self._move_allocp(p)
                         q = lq
                         lq = link[q]
-                    visits += 1
-                    fits = q - p >= need
-                    if events is not None:
-                        events.append(Visit(p, q - p, fits))
-                    if fits:
-                        rec.visits += visits
-                        return self._place(p, q, nw, nbytes)
-                    lp = q
-                elif p >= base:
-                    visits += 1
-                    if events is not None:
-                        nxt = lp & ~BUSY
-                        events.append(Visit(p, (nxt if nxt >= base else p + W) - p, False, busy=True))
-                q = p
-                p = lp & ~BUSY
-                if p > q:
-                    continue
-                # the top's link leads back to allocs: once, then twice
-                temp += 1
-                if temp > 1:
-                    break
+                        if lq & 1:
+                            break
+                    link[p] = q
+                visits += 1
+                fits = q - p >= need
+                if events is not None:
+                    events.append(Visit(p, q - p, fits))
+                if fits:
+                    rec.visits += visits
+                    if not merged:
+                        index_remove(p, q - p)
+                    return self._place(p, q, nw, nbytes)
+                if merged:
+                    index_add(p, q - p)
+                p = q
             rec.visits += visits
             if not self._extend(nw):
                 return None
             # ... and the search starts again from allocs: p is allocs[0] here
 
     def _place(self, p: int, q: int, nw: int, nbytes: int) -> int:
-        """found: the request takes the front nw words of the free block p..q."""
+        """found: the request takes the front nw words of the free block p..q
+        (already out of the free index)."""
         W = self.unit
-        link = self.link
-        index = self.free_index
+        rec = self.rec
+        events = rec.events
         split_at = p + nw * W
-        index.remove(p, q - p)
         if q > split_at:
-            link[split_at] = q
-            index.add(split_at, q - split_at)
-            self.rec.splits += 1
-            self._emit(Split, p, q - p, p, nw * W, split_at, q - split_at)
-        link[p] = split_at | BUSY
-        self._move_allocp(split_at)
+            self.link[split_at] = q
+            self.free_index.add(split_at, q - split_at)
+            rec.splits += 1
+            if events is not None:
+                events.append(Split(p, q - p, p, nw * W, split_at, q - split_at))
+        self.link[p] = split_at | BUSY
+        if events is not None:
+            self._move_allocp(split_at)
+        else:
+            self.allocp = split_at
         payload = p + W
         self._note_alloc(payload, p, nw * W, nbytes, W)
-        self._emit(Placed, p, nw * W, payload, nbytes)
+        if events is not None:
+            events.append(Placed(p, nw * W, payload, nbytes))
         return payload
 
     def _extend(self, nw: int) -> bool:
@@ -247,10 +273,13 @@ class V7Malloc(Strategy):
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
         p = lb.block_addr
-        self._emit(Released, p, lb.block_size)
         self.link[p] &= ~BUSY
         self.free_index.add(p, lb.block_size)
-        self._move_allocp(p)
+        if self.rec.events is not None:
+            self._event(Released(p, lb.block_size))
+            self._move_allocp(p)
+        else:
+            self.allocp = p
 
     def _realloc(self, payload: int, nbytes: int) -> int | None:
         """V7 realloc: free, then malloc (the search starts at the freed block,
@@ -386,11 +415,38 @@ class V7Malloc(Strategy):
             yield self.core_top, reserve
 
     def fragmentation_probe(self) -> tuple[int, int, int, int]:
-        total, largest, top, below = self.free_index.probe(self.arena.brk)
-        reserve = self.arena.brk - self.core_top
-        if reserve:
-            return total + reserve, max(largest, reserve), reserve, largest
-        return total, largest, top, below
+        """From the running free-size index (:meth:`_probe`)."""
+        return self._probe()()
+
+    def _probe(self):
+        """The fragmentation probe, its containers bound once (see
+        :func:`~heapscope.allocators.strategy_measures.probed_row_writer`): the
+        free-size index, and in a fixed pool the part not carved yet, a free
+        block at the break.  (With sbrk, the carved core ends at the break.)"""
+        index_probe = self.free_index.probe
+        arena = self.arena
+        if not arena.fixed:
+            def probe():
+                return index_probe(arena.brk)
+            return probe
+        s = self
+
+        def probe():
+            brk = arena.brk
+            total, largest, top, below = index_probe(brk)
+            reserve = brk - s.core_top
+            if reserve:
+                return total + reserve, max(largest, reserve), reserve, largest
+            return total, largest, top, below
+        return probe
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through this policy's own probe and counters
+        (:func:`~heapscope.allocators.strategy_measures.probed_row_writer`); a subclass
+        gets the default row."""
+        if type(self) is not V7Malloc:
+            return super().measure_row(rec)
+        return ROW_FIELDS, probed_row_writer(self, rec, _ROW, joins=True)
 
     def _blocks(self):
         W = self.unit
