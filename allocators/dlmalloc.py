@@ -102,7 +102,6 @@ A step's events say every change to ``structure()``:
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Iterator, NamedTuple
 
 from . import structure
@@ -191,11 +190,11 @@ class Dlmalloc(DlmallocWords, Strategy):
         W = self.word
         #: SIZE_SZ
         self.size_sz = W
-        #: MALLOC_ALIGNMENT: 2W, or the alignment asked when that is more
-        self.alignment = max(2 * W, self.align)
-        self.align = self.alignment
+        # MALLOC_ALIGNMENT (the property alignment): 2W, or the alignment
+        # asked when that is more
+        self.align = max(2 * W, self.align)
         #: MINSIZE: prev_size, size, fd, bk
-        self.minsize = align_up(4 * W, self.alignment)
+        self.minsize = align_up(4 * W, self.align)
         # A pool has no mmap: its MORECORE is the pool.
         self.mallopt = Mallopt(trim_threshold=trim_threshold, top_pad=top_pad,
                                mmap_threshold=mmap_threshold,
@@ -212,6 +211,10 @@ class Dlmalloc(DlmallocWords, Strategy):
         for i in range(NAV):
             self._fd[~i] = self._bk[~i] = ~i
         self.binblocks = 0
+        #: the highest bin holding a chunk (0: none), kept by frontlink and
+        #: unlink: the measures' largest binned chunk is its front chunk, one
+        #: lookup where a scan down the bins cost more than a step of the policy
+        self._high_bin = 0
         #: the top chunk, None before the first malloc_extend_top
         self.top: int | None = None
         #: the first chunk (``sbrk_base`` plus alignment, plus one word)
@@ -226,10 +229,16 @@ class Dlmalloc(DlmallocWords, Strategy):
         self.max_total_mem = 0      # the original's high-water mark of sbrk'd + mapped bytes
 
     # ------------------------------------------------------------ sizes
+    @property
+    def alignment(self) -> int:
+        """MALLOC_ALIGNMENT: 2W, or the alignment asked when that is more (the
+        base's ``align``, one attribute fewer: test_attribute_reads.py)."""
+        return self.align
+
     def request2size(self, req: int) -> int:
         """The original's ``request2size``: ``req`` plus the size word, rounded
         up to MALLOC_ALIGNMENT, at least MINSIZE."""
-        mask = self.alignment - 1
+        mask = self.align - 1
         if req + self.size_sz + mask < self.minsize + mask:
             return self.minsize
         return (req + self.size_sz + mask) & ~mask
@@ -265,6 +274,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         fd[b] = f
         bk[f] = b
         self._free_bytes -= size
+        if b == f == ~self._high_bin:
+            self._lower_high_bin()
         events = self.rec.events
         if events is not None:
             if b == LR_BIN:
@@ -302,8 +313,27 @@ class Dlmalloc(DlmallocWords, Strategy):
         bk[front] = p
         fd[back] = p
         self._free_bytes += s
+        if idx > self._high_bin:
+            self._high_bin = idx
         if events is not None:
             events.append(ListInsert(p, s, (idx,)))
+
+    def _lower_high_bin(self) -> None:
+        """The highest bin has just been emptied: the next non-empty one down
+        (0: none), looked for only in blocks whose binblocks bit is set (every
+        non-empty bin's is)."""
+        fd = self._fd
+        blocks = self.binblocks
+        i = self._high_bin
+        while i > 1:
+            if not blocks >> (i // BINBLOCKWIDTH) & 1:
+                i = (i & ~(BINBLOCKWIDTH - 1)) - 1
+                continue
+            if fd[~i] != ~i:
+                self._high_bin = i
+                return
+            i -= 1
+        self._high_bin = 0
 
     def _mark_binblock(self, idx: int) -> None:
         bit = 1 << (idx // BINBLOCKWIDTH)
@@ -1015,12 +1045,14 @@ class Dlmalloc(DlmallocWords, Strategy):
         return fragmentation_probe(self)
 
     def measure_row(self, rec, probe=None) -> tuple:
-        """The default row, its probe looked up once, not at every step (a
-        subclass with a probe of its own gets the default row through it)."""
+        """The build's row through this policy's probe worked out in place and
+        the counters it adds to (:func:`heapscope.allocators.dlmalloc_measures.row_writer`);
+        a subclass with a probe of its own gets the default row through it."""
         if probe is None and type(self).fragmentation_probe is Dlmalloc.fragmentation_probe:
-            from .dlmalloc_measures import fragmentation_probe
-            probe = partial(fragmentation_probe, self)
+            from . import dlmalloc_measures     # it imports this module
+            return dlmalloc_measures.ROW_FIELDS, dlmalloc_measures.row_writer(self, rec)
         return super().measure_row(rec, probe)
+
     def _policy_signature(self) -> tuple:
         bins = tuple((i, tuple(self.bin(i))) for i in range(2, NAV) if self._fd[~i] != ~i)
         return (self.binblocks, bins, self.last_remainder, self.top,
