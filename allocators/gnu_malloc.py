@@ -86,7 +86,7 @@ from .events import (FREE, BlockFragmented, Coalesce, FragBlockEmptied, FragLink
                      InsertionPoint, ListInsert, ListRemove, Note, Placed, PointerMove, Released,
                      Shrink, Split, TableMoved, TopExtended, Visit, WalkStep)
 from .explain import count
-from .free_classes import FreeClasses
+from .free_classes import ROW, ROW_FIELDS, FreeClasses
 from .params import INT, SIZE, Param, ParamError
 from .shrink import give_back
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
@@ -779,6 +779,35 @@ class GNUMalloc(Strategy):
             if log is not None and top_end - (1 << log) in self.frag_prev:
                 top_chunk = 1 << log
         return self.classes.probe(top_end, top_chunk, reserve)
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through :meth:`fragmentation_probe` worked out in
+        place and the counters this policy adds to
+        (:data:`~heapscope.allocators.free_classes.ROW_FIELDS`); a subclass gets
+        the default row."""
+        if type(self) is not GNUMalloc:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        B = self.B
+        pack = ROW.pack_into
+
+        # The books are read through s at each step: a failed realloc(p, 0)
+        # puts back copies of them (_realloc_to_zero).
+        def write(buf, off, live_bytes, payload):
+            top_end = s.core_top
+            reserve = arena.brk - top_end
+            top_chunk = 0
+            if not reserve and s.heapsize:
+                log = s.frag_log.get((top_end - 1 - s.heapbase) // B + 1)
+                if log is not None and top_end - (1 << log) in s.frag_prev:
+                    top_chunk = 1 << log
+            free, _, top, below = s.classes.probe(top_end, top_chunk, reserve)
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, write
 
     def _blocks(self):
         B = self.B

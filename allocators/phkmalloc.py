@@ -88,7 +88,7 @@ from .events import (FREE, ChunkFreed, ChunkPageDissolved, ChunkPageLinked, Chun
                      ChunkPageUnlinked, ChunkTaken, Coalesce, Grow, InsertionPoint, ListInsert,
                      ListRemove, Note, Placed, Released, Shrink, Split, Visit, WalkStep)
 from .explain import count
-from .free_classes import FreeClasses
+from .free_classes import ROW, ROW_FIELDS, FreeClasses
 from .params import BOOL, INT, SIZE, Param, ParamError
 from .shrink import give_back
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
@@ -727,6 +727,35 @@ class PhkMalloc(Strategy):
             if isinstance(last, PageInfo) and last.bits >> ((self.pagesize >> last.shift) - 1) & 1:
                 top_chunk = last.size
         return self.classes.probe(top_end, top_chunk, reserve)
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through :meth:`fragmentation_probe` worked out in
+        place, the page directory and the books bound once, and the counters
+        this policy adds to (:data:`~heapscope.allocators.free_classes.ROW_FIELDS`);
+        a subclass gets the default row."""
+        if type(self) is not PhkMalloc:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        page_dir = self.page_dir
+        pageshift, pagesize = self.pageshift, self.pagesize
+        probe = self.classes.probe
+        pack = ROW.pack_into
+
+        def write(buf, off, live_bytes, payload):
+            top_end = s.core_top
+            reserve = arena.brk - top_end
+            top_chunk = 0
+            if not reserve and top_end > arena.base:
+                last = page_dir.get((top_end - 1) >> pageshift)
+                if isinstance(last, PageInfo) and last.bits >> ((pagesize >> last.shift) - 1) & 1:
+                    top_chunk = last.size
+            free, _, top, below = probe(top_end, top_chunk, reserve)
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, write
 
     def _blocks(self):
         P = self.pagesize
