@@ -290,14 +290,15 @@ class Dlmalloc(DlmallocWords, Strategy):
         events = self.rec.events
         if s < MAX_SMALLBIN_SIZE:
             idx = s >> 3
-            self._mark_binblock(idx)
+            if not self.binblocks >> (idx // BINBLOCKWIDTH) & 1:
+                self._mark_binblock(idx)
             back = ~idx
             front = fd[back]
         else:
             idx = bin_index(s)
             back = ~idx
             front = fd[back]
-            if front == back:
+            if front == back and not self.binblocks >> (idx // BINBLOCKWIDTH) & 1:
                 self._mark_binblock(idx)
             else:
                 head = self._head
@@ -336,6 +337,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         self._high_bin = 0
 
     def _mark_binblock(self, idx: int) -> None:
+        """``mark_binblock``: the bit of bin ``idx``'s block set, if it is not
+        (callers in a hot path test it first)."""
         bit = 1 << (idx // BINBLOCKWIDTH)
         if not self.binblocks & bit:
             self.binblocks |= bit
@@ -357,9 +360,6 @@ class Dlmalloc(DlmallocWords, Strategy):
             self._event(PointerMove("last_remainder", None if old == LR_BIN else old, p))
 
     # ----------------------------------------------------------- chunks
-    def _set_foot(self, p: int, s: int) -> None:
-        self._foot[p + s] = s
-
     def _set_inuse_at(self, p: int, s: int) -> None:
         """``set_inuse_bit_at_offset(p, s)``: the chunk at ``p + s`` says ``p`` is in use."""
         nxt = p + s
@@ -603,7 +603,7 @@ class Dlmalloc(DlmallocWords, Strategy):
         rsize = vsize - nb
         head[victim] = nb | PREV_INUSE
         head[remainder] = rsize | PREV_INUSE
-        self._set_foot(remainder, rsize)
+        self._foot[remainder + rsize] = rsize         # set_foot
         self._split_event(victim, vsize, nb)
         return remainder
 
@@ -843,7 +843,7 @@ class Dlmalloc(DlmallocWords, Strategy):
             del head[nxt]
             sz += nextsz
         head[p] = sz | PREV_INUSE
-        self._set_foot(p, sz)
+        foot[p + sz] = sz                     # set_foot
         if islr:
             self._free_bytes += sz
         else:
