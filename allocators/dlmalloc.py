@@ -322,18 +322,20 @@ class Dlmalloc(DlmallocWords, Strategy):
     def _lower_high_bin(self) -> None:
         """The highest bin has just been emptied: the next non-empty one down
         (0: none), looked for only in blocks whose binblocks bit is set (every
-        non-empty bin's is)."""
+        non-empty bin's is), from the highest such block down."""
         fd = self._fd
-        blocks = self.binblocks
         i = self._high_bin
-        while i > 1:
-            if not blocks >> (i // BINBLOCKWIDTH) & 1:
-                i = (i & ~(BINBLOCKWIDTH - 1)) - 1
-                continue
-            if fd[~i] != ~i:
-                self._high_bin = i
-                return
-            i -= 1
+        blocks = self.binblocks & ((2 << (i // BINBLOCKWIDTH)) - 1)     # i's block and below
+        while blocks:
+            b = blocks.bit_length() - 1
+            lo = b * BINBLOCKWIDTH
+            j = min(i, lo + BINBLOCKWIDTH - 1)
+            while j >= lo and j > 1:
+                if fd[~j] != ~j:
+                    self._high_bin = j
+                    return
+                j -= 1
+            blocks &= ~(1 << b)
         self._high_bin = 0
 
     def _mark_binblock(self, idx: int) -> None:
@@ -342,7 +344,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         bit = 1 << (idx // BINBLOCKWIDTH)
         if not self.binblocks & bit:
             self.binblocks |= bit
-            self._event(BinmapChange(idx // BINBLOCKWIDTH, True))
+            if self.rec.events is not None:
+                self._event(BinmapChange(idx // BINBLOCKWIDTH, True))
 
     def _link_last_remainder(self, p: int, size: int) -> None:
         """``link_last_remainder``: ``p`` becomes the last remainder (whatever
@@ -533,7 +536,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         while True:
             if not i & (BINBLOCKWIDTH - 1):
                 self.binblocks &= ~block
-                self._event(BinmapChange(i // BINBLOCKWIDTH, False))
+                if self.rec.events is not None:
+                    self._event(BinmapChange(i // BINBLOCKWIDTH, False))
                 return
             i -= 1
             if fd[~i] != ~i:
