@@ -102,7 +102,6 @@ A step's events say every change to ``structure()``:
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Iterator, NamedTuple
 
 from . import structure
@@ -191,11 +190,11 @@ class Dlmalloc(DlmallocWords, Strategy):
         W = self.word
         #: SIZE_SZ
         self.size_sz = W
-        #: MALLOC_ALIGNMENT: 2W, or the alignment asked when that is more
-        self.alignment = max(2 * W, self.align)
-        self.align = self.alignment
+        # MALLOC_ALIGNMENT (the property alignment): 2W, or the alignment
+        # asked when that is more
+        self.align = max(2 * W, self.align)
         #: MINSIZE: prev_size, size, fd, bk
-        self.minsize = align_up(4 * W, self.alignment)
+        self.minsize = align_up(4 * W, self.align)
         # A pool has no mmap: its MORECORE is the pool.
         self.mallopt = Mallopt(trim_threshold=trim_threshold, top_pad=top_pad,
                                mmap_threshold=mmap_threshold,
@@ -212,6 +211,10 @@ class Dlmalloc(DlmallocWords, Strategy):
         for i in range(NAV):
             self._fd[~i] = self._bk[~i] = ~i
         self.binblocks = 0
+        #: the highest bin holding a chunk (0: none), kept by frontlink and
+        #: unlink: the measures' largest binned chunk is its front chunk, one
+        #: lookup where a scan down the bins cost more than a step of the policy
+        self._high_bin = 0
         #: the top chunk, None before the first malloc_extend_top
         self.top: int | None = None
         #: the first chunk (``sbrk_base`` plus alignment, plus one word)
@@ -226,10 +229,16 @@ class Dlmalloc(DlmallocWords, Strategy):
         self.max_total_mem = 0      # the original's high-water mark of sbrk'd + mapped bytes
 
     # ------------------------------------------------------------ sizes
+    @property
+    def alignment(self) -> int:
+        """MALLOC_ALIGNMENT: 2W, or the alignment asked when that is more (the
+        base's ``align``, one attribute fewer: test_attribute_reads.py)."""
+        return self.align
+
     def request2size(self, req: int) -> int:
         """The original's ``request2size``: ``req`` plus the size word, rounded
         up to MALLOC_ALIGNMENT, at least MINSIZE."""
-        mask = self.alignment - 1
+        mask = self.align - 1
         if req + self.size_sz + mask < self.minsize + mask:
             return self.minsize
         return (req + self.size_sz + mask) & ~mask
@@ -265,6 +274,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         fd[b] = f
         bk[f] = b
         self._free_bytes -= size
+        if b == f == ~self._high_bin:
+            self._lower_high_bin()
         events = self.rec.events
         if events is not None:
             if b == LR_BIN:
@@ -279,14 +290,15 @@ class Dlmalloc(DlmallocWords, Strategy):
         events = self.rec.events
         if s < MAX_SMALLBIN_SIZE:
             idx = s >> 3
-            self._mark_binblock(idx)
+            if not self.binblocks >> (idx // BINBLOCKWIDTH) & 1:
+                self._mark_binblock(idx)
             back = ~idx
             front = fd[back]
         else:
             idx = bin_index(s)
             back = ~idx
             front = fd[back]
-            if front == back:
+            if front == back and not self.binblocks >> (idx // BINBLOCKWIDTH) & 1:
                 self._mark_binblock(idx)
             else:
                 head = self._head
@@ -302,14 +314,38 @@ class Dlmalloc(DlmallocWords, Strategy):
         bk[front] = p
         fd[back] = p
         self._free_bytes += s
+        if idx > self._high_bin:
+            self._high_bin = idx
         if events is not None:
             events.append(ListInsert(p, s, (idx,)))
 
+    def _lower_high_bin(self) -> None:
+        """The highest bin has just been emptied: the next non-empty one down
+        (0: none), looked for only in blocks whose binblocks bit is set (every
+        non-empty bin's is), from the highest such block down."""
+        fd = self._fd
+        i = self._high_bin
+        blocks = self.binblocks & ((2 << (i // BINBLOCKWIDTH)) - 1)     # i's block and below
+        while blocks:
+            b = blocks.bit_length() - 1
+            lo = b * BINBLOCKWIDTH
+            j = min(i, lo + BINBLOCKWIDTH - 1)
+            while j >= lo and j > 1:
+                if fd[~j] != ~j:
+                    self._high_bin = j
+                    return
+                j -= 1
+            blocks &= ~(1 << b)
+        self._high_bin = 0
+
     def _mark_binblock(self, idx: int) -> None:
+        """``mark_binblock``: the bit of bin ``idx``'s block set, if it is not
+        (callers in a hot path test it first)."""
         bit = 1 << (idx // BINBLOCKWIDTH)
         if not self.binblocks & bit:
             self.binblocks |= bit
-            self._event(BinmapChange(idx // BINBLOCKWIDTH, True))
+            if self.rec.events is not None:
+                self._event(BinmapChange(idx // BINBLOCKWIDTH, True))
 
     def _link_last_remainder(self, p: int, size: int) -> None:
         """``link_last_remainder``: ``p`` becomes the last remainder (whatever
@@ -327,9 +363,6 @@ class Dlmalloc(DlmallocWords, Strategy):
             self._event(PointerMove("last_remainder", None if old == LR_BIN else old, p))
 
     # ----------------------------------------------------------- chunks
-    def _set_foot(self, p: int, s: int) -> None:
-        self._foot[p + s] = s
-
     def _set_inuse_at(self, p: int, s: int) -> None:
         """``set_inuse_bit_at_offset(p, s)``: the chunk at ``p + s`` says ``p`` is in use."""
         nxt = p + s
@@ -503,7 +536,8 @@ class Dlmalloc(DlmallocWords, Strategy):
         while True:
             if not i & (BINBLOCKWIDTH - 1):
                 self.binblocks &= ~block
-                self._event(BinmapChange(i // BINBLOCKWIDTH, False))
+                if self.rec.events is not None:
+                    self._event(BinmapChange(i // BINBLOCKWIDTH, False))
                 return
             i -= 1
             if fd[~i] != ~i:
@@ -573,7 +607,7 @@ class Dlmalloc(DlmallocWords, Strategy):
         rsize = vsize - nb
         head[victim] = nb | PREV_INUSE
         head[remainder] = rsize | PREV_INUSE
-        self._set_foot(remainder, rsize)
+        self._foot[remainder + rsize] = rsize         # set_foot
         self._split_event(victim, vsize, nb)
         return remainder
 
@@ -813,7 +847,7 @@ class Dlmalloc(DlmallocWords, Strategy):
             del head[nxt]
             sz += nextsz
         head[p] = sz | PREV_INUSE
-        self._set_foot(p, sz)
+        foot[p + sz] = sz                     # set_foot
         if islr:
             self._free_bytes += sz
         else:
@@ -1015,12 +1049,14 @@ class Dlmalloc(DlmallocWords, Strategy):
         return fragmentation_probe(self)
 
     def measure_row(self, rec, probe=None) -> tuple:
-        """The default row, its probe looked up once, not at every step (a
-        subclass with a probe of its own gets the default row through it)."""
+        """The build's row through this policy's probe worked out in place and
+        the counters it adds to (:func:`heapscope.allocators.dlmalloc_measures.row_writer`);
+        a subclass with a probe of its own gets the default row through it."""
         if probe is None and type(self).fragmentation_probe is Dlmalloc.fragmentation_probe:
-            from .dlmalloc_measures import fragmentation_probe
-            probe = partial(fragmentation_probe, self)
+            from . import dlmalloc_measures     # it imports this module
+            return dlmalloc_measures.ROW_FIELDS, dlmalloc_measures.row_writer(self, rec)
         return super().measure_row(rec, probe)
+
     def _policy_signature(self) -> tuple:
         bins = tuple((i, tuple(self.bin(i))) for i in range(2, NAV) if self._fd[~i] != ~i)
         return (self.binblocks, bins, self.last_remainder, self.top,

@@ -15,7 +15,8 @@ def check_dlmalloc(dl, blocks: list[Block]) -> None:
     """The original's ``do_check_*`` and more: boundary tags along the
     heap (PREV_INUSE bits, feet of free chunks), full coalescing, each free
     chunk in the bin ``bin_index`` names or the last remainder, the bins
-    doubly linked and sorted, binblocks set for every non-empty bin, top
+    doubly linked and sorted, binblocks set for every non-empty bin, the
+    highest non-empty bin booked (``_high_bin``), top
     at the end of the sbrk'd memory, the break on a page, the mmap regions
     booked."""
     def broken(message: str) -> None:
@@ -62,6 +63,9 @@ def check_dlmalloc(dl, blocks: list[Block]) -> None:
             broken(f"the last_remainder bin holds {n} chunks")
         if i == 0 and n:
             broken("bin 0 (top's cell) holds chunks")
+    high = max((i for i in in_bins.values() if i >= 2), default=0)
+    if dl._high_bin != high:
+        broken(f"the highest bin holding a chunk is {high}, not {dl._high_bin} as booked")
     if dl.binblocks >> (NAV // BINBLOCKWIDTH):
         broken(f"binblocks {dl.binblocks:#x} has bits past block {NAV // BINBLOCKWIDTH - 1}")
     if len(fd) != NAV + len(in_bins) or len(bk) != len(fd):

@@ -12,13 +12,23 @@ only as a count per size, since all chunks of a size are alike.
 
 from __future__ import annotations
 
+import struct
+
 from .free_index import FreeSizeIndex
+
+#: the build's row of measures of the policies kept with these books (GNU
+#: malloc's and phkmalloc's ``measure_row``): no largest_free (the max of the
+#: two after it), and of the counters all but the rotations, which they never
+#: add to
+ROW_FIELDS = ("heap", "live", "in_use", "headers", "free", "top_free", "largest_below_top",
+              "visits", "splits", "merges", "grows", "walked", "payload")
+ROW = struct.Struct(f"<{len(ROW_FIELDS)}q")
 
 
 class FreeClasses:
     """Free runs by size and end, free chunks counted per chunk size."""
 
-    __slots__ = ("runs", "chunks", "chunk_total")
+    __slots__ = ("runs", "chunks", "chunk_total", "chunk_largest")
 
     def __init__(self) -> None:
         self.runs = FreeSizeIndex()
@@ -28,17 +38,26 @@ class FreeClasses:
         #: after every step of a build, and summing the sizes there cost
         #: about a microsecond a step
         self.chunk_total = 0
+        #: the largest size with a free chunk (0: none), kept likewise: a
+        #: max() over the sizes at every probe cost more than the books
+        self.chunk_largest = 0
 
     def add_chunk(self, size: int, n: int = 1) -> None:
-        self.chunks[size] = self.chunks.get(size, 0) + n
+        chunks = self.chunks
+        chunks[size] = chunks.get(size, 0) + n
         self.chunk_total += size * n
+        if size > self.chunk_largest:
+            self.chunk_largest = size
 
     def remove_chunk(self, size: int, n: int = 1) -> None:
-        left = self.chunks[size] - n
+        chunks = self.chunks
+        left = chunks[size] - n
         if left:
-            self.chunks[size] = left
+            chunks[size] = left
         else:
-            del self.chunks[size]
+            del chunks[size]
+            if size == self.chunk_largest:
+                self.chunk_largest = max(chunks, default=0)
         self.chunk_total -= size * n
 
     def chunk_bytes(self) -> int:
@@ -54,6 +73,9 @@ class FreeClasses:
         if self.chunk_total != self.chunk_bytes():
             return (f"the running total of free chunk bytes is {self.chunk_total}, "
                     f"the chunks hold {self.chunk_bytes()}")
+        if self.chunk_largest != max(self.chunks, default=0):
+            return (f"the largest free chunk is booked as {self.chunk_largest} bytes, "
+                    f"the chunks' largest is {max(self.chunks, default=0)}")
         return None
 
     def probe(self, top_end: int, top_chunk: int = 0, reserve: int = 0) -> tuple[int, int, int, int]:
@@ -63,15 +85,19 @@ class FreeClasses:
         ending at ``top_end``, else a free chunk of ``top_chunk`` bytes that
         ends there (0: none)."""
         total, run_largest, run_top, run_below = self.runs.probe(top_end)
-        chunks = self.chunks
-        chunk_largest = max(chunks) if chunks else 0
+        chunk_largest = self.chunk_largest
         total += self.chunk_total + reserve
-        largest = max(run_largest, chunk_largest, reserve)
+        # (comparisons, not max(): the probe runs after every step of a build)
+        largest = run_largest if run_largest > chunk_largest else chunk_largest
         if reserve:
-            return total, largest, reserve, max(run_largest, chunk_largest)
+            return total, largest if largest > reserve else reserve, reserve, largest
         if run_top:
-            return total, largest, run_top, max(run_below, chunk_largest)
+            return total, largest, run_top, run_below if run_below > chunk_largest else chunk_largest
         if top_chunk:
-            others = max((size for size, n in chunks.items() if n - (size == top_chunk) > 0), default=0)
-            return total, largest, top_chunk, max(run_largest, others)
+            # The largest chunk but the top one: the largest size unless the top
+            # chunk is its only one.
+            others = chunk_largest
+            if top_chunk == chunk_largest and self.chunks[top_chunk] == 1:
+                others = max((size for size in self.chunks if size != top_chunk), default=0)
+            return total, largest, top_chunk, run_largest if run_largest > others else others
         return total, largest, 0, largest

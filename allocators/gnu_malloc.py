@@ -86,7 +86,7 @@ from .events import (FREE, BlockFragmented, Coalesce, FragBlockEmptied, FragLink
                      InsertionPoint, ListInsert, ListRemove, Note, Placed, PointerMove, Released,
                      Shrink, Split, TableMoved, TopExtended, Visit, WalkStep)
 from .explain import count
-from .free_classes import FreeClasses
+from .free_classes import ROW, ROW_FIELDS, FreeClasses
 from .params import INT, SIZE, Param, ParamError
 from .shrink import give_back
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
@@ -255,19 +255,24 @@ class GNUMalloc(Strategy):
         result = self._gmalloc(size)
         if result is None:
             return None
-        b = self.BLOCK(result)
+        B = self.B
+        b = (result - self.heapbase) // B + 1           # BLOCK(result)
         log = self.frag_log.get(b)
-        block = (1 << log) if log is not None else self.busy_size[b] * self.B
+        block = (1 << log) if log is not None else self.busy_size[b] * B
         self._note_alloc(result, result, block, size, 0)
-        self._emit(Placed, result, block, result, size)
+        if self.rec.events is not None:
+            self._event(Placed(result, block, result, size))
         return result
 
     def _gmalloc(self, size: int, internal: bool = False) -> int | None:
         """malloc(): a fragment or a run of blocks."""
-        if not self.initialized and not self._initialize():
+        if not self.heapsize and not self._initialize():     # (not initialized)
             return None
-        if size < self.list_size:
-            size = self.list_size
+        list_size = 2 * self.word                           # (list_size, inline)
+        if self.align > list_size:
+            list_size = self.align
+        if size < list_size:
+            size = list_size
         if size <= self.B // 2:
             return self._fragment(size)
         return self._blocks_for(self._blockify(size), internal)
@@ -275,7 +280,7 @@ class GNUMalloc(Strategy):
     def _fragment(self, size: int) -> int | None:
         log = (size - 1).bit_length()
         frag = 1 << log
-        head = self._head(log)
+        head = -1 - log                                     # _head(log)
         nxt = self.frag_next
         prv = self.frag_prev
         first = nxt.get(head)
@@ -287,10 +292,12 @@ class GNUMalloc(Strategy):
             nxt[head] = after
             if after is not None:
                 prv[after] = head
-            block = self.BLOCK(first)
-            self.nfree[block] -= 1
-            if self.nfree[block]:
-                self.first[block] = (after - self.ADDRESS(block)) >> log
+            B, heapbase = self.B, self.heapbase
+            block = (first - heapbase) // B + 1             # BLOCK(first)
+            nfree = self.nfree
+            left = nfree[block] = nfree[block] - 1
+            if left:
+                self.first[block] = (after - ((block - 1) * B + heapbase)) >> log
             self.classes.remove_chunk(frag)
             rec.visits += 1
             if rec.events is not None:
@@ -389,11 +396,12 @@ class GNUMalloc(Strategy):
     # --------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
-        self._emit(Released, lb.block_addr, lb.block_size)
+        if self.rec.events is not None:
+            self._event(Released(lb.block_addr, lb.block_size))
         self._free_internal(payload)
 
     def _free_internal(self, ptr: int) -> None:
-        block = self.BLOCK(ptr)
+        block = (ptr - self.heapbase) // self.B + 1         # BLOCK(ptr)
         log = self.frag_log.get(block)
         if log is None:
             self._free_blocks(block)
@@ -496,13 +504,15 @@ class GNUMalloc(Strategy):
         """_free_internal, a fragment: link it beside its block's other free
         ones, or free the whole block when they are all free."""
         frag = 1 << log
-        count = self.B >> log
+        B = self.B
+        count = B >> log
         nxt, prv = self.frag_next, self.frag_prev
         nfree = self.nfree[block]
-        first = self.ADDRESS(block) + (self.first[block] << log)
+        address = (block - 1) * B + self.heapbase           # ADDRESS(block)
+        first = address + (self.first[block] << log)
         if nfree == count - 1:
             # All fragments of this block are free: off the list, free the block.
-            self._emit(FragBlockEmptied, self.ADDRESS(block), log, count)
+            self._emit(FragBlockEmptied, address, log, count)
             prev_of_group = prv[first]
             f = first
             for _ in range(count - 1):
@@ -526,9 +536,10 @@ class GNUMalloc(Strategy):
                 prv[after] = ptr
             self.nfree[block] = nfree + 1
             self.classes.add_chunk(frag)
-            self._emit(FragLinked, ptr, frag, log, first)
+            if self.rec.events is not None:
+                self._event(FragLinked(ptr, frag, log, first))
         else:
-            head = self._head(log)
+            head = -1 - log                                 # _head(log)
             old = nxt.get(head)
             nxt[ptr] = old
             prv[ptr] = head
@@ -536,9 +547,10 @@ class GNUMalloc(Strategy):
             if old is not None:
                 prv[old] = ptr
             self.nfree[block] = 1
-            self.first[block] = (ptr - self.ADDRESS(block)) >> log
+            self.first[block] = (ptr - address) >> log
             self.classes.add_chunk(frag)
-            self._emit(ListInsert, ptr, frag, (log,))
+            if self.rec.events is not None:
+                self._event(ListInsert(ptr, frag, (log,)))
 
     # ------------------------------------------------------------ realloc
     def _realloc(self, payload: int, size: int) -> int | None:
@@ -779,6 +791,35 @@ class GNUMalloc(Strategy):
             if log is not None and top_end - (1 << log) in self.frag_prev:
                 top_chunk = 1 << log
         return self.classes.probe(top_end, top_chunk, reserve)
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through :meth:`fragmentation_probe` worked out in
+        place and the counters this policy adds to
+        (:data:`~heapscope.allocators.free_classes.ROW_FIELDS`); a subclass gets
+        the default row."""
+        if type(self) is not GNUMalloc:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        B = self.B
+        pack = ROW.pack_into
+
+        # The books are read through s at each step: a failed realloc(p, 0)
+        # puts back copies of them (_realloc_to_zero).
+        def write(buf, off, live_bytes, payload):
+            top_end = s.core_top
+            reserve = arena.brk - top_end
+            top_chunk = 0
+            if not reserve and s.heapsize:
+                log = s.frag_log.get((top_end - 1 - s.heapbase) // B + 1)
+                if log is not None and top_end - (1 << log) in s.frag_prev:
+                    top_chunk = 1 << log
+            free, _, top, below = s.classes.probe(top_end, top_chunk, reserve)
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, write
 
     def _blocks(self):
         B = self.B

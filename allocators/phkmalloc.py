@@ -81,6 +81,8 @@ the free-page list passed.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from operator import attrgetter
 from typing import Iterator
 
 from . import structure
@@ -88,7 +90,7 @@ from .events import (FREE, ChunkFreed, ChunkPageDissolved, ChunkPageLinked, Chun
                      ChunkPageUnlinked, ChunkTaken, Coalesce, Grow, InsertionPoint, ListInsert,
                      ListRemove, Note, Placed, Released, Shrink, Split, Visit, WalkStep)
 from .explain import count
-from .free_classes import FreeClasses
+from .free_classes import ROW, ROW_FIELDS, FreeClasses
 from .params import BOOL, INT, SIZE, Param, ParamError
 from .shrink import give_back
 from .strategy import FREE_BLOCK, META, USED, Block, Strategy
@@ -149,6 +151,10 @@ class Run:
 
     def __setstate__(self, state):
         self.page, self.end, self.holder = state
+
+
+#: a run's end, the key of the free-page list's walk
+_run_end = attrgetter("end")
 
 
 class PhkMalloc(Strategy):
@@ -222,15 +228,21 @@ class PhkMalloc(Strategy):
         chunks = self.pagesize >> shift
         return self.pginfo_head + 4 * ((chunks + MALLOC_BITS - 1) // MALLOC_BITS)
 
-    def _walk_event(self, addr: int, size: int, stop: bool):
-        """A free's walk along the free-page list: search in a free, work
-        elsewhere; the event (None when events are off, as in bulk replay)."""
+    def _walk_runs(self, at: int) -> None:
+        """A free's walk along the free-page list, runs 0 to ``at`` (where it
+        stops): search in a free, work elsewhere, with an event a run when
+        events are kept."""
         rec = self.rec
-        if rec.kind == FREE:
-            rec.visits += 1
-            return None if rec.events is None else Visit(addr, size, stop, True)
-        rec.walked += 1
-        return None if rec.events is None else WalkStep(addr, size, stop)
+        search = rec.kind == FREE
+        if search:
+            rec.visits += at + 1
+        else:
+            rec.walked += at + 1
+        events = rec.events
+        if events is not None:
+            for k, pf in enumerate(self.runs[:at + 1]):
+                size, stop = pf.end - pf.page, k == at
+                events.append(Visit(pf.page, size, stop, True) if search else WalkStep(pf.page, size, stop))
 
     # ------------------------------------------------------------- malloc
     def _malloc(self, size: int) -> int | None:
@@ -241,7 +253,8 @@ class PhkMalloc(Strategy):
             return None
         block = self._block_size(addr)
         self._note_alloc(addr, addr, block, size, 0)
-        self._emit(Placed, addr, block, addr, size)
+        if self.rec.events is not None:
+            self._event(Placed(addr, block, addr, size))
         return addr
 
     def _malloc_init(self) -> bool:
@@ -254,7 +267,7 @@ class PhkMalloc(Strategy):
 
     def _block_size(self, addr: int) -> int:
         """A chunk's size, or the bytes of the page run that starts at ``addr``."""
-        index = self._index(addr)
+        index = addr >> self.pageshift                      # _index(addr)
         entry = self.page_dir[index]
         if isinstance(entry, PageInfo):
             return entry.size
@@ -268,7 +281,7 @@ class PhkMalloc(Strategy):
         return (size + mask) & ~mask
 
     def _imalloc(self, size: int, meta: str | None = None) -> int | None:
-        if self._chunk_path(size):
+        if max(size, self.minsize) <= self.maxsize:         # _chunk_path(size)
             addr = self._malloc_bytes(size)
         else:
             addr = self._malloc_pages(max(size, self.minsize))
@@ -375,11 +388,12 @@ class PhkMalloc(Strategy):
     # --------------------------------------------------------------- free
     def _free(self, payload: int) -> None:
         lb = self._note_free(payload)
-        self._emit(Released, lb.block_addr, lb.block_size)
+        if self.rec.events is not None:
+            self._event(Released(lb.block_addr, lb.block_size))
         self._ifree(payload)
 
     def _ifree(self, ptr: int) -> None:
-        info = self.page_dir[self._index(ptr)]
+        info = self.page_dir[ptr >> self.pageshift]         # page_dir[_index(ptr)]
         if isinstance(info, PageInfo):
             self._free_bytes(ptr, info)
         else:
@@ -393,7 +407,8 @@ class PhkMalloc(Strategy):
         info.free += 1
         self.meta.pop(ptr, None)
         self.classes.add_chunk(info.size)
-        self._emit(ChunkFreed, info.page, shift, i, ptr, info.size)
+        if self.rec.events is not None:
+            self._event(ChunkFreed(info.page, shift, i, ptr, info.size))
         bucket = self.buckets[shift]
         if info.free == 1:
             # "Insert in address order": the walk compares the next page, so it
@@ -452,17 +467,10 @@ class PhkMalloc(Strategy):
             self._emit(ListInsert, ptr, l, FREE_PAGES)
             at = 0
         else:
-            at = 0
-            events = self.rec.events
-            while True:
-                pf = runs[at]
-                stop = not (pf.end < ptr and at + 1 < len(runs))
-                ev = self._walk_event(pf.page, pf.end - pf.page, stop)
-                if events is not None:
-                    events.append(ev)
-                if stop:
-                    break
-                at += 1
+            # The walk stops at the first run that does not end below ptr, or
+            # the last (runs are in address order: their ends ascend).
+            at = min(bisect_left(runs, ptr, key=_run_end), len(runs) - 1)
+            self._walk_runs(at)
             pf = runs[at]
             if pf.page > tail:
                 # Insert before entry
@@ -727,6 +735,35 @@ class PhkMalloc(Strategy):
             if isinstance(last, PageInfo) and last.bits >> ((self.pagesize >> last.shift) - 1) & 1:
                 top_chunk = last.size
         return self.classes.probe(top_end, top_chunk, reserve)
+
+    def measure_row(self, rec) -> tuple:
+        """The build's row through :meth:`fragmentation_probe` worked out in
+        place, the page directory and the books bound once, and the counters
+        this policy adds to (:data:`~heapscope.allocators.free_classes.ROW_FIELDS`);
+        a subclass gets the default row."""
+        if type(self) is not PhkMalloc:
+            return super().measure_row(rec)
+        s = self
+        arena = self.arena
+        fixed = arena.fixed
+        page_dir = self.page_dir
+        pageshift, pagesize = self.pageshift, self.pagesize
+        probe = self.classes.probe
+        pack = ROW.pack_into
+
+        def write(buf, off, live_bytes, payload):
+            top_end = s.core_top
+            reserve = arena.brk - top_end
+            top_chunk = 0
+            if not reserve and top_end > arena.base:
+                last = page_dir.get((top_end - 1) >> pageshift)
+                if isinstance(last, PageInfo) and last.bits >> ((pagesize >> last.shift) - 1) & 1:
+                    top_chunk = last.size
+            free, _, top, below = probe(top_end, top_chunk, reserve)
+            pack(buf, off, s.touched_high - s.touched_low if fixed else arena.brk, live_bytes,
+                 s.in_use, s.header_in_use, free, top, below,
+                 rec.visits, rec.splits, rec.merges, rec.grows, rec.walked, payload)
+        return ROW_FIELDS, write
 
     def _blocks(self):
         P = self.pagesize

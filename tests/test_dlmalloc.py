@@ -21,11 +21,13 @@ from heapscope.allocators.events import (Coalesce, Grow, GrowFailed, ListInsert,
                                          Split, Visit)
 from heapscope.allocators.explain import explain_step
 from heapscope.allocators.registry import make_strategy
+from heapscope.allocators.replay import Timeline
 from heapscope.allocators.strategy import FREE_BLOCK, META, USED, HeapInvariantError
 from heapscope.allocators.structure import StructureMismatch, check_against_heap, where
-from heapscope.traces import default_trace_path, read_rep
+from heapscope.traces import Trace, default_trace_path, read_rep
 
 from .heap_harness import assert_probe_matches_walk, check_long_trace, op_sequences, run_checked
+from .test_bulk_replay import assert_same_series, plain
 
 GOLDEN = Path(__file__).parent / "data" / "dlmalloc_reference.json"
 
@@ -528,3 +530,16 @@ def test_explain_names_top_and_the_last_remainder_among_the_chunks_examined():
     t.malloc(16)
     lines = [e.text for e in explain_step(t, t.rec)]
     assert "the last remainder 0x34 (56 B): it fits" in lines
+
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op_sequences(max_ops=150, max_size=20000), st.sampled_from([4, 8]))
+def test_built_rows_with_mmap_and_trims_equal_the_heap_read_after_every_op(ops, word):
+    # dlmalloc packs its own row (dlmalloc_measures.row_writer): H counts the
+    # mapped regions, top and the last remainder come and go with the trims.
+    params = {"word": word, "mmap_threshold": 4096, "mmap_max": 3, "trim_threshold": 0,
+              "top_pad": 4096, "pagesize": 1024}
+    _, _, want, _ = plain("dlmalloc", params, ops)
+    built = Timeline(Trace.from_ops(ops, name="random"), "dlmalloc", params).build()
+    assert_same_series(built.series, want)

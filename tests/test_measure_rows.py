@@ -30,7 +30,7 @@ from .heap_harness import op_sequences
 
 BUNDLED = Path(__file__).resolve().parent.parent / "traces" / "bundled"
 
-FAST_ROWS = ["tlsf", "buddy", "bsd-buckets", "next-fit", "first-fit", "segregated-first-fit", "rotating-list", "v7-malloc", "splay-best-fit"]
+FAST_ROWS = ["tlsf", "buddy", "bsd-buckets", "next-fit", "first-fit", "segregated-first-fit", "rotating-list", "v7-malloc", "splay-best-fit", "dlmalloc", "gnu-malloc", "phkmalloc"]
 SETTINGS = [{}, {"heap_limit": 12_000}, {"pool_size": 9_000}, {"word": 4}]
 
 

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from heapscope.allocators.events import (ChunkFreed, ChunkPageDissolved, ChunkPageLinked, ChunkPageMade,
                                          ChunkPageUnlinked, ChunkTaken, Coalesce, Grow, InsertionPoint,
-                                         ListInsert, ListRemove, Shrink, Split, Visit)
+                                         ListInsert, ListRemove, Shrink, Split, Visit, WalkStep)
 from heapscope.allocators.phkmalloc import MALLOC_FIRST, MALLOC_FOLLOW, MALLOC_FREE, PageInfo, PhkMalloc
 from heapscope.allocators.registry import make_strategy
+from heapscope.allocators.replay import Program, apply_op
 from heapscope.allocators.strategy import FREE_BLOCK, META, USED, HeapInvariantError, Strategy
 from heapscope.allocators.structure import check_against_heap
 from heapscope.traces import default_trace_path, read_rep
@@ -336,3 +337,16 @@ def test_rare_steps_replay_from_their_events():
     step(s.free, d)
     assert [(r.page, r.end) for r in s.runs] == [(b, d + P)]
 
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op_sequences(max_size=20000))
+def test_each_ops_counters_match_its_events(ops):
+    # The free-page list's walk counts its runs in one go (PhkMalloc._walk_runs):
+    # a Visit (in a free) or a WalkStep (elsewhere) for each run counted.
+    s = PhkMalloc()
+    program = Program()
+    for kind, ident, size in ops:
+        rec = apply_op(s, program, kind, ident, size)
+        assert rec.visits == sum(isinstance(e, Visit) for e in rec.events), (kind, size)
+        assert rec.walked == sum(isinstance(e, WalkStep) for e in rec.events), (kind, size)
