@@ -193,10 +193,13 @@ class SegregatedFirstFit(Strategy):
 
     # -------------------------------------------------------------- lists
     def _insert(self, b: int, size: int) -> None:
-        # size_class(size), a block being never below the smallest class
+        # size_class(size), worked out in place (a chunk below the smallest
+        # block, the `chunk` parameter's least, leaves smaller free blocks)
         k = (size - 1).bit_length()
         if k > self.last_class:
             k = self.last_class
+        elif k < self.min_class:
+            k = self.min_class
         nxt, prv = self._next, self._prev
         at = ~k
         rec = self.rec

@@ -136,8 +136,8 @@ class SplayBestFit(WordHeap):
         self.wilderness: int | None = None
         #: F, kept for the measures (fragmentation_probe)
         self.free_bytes = 0
-        #: the largest size in the tree (0 when empty), kept for the measures;
-        #: -1 when the node of that size has left and the rightmost node is to be found
+        #: the largest size in the tree (0 when empty), kept for the measures:
+        #: raised by an insert, found again (the rightmost node) when its node leaves
         self.tree_max = 0
         if self.arena.fixed:
             self._pool_init()
@@ -326,7 +326,7 @@ class SplayBestFit(WordHeap):
         mem = self.mem
         left, right, parent, link = self.left, self.right, self.parent, self.link
         rec = self.rec
-        if size > self.tree_max >= 0:
+        if size > self.tree_max:
             self.tree_max = size
         x = self.root
         if x is None:
@@ -422,7 +422,16 @@ class SplayBestFit(WordHeap):
         if events is not None:
             events.append(TreeRemove(x, size, None))
         if size == self.tree_max:
-            self.tree_max = -1      # found again when the measures ask (_probe)
+            # the largest size left the tree: the next is the rightmost node
+            # (larger sizes hang right), walked now, not when the measures ask,
+            # so a heap's state is the same whether or not a probe ran
+            top = hi if hi is not None else lo
+            if top is None:
+                self.tree_max = 0
+            else:
+                while right[top] is not None:
+                    top = right[top]
+                self.tree_max = self.mem[top] & SIZE_MASK
         if lo is None or hi is None:
             root = hi if lo is None else lo
             if root is not None:
@@ -686,25 +695,17 @@ class SplayBestFit(WordHeap):
         """(F, largest free block, free block at the break or 0, largest other
         free block): F is kept as a running total, the wilderness is the block
         at the break, and the largest tree block is ``tree_max``, the rightmost
-        node's size found again only after the largest node left (:meth:`_probe`)."""
+        node's size, booked as nodes come and go (:meth:`_take_root`)."""
         return self._probe()()
 
     def _probe(self):
         """The fragmentation probe, its containers bound once: a bulk
         replay's lifetime (see :meth:`measure_row`)."""
         s = self
-        mem, right, arena = self.mem, self.right, self.arena
+        mem, arena = self.mem, self.arena
 
         def probe():
             tree_max = s.tree_max
-            if tree_max < 0:
-                x = s.root
-                tree_max = 0
-                if x is not None:
-                    while right[x] is not None:
-                        x = right[x]
-                    tree_max = mem[x] & SIZE_MASK
-                s.tree_max = tree_max
             wild = s.wilderness
             wild_size = mem[wild] & SIZE_MASK if wild is not None else 0
             if s.top == arena.brk:
@@ -835,7 +836,7 @@ class SplayBestFit(WordHeap):
         if set(link) != in_tree:
             fail(False, f"stale link words: {sorted(set(link) ^ in_tree)[:5]}")
         tree_sizes = [free_size[x] for x in nodes]
-        if self.tree_max >= 0 and self.tree_max != max(tree_sizes, default=0):
+        if self.tree_max != max(tree_sizes, default=0):
             fail(False, f"the largest tree size is booked as {self.tree_max} but the tree's "
                         f"largest node is {max(tree_sizes, default=0)}")
         if self.free_bytes != sum(free_size.values()):
