@@ -26,6 +26,8 @@ from heapscope.allocators.denser_checkpoints import DENSER_BYTES
 
 #: one slice of work between two looks at the event queue, in seconds
 SLICE_SECONDS = 0.008
+#: while held (:attr:`BackgroundDensifier.held`), a look this often (ms) whether it may go on
+HELD_MS = 30
 
 
 class BackgroundDensifier(QObject):
@@ -44,6 +46,10 @@ class BackgroundDensifier(QObject):
         #: (strategy, exception) of the work that raised (a user strategy's
         #: code), dropped without a word: the row just seeks as before
         self.failures: list = []
+        #: () -> True while other work on the GUI thread goes first (pieces
+        #: waiting their turn, gui/turns.py: a slice run in the same pass of
+        #: the event loop as a row joining made one long gap), or None
+        self.held = None
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._slice)
@@ -80,6 +86,10 @@ class BackgroundDensifier(QObject):
         if not self.jobs:
             self._timer.stop()
             return
+        if self.held is not None and self.held():
+            self._timer.setInterval(HELD_MS)
+            return
+        self._timer.setInterval(0)
         self.slices += 1
         job = self.jobs[0]
         before = job.added

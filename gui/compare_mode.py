@@ -42,6 +42,8 @@ from .compare_memory import ask_before_building
 from .compare_rows import RowsAsBuilt
 from .compare_view import MAX_ROWS, MIN_ROWS, CompareView
 from .predict_bar import PredictBar
+from .row_heaps import HeapsInTurns
+from .turns import turns
 from .step_words import request_words
 from .parallel_loader import BuildRequest, ParallelLoader
 from .show_model import timeline_key
@@ -83,7 +85,11 @@ class CompareMode(QObject):
         self.densifier = BackgroundDensifier(self)
         #: a big trace's rows, built in the background and shown as each is ready
         self.rows = RowsAsBuilt(self)
+        #: the heaps of rows about to be shown, made a turn each before they show
+        self.heaps = HeapsInTurns(window.model, self)
+        self.densifier.held = lambda: turns().busy
         window.model.trace_changed.connect(self.densifier.cancel)
+        window.model.trace_changed.connect(self.heaps.cancel)
         self.dialog: CompareDialog | None = None
         #: the dialog saying what the rows would need, while it is open
         self.memory_dialog = None
@@ -112,7 +118,8 @@ class CompareMode(QObject):
 
     @property
     def busy(self) -> bool:
-        return self.loader.busy
+        """Building rows behind the dialog, or making the heaps of rows about to show."""
+        return self.loader.busy or self.heaps.busy
 
     # ------------------------------------------------------------ choosing
     def ask_names(self) -> None:
@@ -172,7 +179,7 @@ class CompareMode(QObject):
                                            w.model.label, {"names": names,
                                                            "position": w.model.position}))
             return
-        self._show(names, w.model.position)
+        self._show(names, w.model.position, in_turns=True)
 
     def _sync_action(self) -> None:
         self.act_toggle.setChecked(self.active)
@@ -212,7 +219,7 @@ class CompareMode(QObject):
         if result.failures:
             self._say_failures(result.failures, none_left=len(names) < MIN_ROWS)
         if len(names) >= MIN_ROWS:
-            self._show(names, ctx.get("position", 0))
+            self._show(names, ctx.get("position", 0), in_turns=True)
         elif ctx.get("new_trace") and names:
             self._leave_to(names[0], ctx.get("position", 0))
 
@@ -251,6 +258,7 @@ class CompareMode(QObject):
     def _deactivate_page(self) -> None:
         w = self.window
         self.densifier.cancel()
+        self.heaps.cancel()
         if self.active:
             self.active = False
             self.view.unbind()
@@ -259,14 +267,22 @@ class CompareMode(QObject):
         self._sync_action()
 
     def _show(self, names: list[str], position: int, keys=None, in_turns: bool = False) -> None:
-        """Show ``names`` at ``position``; ``in_turns``: rows not made yet
-        join the view one per turn of the event loop (CompareView._join_next),
+        """Show ``names`` at ``position``; ``in_turns``: the new rows' heaps
+        are made one per turn of the event loop first (gui/row_heaps.py), the
+        rows not made yet join the view one per turn (CompareView._join_next),
         and :attr:`changed` is emitted once every row has joined."""
         w = self.window
         w.player.pause()
-        self.names = names
         if keys is None:
             keys = [timeline_key(n, w.params_for(n)) for n in names]
+        if in_turns and self.heaps.start(keys, position, lambda: self._show_now(names, position, keys)):
+            return                  # _show_now, once each new row's heap is made
+        self.heaps.cancel()
+        self._show_now(names, position, keys, in_turns)
+
+    def _show_now(self, names: list[str], position: int, keys, in_turns: bool = True) -> None:
+        w = self.window
+        self.names = names
         self._activate_page()
         self.view.join_in_turns = in_turns
         try:

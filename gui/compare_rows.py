@@ -25,6 +25,7 @@ from heapscope.allocators.replay import Timeline
 from . import background_build
 from .compare_view import MIN_ROWS
 from .show_model import timeline_key
+from .turns import turns
 
 
 class RowsAsBuilt(QObject):
@@ -37,7 +38,9 @@ class RowsAsBuilt(QObject):
         #: (the names to compare, the position to show them at) while rows are missing
         self.pending: tuple[list[str], int] | None = None
         background = self.window.loading.background
-        background.progress.connect(lambda done, total: self.look())
+        # in a turn of its own (gui/turns.py): a poll's chunks come in for
+        # several rows at once, and each showing more rows is work of its own
+        background.progress.connect(lambda done, total: turns().call_soon(self.look, self))
         background.ended.connect(self._ended)
 
     @staticmethod

@@ -56,6 +56,7 @@ from .step_words import outcome
 from .structure_panel import StructurePanel
 from .subscriber import Subscriber
 from .theme import LIGHT, Presentation
+from .turns import turns
 
 #: compare mode shows this many strategies at least and at most
 MIN_ROWS, MAX_ROWS = 2, 7
@@ -74,9 +75,6 @@ STRUCTURE_ROW_PX = 330
 SUMMARY_LATER_FROM = 50_000
 #: rows a long running summary grows by in one turn of the event loop (RankingTable._summarize_next)
 SUMMARY_ROWS_PER_TURN = 1 << 16
-#: the wait (ms) between two rows made ahead or joining the view: a timer, not a
-#: zero-time call, so that the event loop's other timers and paints run between
-TURN_MS = 1
 #: the width of a row's name and gauges (px)
 HEADER_WIDTH = 250
 #: a map row is at least this tall on screen (px)
@@ -254,7 +252,21 @@ class CompareHeapMap(HeapMapWidget):
     def _model_step(self, position: int | None = None) -> None:
         step = self.model.step(self.row) if self.model is not None else None
         self.outcome = outcome(step) if step is not None else ""
+        if self._drawn_already(step):
+            # Rows joining the shown ones (a big trace's rows, as each is
+            # built) move no row already there: drawn again only if the
+            # shared scale changed (each redraw was 6-10 ms a row a join).
+            self.render_if_rescaled()
+            return
         super()._model_step(position)
+
+    def _drawn_already(self, step) -> bool:
+        """The map shows ``step`` as it is: the same heap (the tracker's, not
+        moved), the same record and event."""
+        drawn = self.drawn_step
+        return (step is not None and drawn is not None and self.layout_ is not None
+                and drawn.heap is step.heap and drawn.record is step.record
+                and self.event_index == self.model.event_in_row(self.row))
 
     def set_quiet(self, quiet: bool) -> None:
         super().set_quiet(quiet)
@@ -889,7 +901,7 @@ class RankingTable(Subscriber, QWidget):
     def _summarize_soon(self) -> None:
         if self._later and not self._summarizing:
             self._summarizing = True
-            QTimer.singleShot(0, self, self._summarize_next)
+            turns().call_soon(self._summarize_next, self)
 
     def _summarize_next(self) -> None:
         """:data:`SUMMARY_ROWS_PER_TURN` more rows of the first summary still
@@ -1095,10 +1107,6 @@ class CompareView(Subscriber, QWidget):
         #: event loop (a view shown on screen only; compare mode sets it)
         self.join_in_turns = False
         self._joining = False
-        self._join_timer = QTimer(self)
-        self._join_timer.setSingleShot(True)
-        self._join_timer.setInterval(TURN_MS)
-        self._join_timer.timeout.connect(self._join_next)
         #: rows made ahead (prepare_rows), not in the view yet; their hidden parent
         self._stock: list[CompareRow] = []
         self._stock_holder = QWidget(self)
@@ -1200,10 +1208,9 @@ class CompareView(Subscriber, QWidget):
             self._hold_slots(n)
             self._arrange(final=False)
             self._joining = True
-            self._join_timer.start()
+            turns().call_soon(self._join_next, self)
             return
         was_joining, self._joining = self._joining, False
-        self._join_timer.stop()
         while len(self.rows) < n:
             self._join(self._take_row())
         self._arrange()
@@ -1225,24 +1232,23 @@ class CompareView(Subscriber, QWidget):
                            else self._structures_open)
         shown = model.shown
         opened = self._open_later
-        for i, row in enumerate(self.rows):
-            if i < n:
-                # Rebind a row whose strategy changed even where its index
-                # did not: its name, map, structure view and rank badge must
-                # all name the strategy now shown at that index (issue 24).
-                if row.row != i or row.map.model is not model or row.key != shown[i]:
-                    new = not row.bound or row.map.model is not model
-                    row.unbind()
-                    row.show()
-                    if new:
-                        row.set_structure_visible(False)    # opened below, as many as have room
-                        opened |= open_structures
-                    row.bind(model, i)
-                else:
-                    row.show()
-            else:
+        for i, row in self._placed(shown):
+            if i is None:
                 row.unbind()
                 row.hide()
+            # Rebind a row whose strategy changed even where its index
+            # did not: its name, map, structure view and rank badge must
+            # all name the strategy now shown at that index (issue 24).
+            elif row.row != i or row.map.model is not model or row.key != shown[i]:
+                new = not row.bound or row.map.model is not model
+                row.unbind()
+                row.show()
+                if new:
+                    row.set_structure_visible(False)    # opened below, as many as have room
+                    opened |= open_structures
+                row.bind(model, i)
+            else:
+                row.show()
         if not final:
             self._open_later = opened
             self._share_height()
@@ -1254,6 +1260,40 @@ class CompareView(Subscriber, QWidget):
         self._share_height()
         self._show_ranks({name: i + 1 for i, name in enumerate(self.table.order)})
         self._note_scale_soon()
+
+    def _placed(self, shown) -> list:
+        """[(index in ``shown`` or None, row)] top to bottom, the rows and the
+        splitter put in that order: a row showing a timeline still shown
+        keeps it (a big trace's row joining those shown before it moved
+        each below it to the next strategy: each drawn anew, 6-20 ms a
+        row); the others take the timelines left, in order; the rest are
+        None (hidden, below)."""
+        model = self.model
+        index_of = {key: i for i, key in enumerate(shown)}
+        at: dict[int, CompareRow] = {}
+        others = []
+        for row in self.rows:
+            i = index_of.get(row.key) if row.bound and row.map.model is model else None
+            if i is not None and i not in at:
+                at[i] = row
+            else:
+                others.append(row)
+        left = iter(i for i in range(len(shown)) if i not in at)
+        rest = []
+        for row in others:
+            i = next(left, None)
+            if i is None:
+                rest.append(row)
+            else:
+                at[i] = row
+        placed = [(i, at[i]) for i in sorted(at)] + [(None, row) for row in rest]
+        order = [row for _, row in placed]
+        if order != self.rows:
+            for k, row in enumerate(order):
+                if self.rows_split.indexOf(row) != k:
+                    self.rows_split.insertWidget(k, row)      # moved, not made again
+            self.rows = order
+        return placed
 
     def _join_next(self) -> None:
         """One more row joins the view (made now, or taken from those made
@@ -1274,13 +1314,13 @@ class CompareView(Subscriber, QWidget):
             # turn after (a row made in one turn was 50-70 ms of CPU on
             # gcc-cc1 under load, made and joined together over 100 ms)
             self._make_part()
-            self._join_timer.start()
+            turns().call_soon(self._join_next, self)
             return
         if len(self.rows) < n:
             self._join(self._take_row())
         if len(self.rows) < n:
             self._arrange(final=False)
-            self._join_timer.start()
+            turns().call_soon(self._join_next, self)
             return
         self._joining = False
         self._arrange()
@@ -1374,13 +1414,13 @@ class CompareView(Subscriber, QWidget):
         gui/compare_rows.py): made when the rows show, seven rows' maps
         held the loop 1.5-1.9 s in one go (issue 25's stall probe)."""
         self._prepare_to = max(self._prepare_to, n)
-        QTimer.singleShot(TURN_MS, self, self._prepare_next)
+        turns().call_soon(self._prepare_next, self)
 
     def _prepare_next(self) -> None:
         if self._joining or len(self.rows) + len(self._stock) >= self._prepare_to:
             return                  # (rows joining make their own, a part a turn)
         self._make_part()           # a part of a row a turn (_row_parts)
-        QTimer.singleShot(TURN_MS, self, self._prepare_next)
+        turns().call_soon(self._prepare_next, self)
 
     def _share_height(self) -> None:
         """Rows with their structure view open get :data:`OPEN_ROW_WEIGHT`

@@ -86,7 +86,9 @@ class ParamsPanel(QWidget):
         box.addWidget(self.small_button)
         box.addWidget(self.note)
         box.addWidget(scroll, 1)
-        window.model.shown_changed.connect(self.rebuild)
+        #: {timeline key: its group} of the rows shown
+        self._groups: dict[tuple, QGroupBox] = {}
+        window.model.shown_changed.connect(lambda: self.rebuild(keep_shown=True))
         window.edits.changed.connect(lambda edit: self.rebuild())
         self.rebuild()
 
@@ -100,16 +102,26 @@ class ParamsPanel(QWidget):
         return self.window.params_for(strategy).get(name, p.default)
 
     # ------------------------------------------------------------ building
-    def rebuild(self) -> None:
-        """One group per shown strategy, its values as they are now."""
+    def rebuild(self, keep_shown: bool = False) -> None:
+        """One group per shown strategy, its values as they are now;
+        ``keep_shown`` (other rows shown): the groups of timelines still
+        shown stay as they are, only the new rows' are made (a compare row
+        joining those shown remade all seven groups: issue 25's stall probe)."""
+        keys = list(self.window.model.shown)
+        kept = {k: g for k, g in self._groups.items() if keep_shown and k in keys}
         while self.groups_box.count():
-            item = self.groups_box.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        self.editors.clear()
-        self.errors.clear()
-        for strategy in self.shown_strategies():
-            self.groups_box.addWidget(self._group(strategy))
+            self.groups_box.takeAt(0)       # (the stretch; the groups are put back below)
+        for key, group in self._groups.items():
+            if key not in kept:
+                group.hide()
+                group.deleteLater()
+                self.errors.pop(key[0], None)
+                for name in [e for e in self.editors if e[0] == key[0]]:
+                    del self.editors[name]
+        self._groups = {}
+        for key in keys:
+            self._groups[key] = kept.get(key) or self._group(key[0])
+            self.groups_box.addWidget(self._groups[key])
         self.groups_box.addStretch(1)
         self.offer()
 

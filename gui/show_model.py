@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from heapscope.allocators import structure as structure_protocol
 from heapscope.allocators.explain import explain_fault, explain_step
@@ -53,6 +53,7 @@ from .block_facts import block_start, describe_address
 from heapscope.allocators.heap_edits import TrackedHeap
 from heapscope.allocators.heap_tracker import STEPWISE_MAX, HeapTracker, seek_tracked
 from .step_measures import StepMeasures
+from .turns import turns
 
 #: a timeline's key: (strategy name, its parameters as sorted pairs)
 TimelineKey = tuple
@@ -270,10 +271,6 @@ class ShowModel(QObject):
         self.waiting: int | None = None
         #: a jump made a row at a time: (position, event, {key: (heap, tracker)})
         self._staged: tuple | None = None
-        self._stage_timer = QTimer(self)
-        self._stage_timer.setSingleShot(True)
-        self._stage_timer.setInterval(0)
-        self._stage_timer.timeout.connect(self._stage_next)
 
     @property
     def names(self) -> dict | None:
@@ -440,7 +437,7 @@ class ShowModel(QObject):
         self._set_hover(None)
         self._set_selection(None)
         wanted = self._clamp(self.position if position is None else position)
-        self.position = min(wanted, self.ready)
+        self.position = self.position_for(keys, wanted)
         self._seek_shown()
         if wanted > self.position:
             self._set_waiting(wanted)       # shown once built that far
@@ -555,13 +552,12 @@ class ShowModel(QObject):
                 or position == 0):
             return False
         self._staged = (position, event, {})
-        self._stage_timer.start()
+        turns().call_soon(self._stage_next, self)
         return True
 
     def cancel_staged(self) -> None:
         """The jump under way is not made (another was asked, or other rows shown)."""
         self._staged = None
-        self._stage_timer.stop()
 
     def _stage_next(self) -> None:
         """One row's heap at the jump's position, made apart; the jump once all are."""
@@ -584,33 +580,69 @@ class ShowModel(QObject):
             ready[key] = ((twin, program), tracker)
         except Exception:           # noqa: BLE001 -- a strategy of your own: the move says it
             ready[key] = None
-        self._stage_timer.start()
+        turns().call_soon(self._stage_next, self)
 
     def _seek_shown(self, staged: dict | None = None) -> None:
         """Every shown row to :attr:`position`; ``staged``: {key: (heap,
         tracker)} made apart for it (the heap before the step, the tracker at it)."""
         self._steps = {}
         for key in self._shown:
-            tl = self._timelines[key]
-            made = (staged or {}).get(key)
             try:
-                if made is not None:
-                    tl.adopt(self.position - 1, *made[0])
-                    self._trackers[key] = made[1]
-                    tl.seek(self.position)          # the shown step, with its events
-                else:
-                    seek_tracked(tl, self._trackers.setdefault(key, HeapTracker()), self.position)
+                self._seek_row(key, self.position, (staged or {}).get(key))
             except UserStrategyError as exc:
                 # the window drops that heap (a queued slot); this seek and
                 # whatever drew it end here, quietly (the user-code watch)
                 self.user_fault.emit(key[0], str(exc))
                 raise StopUserCode(str(exc)) from None
-            rec = tl.last_record
-            if self.position and (rec is None or rec.events is None):
-                # Left at the end by its build, which records no events: replay
-                # the shown step once more with its events on.
-                tl.seek(self.position - 1)
-                tl.seek(self.position)
+
+    def _seek_row(self, key: TimelineKey, position: int, made=None) -> None:
+        """``key``'s timeline and tracker to ``position``; ``made``: (heap,
+        tracker) made apart for it (:meth:`_stage_next`)."""
+        tl = self._timelines[key]
+        if made is not None:
+            tl.adopt(position - 1, *made[0])
+            self._trackers[key] = made[1]
+            tl.seek(position)          # the shown step, with its events
+        else:
+            seek_tracked(tl, self._trackers.setdefault(key, HeapTracker()), position)
+        rec = tl.last_record
+        if position and (rec is None or rec.events is None):
+            # Left at the end by its build, which records no events: replay
+            # the shown step once more with its events on.
+            tl.seek(position - 1)
+            tl.seek(position)
+
+    def position_for(self, keys, position: int | None = None) -> int:
+        """The step :meth:`show` of ``keys`` at ``position`` shows now (the
+        current one, clamped to the trace and to the steps built of each)."""
+        wanted = self._clamp(self.position if position is None else position)
+        return min([wanted] + [self.built_steps(k) for k in keys])
+
+    def prepare(self, key: TimelineKey, position: int) -> bool:
+        """Make ``key``'s heap at ``position`` (a kept timeline, shown or
+        not) and walk it, apart from what the rows show, so that a
+        :meth:`show` that follows finds it there: restoring a checkpoint,
+        replaying the steps from it and walking the heap took 30-40 ms a
+        row on gcc-cc1, seven rows at once held the event loop (issue 25's
+        stall probe).  False when nothing was left to make.  A strategy of
+        your own that fails here fails again in the show, which says so.
+        A shown row's heap is left alone: it moves with the others."""
+        if key in self._shown or self.prepared(key, position):
+            return False
+        tl = self._timelines[key]
+        tracker = self._trackers.setdefault(key, HeapTracker())
+        try:
+            self._seek_row(key, position)
+            tracker.heap_at(tl.strategy, position, lambda: tl.strategy.structure()["pointers"])
+        except Exception:           # noqa: BLE001 -- user code: the show says what went wrong
+            tracker.invalidate()
+        return True
+
+    def prepared(self, key: TimelineKey, position: int) -> bool:
+        """``key``'s timeline stands at ``position`` with its heap walked there."""
+        tl, tracker = self._timelines[key], self._trackers.get(key)
+        return (tl.position == position and tracker is not None and tracker.position == position
+                and tracker.heap is not None)
 
     @property
     def event_count(self) -> int:

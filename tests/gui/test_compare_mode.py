@@ -563,7 +563,8 @@ def test_open_compare_on_the_command_line(qtbot, small_trace_path):
     w = make_window(small_trace_path, params={}, compare=["tlsf", "buddy"], step=40)
     qtbot.addWidget(w)
     w.show()
-    qtbot.waitUntil(lambda: w.compare.active and bool(w.compare.view.shown_rows()), timeout=60000)
+    qtbot.waitUntil(lambda: w.compare.active and bool(w.compare.view.shown_rows())
+                    and not w.compare.view.joining(), timeout=60000)
     assert w.model.position == 40
     assert [r.name.text() for r in w.compare.view.shown_rows()] == ["tlsf", "buddy"]
     w.compare.loader.cancel()
@@ -747,7 +748,8 @@ def test_bump_from_the_command_line_in_compare_mode(qtbot, small_trace_path):
         w = make_window(req.trace, req.strategy, req.params, req.strategy_params, req.step, req.compare)
         qtbot.addWidget(w)
         w.show()
-        qtbot.waitUntil(lambda: w.compare.active and bool(w.compare.view.shown_rows()), timeout=60000)
+        qtbot.waitUntil(lambda: w.compare.active and bool(w.compare.view.shown_rows())
+                        and not w.compare.view.joining(), timeout=60000)
         rows = w.compare.view.shown_rows()
         assert [r.name.text() for r in rows] == ["bump", "tlsf"] and w.model.position == 300
         for t in (301, 77, 500):
