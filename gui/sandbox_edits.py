@@ -77,6 +77,7 @@ class SandboxEdits(QObject):
         self._close_answered = False
         self._hooked: set = set()
         self._progress: QProgressDialog | None = None
+        self._replaying = False         # an edit's replay runs (its dialog processes events)
         self._make_actions()
         self._hook_map(window.heap_map, lambda: 0)
         self._hook_structure(window.structure_panel)
@@ -228,7 +229,7 @@ class SandboxEdits(QObject):
         dialog.setIntRange(0, MAX_DIALOG_SIZE)
         dialog.setIntValue(value)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
-        dialog.intValueSelected.connect(then)
+        dialog.intValueSelected.connect(once_closed(self, then))
         dialog.finished.connect(lambda _=0, d=dialog: self._dialog_closed(d))
         dialog.open()
 
@@ -252,7 +253,8 @@ class SandboxEdits(QObject):
         """Apply ``make(sandbox, shown step)`` (an edit of the sandbox, or
         None) and show it; the edit, or None."""
         w = self.window
-        if w.busy or w.model.building():     # an edit replays from the timeline built
+        # an edit replays from the timeline built; none starts while one replays
+        if w.busy or w.model.building() or self._replaying:
             w.statusBar().showMessage("Wait until the trace is replayed, then edit it", 5000)
             return None
         box = self.current()
@@ -282,14 +284,19 @@ class SandboxEdits(QObject):
         model = self.model
         timelines = [model.timeline(r) for r in range(len(model.shown))]
         progress = ReplayProgress(self.progress_dialog, len(timelines))
+        self._replaying = True
         try:
             new = box.replayed(timelines, old_trace, w.params, w.check_steps.params,
                                progress=progress.report, cancel=progress.cancelled)
+            if progress.cancelled():    # clicked in the last report's setValue: all replayed
+                raise ReplayCancelled(len(box.trace))
         except ReplayCancelled:
             w.statusBar().showMessage("Edit cancelled: its replay was stopped", 5000)
             return False
         finally:
-            progress.close()
+            self._replaying = False
+            if progress.close():        # the keys back from the dialog (shown, modal)
+                self.focus_back()
         w.strategy_params = {k: dict(v) for k, v in box.params.items() if v}
         step = edit.step_after
         plays = (animate and isinstance(edit, Splice) and edit.inserted
@@ -324,7 +331,7 @@ class SandboxEdits(QObject):
     def _undo_redo(self, move, back) -> None:
         self.before_undo.emit()
         box = self.current()
-        if box is None or self.window.busy or self.model.building():
+        if box is None or self.window.busy or self.model.building() or self._replaying:
             return
         old = self.model.trace
         edit = move(box)
@@ -499,7 +506,7 @@ class SandboxEdits(QObject):
         menu.setAttribute(Qt.WA_DeleteOnClose)
         if name is not None:
             menu.addAction(f"Free this block ({name})").triggered.connect(
-                lambda checked=False: self.free_block(name))
+                once_closed(self, lambda checked=False: self.free_block(name)))
             menu.addAction(f"Realloc this block ({name})…").triggered.connect(
                 lambda checked=False: self.ask_realloc(name))
             menu.addSeparator()
@@ -515,12 +522,35 @@ class SandboxEdits(QObject):
         QTimer.singleShot(0, self.focus_back)     # after the item's edit
 
 
+def once_closed(context: QObject, then):
+    """``then`` as the slot of a dialog's answer or a menu item, run from the
+    event loop once that dialog or menu has finished closing (unless
+    ``context`` is deleted first).
+
+    Its edit may replay a long trace, and the replay's progress dialog
+    processes events inside its setValue() (window-modal, for its Cancel).
+    Run inside the signal, that nested event processing carried out the
+    deferred delete of the very dialog or menu still emitting it (closed
+    with WA_DeleteOnClose: QWindow::close() sends the close event, in which
+    deleteLater() is called, one event level deeper than the key or click
+    being handled, so Qt counts it due in the nested processing):
+    QInputDialog::done() and the QMenu's click went on in freed memory when
+    the replay returned, Cancel clicked or not (every run; a segfault inside
+    a test's keyClick in 4 runs of 30 here).  Queued, the replay runs with
+    no closing widget under it."""
+    return lambda *args: QTimer.singleShot(0, context, lambda: then(*args))
+
+
 class ReplayProgress:
     """Progress of a long replay after an edit, in ``dialog`` (the window's
     one, kept: a progress dialog deleted while its own setValue() ran crashed
     the window once, DESIGN.md), shown only once the replay reports progress
     (every 4096 steps: never for a small trace); its Cancel stops the replay.
-    The dialog is window-modal: setValue() lets its Cancel be clicked."""
+    The dialog is window-modal: setValue() lets its Cancel be clicked, and
+    the replay is never started from a widget's own signal (:func:`once_closed`)
+    nor while another runs (``SandboxEdits._replaying``).  Once cancelled,
+    it stays so (QProgressDialog.reset() forgets it) and setValue() is not
+    called again (on the reset dialog it would show it anew)."""
 
     def __init__(self, dialog_for, rows: int) -> None:
         self.dialog_for = dialog_for
@@ -528,8 +558,11 @@ class ReplayProgress:
         self.dialog: QProgressDialog | None = None
         self._row = 0
         self._last = 0
+        self._cancelled = False
 
     def report(self, done: int, total: int) -> None:
+        if self.cancelled():
+            return                      # the replay stops at its next look at cancel()
         if done < self._last:           # the next row's build began
             self._row += 1
         self._last = done
@@ -542,12 +575,15 @@ class ReplayProgress:
         self.dialog.setValue(min(999, int(1000 * share)))
 
     def cancelled(self) -> bool:
-        return self.dialog is not None and self.dialog.wasCanceled()
+        self._cancelled = self._cancelled or (self.dialog is not None and self.dialog.wasCanceled())
+        return self._cancelled
 
-    def close(self) -> None:
+    def close(self) -> bool:
+        """Hide the dialog; whether it had shown."""
         if self.dialog is not None:
             self.dialog.reset()
             self.dialog.hide()
+        return self.dialog is not None
 
 
 def readable_of(source: str | None) -> tuple[dict | None, list | None]:

@@ -332,6 +332,146 @@ def test_a_long_replay_after_an_edit_shows_progress_and_can_be_cancelled(qtbot, 
     assert not w.edits.sandbox.can_undo and not w.isWindowModified()
 
 
+def cancel_inside_report(monkeypatch, at):
+    """Cancel the edit's replay from inside the progress dialog's own
+    setValue(): before the replay's report number ``at`` (1-based; "last":
+    the build's final report, made once every step is replayed), a call to
+    the dialog's cancel() is queued, which the nested event processing of
+    that report's setValue() runs (a window-modal QProgressDialog processes
+    events there), as a click on Cancel at that moment would.  Returns the
+    reports seen, (done, total)."""
+    from PySide6.QtCore import QTimer
+    from heapscope.gui.sandbox_edits import ReplayProgress
+    original = ReplayProgress.report
+    reports = []
+
+    def report(progress, done, total):
+        reports.append((done, total))
+        if at == len(reports) or (at == "last" and done >= total):
+            QTimer.singleShot(0, lambda: progress.dialog.cancel())
+        original(progress, done, total)
+    monkeypatch.setattr(ReplayProgress, "report", report)
+    return reports
+
+
+def malloc_answered_by_enter(qtbot, w, size: int) -> list:
+    """M, then ``size`` and Enter in the size dialog; whether the dialog
+    was alive after its answer had been handled (a slot connected after the
+    window's runs then), as [alive] (empty: that slot never ran, the dialog
+    had been deleted meanwhile)."""
+    qtbot.keyClick(w, Qt.Key_M)
+    dialog = w.edits.size_dialog
+    gone, alive = [], []
+    dialog.destroyed.connect(lambda *_: gone.append(True))
+    dialog.intValueSelected.connect(lambda _v: alive.append(not gone))
+    answer_size(qtbot, w, size)
+    w.animator.finish()
+    assert gone == [True]           # deleted once closed (WA_DeleteOnClose), not kept
+    return alive
+
+
+def free_chosen_in_menu(qtbot, w, payload: int) -> list:
+    """Free this block chosen in the block menu of the used block at
+    ``payload``; as :func:`malloc_answered_by_enter`, whether the menu was
+    alive after the item's click had been handled: [alive]."""
+    from PySide6.QtCore import QPoint
+    name = w.edits.name_at(0, payload)
+    menu = w.edits.open_block_menu(0, payload, w.mapToGlobal(QPoint(80, 80)))
+    settle(qtbot)
+    item = next(a for a in menu.actions() if a.text() == f"Free this block ({name})")
+    gone, alive = [], []
+    menu.destroyed.connect(lambda *_: gone.append(True))
+    item.triggered.connect(lambda *_: alive.append(not gone))
+    choose(qtbot, menu, f"Free this block ({name})")
+    w.animator.finish()
+    assert gone == [True]
+    return alive
+
+
+def test_cancel_at_any_report_of_a_long_replay_changes_nothing(qtbot, window, monkeypatch):
+    """Cancel reaching the replay from inside its progress dialog's
+    setValue() (its nested event processing) at the first report that
+    processes events, at a later one, and at the final report (every step
+    replayed already): each time the edit is taken back, the dialog is
+    gone, the window is where it was, and the size dialog that asked was
+    never deleted under its own answer (its replay used to run inside
+    QInputDialog::done(), whose nested event processing carried out the
+    dialog's deferred delete: done() went on in freed memory, a rare
+    segfault in keyClick).  The same for Free this block in the block menu
+    (deleted inside its own click before).  Then an edit replayed to its
+    end is shown, and another edit asked meanwhile (from the replay's
+    nested event processing: a timer) is refused, not replayed inside it."""
+    from PySide6.QtWidgets import QProgressDialog
+    w = window
+    trace = load_trace("vo1989:steps=12000")             # 24 000 operations
+    wait_loaded(qtbot, w, lambda: w.load_trace(trace))
+    w.seek(5)
+    shown, n = w.model.trace, w.model.n
+    blocks = map_blocks(w.heap_map)
+    for at in (2, 4, "last"):
+        with monkeypatch.context() as m:
+            reports = cancel_inside_report(m, at)
+            alive = malloc_answered_by_enter(qtbot, w, 64)
+        assert alive == [True], at
+        if at == "last":            # every step was replayed, and Cancel still takes it back
+            assert len(reports) > 4 and reports[-1][0] == reports[-1][1]
+        else:                       # the replay stopped at once
+            assert len(reports) == at
+        assert w.model.trace is shown and w.model.n == n and w.model.position == 5, at
+        assert map_blocks(w.heap_map) == blocks, at
+        assert not w.edits.sandbox.can_undo and not w.isWindowModified(), at
+        assert not [d for d in w.findChildren(QProgressDialog) if d.isVisible()], at
+        assert "cancelled" in w.statusBar().currentMessage(), at
+    with monkeypatch.context() as m:                     # Free this block, from its menu
+        reports = cancel_inside_report(m, 2)
+        alive = free_chosen_in_menu(qtbot, w, next(iter(w.model.step(0).ids)))
+    assert alive == [True] and len(reports) == 2
+    assert w.model.trace is shown and w.model.position == 5 and map_blocks(w.heap_map) == blocks
+    assert not w.edits.sandbox.can_undo and not w.isWindowModified()
+    nested, asked = [], []      # an edit asked from the replay's nested event processing
+    with monkeypatch.context() as m:
+        from PySide6.QtCore import QTimer
+        from heapscope.gui.sandbox_edits import ReplayProgress
+        original = ReplayProgress.report
+
+        def report(progress, done, total):
+            if not asked:
+                asked.append(done)
+                QTimer.singleShot(0, lambda: nested.append(w.edits.edit(
+                    lambda box, step: box.malloc_after(step, 32, w.edits.follow))))
+            original(progress, done, total)
+        m.setattr(ReplayProgress, "report", report)
+        alive = malloc_answered_by_enter(qtbot, w, 64)   # no Cancel: replayed to its end
+    assert alive == [True]
+    assert nested == [None] and "Wait until" in w.statusBar().currentMessage()   # refused
+    assert w.model.n == n + 1 and w.model.position == 6 and w.edits.sandbox.can_undo
+    assert list(w.model.trace)[5][0] == ALLOC and w.isWindowModified()
+    assert not [d for d in w.findChildren(QProgressDialog) if d.isVisible()]
+
+
+def test_a_cancelled_replays_progress_shows_no_more_and_stays_cancelled(qtbot):
+    """Cancel clicked in the last report of one row's build (that build
+    ends: it looks at cancel() after each report but the last): the next
+    row's first report calls no setValue(), which on the cancelled (reset)
+    dialog would show it again; and the replay stays cancelled once the
+    dialog is reset (QProgressDialog.reset() forgets wasCanceled)."""
+    from PySide6.QtWidgets import QProgressDialog
+    from heapscope.gui.sandbox_edits import ReplayProgress
+    dialog = QProgressDialog("Replaying the edited trace…", "Cancel", 0, 1000)
+    qtbot.addWidget(dialog)
+    dialog.setMinimumDuration(0)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+    progress = ReplayProgress(lambda: dialog, 2)
+    progress.report(4096, 8192)
+    progress.report(8192, 8192)             # the first row built
+    assert dialog.isVisible() and dialog.value() == 500 and not progress.cancelled()
+    dialog.cancel()
+    progress.report(4096, 8192)             # the second row's build began
+    assert progress.cancelled() and not dialog.isVisible() and dialog.value() == -1
+    assert progress.close() and progress.cancelled() and not dialog.isVisible()
+
+
 def open_editor(qtbot, w):
     """View > Trace Editor, and the keys to its text."""
     view = w.menus["view"]
