@@ -67,6 +67,7 @@ class RowsAsBuilt(QObject):
         w.loading.background.start(model.trace, keys, w.time_limit, add=True)
         self.pending = (list(names), position)
         self.compare.view.prepare_rows(len(names))      # their widgets while they build
+        self.compare.view.expect_rows(len(names))       # and their room, from the first show
         w.statusBar().showMessage(f"Building {', '.join(missing)} for compare mode: each row "
                                   f"shows once built to step {position:,}")
         self.look()
@@ -74,6 +75,7 @@ class RowsAsBuilt(QObject):
     def cancel(self) -> None:
         """No more rows join (compare mode left, or other rows asked for)."""
         self.pending = None
+        self.compare.view.expect_rows(0)
 
     def look(self) -> None:
         """Show the rows built as far as the position asked for, if more are now."""

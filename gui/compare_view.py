@@ -1116,6 +1116,8 @@ class CompareView(Subscriber, QWidget):
         self._making = None
         #: the splitter's empty slots for the rows still to join
         self._slots: list[QFrame] = []
+        #: rows to show in the end, more than shown now while they build (expect_rows)
+        self._expected = 0
         #: a row joined since the last arrangement asks for the structure views to open
         self._open_later = False
         self.scale.geometry = self._map_geometry
@@ -1205,7 +1207,7 @@ class CompareView(Subscriber, QWidget):
         if len(self.rows) < n and self.join_in_turns and self.isVisible():
             # rows join one per turn of the event loop (_join_next), each
             # painted before the next is made, into slots sized once
-            self._hold_slots(n)
+            self._hold_slots(max(n, self._expected))
             self._arrange(final=False)
             self._joining = True
             turns().call_soon(self._join_next, self)
@@ -1223,12 +1225,15 @@ class CompareView(Subscriber, QWidget):
         views that have room, share the height, rank and say the scale."""
         model = self.model
         n = len(model.shown)
+        coming = max(n, self._expected)        # with the rows still building
         # before a row joins the layout: seven rows of two-line maps would
         # grow the window past a 720-pixel screen, and it would not shrink back
-        info_lines = 2 if n <= TWO_INFO_LINES_UP_TO else 1
+        info_lines = 2 if coming <= TWO_INFO_LINES_UP_TO else 1
         for row in self.rows:
             row.map.info.set_lines(info_lines)
-        open_structures = (n <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
+        # as for the rows there will be (the first two of seven shown opened
+        # theirs, one then stayed open among the seven)
+        open_structures = (coming <= OPEN_STRUCTURES_UP_TO if self._structures_open is None
                            else self._structures_open)
         shown = model.shown
         opened = self._open_later
@@ -1254,7 +1259,7 @@ class CompareView(Subscriber, QWidget):
             self._share_height()
             return
         self._open_later = False
-        self._drop_slots()
+        self._hold_slots(max(n, self._expected))     # (none but for rows still building)
         if opened:
             self.open_structures()
         self._share_height()
@@ -1330,6 +1335,17 @@ class CompareView(Subscriber, QWidget):
         """Rows are still joining the view (one per turn: _join_next)."""
         return self._joining
 
+    def expect_rows(self, n: int) -> None:
+        """``n`` rows are to show (a big trace's, shown as each is built:
+        gui/compare_rows.py): those not shown yet keep a slot from the first
+        show on, so that the rows there are not resized as each one joins
+        (a slot added at each show laid every row's map out again: 15-25 ms
+        a show on gcc-cc1); 0: no more are coming (their slots go)."""
+        self._expected = n
+        if not n and self._slots and not self._joining and self.model is not None:
+            self._hold_slots(len(self.model.shown))
+            self._share_height()
+
     def _hold_slots(self, n: int) -> None:
         """Empty slots in the splitter for the rows still to join, so that
         the splitter's sizes are set once: a row joining takes its slot's
@@ -1340,6 +1356,10 @@ class CompareView(Subscriber, QWidget):
         while len(self.rows) + len(self._slots) < n:
             slot = QFrame()
             slot.setFrameShape(QFrame.StyledPanel)
+            words = QLabel("building…", slot)
+            words.setAlignment(Qt.AlignCenter)
+            words.setStyleSheet(f"color: {self.presentation.muted};")
+            QVBoxLayout(slot).addWidget(words)
             self.rows_split.addWidget(slot)
             self._slots.append(slot)
 
