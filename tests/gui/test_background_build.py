@@ -207,3 +207,49 @@ def test_compare_rows_widgets_are_made_ahead_a_row_a_turn_while_they_build(qtbot
     assert [r.key[0] for r in view.shown_rows()] == names
     assert all(r.map.model is model and r.isVisible() for r in view.shown_rows())
     window.loading.build_bar.cancel_button.click()
+
+
+def test_compare_rows_still_building_keep_their_room_until_they_join(qtbot, window, big_trace_path):
+    """Each row shown as it is built once added a slot to the splitter, and
+    every row there was resized and laid out again (15-25 ms a show on
+    gcc-cc1): the rows to come hold their slots ("building…") from the
+    first show on; the structure views stay closed as for three rows; a
+    cancelled build takes the slots of the rows that will not come."""
+    from PySide6.QtWidgets import QLabel
+    open_building(qtbot, window, big_trace_path)
+    model, view = window.model, window.compare.view
+    qtbot.waitUntil(lambda: model.ready >= 20_000, timeout=120000)
+    window.seek(20_000)
+    names = ["next-fit", "first-fit", "tlsf"]
+    seen = []           # at each row joining: (widgets in the splitter, rows bound, slots' words)
+
+    def on_join():
+        slots = [view.rows_split.widget(i) for i in range(len(view.rows), view.rows_split.count())]
+        seen.append((view.rows_split.count(), len(view.shown_rows()),
+                     [s.findChild(QLabel).text() for s in slots], len(view.rows)))
+    view.row_joined.connect(on_join)
+    window.compare.compare(names)
+    qtbot.waitUntil(lambda: len(model.shown) == 3 and not view.joining(), timeout=120000)
+    assert seen and all(count == 3 for count, _, _, _ in seen)
+    assert all(words == ["building…"] * (3 - rows) for _, _, words, rows in seen)
+    assert seen[0][1] < 3                       # rows joined while others were still building
+    assert not any(r.structure_visible() for r in view.shown_rows())
+    assert view.rows_split.count() == 3 and [view.rows_split.widget(i) for i in range(3)] == view.shown_rows()
+    window.loading.build_bar.cancel_button.click()
+
+
+def test_a_cancelled_compare_build_gives_back_the_room_kept_for_its_rows(qtbot, window, big_trace_path):
+    open_building(qtbot, window, big_trace_path)
+    model, view = window.model, window.compare.view
+    qtbot.waitUntil(lambda: model.ready >= 3000, timeout=120000)
+    window.seek(3000)
+    names = ["next-fit", "first-fit", "rotating-list", "tlsf", "buddy"]
+    window.compare.compare(names)
+    qtbot.waitUntil(lambda: len(view.shown_rows()) >= 2 and not view.joining(), timeout=120000)
+    if len(view.shown_rows()) == len(names):
+        pytest.skip("every row was built before it could be cancelled")
+    assert view.rows_split.count() == len(names)        # the rows to come keep their slots
+    window.compare.rows.cancel()
+    shown = len(view.shown_rows())
+    assert view.rows_split.count() == len(view.rows) and shown < len(names)
+    window.loading.build_bar.cancel_button.click()
