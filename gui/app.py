@@ -72,7 +72,7 @@ def make_window(spec: str | None = None, strategy: str | None = None, params: di
         window.time_limit = time_limit
     window.strategy_params = {k: dict(v) for k, v in (strategy_params or {}).items()}
     if lesson is not None:
-        window.lessons.play(lesson)
+        window.lessons.play(lesson, at_once=True)       # (no event loop runs yet)
         return window
     window.set_strategy(strategy or (compare[0] if compare else DEFAULT_STRATEGY))
     if compare:

@@ -154,8 +154,8 @@ class LessonPart(QObject):
 
     @property
     def loading(self) -> bool:
-        """A lesson is being loaded."""
-        return self.loader.busy
+        """A lesson is being loaded (or its first stop is still to show)."""
+        return self.loader.busy or self.player.starting
 
     def stop_loading(self) -> None:
         """Cancel a lesson being loaded and wait for its thread (closing the window)."""
@@ -182,12 +182,13 @@ class LessonPart(QObject):
     def _load_cancelled(self, request) -> None:
         self.window.statusBar().showMessage(f"Cancelled: {request.label} was not opened", 8000)
 
-    def play(self, lesson, stop: int = 0) -> None:
-        """Play ``lesson`` (loaded and checked) from its stop ``stop``."""
+    def play(self, lesson, stop: int = 0, at_once: bool = False) -> None:
+        """Play ``lesson`` (loaded and checked) from its stop ``stop``
+        (``at_once``: shown before this returns, not a turn later)."""
         w = self.window
         if w.player.speed > MAX_ANIMATED_SPEED:
             w.player.set_speed(LESSON_SPEED)
-        self.player.start(lesson, stop)
+        self.player.start(lesson, stop, at_once)
         w.statusBar().showMessage(f"{lesson.title}: Page Down for the next stop, Page Up for the one "
                                   f"before, Backspace back to the stop", 10000)
 
@@ -219,16 +220,17 @@ class LessonPart(QObject):
         # narration to 205; narrow gauges (titles wrapped, smaller numbers)
         # leave it its width, and the map and the structure view keep theirs.
         gauges = w.gauges
-        narrow, was = False, gauges.narrow
+        narrow = False
         if self.player.active and not w.compare.active:
             gauges.set_narrow(False)
             wanted = self.panel.fontMetrics().averageCharWidth() * WIDTH_CHARS
             narrow = room() < wanted
         gauges.set_narrow(narrow)
         self.panel.set_room(room())
-        if narrow and not was:
+        if narrow:
             # the room the narrow gauges gave goes to the narration, once
-            # the window has laid them out
+            # the window has laid them out (each time: the dock may show
+            # only after the gauges narrowed, a lesson's first stop a turn later)
             QTimer.singleShot(0, self._widen_dock)
 
     def _widen_dock(self) -> None:

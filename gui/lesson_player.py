@@ -38,6 +38,7 @@ from .own_moves import OwnMoves
 from .predict_mode import PredictSession
 from .show_model import timeline_key
 from .stop_travel import StopTravel
+from .turns import turns
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class LessonPlayer(QObject):
         self.window = window
         self.model = window.model
         self.lesson = None
+        #: a lesson started whose first stop is not shown yet (a turn later)
+        self.starting = False
         #: the shown stop's index (from 0)
         self.index = 0
         #: the answers given, by stop index
@@ -90,12 +93,15 @@ class LessonPlayer(QObject):
     # ================================================================ opening
     @property
     def active(self) -> bool:
-        return self.lesson is not None
+        """A lesson plays: its panel and first stop are shown (not :attr:`starting`)."""
+        return self.lesson is not None and not self.starting
 
-    def start(self, lesson, stop: int = 0) -> None:
+    def start(self, lesson, stop: int = 0, at_once: bool = False) -> None:
         """Show ``lesson`` (loaded and checked) in the window at its stop
         ``stop``: its trace with the names it gives, its strategies (two or
-        more side by side in compare mode) with its parameters."""
+        more side by side in compare mode) with its parameters; its panel
+        and stop a turn later (:attr:`starting` until then), or in this
+        call if ``at_once`` (a window made before its event loop runs)."""
         w = self.window
         self.close()
         w.player.pause()
@@ -105,14 +111,26 @@ class LessonPlayer(QObject):
         if w.predict.active:
             w.set_predict(False)           # the lesson asks its own questions
         self._start_panels = shown_panels(w)
+        self.starting = True            # (not active until its first stop shows)
         self.lesson = lesson            # before set_trace: this trace is the lesson's
         self._ids = {name: ident for ident, name in lesson.names.items()}
         self.answers = {}
         self.index = max(0, min(stop, len(lesson.stops) - 1))
         self.model.set_trace(lesson.trace, None, self.label, names=dict(lesson.names))
         self._show_rows()
-        self.active_changed.emit(True)
-        self.go(self.index, travel=False)
+        # its panel and first stop in a turn of their own (gui/turns.py):
+        # the rows shown, the panels and the stop in one turn held the event
+        # loop 110-210 ms (issue 25's stall probe)
+        if at_once:
+            self._first_stop(lesson)
+        else:
+            turns().call_soon(lambda: self._first_stop(lesson), self)
+
+    def _first_stop(self, lesson) -> None:
+        if self.lesson is lesson:           # (not closed, nor another started, since)
+            self.starting = False
+            self.active_changed.emit(True)
+            self.go(self.index, travel=False)
 
     @property
     def label(self) -> str:
@@ -143,6 +161,7 @@ class LessonPlayer(QObject):
 
     def close(self) -> None:
         """No lesson any more (another trace was opened)."""
+        self.starting = False
         if self.lesson is None:
             return
         self.travel.stop()

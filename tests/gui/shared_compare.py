@@ -162,7 +162,7 @@ class SharedCompare:
         quiet(w)
         names = [r.name.text() for r in w.compare.view.shown_rows()] if w.compare.active else None
         if (failed or names != self.names or w.trace is not self.trace or w.predict.active
-                or w.lessons.player.active or w.edits.dirty or w.params or w.check_steps.on
+                or w.lessons.player.lesson is not None or w.edits.dirty or w.params or w.check_steps.on
                 or w.presentation != w._fresh_presentation or w.size() != w._fresh_size
                 or w._fresh_dock_shown
                 # a row's structure view once shown keeps its actions

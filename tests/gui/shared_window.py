@@ -185,7 +185,7 @@ def reset(w) -> None:
     from heapscope.gui.sandbox_edits import CUT_SETTING, setting_bool
     quiet(w)
     _close_others(w)
-    if w.lessons.player.active:
+    if w.lessons.player.lesson is not None:      # (playing, or its first stop to come)
         w.lessons.player.close()
     if w.compare.active:
         w.compare.leave()
@@ -260,7 +260,7 @@ def far_from_fresh(w) -> bool:
     their bigger labels took), a dock shown (the window's dock tabs and
     scroll bars stay changed)."""
     from heapscope.allocators.registry import STRATEGIES
-    return bool(not w.isVisible() or w.compare.active or w.compare.names or w.lessons.player.active
+    return bool(not w.isVisible() or w.compare.active or w.compare.names or w.lessons.player.lesson is not None
                 or w.edits.dirty or w.params or w.strategy_params
                 or not STRATEGIES[w.strategy_name].__module__.startswith("heapscope.")
                 or w.check_steps.on
