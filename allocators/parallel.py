@@ -354,6 +354,8 @@ class ParallelBuild:
             self._context.set_forkserver_preload([__name__])
         self._pending: deque[BuildSpec] = deque()
         self._running: dict[str, tuple] = {}     # key -> (process, connection)
+        #: workers whose result (or failure) came, joined once they have exited (_reap)
+        self._exiting: list = []
         self.progress: dict[str, tuple[int, int]] = {s.key: (0, ops) for s in self.specs}
         self.results: dict[str, object] = {}     # key -> Timeline / summary / BuildFailed
         self.cancelled = False
@@ -438,20 +440,27 @@ class ParallelBuild:
     def finished(self) -> bool:
         """Every build has a result (or failed), withdrawn ones aside, or the
         whole build was cancelled."""
-        return self.cancelled or (self._started and not self._pending and not self._running)
+        return self.cancelled or (self._started and not self._pending and not self._running
+                                  and not self._exiting)
 
     def poll(self, timeout: float | None = 0.0) -> list:
         """Receive what the workers sent, waiting up to ``timeout`` seconds
         (None: until something arrives) for the first message; returns the
         events, in the order they came."""
         with self._lock:
+            self._reap()
             connections = {conn: key for key, (_, conn) in self._running.items()}
+            exiting = [p.sentinel for p in self._exiting]
             if self._hearings:
                 # wake in time to kill a silent worker (one stuck in C code sends nothing)
                 first = min(h.last for h in self._hearings.values()) + self.time_limit
                 left = max(0.0, first - time.monotonic()) + 0.01
                 timeout = left if timeout is None else min(timeout, left)
         if not connections:
+            if exiting:                     # the last workers' exits, then finished
+                mp.connection.wait(exiting, timeout)
+                with self._lock:
+                    self._reap()
             return []
         try:
             ready = mp.connection.wait(list(connections), timeout)
@@ -533,13 +542,24 @@ class ParallelBuild:
         self._forget_shipped()
         self._hearings.pop(key, None)
         conn.close()
-        process.join()
-        process.close()
+        # Joined once it has exited, not waited for here: a worker exiting
+        # after its result (freeing its heap) held the window's poll 100 ms
+        # and more (issue 25's stall probe, compare mode on sqlite3-sql).
+        self._exiting.append(process)
+        self._reap()
         if isinstance(event, Failed):
             self.results[key] = BuildFailed(key, event.error, event.details, event.step, event.where)
         else:
             self.results[key] = event.result
         return event
+
+    def _reap(self) -> None:
+        """Join the workers that have ended since their result came."""
+        for process in list(self._exiting):
+            process.join(0)
+            if process.exitcode is not None:
+                process.close()
+                self._exiting.remove(process)
 
     def wait(self, progress: Callable[[str, int, int], None] | None = None,
              cancel: Callable[[], bool] | None = None, tick: float = 0.1) -> dict:
@@ -573,12 +593,16 @@ class ParallelBuild:
                 if process.is_alive():
                     # user code may trap SIGTERM: its worker is killed outright
                     process.kill() if key in watched else process.terminate()
-            for process, conn in running.values():
+            ending = [(process, conn) for process, conn in running.values()]
+            ending += [(process, None) for process in self._exiting]
+            self._exiting = []
+            for process, conn in ending:
                 process.join(2.0)
                 if process.exitcode is None:
                     process.kill()
                     process.join()
-                conn.close()
+                if conn is not None:
+                    conn.close()
                 process.close()
             self._forget_shipped()
 

@@ -264,3 +264,52 @@ def test_a_build_streamed_to_a_window_runs_nicer_than_one_for_a_result():
     server = got["timeline"]          # the worker's niceness without it (its server's)
     assert server >= os.nice(0)
     assert got["stream"] == min(19, server + STREAM_NICE)
+
+
+def _slow_to_exit(*args):
+    """A worker that, its result sent, takes a second to exit (as one
+    freeing a big heap does)."""
+    import time
+    _WORKER(*args)
+    time.sleep(1.0)
+
+
+_WORKER = None
+
+
+def test_a_result_is_taken_without_waiting_for_its_worker_to_exit(monkeypatch):
+    """The window polls its builds on the GUI thread: waiting there for a
+    worker to exit after its result (its heap freed) held the event loop
+    100 ms and more (issue 25's stall probe).  The result comes at once;
+    the build is finished, and its process joined, once the worker has
+    exited."""
+    from heapscope.allocators import parallel
+    global _WORKER
+    _WORKER = parallel._worker
+    monkeypatch.setattr(parallel, "_worker", _slow_to_exit)
+    build = ParallelBuild(make_workload("vo1989", steps=300, seed=3), ["tlsf"],
+                          start_method="fork").start()
+    pid = build.running["tlsf"]
+    events = []
+    while not any(isinstance(e, Finished) for e in events):
+        events += build.poll(5.0)
+    assert isinstance(build.results["tlsf"], Timeline)
+    assert not gone(pid) and not build.finished         # still exiting: not waited for
+    assert build.poll(0) == [] and not build.finished   # a poll does not wait either
+    while not build.finished:
+        build.poll(5.0)
+    assert gone(pid) and mp.active_children() == []
+
+
+def test_cancel_waits_for_workers_still_exiting(monkeypatch):
+    from heapscope.allocators import parallel
+    global _WORKER
+    _WORKER = parallel._worker
+    monkeypatch.setattr(parallel, "_worker", _slow_to_exit)
+    build = ParallelBuild(make_workload("vo1989", steps=300, seed=3), ["tlsf"],
+                          start_method="fork").start()
+    pid = build.running["tlsf"]
+    while "tlsf" not in build.results:
+        build.poll(5.0)
+    build.cancel()
+    assert gone(pid) and mp.active_children() == [] and build.finished
