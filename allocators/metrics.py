@@ -116,6 +116,18 @@ class MetricSeries:
             setattr(out, col, getattr(self, col)[:n])
         return out
 
+    def part(self, start: int, stop: int) -> "MetricSeries":
+        """Rows ``start`` to ``stop`` (views, no copy): a part a
+        :class:`~heapscope.allocators.running_summary.RunningSummary` folds
+        after the rows before it."""
+        start = max(0, min(int(start), self.n))
+        stop = max(start, min(int(stop), self.n))
+        out = MetricSeries.__new__(MetricSeries)
+        out.n = stop - start
+        for col in ALL_COLUMNS:
+            setattr(out, col, getattr(self, col)[start:stop])
+        return out
+
     # ---------------------------------------------------------- derived
     @property
     def internal(self) -> np.ndarray:

@@ -35,6 +35,7 @@ from .background_build import BackgroundBuild
 from .build_bar import BuildBar
 from .loader import LoadRequest, Loader, ReadTrace
 from .show_model import timeline_key
+from .summary_in_turns import SummaryInTurns
 from .user_code_watch import UserCodeWatch
 
 TRACE_FILTER = ("malloc traces (*.rep *.rep.gz *.heap *.heap.gz *.ltrace *.txt *.log *.out *.gz *.bin);;"
@@ -54,6 +55,8 @@ class TraceLoading(QObject):
         self.loader = Loader(window)
         #: a big trace's timeline, built in a worker while it shows (gui/background_build.py)
         self.background = BackgroundBuild(self.model, self)
+        #: the status line's summary of a timeline built in the background, a part a turn
+        self.summaries = SummaryInTurns(self)
         self.background.ended.connect(self._built)
         self.background.failed.connect(lambda key, exc: window.statusBar().showMessage(
             f"{key[0]} stopped building: {exc}; the steps built so far show", 8000))
@@ -223,7 +226,8 @@ class TraceLoading(QObject):
         if timeline is None or self.model.building():
             return
         if whole:
-            w.statusBar().showMessage(self.summary_text())
+            # (a big series: summed up a part a turn, then said)
+            self.summaries.start(timeline.series, lambda row, tl=timeline: self._say_summary(tl, row))
         else:
             w.trace_label.setText(f"{self.label} · {timeline.n:,} steps (stopped)")
             w.statusBar().showMessage(f"Stopped building: {self.label} shows its first "
@@ -259,11 +263,16 @@ class TraceLoading(QObject):
         if timeline.fault is not None:
             self._show_fault(timeline.fault)
 
-    def summary_text(self, timed: bool = True) -> str:
-        """The status bar's line: the whole replay's measures (and, when
-        ``timed``, how long the replay took, which differs run to run)."""
+    def _say_summary(self, timeline, row: dict) -> None:
+        if self.model.timeline() is timeline and not self.model.building():
+            self.window.statusBar().showMessage(self.summary_text(row=row))
+
+    def summary_text(self, timed: bool = True, row: dict | None = None) -> str:
+        """The status bar's line: the whole replay's measures (its summary
+        ``row`` if given, else the timeline's; and, when ``timed``, how long
+        the replay took, which differs run to run)."""
         timeline = self.model.timeline()
-        s = timeline.summary()
+        s = timeline.summary() if row is None else dict(row, wall_s=timeline.wall_seconds)
         text = (f"{self.label} through {self.window.strategy_name}: waste {_pct(s.get('waste'))}, "
                 f"utilisation at the end {_pct(s.get('utilisation'))}, mean search "
                 f"{s.get('search_mean', 0):.2f}, {s.get('failed', 0)} failed")

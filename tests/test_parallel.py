@@ -277,18 +277,24 @@ def _slow_to_exit(*args):
 _WORKER = None
 
 
-def test_a_result_is_taken_without_waiting_for_its_worker_to_exit(monkeypatch):
+@pytest.fixture
+def slow_to_exit_build(monkeypatch):
+    """A started build of TLSF whose worker takes a second to exit after its result."""
+    from heapscope.allocators import parallel
+    global _WORKER
+    _WORKER = parallel._worker
+    monkeypatch.setattr(parallel, "_worker", _slow_to_exit)
+    return ParallelBuild(make_workload("vo1989", steps=300, seed=3), ["tlsf"],
+                         start_method="fork").start()
+
+
+def test_a_result_is_taken_without_waiting_for_its_worker_to_exit(slow_to_exit_build):
     """The window polls its builds on the GUI thread: waiting there for a
     worker to exit after its result (its heap freed) held the event loop
     100 ms and more (issue 25's stall probe).  The result comes at once;
     the build is finished, and its process joined, once the worker has
     exited."""
-    from heapscope.allocators import parallel
-    global _WORKER
-    _WORKER = parallel._worker
-    monkeypatch.setattr(parallel, "_worker", _slow_to_exit)
-    build = ParallelBuild(make_workload("vo1989", steps=300, seed=3), ["tlsf"],
-                          start_method="fork").start()
+    build = slow_to_exit_build
     pid = build.running["tlsf"]
     events = []
     while not any(isinstance(e, Finished) for e in events):
@@ -301,13 +307,8 @@ def test_a_result_is_taken_without_waiting_for_its_worker_to_exit(monkeypatch):
     assert gone(pid) and mp.active_children() == []
 
 
-def test_cancel_waits_for_workers_still_exiting(monkeypatch):
-    from heapscope.allocators import parallel
-    global _WORKER
-    _WORKER = parallel._worker
-    monkeypatch.setattr(parallel, "_worker", _slow_to_exit)
-    build = ParallelBuild(make_workload("vo1989", steps=300, seed=3), ["tlsf"],
-                          start_method="fork").start()
+def test_cancel_waits_for_workers_still_exiting(slow_to_exit_build):
+    build = slow_to_exit_build
     pid = build.running["tlsf"]
     while "tlsf" not in build.results:
         build.poll(5.0)
