@@ -57,6 +57,9 @@ def test_turns_run_a_piece_a_turn_first_asked_first_each_once(qtbot):
     qtbot.waitUntil(lambda: not queue.busy and len(log) == 6, timeout=5000)
     assert log == ["a", "after a", "b", "after b", "c", "after c"]
     assert queue.ran == 3
+    # nothing waits: no timer wakes the event loop any more
+    qtbot.wait(10)
+    assert not queue._timer.isActive()
 
 
 def test_turns_skip_a_piece_whose_owner_is_gone_and_go_on_after_one_that_raises(qtbot):
@@ -85,8 +88,9 @@ def test_the_application_has_one_queue():
 @pytest.mark.fresh_window
 def test_entering_compare_mode_makes_each_new_rows_heap_in_a_turn_before_the_show(qtbot, loaded,
                                                                                   monkeypatch):
-    monkeypatch.setattr(show_model, "STAGED_FROM_OPS", 0)      # the small trace, as a big one
     w = loaded
+    # the small trace, as a big one (the least length made in turns)
+    monkeypatch.setattr(show_model, "STAGED_FROM_OPS", len(w.trace))
     w.seek(POSITION)
     shown_before = list(w.model.shown)
     for tl in _built(w.trace, NAMES[1:]):
@@ -117,11 +121,17 @@ def test_entering_compare_mode_makes_each_new_rows_heap_in_a_turn_before_the_sho
     rows = w.compare.view.shown_rows()
     assert [r.name.text() for r in rows] == NAMES
     assert [drawn(r) for r in rows] == [walk_at(w.trace, n, POSITION) for n in NAMES]
+    # back to one strategy and in again: every heap is there, shown in the call
+    w.compare.leave()
+    made.clear()
+    w.compare.compare(NAMES)
+    assert [k[0] for k in w.model.shown] == NAMES and made == [] and not w.compare.heaps.busy
 
 
 @pytest.mark.fresh_window
 def test_a_short_trace_shows_its_rows_without_waiting_turns(qtbot, loaded):
     w = loaded
+    assert not w.compare.heaps.busy             # (a new window's)
     assert len(w.trace) < show_model.STAGED_FROM_OPS
     w.seek(POSITION)
     for tl in _built(w.trace, NAMES[1:]):
