@@ -412,6 +412,7 @@ class CompareMode(QObject):
         timelines = list(timelines)
         names = check_names([tl.strategy_name for tl in timelines])
         w = self.window
+        self.rows.cancel()              # (rows still building for other names join no more)
         if w.model.trace is not trace:
             w.model.set_trace(trace, source, label)
         keys = [w.model.add_timeline(tl) for tl in timelines]

@@ -1196,6 +1196,7 @@ class CompareView(Subscriber, QWidget):
         self.table.unbind()
         for r in self.rows:
             r.unbind()
+        self._expected = 0
         self.scale.model = None
 
     def model_bound(self) -> None:

@@ -19,6 +19,8 @@ from typing import Callable
 
 from PySide6.QtCore import QObject
 
+from heapscope.allocators.isolation import needs_worker
+
 from . import show_model
 from .turns import turns
 
@@ -48,7 +50,10 @@ class HeapsInTurns(QObject):
         if model.trace is None or len(model.trace) < show_model.STAGED_FROM_OPS:
             return False
         at = model.position_for(keys, position)
-        todo = [k for k in keys if k not in model.shown and not model.prepared(k, at)]
+        # a strategy of your own is left to the show, which watches its code
+        # (a fault or a loop is said there, once: gui/user_code_watch.py)
+        todo = [k for k in keys if k not in model.shown and not needs_worker(k[0])
+                and not model.prepared(k, at)]
         if not todo:
             return False
         self._job = (todo, at, then)

@@ -236,6 +236,11 @@ def test_compare_rows_still_building_keep_their_room_until_they_join(qtbot, wind
     assert not any(r.structure_visible() for r in view.shown_rows())
     assert view.rows_split.count() == 3 and [view.rows_split.widget(i) for i in range(3)] == view.shown_rows()
     window.loading.build_bar.cancel_button.click()
+    # fewer rows shown next hold no slots for the three that came
+    with qtbot.waitSignal(window.compare.changed, timeout=60000):
+        window.compare.compare(names[:2])
+    qtbot.waitUntil(lambda: not view.joining(), timeout=30000)
+    assert len(view.shown_rows()) == 2 and view.rows_split.count() == len(view.rows)
 
 
 def test_a_cancelled_compare_build_gives_back_the_room_kept_for_its_rows(qtbot, window, big_trace_path):
