@@ -147,7 +147,7 @@ def window_child(path: str, rows: int) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from PySide6.QtWidgets import QApplication
-    from bench_stall import built, wait_until
+    from bench_stall import built, settle, wait_until
     from heapscope.gui.app import configure_app
     from heapscope.gui.main_window import MainWindow
     app = QApplication.instance() or QApplication([])
@@ -155,7 +155,7 @@ def window_child(path: str, rows: int) -> int:
     window = MainWindow()
     window.resize(1280, 720)
     window.show()
-    wait_until(app, lambda: True, 1)
+    settle(app, 1.0)
     t0 = time.perf_counter()
     window.open_trace(path)
     wait_until(app, lambda: window.timeline is not None, 3600)

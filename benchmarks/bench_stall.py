@@ -206,6 +206,14 @@ def wait_until(app, done, timeout: float) -> float:
     return time.perf_counter() - t0
 
 
+def settle(app, seconds: float) -> None:
+    """Run the event loop for ``seconds``: what a shown window has posted
+    (its first polish and layout, the palette's change) is delivered before a
+    phase starts, as it is before a person's first key press."""
+    t0 = time.perf_counter()
+    wait_until(app, lambda: time.perf_counter() - t0 > seconds, seconds + 5)
+
+
 def run_actions(app, actions, every_ms: int = 30) -> None:
     """Run each of ``actions`` from the event loop, ``every_ms`` apart."""
     todo = list(actions)
@@ -216,7 +224,7 @@ def run_actions(app, actions, every_ms: int = 30) -> None:
             QTimer.singleShot(every_ms, next_one)
     QTimer.singleShot(every_ms, next_one)
     wait_until(app, lambda: not todo, 600)
-    wait_until(app, lambda: True, 1)
+    settle(app, 0.05)
 
 
 def built(window) -> bool:
@@ -340,7 +348,7 @@ def main(argv=None) -> int:
         window = MainWindow()
         window.resize(1280, 720)
         window.show()
-        wait_until(app, lambda: True, 1)
+        settle(app, 1.0)
         if not args.as_before:
             keep_long_lived()         # as gui/app.py does once its window shows
         probe = StallProbe()
@@ -359,7 +367,7 @@ def main(argv=None) -> int:
         window.compare.loader.cancel()
         window.close()
         window.deleteLater()
-        wait_until(app, lambda: True, 1)
+        settle(app, 0.2)
     return 0
 
 
