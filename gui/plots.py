@@ -53,7 +53,8 @@ class PlotPanel(Subscriber, QWidget):
         self._curves: list = []
 
         def curve(plot, colour, name, width=2):
-            c = plot.plot([], [], pen=pg.mkPen(colour, width=width), name=name)
+            c = plot.plot([], [], pen=pg.mkPen(colour, width=width), name=name,
+                          autoDownsampleFactor=CURVE_SAMPLES_PER_PIXEL)
             self._curves.append((c, colour, width))
             return c
 
@@ -306,6 +307,13 @@ COARSE_POINTS = 4096
 #: a replay of more steps than this keeps its curves so once built too
 #: (PlotPanel.set_measures); zooming in decimates the part in view again
 FULL_CURVE_UPTO = 50_000
+#: points per pixel column a curve is drawn with (pyqtgraph's peak
+#: downsampling keeps the lowest and the highest of each column's steps, so
+#: the curve's envelope is the same): at its default of 5 each of the six
+#: curves drew ~4 000 antialiased points on a 1280-pixel window, 8-17 ms a
+#: curve, 45 ms the plots' repaint after a build or a lesson's first show
+#: (issue 25's stall probe); at 1, 700-800 points, 14 ms for all six
+CURVE_SAMPLES_PER_PIXEL = 1.0
 
 
 def _curve_data(measures, x: np.ndarray, a: int, b: int) -> list:

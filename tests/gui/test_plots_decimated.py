@@ -123,3 +123,20 @@ def test_a_short_replay_is_plotted_whole(panel):
     panel.set_measures(StepMeasures(s), 800)
     xs, ys = data(panel.heap_curve)
     assert np.array_equal(xs, np.arange(1, 801)) and np.array_equal(ys, s.heap / 1024.0)
+
+
+def test_a_curve_is_drawn_with_a_low_and_a_high_per_pixel_column(panel, qtbot):
+    # what pyqtgraph draws (getData: downsampled to the plot's pixels) is
+    # about two points per pixel column, the one-step peak among them: at
+    # pyqtgraph's default of five samples a pixel the six curves' antialiased
+    # repaint took 45 ms on a 1280-pixel window (issue 25)
+    s = series()
+    panel.set_measures(StepMeasures(s), N)
+    vb = panel.heap_plot.vb
+    qtbot.waitUntil(lambda: vb.width() > 100)
+    panel.heap_curve.updateItems()
+    xs, ys = panel.heap_curve.getData()
+    columns = vb.width()
+    assert len(xs) <= 2 * columns + 8, (len(xs), columns)
+    assert len(xs) >= columns            # (not fewer: the envelope needs both ends of each column)
+    assert ys.max() == 9_000_000 / 1024.0
