@@ -118,8 +118,9 @@ class CompareMode(QObject):
 
     @property
     def busy(self) -> bool:
-        """Building rows behind the dialog, or making the heaps of rows about to show."""
-        return self.loader.busy or self.heaps.busy
+        """Building rows behind the dialog, making the heaps of rows about to
+        show, or rows joining the view a turn at a time."""
+        return self.loader.busy or self.heaps.busy or self.view.joining()
 
     # ------------------------------------------------------------ choosing
     def ask_names(self) -> None:
@@ -405,10 +406,12 @@ class CompareMode(QObject):
 
     # ------------------------------------------------------------- offscreen
     def show_timelines(self, trace, timelines, position: int = 0, source: str | None = None,
-                       label: str = "") -> None:
+                       label: str = "", in_turns: bool = False) -> None:
         """Show timelines already built for ``trace`` (2 to 7 of them, e.g.
         from :func:`heapscope.allocators.parallel.build_timelines`) side by side at
-        ``position``: no build, no event loop needed."""
+        ``position``: no build; no event loop needed unless ``in_turns`` (the
+        rows then join one per turn, as :meth:`_show` says: :attr:`busy`
+        until they all have)."""
         timelines = list(timelines)
         names = check_names([tl.strategy_name for tl in timelines])
         w = self.window
@@ -416,7 +419,7 @@ class CompareMode(QObject):
         if w.model.trace is not trace:
             w.model.set_trace(trace, source, label)
         keys = [w.model.add_timeline(tl) for tl in timelines]
-        self._show(names, position, keys)
+        self._show(names, position, keys, in_turns)
 
 
 def build_compare_window(trace, names, position: int = 0, params: dict | None = None,

@@ -188,9 +188,7 @@ class LessonPart(QObject):
         w = self.window
         if w.player.speed > MAX_ANIMATED_SPEED:
             w.player.set_speed(LESSON_SPEED)
-        self.player.start(lesson, stop, at_once)
-        w.statusBar().showMessage(f"{lesson.title}: Page Down for the next stop, Page Up for the one "
-                                  f"before, Backspace back to the stop", 10000)
+        self.player.start(lesson, stop, at_once)     # the keys said once it shows (_active)
 
     def presentation_changed(self) -> None:
         """The window's text size or screen changed (presenter mode, a
@@ -246,6 +244,9 @@ class LessonPart(QObject):
             act.setEnabled(on)
         self.dock.setVisible(on)
         if on:
+            self.window.statusBar().showMessage(
+                f"{self.player.lesson.title}: Page Down for the next stop, Page Up for the one "
+                f"before, Backspace back to the stop", 10000)
             self.dock.raise_()
             width = round(DOCK_WIDTH * self.window.presentation.text_scale)
             self.window.resizeDocks([self.dock], [width], Qt.Horizontal)

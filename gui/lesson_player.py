@@ -117,10 +117,11 @@ class LessonPlayer(QObject):
         self.answers = {}
         self.index = max(0, min(stop, len(lesson.stops) - 1))
         self.model.set_trace(lesson.trace, None, self.label, names=dict(lesson.names))
-        self._show_rows()
-        # its panel and first stop in a turn of their own (gui/turns.py):
-        # the rows shown, the panels and the stop in one turn held the event
-        # loop 110-210 ms (issue 25's stall probe)
+        self._show_rows(in_turns=not at_once)
+        # its panel and first stop in a turn of their own (gui/turns.py),
+        # once its rows have joined the view: the rows shown, the panels and
+        # the stop in one turn held the event loop 110-210 ms (issue 25's
+        # stall probe)
         if at_once:
             self._first_stop(lesson)
         else:
@@ -128,6 +129,10 @@ class LessonPlayer(QObject):
 
     def _first_stop(self, lesson) -> None:
         if self.lesson is lesson:           # (not closed, nor another started, since)
+            compare = self.window.compare
+            if compare.heaps.busy or compare.view.joining():     # its rows, a turn each
+                turns().call_soon(lambda: self._first_stop(lesson), self)
+                return
             self.starting = False
             self.active_changed.emit(True)
             self.go(self.index, travel=False)
@@ -136,10 +141,11 @@ class LessonPlayer(QObject):
     def label(self) -> str:
         return f"lesson: {self.lesson.title}" if self.lesson is not None else ""
 
-    def _show_rows(self) -> None:
+    def _show_rows(self, in_turns: bool = False) -> None:
         """The lesson's strategies shown, with its parameters: one, or two
         and more side by side in compare mode, its own timelines (built when
-        it was loaded); nothing changes when they show already."""
+        it was loaded; ``in_turns``: the rows join the view a turn each,
+        CompareMode.show_timelines); nothing changes when they show already."""
         w, lesson = self.window, self.lesson
         keys = [timeline_key(name, lesson.params[name]) for name in lesson.strategies]
         several = len(keys) > 1
@@ -153,7 +159,7 @@ class LessonPlayer(QObject):
         position = self.model.position
         if several:
             w.strategy_name = lesson.strategies[0]
-            w.compare.show_timelines(lesson.trace, timelines, position)
+            w.compare.show_timelines(lesson.trace, timelines, position, in_turns=in_turns)
         else:
             if w.compare.active:
                 w.compare.deactivate()

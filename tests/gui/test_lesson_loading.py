@@ -62,3 +62,35 @@ def test_cancel_pressed_after_the_job_ended_but_before_its_result_arrived_keeps_
     qtbot.waitUntil(lambda: not w.lessons.loading, timeout=60000)
     assert (w.trace, w.model.position, w.model.label) == before
     assert not w.lessons.player.active
+
+
+def test_a_lessons_rows_join_a_turn_each_and_its_first_stop_waits_for_them(qtbot, loaded, tmp_path):
+    # three rows made and shown in the turn the lesson arrived held the event
+    # loop 120-185 ms (issue 25's stall probe): they join one per turn, and
+    # the lesson's first stop shows once the last has joined
+    from PySide6.QtCore import QTimer
+    w = loaded
+    assert w.isVisible()
+    three = TWO_STOPS.replace('strategy = "first-fit"', 'strategies = ["first-fit", "next-fit", "tlsf"]')
+    turn = [0]
+    ticker = QTimer()
+    ticker.timeout.connect(lambda: turn.__setitem__(0, turn[0] + 1))
+    ticker.start(0)
+    joined = []
+    view = w.compare.view
+    view.row_joined.connect(lambda: joined.append((turn[0], len(view.rows), w.lessons.player.active)))
+    try:
+        w.lessons.open_file(str(written(tmp_path, three)))
+        qtbot.waitUntil(lambda: w.lessons.player.active or w.message_box is not None, timeout=60000)
+    finally:
+        ticker.stop()
+        view.row_joined.disconnect()
+    assert w.message_box is None, w.message_box.text()
+    assert [n for _, n, _ in joined] == [1, 2, 3]
+    assert not any(active for _, _, active in joined)          # the stop came after the rows
+    turns_of = [t for t, _, _ in joined]
+    assert len(set(turns_of)) == 3, turns_of
+    assert len(w.model.shown) == 3 and not view.joining()
+    assert [r.key[0] for r in view.shown_rows()] == ["first-fit", "next-fit", "tlsf"]
+    # the lesson's keys are said last, not compare mode's words as its rows joined
+    assert "Page Down for the next stop" in w.statusBar().currentMessage()
