@@ -159,17 +159,54 @@ def default_start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
+#: set unless the forkserver started by :func:`warm_up` is still importing
+#: the replay (a build launches its workers once it is set: server_starting)
+_server_ready = threading.Event()
+_server_ready.set()
+#: warm_up has been called in this process
+_warmed = False
+
+
 def warm_up() -> None:
     """Start the forkserver now, on a thread of its own, so that the first
     build does not wait for it: the server imports the replay before it
     forks a worker, and a build started meanwhile blocked its caller (the
-    window's GUI thread, 15 s under load) writing the worker's arguments."""
-    if default_start_method() != "forkserver":
+    window's GUI thread, 15 s under load) writing the worker's arguments,
+    then reading the worker's pid (227 ms on an idle machine: compare mode
+    entered just after the first load, issue 25's stall probe).  Until the
+    server has forked a first worker, :func:`server_starting` is true and
+    builds wait to launch theirs (ParallelBuild._launch, poll).  Once a
+    process: a later call does nothing."""
+    global _warmed
+    if default_start_method() != "forkserver" or _warmed:
         return
-    mp.get_context("forkserver").set_forkserver_preload([__name__])
+    _warmed = True
+    context = mp.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
     from multiprocessing import forkserver
-    threading.Thread(target=forkserver.ensure_running, name="heapscope-forkserver",
-                     daemon=True).start()
+    _server_ready.clear()
+
+    def start_server() -> None:
+        try:
+            forkserver.ensure_running()
+            # the server answers a fork once it has imported the preload
+            first = context.Process(target=_nothing, name="heapscope warm-up", daemon=True)
+            first.start()
+            first.join()
+        except Exception:   # noqa: BLE001 -- the first build starts the server as before, and says why
+            pass
+        finally:
+            _server_ready.set()
+    threading.Thread(target=start_server, name="heapscope-forkserver", daemon=True).start()
+
+
+def server_starting() -> bool:
+    """The forkserver :func:`warm_up` started has not forked its first worker yet."""
+    return not _server_ready.is_set()
+
+
+def _nothing() -> None:
+    """A worker with nothing to do: the forkserver's first fork (warm_up)."""
 
 
 def strategy_source(name: str) -> tuple | None:
@@ -389,6 +426,8 @@ class ParallelBuild:
         return longest_first(self.specs, lambda spec: spec.name)
 
     def _launch(self) -> None:
+        if self.start_method == "forkserver" and server_starting():
+            return          # launched from poll() once the server answers (warm_up)
         while self._pending and len(self._running) < self.workers and not self.cancelled:
             spec = self._pending.popleft()
             receiver, sender = self._context.Pipe(duplex=False)
@@ -461,6 +500,10 @@ class ParallelBuild:
                 mp.connection.wait(exiting, timeout)
                 with self._lock:
                     self._reap()
+            elif self._pending and not self.cancelled:      # waiting for the server (warm_up)
+                _server_ready.wait(timeout)
+                with self._lock:
+                    self._launch()
             return []
         try:
             ready = mp.connection.wait(list(connections), timeout)

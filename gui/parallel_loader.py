@@ -20,7 +20,8 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGridLayout, QLabel, QProgressBar,
                                QVBoxLayout)
 
-from heapscope.allocators.parallel import BuildFailed, BuildSpec, Failed, Finished, ParallelBuild, Progress
+from heapscope.allocators.parallel import (BuildFailed, BuildSpec, Failed, Finished, ParallelBuild, Progress,
+                                          warm_up)
 
 #: how often the build is polled (ms)
 POLL_MS = 40
@@ -137,6 +138,11 @@ class ParallelLoader(QObject):
         self.request = request
         specs = [BuildSpec(name, dict(params), key=name) for name, params in request.specs]
         self.builds_started += len(specs)
+        # The server's start on a thread of its own, if the first load's
+        # warm-up has not begun it (compare mode entered just after that
+        # load): the workers are launched from _poll once it answers, not
+        # here, where reading the first one's pid held the GUI thread 227-447 ms.
+        warm_up()
         # a strategy of your own among them: its worker is stopped at the window's time limit
         self.build = ParallelBuild(request.trace, specs,
                                    time_limit=getattr(self.window, "time_limit", None)).start()

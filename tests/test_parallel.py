@@ -314,3 +314,36 @@ def test_cancel_waits_for_workers_still_exiting(slow_to_exit_build):
         build.poll(5.0)
     build.cancel()
     assert gone(pid) and mp.active_children() == [] and build.finished
+
+
+def test_a_build_started_while_the_server_starts_launches_once_it_answers(serial, monkeypatch):
+    # entering compare mode just after the first load blocked the GUI thread
+    # 227 ms reading the first worker's pid from a server still importing
+    # the replay (issue 25): the build waits to launch, and poll() does it
+    from heapscope.allocators import parallel as par
+    ready = threading.Event()
+    monkeypatch.setattr(par, "_server_ready", ready)
+    assert par.server_starting()
+    build = ParallelBuild(TRACE, [BuildSpec("tlsf", PARAMS)], start_method="forkserver").start()
+    assert build.running == {} and not build.finished
+    assert build.poll(0.05) == [] and build.running == {}       # still starting: nothing launched
+    threading.Timer(0.1, ready.set).start()
+    while not build.finished:
+        build.poll(1.0)
+    tl = build.results["tlsf"]
+    assert no_summary_times(tl.summary()) == no_summary_times(serial["tlsf"].summary())
+
+
+def test_warm_up_says_the_server_is_starting_until_it_has_forked(monkeypatch):
+    from heapscope.allocators import parallel as par
+    if par.default_start_method() != "forkserver":
+        pytest.skip("the forkserver is this process's start method only without fork's conditions")
+    monkeypatch.setattr(par, "_server_ready", threading.Event())
+    monkeypatch.setattr(par, "_warmed", False)
+    par._server_ready.set()
+    par.warm_up()
+    assert par.server_starting()
+    assert par._server_ready.wait(60)
+    assert not par.server_starting()
+    par.warm_up()                   # once a process
+    assert not par.server_starting()

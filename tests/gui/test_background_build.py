@@ -172,6 +172,35 @@ def test_the_workers_server_starts_once_the_first_load_has_shown(qtbot, window, 
     assert started == [False, False]
 
 
+def test_compare_mode_entered_while_the_server_starts_launches_its_workers_from_the_poll(
+        qtbot, loaded, monkeypatch):
+    # compare mode entered just after the first load: the GUI thread read
+    # the first worker's pid from a server still importing the replay,
+    # 227-447 ms (issue 25's stall probe); the rows are built once it answers
+    from heapscope.allocators import parallel
+    from heapscope.gui import parallel_loader
+    w = loaded
+    ready = threading.Event()
+    ready.set()
+    monkeypatch.setattr(parallel, "_server_ready", ready)
+    warmed = []
+    # as warm_up does when the server is not up: it starts on a thread of its own
+    monkeypatch.setattr(parallel_loader, "warm_up", lambda: (warmed.append(1), ready.clear()))
+    launched = []
+    launch = parallel.ParallelBuild._launch
+    monkeypatch.setattr(parallel.ParallelBuild, "_launch",
+                        lambda build: (launch(build), launched.append(len(build._running)))[0])
+    w.compare.compare(["first-fit", "tlsf"])          # (neither built yet: two workers)
+    assert w.compare.loader.busy
+    assert warmed == [1] and launched == [0]        # started: no worker launched in the call
+    qtbot.wait(100)
+    assert w.compare.loader.build.running == {} and not w.compare.active
+    ready.set()                             # the server answers
+    qtbot.waitUntil(lambda: w.compare.active and not w.compare.busy, timeout=60000)
+    assert 2 in launched
+    assert [key[0] for key in w.model.shown] == ["first-fit", "tlsf"]
+
+
 def test_compare_rows_widgets_are_made_ahead_a_row_a_turn_while_they_build(qtbot, window, big_trace_path,
                                                                           monkeypatch):
     # making seven rows' maps when the rows showed held the event loop 1.5 s
