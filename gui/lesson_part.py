@@ -203,6 +203,11 @@ class LessonPart(QObject):
         w = self.window
         narrow = w.width() < ROOMY_WIDTH * w.presentation.text_scale
         w.compare.view.set_side_visible(not (self.player.active and narrow))
+        if not self.player.active:
+            # no narration to make room for (a lesson's first stop is shown
+            # before its panel: measuring here was 24 ms of that turn)
+            w.gauges.set_narrow(False)
+            return
         screen = w.screen()
         width = screen.availableGeometry().width() if screen is not None else w.width()
 
@@ -239,7 +244,8 @@ class LessonPart(QObject):
             self.window.resizeDocks([self.dock], [wanted], Qt.Horizontal)
 
     def _active(self, on: bool) -> None:
-        self._make_room()
+        if not on:
+            self._make_room()
         for act in (self.act_next, self.act_back, self.act_stop, self.act_panel):
             act.setEnabled(on)
         self.dock.setVisible(on)
@@ -250,3 +256,9 @@ class LessonPart(QObject):
             self.dock.raise_()
             width = round(DOCK_WIDTH * self.window.presentation.text_scale)
             self.window.resizeDocks([self.dock], [width], Qt.Horizontal)
+            # measured with the dock shown (its first stop, shown in the turn
+            # before: LessonPlayer._first_stop, measured it hidden), and again
+            # once the gauges it narrowed are laid out: the room they gave
+            # goes to the narration then
+            self._make_room()
+            QTimer.singleShot(0, self._make_room)

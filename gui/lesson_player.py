@@ -123,19 +123,31 @@ class LessonPlayer(QObject):
         # the stop in one turn held the event loop 110-210 ms (issue 25's
         # stall probe)
         if at_once:
-            self._first_stop(lesson)
+            self._first_stop(lesson, at_once=True)
         else:
             turns().call_soon(lambda: self._first_stop(lesson), self)
 
-    def _first_stop(self, lesson) -> None:
+    def _first_stop(self, lesson, at_once: bool = False) -> None:
         if self.lesson is lesson:           # (not closed, nor another started, since)
             compare = self.window.compare
             if compare.heaps.busy or compare.view.joining():     # its rows, a turn each
                 turns().call_soon(lambda: self._first_stop(lesson), self)
                 return
+            if at_once:
+                self.starting = False
+                self.active_changed.emit(True)
+                self.go(self.index, travel=False)
+                return
+            # the stop's step and panels in this turn, the lesson's panel and
+            # the room made for it in the next: the two in one turn held the
+            # event loop 100-110 ms (issue 25's stall probe)
+            self.go(self.index, travel=False)
+            turns().call_soon(lambda: self._shown(lesson), self)
+
+    def _shown(self, lesson) -> None:
+        if self.lesson is lesson:
             self.starting = False
             self.active_changed.emit(True)
-            self.go(self.index, travel=False)
 
     @property
     def label(self) -> str:
