@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFont, QTextOption
 
 from . import heap_cells, palette
 from .theme import lut as theme_lut
+
+
+#: the empty heap's words wrap at the map's width less this (pixels), at least the minimum
+EMPTY_TEXT_MARGIN_PX = 24
+EMPTY_TEXT_MIN_PX = 80
 
 
 class CellImage:
@@ -32,7 +37,12 @@ class CellImage:
         self.empty_text = pg.TextItem("empty heap: press Space to play, → to step", color="#555",
                                       anchor=(0.5, 0.5))
         self.empty_text.setFont(QFont(family, 16))
+        # its lines centred, wrapped to the map's width: a compare row's map
+        # beside its open structure view cut the one line at both ends
+        self.empty_text.textItem.document().setDefaultTextOption(QTextOption(Qt.AlignCenter))
         plot.addItem(self.empty_text)
+        self._view = plot.getViewBox() if hasattr(plot, "getViewBox") else plot
+        self._view.sigResized.connect(self._wrap_empty_text)
         self.image = np.zeros((0, 0), np.uint8)
         self.scratch = heap_cells.Scratch()
         # (serial of the heap the image shows, its row bytes, bytes per cell)
@@ -64,6 +74,12 @@ class CellImage:
         self.item.setRect(QRectF(0, 0, layout.row_bytes, layout.rows))
         self.empty_text.setVisible(empty)
         self.empty_text.setPos(layout.row_bytes / 2, 0.5)
+        self._wrap_empty_text()
+
+    def _wrap_empty_text(self, *_) -> None:
+        """The empty heap's words as wide as the map, less a margin (pixels)."""
+        if self.empty_text.isVisible():
+            self.empty_text.setTextWidth(max(EMPTY_TEXT_MIN_PX, self._view.width() - EMPTY_TEXT_MARGIN_PX))
 
     def colour_at(self, layout: heap_cells.HeapLayout, address: int) -> tuple[int, int, int, int]:
         """RGBA drawn for the cell holding ``address``, read from the rendered QImage."""

@@ -215,3 +215,42 @@ def test_the_densifier_waits_while_pieces_wait_their_turn(qtbot, loaded):
     assert densifier.held()                 # a piece waits
     qtbot.waitUntil(lambda: not queue.busy, timeout=5000)
     assert log == [False] and not densifier.held()
+
+
+def test_a_strategy_of_your_own_is_not_made_ahead_but_shown_with_its_code_watched(qtbot, small_trace_path,
+                                                                                  monkeypatch):
+    # HeapsInTurns makes the new rows' heaps in the GUI process, where a
+    # strategy of your own must not run unwatched: its heap is left to the
+    # show (gui/row_heaps.py), the built-in beside it is made ahead
+    from pathlib import Path
+    from heapscope.allocators import plugins
+    from heapscope.cli import parse_window_request
+    from heapscope.gui.app import make_window
+    root = Path(__file__).resolve().parents[2]
+    req = parse_window_request(["open", small_trace_path, "--allocator",
+                                f"{root / 'examples' / 'bump.py'}:Bump", "--step", str(POSITION)])
+    try:
+        w = make_window(req.trace, "next-fit", req.params, req.strategy_params, req.step, None)
+        qtbot.addWidget(w)
+        w.show()
+        qtbot.waitUntil(lambda: w.model.position == POSITION and not w.busy, timeout=60000)
+        monkeypatch.setattr(show_model, "STAGED_FROM_OPS", len(w.trace))
+        made = []
+        prepare = ShowModel.prepare
+        monkeypatch.setattr(ShowModel, "prepare",
+                            lambda self, key, position: (made.append(key[0]), prepare(self, key, position))[1])
+        w.compare.compare(["next-fit", "bump", "tlsf"])
+        qtbot.waitUntil(lambda: w.compare.active and not w.compare.busy
+                        and len(w.compare.view.shown_rows()) == 3, timeout=60000)
+        assert "tlsf" in made and "bump" not in made
+        rows = w.compare.view.shown_rows()
+        assert [r.name.text() for r in rows] == ["next-fit", "bump", "tlsf"]
+        assert w.model.position == POSITION
+        for row in rows:
+            assert drawn(row) == walk_at(w.trace, row.name.text(), POSITION), row.name.text()
+        w.compare.loader.cancel()
+        w.loader.cancel()
+        w.loader.wait()
+        w.close()
+    finally:
+        plugins.forget("bump")
