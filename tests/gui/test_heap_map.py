@@ -255,3 +255,22 @@ def test_a_right_click_on_the_map_or_a_plot_opens_no_pyqtgraph_menu(qtbot, loade
         if popup is not None:
             assert not pyqtgraph_words & {a.text() for a in popup.actions()}
             popup.close()
+
+
+def test_the_empty_heaps_words_wrap_inside_a_narrow_map(qtbot, loaded):
+    # a compare row's map beside its open structure view cut the one line
+    # "empty heap: press Space to play, → to step" at both ends
+    w = loaded
+    w.seek(0)
+    hm = w.heap_map
+    text = hm.cells.empty_text
+    assert text.isVisible()
+    one_line = text.textItem.document().idealWidth()
+    line_px = text.textItem.boundingRect().height()
+    w.set_window_size(700, 720)
+    qtbot.waitUntil(lambda: hm.vb.width() < one_line, timeout=5000)
+    qtbot.wait(20)
+    view_px = hm.vb.width()
+    words_px = text.textItem.boundingRect().width()       # TextItem draws in pixels
+    assert words_px <= view_px, (words_px, view_px)
+    assert text.textItem.boundingRect().height() > 1.5 * line_px       # wrapped, not cut
