@@ -177,3 +177,41 @@ def best_of(rows: dict, key: str):
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
     return v
+
+
+#: steps spread over a trace at which :func:`widest_texts` reads the summaries,
+#: and the first steps it reads them at too
+WIDEST_SAMPLES, EARLY_STEPS = 64, 32
+
+
+def widest_texts(summaries, width, samples: int = WIDEST_SAMPLES) -> dict[str, str]:
+    """For each measure, the widest of the texts the table shows for it (by
+    ``width(text)``, the table's bold font) at ``samples`` steps spread over
+    each of ``summaries`` (their last step among them) and at its first
+    :data:`EARLY_STEPS`, "failed" only where a
+    request failed.  The table makes its columns that wide before the first
+    jump, so that a jump does not widen them (which resized every row's map).
+    The running maxima and the failure count only grow, so the last step
+    gives their widest; the ratios are sampled."""
+    widths: dict[str, int] = {}
+
+    def measured(text: str) -> int:
+        w = widths.get(text)
+        if w is None:
+            w = widths[text] = width(text)
+        return w
+
+    widest: dict[str, str] = {}
+    for summary in summaries:
+        n = summary.n
+        # the first steps too: a ratio of a heap just begun is at its most extreme there
+        steps = set(range(1, min(n, EARLY_STEPS) + 1)) | {max(1, n * i // samples) for i in range(1, samples + 1)}
+        for t in sorted(steps) if n else ():
+            row = summary.at(t)
+            for m in MEASURES:
+                if m.key == "failed" and not row.get("failed"):
+                    continue
+                text = m.text(row.get(m.key))
+                if measured(text) > measured(widest.get(m.key, "")):
+                    widest[m.key] = text
+    return widest
