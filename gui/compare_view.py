@@ -39,9 +39,9 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QFontMetricsF, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGraphicsPathItem, QGridLayout,
-                               QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter, QStyle,
+                               QHBoxLayout, QHeaderView, QLabel, QScrollArea, QSplitter,
                                QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
 
 from heapscope.allocators.registry import STRATEGIES
@@ -51,7 +51,7 @@ from . import axis_style, heap_cells, palette
 from .gauges import NO_VALUE, human_bytes, percent
 from .heap_map import HeapMapWidget, Legend, new_map_plot, typical_block_bytes
 from .map_marks import folded_notes
-from .ranking import MEASURE_BY_KEY, MEASURES, RunningSummary, ranked, widest_texts
+from .ranking import MEASURE_BY_KEY, MEASURES, RunningSummary, ranked
 from .step_words import outcome
 from .structure_panel import StructurePanel
 from .subscriber import Subscriber
@@ -820,10 +820,6 @@ class RankingTable(Subscriber, QWidget):
         #: (_fit_size): columns only grow while the same rows are shown
         self._widest: dict[int, int] = {}
         self._widest_for = None
-        #: the widest the table has been for these rows (its column keeps it)
-        self._widest_table = 0
-        #: ({measure key: its widest text over the trace}, the summaries' lengths it was read at)
-        self._reserved: tuple[dict, tuple] = ({}, ())
         self.title = QLabel("")
         self.title.setWordWrap(True)
         f = QFont(self.font())
@@ -1017,69 +1013,26 @@ class RankingTable(Subscriber, QWidget):
         """The table as big as its cells: no scroll bar, nothing cut."""
         t = self.table
         failed = MEASURES.index(MEASURE_BY_KEY["failed"]) + 2
-        # measured shown (a hidden column measures 0 wide), then shown only
-        # when a request failed somewhere
-        t.setColumnHidden(failed, False)
-        t.resizeColumnsToContents()
-        measured = [t.columnWidth(c) for c in range(t.columnCount())]
+        # the failed column only when a request failed somewhere
         t.setColumnHidden(failed, not any(r.get("failed") for r in self.rows.values()))
-        # Never narrower than before for these rows, and from the start as
-        # wide as the widest value each column shows at any step: a jump
-        # changes the values' widths ("9.8%", "12.3%"), and a table a few
-        # pixels narrower or wider resized the side column and so every
-        # row's map, which then laid itself out and drew again (40-80 ms of
-        # a jump at 7 rows on sqlite3-sql, issue 25's stall probe).
+        t.resizeColumnsToContents()
+        # Never narrower than before for these rows: a jump changes the
+        # values' widths ("9.8%", "12.3%"), and a table a few pixels narrower
+        # or wider resized the side column and so every row's map, which
+        # then laid itself out and drew again (a third of a jump at 7 rows).
         key = (tuple(self.summaries), t.font().key())
         if key != self._widest_for:
-            self._widest, self._widest_for, self._widest_table = {}, key, 0
-            self._reserved = ({}, ())
-        reserved = self._reserved_widths()
+            self._widest, self._widest_for = {}, key
         for c in range(t.columnCount()):
-            widest = self._widest[c] = max(self._widest.get(c, 0), measured[c], reserved.get(c, 0))
+            widest = self._widest[c] = max(self._widest.get(c, 0), t.columnWidth(c))
             if t.columnWidth(c) != widest:
                 t.setColumnWidth(c, widest)
         t.resizeRowsToContents()
-        frame = 2 * t.frameWidth()
-        w = frame + sum(t.columnWidth(c) for c in range(t.columnCount()) if not t.isColumnHidden(c))
+        w = 2 * t.frameWidth() + sum(t.columnWidth(c) for c in range(t.columnCount())
+                                     if not t.isColumnHidden(c))
         h = t.horizontalHeader().height() + 2 * t.frameWidth()
         h += sum(t.rowHeight(r) for r in range(t.rowCount()))
         t.setFixedSize(w, h)
-        # The failed column comes and goes with the step (a jump before the
-        # first failed request hides it): the side column keeps the width it
-        # has with it.
-        with_failed = w + (self._widest[failed] if t.isColumnHidden(failed) and failed in reserved else 0)
-        self._widest_table = max(self._widest_table, with_failed)
-        if self.minimumWidth() != self._widest_table:
-            self.setMinimumWidth(self._widest_table)
-
-    def _reserved_widths(self) -> dict[int, int]:
-        """{column: the width of its widest text at any step} for the
-        summaries made so far (read again when they have grown)."""
-        lengths = tuple(s.n for s in self.summaries.values())
-        # (bold: a measure's best value is)
-        bold = QFont(self.table.font())
-        bold.setBold(True)
-        # (fractional: the item view lays a text out at its natural width, rounded up)
-        metrics = QFontMetricsF(bold)
-        # The font's digits differ in width ("69.9 %" is a pixel narrower
-        # than "65.8 %"): a text is measured with each digit its widest, so
-        # every value written with as many digits fits.
-        digit = max("0123456789", key=metrics.horizontalAdvance)
-        widest_digits = str.maketrans("0123456789", digit * 10)
-
-        def width(text: str) -> int:
-            return math.ceil(metrics.horizontalAdvance(text.translate(widest_digits)))
-        if self._reserved[1] != lengths:
-            self._reserved = (widest_texts(self.summaries.values(), width), lengths)
-        texts = self._reserved[0]
-        if not texts:
-            return {}
-        # a cell's width as the item view measures it: the text, a margin
-        # each side (QCommonStyle's viewItemSize) and the grid line
-        margin = 2 * (self.table.style().pixelMetric(QStyle.PM_FocusFrameHMargin, None, self.table) + 1)
-        grid = 1 if self.table.showGrid() else 0
-        return {2 + j: width(texts[m.key]) + margin + grid
-                for j, m in enumerate(MEASURES) if m.key in texts}
 
     def _heading_clicked(self, section: int) -> None:
         if section >= 2:

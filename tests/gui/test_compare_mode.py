@@ -319,58 +319,6 @@ def test_jumps_back_and_forth_resize_nothing(qtbot, compared):
                 assert table.columnWidth(c) >= table.sizeHintForColumn(c), (t, c)
 
 
-def test_first_jumps_resize_nothing(qtbot, compared):
-    """From the first jump on, the columns are as wide as any step needs:
-    the table is sized ahead for the values of the whole trace, so jumping
-    to steps never shown before resizes neither a column nor any row's map
-    (at step 0 every value is "–", and the first jump widened the columns,
-    the side column and so every map: 40-80 ms of a jump at seven rows)."""
-    w = compared
-    view = w.compare.view
-    table = view.table.table
-    w.seek(0)
-    qtbot.wait(1)
-    widths = [table.columnWidth(c) for c in range(table.columnCount())]
-    maps = [row.map.size() for row in view.shown_rows()]
-    n = w.model.n
-    for t in (n, 1, n // 2, 7, n // 3, 2 * n // 3, 250, n - 1):
-        w.seek(t)
-        qtbot.wait(1)
-        assert [table.columnWidth(c) for c in range(table.columnCount())] == widths, t
-        assert [row.map.size() for row in view.shown_rows()] == maps, t
-        for c in range(table.columnCount()):
-            if not table.isColumnHidden(c):
-                assert table.columnWidth(c) >= table.sizeHintForColumn(c), (t, c)
-
-
-def test_the_failed_column_coming_and_going_keeps_the_side_column(qtbot, window, small_trace):
-    """A jump before the first failed request hides the failed column, one
-    after it shows it; the side column keeps the width it has with the
-    column, so no row's map is resized by such a jump."""
-    w = window
-    w.params = {"heap_limit": 20000}
-    wait_loaded(qtbot, w, lambda: w.load_trace(small_trace))
-    compare(qtbot, w, ["next-fit", "bsd-buckets"])
-    first = int(np.flatnonzero(w.model.timeline(1).series.failed)[0]) + 1
-    view = w.compare.view
-    table = view.table
-    failed = 2 + [m.key for m in MEASURES].index("failed")
-    w.seek(first - 1)
-    qtbot.wait(1)
-    assert table.table.isColumnHidden(failed)
-    side, maps = view.side_scroll.width(), [row.map.size() for row in view.shown_rows()]
-    for t in (first, 1, w.model.n, first - 1, first + 1):
-        w.seek(t)
-        qtbot.wait(1)
-        assert table.table.isColumnHidden(failed) == (t < first), t
-        assert view.side_scroll.width() == side, t
-        assert [row.map.size() for row in view.shown_rows()] == maps, t
-        # nothing cut
-        for c in range(table.table.columnCount()):
-            if not table.table.isColumnHidden(c):
-                assert table.table.columnWidth(c) >= table.table.sizeHintForColumn(c), (t, c)
-
-
 # ---------------------------------------------------- built once, in parallel
 def test_switching_strategies_after_a_build_replays_nothing(qtbot, loaded, monkeypatch):
     w = loaded
